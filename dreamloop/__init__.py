@@ -1,0 +1,2 @@
+"""dreamloop: the agent loop of a coding agent, real, offline by default.
+"""

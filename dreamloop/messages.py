@@ -1,0 +1,249 @@
+"""Loop messages: the things the loop keeps in its history and yields to callers.
+
+Each message is a thin pydantic wrapper (a ``uuid`` and a ``type``) around the
+API's own shape: an assistant message holds the SDK's ``Message``, a user
+message holds a ``MessageParam``-shaped dict. ``normalize_messages_for_api()``
+is the one place where UI-only messages are dropped and user turns merged.
+This module knows nothing about how the model is called or how tools run.
+"""
+
+from __future__ import annotations
+
+import uuid as _uuid
+from typing import Annotated, Any, Literal, Union
+
+from anthropic.types import Message as APIMessage
+from anthropic.types import MessageParam
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "AssistantMessage",
+    "AttachmentMessage",
+    "LoopMessage",
+    "ProgressMessage",
+    "SystemMessage",
+    "TombstoneMessage",
+    "ToolUseSummaryMessage",
+    "UserMessage",
+    "assistant_tool_uses",
+    "new_uuid",
+    "normalize_messages_for_api",
+    "tool_result_block",
+    "user_message",
+]
+
+
+def new_uuid() -> str:
+    """A fresh random uuid4 string (the default id of every loop message)."""
+    return str(_uuid.uuid4())
+
+
+class _LoopMessageBase(BaseModel):
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    uuid: str = Field(default_factory=new_uuid)
+    """Stable identity; the trace and the transcript refer to messages by it."""
+
+
+class UserMessage(_LoopMessageBase):
+    """A user turn: the person's prompt, or the loop's ``tool_result`` blocks.
+
+    Mirrors ``UserMessage`` (``type: 'user'``). ``message`` is API-shaped:
+    ``{"role": "user", "content": str | list[content block dict]}``.
+    ``is_meta`` marks text the loop wrote (recovery nudges, reminders), which
+    the model sees but a UI may hide. ``source_tool_use_ids`` lists the
+    ``tool_use`` ids this message answers, in call order (empty for a prompt).
+    """
+
+    type: Literal["user"] = "user"
+    message: dict[str, Any]
+    is_meta: bool = False
+    source_tool_use_ids: tuple[str, ...] = ()
+
+
+class AssistantMessage(_LoopMessageBase):
+    """One model response, kept as the SDK's ``Message`` (content blocks, stop_reason, usage).
+
+    Mirrors ``AssistantMessage`` (``type: 'assistant'``). One response is one
+    assistant message; a retry or continuation never adds blocks to it.
+    ``request_id`` is the server's ``request-id`` when known.
+    """
+
+    type: Literal["assistant"] = "assistant"
+    message: APIMessage
+    request_id: str | None = None
+
+
+class SystemMessage(_LoopMessageBase):
+    """A message for the person, never sent to the model (warnings, errors, notices).
+
+    Mirrors ``SystemMessage`` (``type: 'system'``); ``subtype`` names the kind
+    (``"api_error"``, ``"incomplete_response"``, ``"stop_reason_without_tool_use"``, ...).
+    """
+
+    type: Literal["system"] = "system"
+    subtype: str
+    content: str
+    level: Literal["info", "warning", "error"] = "info"
+
+
+class AttachmentMessage(_LoopMessageBase):
+    """Context the loop attaches to the conversation (queued input, notices).
+
+    Mirrors ``AttachmentMessage`` (``type: 'attachment'``). ``attachment`` is a
+    dict with a ``type``: ``"queued_command"`` (text typed while the loop ran;
+    sent to the model as user text), ``"edited_file"`` (sent as user text),
+    ``"max_turns_reached"`` (UI only: ``max_turns``, ``turn_count``).
+    """
+
+    type: Literal["attachment"] = "attachment"
+    attachment: dict[str, Any]
+
+
+class ProgressMessage(_LoopMessageBase):
+    """Progress of one running tool call; UI only, never sent to the model.
+
+    Mirrors ``ProgressMessage`` (``type: 'progress'``). ``data["stage"]`` is
+    ``"started"``, ``"progress"`` or ``"done"`` (the last carries the
+    ``tool_result`` block under ``data["result"]``, in completion order).
+    """
+
+    type: Literal["progress"] = "progress"
+    tool_use_id: str
+    data: dict[str, Any]
+
+
+class TombstoneMessage(_LoopMessageBase):
+    """Marks an already-yielded message as withdrawn (streaming fallback).
+
+    Mirrors ``TombstoneMessage`` (``type: 'tombstone'``): ``target_uuid`` is the
+    uuid of the partial assistant message a UI should remove.
+    """
+
+    type: Literal["tombstone"] = "tombstone"
+    target_uuid: str
+    reason: str = ""
+
+
+class ToolUseSummaryMessage(_LoopMessageBase):
+    """A short summary of a batch of tool calls, for a compact UI.
+
+    Mirrors ``ToolUseSummaryMessage`` (``type: 'tool_use_summary'``); UI only.
+    """
+
+    type: Literal["tool_use_summary"] = "tool_use_summary"
+    summary: str
+    tool_use_ids: tuple[str, ...] = ()
+
+
+LoopMessage = Annotated[
+    Union[
+        UserMessage,
+        AssistantMessage,
+        SystemMessage,
+        AttachmentMessage,
+        ProgressMessage,
+        TombstoneMessage,
+        ToolUseSummaryMessage,
+    ],
+    Field(discriminator="type"),
+]
+"""Any loop message; ``type`` tells which (``Message`` in the TypeScript source)."""
+
+
+# ---------------------------------------------------------------------------
+# Small constructors
+
+
+def user_message(content: str | list[dict[str, Any]], *, is_meta: bool = False, uuid: str | None = None) -> UserMessage:
+    """A ``UserMessage`` with ``content`` (a string or a list of block dicts)."""
+    kwargs = {"uuid": uuid} if uuid else {}
+    return UserMessage(message={"role": "user", "content": content}, is_meta=is_meta, **kwargs)
+
+
+def tool_result_block(tool_use_id: str, content: str | list[dict[str, Any]], *, is_error: bool = False) -> dict[str, Any]:
+    """A ``tool_result`` content block (``ToolResultBlockParam``) answering ``tool_use_id``."""
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_use_id, "content": content}
+    if is_error:
+        block["is_error"] = True
+    return block
+
+
+def assistant_tool_uses(message: AssistantMessage) -> list[Any]:
+    """The ``tool_use`` blocks of an assistant message, in order (SDK ``ToolUseBlock`` objects)."""
+    return [block for block in message.message.content if block.type == "tool_use"]
+
+
+# ---------------------------------------------------------------------------
+# normalizeMessagesForAPI()
+
+_API_ATTACHMENTS = {"queued_command", "edited_file", "text"}
+
+
+def _assistant_param(message: AssistantMessage) -> MessageParam | None:
+    blocks = []
+    for block in message.message.content:
+        data = block.model_dump(mode="json", exclude_none=True, by_alias=True)
+        if data.get("type") == "text" and not data.get("text", "").strip():
+            continue  # empty text blocks never go back (field case F5)
+        blocks.append(data)
+    if not blocks:
+        return None
+    return {"role": "assistant", "content": blocks}
+
+
+def _user_blocks(content: str | list[dict[str, Any]]) -> list[dict[str, Any]]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}] if content.strip() else []
+    return [b for b in content if not (b.get("type") == "text" and not str(b.get("text", "")).strip())]
+
+
+def _attachment_text(attachment: dict[str, Any]) -> str | None:
+    kind = attachment.get("type")
+    if kind not in _API_ATTACHMENTS:
+        return None
+    if kind == "queued_command":
+        return str(attachment.get("prompt", ""))
+    if kind == "edited_file":
+        return f"<system-reminder>The file {attachment.get('path')} was changed: {attachment.get('summary', '')}</system-reminder>"
+    return str(attachment.get("text", ""))
+
+
+def normalize_messages_for_api(messages: list[Any]) -> list[MessageParam]:
+    """The request's ``messages`` array from loop messages (``normalizeMessagesForAPI()``).
+
+    Keeps user and assistant messages; turns API-visible attachments
+    (``queued_command``, ``edited_file``) into user text; drops system,
+    progress, tombstone, tool-use-summary and UI-only attachments; drops empty
+    text blocks; merges adjacent user messages into one, ``tool_result``
+    blocks first (the API's rule), the rest in arrival order. Returns
+    ``list[MessageParam]`` (plain dicts, JSON-ready).
+    """
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        if isinstance(message, AssistantMessage):
+            param = _assistant_param(message)
+            if param is None:
+                continue
+            if out and out[-1]["role"] == "assistant":
+                out[-1]["content"].extend(param["content"])
+            else:
+                out.append(param)
+            continue
+        if isinstance(message, UserMessage):
+            blocks = _user_blocks(message.message["content"])
+        elif isinstance(message, AttachmentMessage):
+            text = _attachment_text(message.attachment)
+            blocks = [{"type": "text", "text": text}] if text and text.strip() else []
+        else:
+            continue  # UI only
+        if not blocks:
+            continue
+        if out and out[-1]["role"] == "user":
+            merged = out[-1]["content"] + blocks
+            results = [b for b in merged if b.get("type") == "tool_result"]
+            others = [b for b in merged if b.get("type") != "tool_result"]
+            out[-1]["content"] = results + others
+        else:
+            out.append({"role": "user", "content": list(blocks)})
+    return out  # type: ignore[return-value]

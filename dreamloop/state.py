@@ -1,0 +1,119 @@
+"""State, Continue and Terminal: the loop's memory between iterations and how it ends.
+
+Mirrors queryLoop()'s ``State`` (rebuilt at every ``continue``), the
+``transition`` reasons of the seven continue paths, and the ``Terminal``
+reasons it returns. Plain data; this module runs nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .messages import LoopMessage
+
+__all__ = ["Continue", "ContinueReason", "State", "Terminal", "TerminalReason"]
+
+ContinueReason = Literal[
+    "next_turn",
+    "max_output_tokens_escalate",
+    "max_output_tokens_recovery",
+    "reactive_compact_retry",
+    "collapse_drain_retry",
+    "stop_hook_blocking",
+    "token_budget_continuation",
+]
+"""Why the loop went round again (``transition.reason`` in queryLoop()).
+
+* ``next_turn``: tools ran; their results go back to the model.
+* ``max_output_tokens_escalate``: the first ``max_tokens`` cut; retry with a higher output limit.
+* ``max_output_tokens_recovery``: inject "resume where you stopped" (at most 3 times).
+* ``reactive_compact_retry``: prompt too long; compact the history and retry once.
+* ``collapse_drain_retry``: prompt too long; drain staged context collapses first (loses less).
+* ``stop_hook_blocking``: a stop hook's error goes back to the model as feedback.
+* ``token_budget_continuation``: a nudge about the remaining token budget.
+"""
+
+TerminalReason = Literal[
+    "completed",
+    "aborted_streaming",
+    "aborted_tools",
+    "max_turns",
+    "model_error",
+    "prompt_too_long",
+    "blocking_limit",
+    "image_error",
+    "stop_hook_prevented",
+    "hook_stopped",
+]
+"""Why the loop ended (``Terminal.reason`` in queryLoop()).
+
+* ``completed``: the model asked for no tools; the loop ended (not: the task is done).
+* ``aborted_streaming`` / ``aborted_tools``: the abort signal fired while the model
+  streamed / while tools ran.
+* ``max_turns``: ``turn_count`` would exceed ``max_turns``.
+* ``model_error``: an API error or an incomplete stream that no branch recovered.
+* ``prompt_too_long``: the API said the prompt is too long and recovery failed.
+* ``blocking_limit``: the context is over the hard limit before the request (no call made).
+* ``image_error``: an image or media error from the API.
+* ``stop_hook_prevented``: a stop hook prevented continuation.
+* ``hook_stopped``: a hook stopped the loop after tools ran.
+"""
+
+
+class Continue(BaseModel):
+    """A ``transition``: the reason the previous iteration ended in ``continue``.
+
+    ``attempt`` counts repeated recoveries of the same kind (e.g. the n-th
+    ``max_output_tokens_recovery``); ``detail`` is free text for the UI.
+    """
+
+    model_config = ConfigDict(frozen=True)
+    reason: ContinueReason
+    attempt: int | None = None
+    detail: str | None = None
+
+
+class Terminal(BaseModel):
+    """How a run of the loop ended (queryLoop()'s ``return {reason}``).
+
+    ``turn_count`` is the State's turn when it ended; ``error`` carries the
+    error text for ``model_error`` / ``prompt_too_long`` (never put in history).
+    """
+
+    model_config = ConfigDict(frozen=True)
+    reason: TerminalReason
+    turn_count: int = 1
+    error: str | None = None
+
+
+class State(BaseModel):
+    """What carries from one iteration of the loop to the next (queryLoop()'s ``State``).
+
+    A new ``State`` is built at every ``continue``; the loop never mutates one.
+
+    * ``messages``: the history (``messages``), loop messages in order.
+    * ``turn_count`` (``turnCount``): starts at 1; +1 when a batch of tool results is handed on.
+    * ``transition`` (``transition``): why the previous iteration continued; ``None`` on the first.
+    * ``max_output_tokens_recovery_count`` (``maxOutputTokensRecoveryCount``): resumes so far (≤ 3).
+    * ``max_output_tokens_override`` (``maxOutputTokensOverride``): the escalated output limit, if any.
+    * ``has_attempted_reactive_compact`` (``hasAttemptedReactiveCompact``): one reactive compaction per turn.
+    * ``auto_compact_tracking`` (``autoCompactTracking``): compaction bookkeeping, if the stage is on.
+    * ``pending_tool_use_summary`` (``pendingToolUseSummary``): a summary to yield next iteration.
+    * ``stop_hook_active`` (``stopHookActive``): set while a stop hook's feedback is being answered.
+    * ``tool_use_context`` (``toolUseContext``): tools, abort signal, permissions; not serialized.
+    """
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    messages: tuple[LoopMessage, ...] = ()
+    turn_count: int = 1
+    transition: Continue | None = None
+    max_output_tokens_recovery_count: int = 0
+    max_output_tokens_override: int | None = None
+    has_attempted_reactive_compact: bool = False
+    auto_compact_tracking: dict[str, Any] | None = None
+    pending_tool_use_summary: str | None = None
+    stop_hook_active: bool = False
+    tool_use_context: Any = Field(default=None, exclude=True, repr=False)
