@@ -1,0 +1,54 @@
+# dreamloop: every target bootstraps its own .venv (idempotent; re-installs when pyproject.toml changes).
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+# Notebook runs: prompts answer themselves, rich output is plain and stable.
+NB_ENV := DREAMLOOP_AUTO_ANSWER=1 NO_COLOR=1 JUPYTER_COLUMNS=100 PYDEVD_DISABLE_FILE_VALIDATION=1
+NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=120
+
+.PHONY: help venv demo test unit nbval lab notebooks images bench browser-test screenshots clean
+
+help:
+	@echo "make demo          run the main job offline (change value to 2 on a sample project)"
+	@echo "make test          the whole test suite: unit tests and every notebook (nbval)"
+	@echo "make lab           JupyterLab on the notebooks"
+	@echo "make notebooks     re-execute and save every notebook"
+	@echo "make images        rebuild the figures in images/ from their sources"
+	@echo "make bench         print the benchmarks' figures"
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[lab,test]'
+	@touch $(STAMP)
+
+venv: $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/dreamloop demo
+
+test: $(STAMP)
+	$(NB_ENV) $(BIN)/python -m pytest -q -n 2 --dist loadfile tests $(if $(wildcard notebooks/*.ipynb),$(NBVAL) notebooks,)
+
+unit: $(STAMP)
+	$(BIN)/python -m pytest -q tests
+
+nbval: $(STAMP)
+	$(NB_ENV) $(BIN)/python -m pytest -q -n 2 --dist loadfile $(NBVAL) notebooks
+
+lab: $(STAMP)
+	$(BIN)/jupyter lab --notebook-dir=notebooks $(if $(filter 0,$(shell id -u)),--allow-root,)
+
+notebooks: $(STAMP)
+	$(NB_ENV) $(BIN)/python -m dreamloop.notebook_runner notebooks
+
+images: $(STAMP)
+	$(BIN)/python images/build.py
+
+bench: $(STAMP)
+	$(BIN)/python bench/wire.py
+	$(BIN)/python bench/loop_overhead.py
+
+clean:
+	rm -rf $(VENV) build .pytest_cache

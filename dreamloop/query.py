@@ -1,0 +1,403 @@
+"""query(): the production agent loop, Claude Code's ``queryLoop()`` in Python.
+
+One ``while True``, five phases in the order of the source's flowchart:
+
+    1. State in          take this iteration's State (messages, turn_count, transition)
+    2. context pipeline  prepare ``messages_for_query`` (stages arrive in later chapters)
+    3. stream the model  yield raw events, collect ``assistant_messages`` and tool_use blocks
+    4. tools or stop     no tool_use → stop checks → Terminal; else run tools → ``tool_results``
+    5. next State        attachments (queued input), the max_turns check, a new State, continue
+
+It yields events as they happen and ends with a ``Terminal``. Python async
+generators cannot ``return`` a value, so ``query()`` returns a ``QueryRun``:
+iterate it, then read ``run.terminal``. This module decides *what happens*;
+how the model is called (``model.py``), how tools run (``tools/``) and how
+things are shown (``render.py``, ``widgets/``) live elsewhere.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any, AsyncIterator, Callable, Literal
+
+import anthropic
+from anthropic.types import Message as APIMessage
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from .abort import AbortController, Aborted
+from .deps import QueryDeps
+from .errors import IncompleteStreamError
+from .events import RequestStart, StreamEvent
+from .messages import (
+    AssistantMessage,
+    AttachmentMessage,
+    LoopMessage,
+    SystemMessage,
+    assistant_tool_uses,
+    normalize_messages_for_api,
+    user_message,
+)
+from .partial import PartialResponse
+from .state import Continue, State, Terminal, TerminalReason
+from .tools import ToolUseContext, run_tools, tool_results_message, tool_schemas
+from .trace import Trace
+
+__all__ = ["QueryParams", "QueryRun", "query"]
+
+INTERRUPTED = "Interrupted by user"
+
+
+class QueryParams(BaseModel):
+    """Everything one run of the loop needs (queryLoop()'s ``QueryParams``).
+
+    * ``messages``: the history so far, ending with the new user input (a
+      plain string is taken as one user message).
+    * ``model``: an ``AnthropicModel`` (``dreamloop.offline(script)`` or
+      ``dreamloop.live(...)``); there is no implicit default.
+    * ``system_prompt``: the system prompt (string or text blocks).
+    * ``tools``: ``Tool`` objects the model may call; ``can_use_tool``:
+      ``async (tool, input, context) -> Allow | Deny | Ask``; ``ask``: who
+      answers an ``Ask`` (a terminal prompt, a notebook button), None = nobody.
+    * ``permission_mode``: ``default`` | ``accept-edits`` | ``bypass``;
+      ``workspace``: the root the built-in tools are confined to.
+    * ``max_tokens``: output limit per request; ``max_turns``: stop before
+      turn ``max_turns + 1`` (None: no limit).
+    * ``abort``: the abort signal (``AbortController``); ``queued_input``: a
+      callable returning queued ``AttachmentMessage``s, drained at phase 5.
+    * ``deps``: ids and clock (``QueryDeps``).
+
+    Feature switches (streaming tool execution, hooks, context stages,
+    recovery, fallback model, token budget) arrive as new fields, off by default.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    messages: list[LoopMessage]
+    model: Any
+    system_prompt: str | list[dict[str, Any]] | None = None
+    tools: list[Any] = Field(default_factory=list)
+    can_use_tool: Callable[..., Any] | None = None
+    ask: Callable[..., Any] | None = None
+    permission_mode: Literal["default", "accept-edits", "bypass"] = "default"
+    workspace: Path | None = None
+    max_tokens: int = Field(default=4096, ge=1)
+    max_turns: int | None = Field(default=None, ge=1)
+    abort: AbortController = Field(default_factory=AbortController)
+    queued_input: Callable[[], list[AttachmentMessage]] | None = None
+    deps: QueryDeps = Field(default_factory=QueryDeps)
+
+    @field_validator("messages", mode="before")
+    @classmethod
+    def _prompt_as_message(cls, value: Any) -> Any:
+        return [user_message(value)] if isinstance(value, str) else value
+
+    @field_validator("model")
+    @classmethod
+    def _has_stream(cls, value: Any) -> Any:
+        if not hasattr(value, "stream"):
+            raise ValueError("model must be an AnthropicModel: use dreamloop.offline(script) or dreamloop.live()")
+        return value
+
+
+class QueryRun:
+    """A running loop: an async iterator of events that, once exhausted, holds the Terminal.
+
+    ``async for event in run`` yields ``RequestStart``, ``StreamEvent`` and
+    loop messages; then ``run.terminal`` is the ``Terminal`` (reading it
+    earlier raises ``RuntimeError``). ``run.messages`` is the history as it
+    grows (everything yielded but progress and stream events), ``run.state``
+    the current ``State``, ``run.trace`` the ``Trace``. ``run.abort()`` fires
+    the abort signal.
+    """
+
+    def __init__(self, params: QueryParams, trace: Trace | None = None) -> None:
+        self.params = params
+        self.trace = trace if trace is not None else Trace()
+        self.messages: list[Any] = list(params.messages)
+        self.state: State | None = None
+        self._terminal: Terminal | None = None
+        self._started = params.deps.clock()
+        self._events = _query_loop(params, self)
+
+    @property
+    def terminal(self) -> Terminal:
+        if self._terminal is None:
+            raise RuntimeError("the run has not ended yet: iterate it to the end (async for event in run) first")
+        return self._terminal
+
+    @property
+    def done(self) -> bool:
+        return self._terminal is not None
+
+    def abort(self, reason: str = "interrupted") -> None:
+        """Fire the run's abort signal (safe from a widget callback or another thread)."""
+        self.params.abort.abort(reason)
+
+    def __aiter__(self) -> "QueryRun":
+        return self
+
+    async def __anext__(self) -> Any:
+        return await self._events.__anext__()
+
+    async def aclose(self) -> None:
+        await self._events.aclose()
+
+    def __repr__(self) -> str:
+        end = self._terminal.reason if self._terminal else "running"
+        return f"QueryRun(turn_count={self.state.turn_count if self.state else 1}, terminal={end})"
+
+    # -- bookkeeping shared by every phase ------------------------------
+
+    def note(self, event: Any) -> Any:
+        """Record a yielded event in the history and the trace; return it."""
+        if event.type not in ("stream_event", "stream_request_start", "progress"):
+            self.messages.append(event)
+        self.trace.add_event(self.params.deps.clock() - self._started, event)
+        return event
+
+    def end(self, terminal: Terminal, turn: "_Turn", *closing: Any) -> None:
+        """Record the last checkpoint and the Terminal (closing messages are not yielded)."""
+        self.messages.extend(closing)
+        self.trace.checkpoint(**turn.collected(), terminal=terminal)
+        self._terminal = terminal
+
+
+def query(params: QueryParams, *, trace: Trace | None = None) -> QueryRun:
+    """Start the loop: ``run = query(params); async for event in run: ...; run.terminal``.
+
+    Mirrors ``query()`` / ``queryLoop()``. Nothing happens until the run is
+    iterated. Errors from the model become a ``Terminal`` (``model_error``,
+    ``prompt_too_long``, ``image_error``) with a valid transcript; a bad tool
+    input becomes an ``is_error`` tool_result. Cancelling the task that
+    iterates the run closes the transcript, sets ``run.terminal`` and
+    re-raises ``CancelledError``.
+    """
+    return QueryRun(params, trace)
+
+
+class _Turn:
+    """The four local collectors of one iteration (queryLoop()'s locals)."""
+
+    def __init__(self, state: State, messages_for_query: list[Any]) -> None:
+        self.state = state
+        self.messages_for_query = messages_for_query
+        self.assistant_messages: list[Any] = []
+        self.tool_results: list[Any] = []
+        self.attachments: list[Any] = []
+
+    def collected(self) -> dict[str, Any]:
+        return dict(
+            state=self.state,
+            messages_for_query=self.messages_for_query,
+            assistant_messages=self.assistant_messages,
+            tool_results=self.tool_results,
+            attachments=self.attachments,
+        )
+
+    def tool_uses(self) -> list[Any]:
+        return [block for message in self.assistant_messages for block in assistant_tool_uses(message)]
+
+
+async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
+    deps, abort = params.deps, params.abort
+    context = ToolUseContext(
+        tools=params.tools,
+        abort=abort,
+        can_use_tool=params.can_use_tool,
+        ask=params.ask,
+        workspace=params.workspace,
+        permission_mode=params.permission_mode,
+    )
+    state = State(messages=tuple(params.messages), tool_use_context=context)
+
+    while True:
+        # -- 1. State in ---------------------------------------------------
+        run.state = state
+
+        # -- 2. context pipeline -------------------------------------------
+        # Light to heavy: tool-result budget, snip, microcompact, collapse,
+        # system prompt, autocompact, blocking limit. No stage is switched on
+        # yet, so the model sees the history as it is.
+        turn = _Turn(state, list(state.messages))
+
+        # -- 3. stream the model --------------------------------------------
+        yield run.note(RequestStart(turn_count=state.turn_count))
+        partial = PartialResponse()
+        try:
+            async for item in _guarded(_call_model(params, state, turn.messages_for_query), abort):
+                if isinstance(item, APIMessage):
+                    message = AssistantMessage(uuid=deps.uuid(), message=item, request_id=params.model.last_request_id)
+                    turn.assistant_messages.append(message)
+                    yield run.note(message)
+                else:
+                    partial.add(item)
+                    yield run.note(StreamEvent(event=item))
+        except Aborted:
+            for message in _close_stream(turn, partial, deps, INTERRUPTED):
+                yield run.note(message)
+            yield run.note(_system(deps, "interrupted", "Interrupted while the model was streaming.", "warning"))
+            run.end(Terminal(reason="aborted_streaming", turn_count=state.turn_count), turn)
+            return
+        except asyncio.CancelledError:
+            run.end(Terminal(reason="aborted_streaming", turn_count=state.turn_count), turn,
+                    *_close_stream(turn, partial, deps, INTERRUPTED))
+            raise
+        except (anthropic.APIError, IncompleteStreamError) as error:
+            reason, text = _model_error(error)
+            for message in _close_stream(turn, partial, deps, f"Not run: {text}"):
+                yield run.note(message)
+            subtype = "incomplete_response" if isinstance(error, IncompleteStreamError) else "api_error"
+            notice = _system(deps, subtype, text, "error")
+            turn.attachments.append(notice)
+            yield run.note(notice)
+            run.end(Terminal(reason=reason, turn_count=state.turn_count, error=text), turn)
+            return
+
+        # -- 4. tools, or stop ------------------------------------------------
+        # needs_follow_up comes from the tool_use blocks received, never from
+        # stop_reason (the API's stop_reason is not always reliable).
+        tool_uses = turn.tool_uses()
+        needs_follow_up = bool(tool_uses)
+        if not needs_follow_up:
+            for notice in _stop_notices(turn, deps):
+                turn.attachments.append(notice)
+                yield run.note(notice)
+            run.end(Terminal(reason="completed", turn_count=state.turn_count), turn)
+            return
+
+        results: dict[str, dict[str, Any]] = {}
+        try:
+            async for update in _guarded(run_tools(tool_uses, context), abort):
+                if update.type == "progress" and update.data.get("stage") == "done":
+                    results[update.tool_use_id] = update.data["result"]
+                elif update.type == "user":
+                    turn.tool_results.append(update)
+                yield run.note(update)
+        except Aborted:
+            closing = tool_results_message(tool_uses, results, missing=INTERRUPTED)
+            turn.tool_results = [closing]
+            yield run.note(closing)
+            yield run.note(_system(deps, "interrupted", "Interrupted while tools were running.", "warning"))
+            run.end(Terminal(reason="aborted_tools", turn_count=state.turn_count), turn)
+            return
+        except asyncio.CancelledError:
+            closing = tool_results_message(tool_uses, results, missing=INTERRUPTED)
+            turn.tool_results = [closing]
+            run.end(Terminal(reason="aborted_tools", turn_count=state.turn_count), turn, closing)
+            raise
+
+        # -- 5. attachments, max_turns, next State ------------------------------
+        for attachment in params.queued_input() if params.queued_input else []:
+            turn.attachments.append(attachment)
+            yield run.note(attachment)
+        next_turn_count = state.turn_count + 1
+        if params.max_turns is not None and next_turn_count > params.max_turns:
+            reached = AttachmentMessage(
+                uuid=deps.uuid(),
+                attachment={"type": "max_turns_reached", "max_turns": params.max_turns, "turn_count": next_turn_count},
+            )
+            turn.attachments.append(reached)
+            yield run.note(reached)
+            run.end(Terminal(reason="max_turns", turn_count=state.turn_count), turn)
+            return
+        transition = Continue(reason="next_turn")
+        run.trace.checkpoint(**turn.collected(), next_transition=transition)
+        state = State(
+            messages=(*turn.messages_for_query, *turn.assistant_messages, *turn.tool_results, *turn.attachments),
+            turn_count=next_turn_count,
+            transition=transition,
+            tool_use_context=context,
+        )
+
+
+# ---------------------------------------------------------------------------
+# Helpers, in the order the phases use them
+
+
+def _call_model(params: QueryParams, state: State, messages_for_query: list[Any]) -> AsyncIterator[Any]:
+    """deps.callModel(): one streaming request for this iteration."""
+    request: dict[str, Any] = {
+        "messages": normalize_messages_for_api(messages_for_query),
+        "max_tokens": state.max_output_tokens_override or params.max_tokens,
+    }
+    if params.system_prompt:
+        request["system"] = params.system_prompt
+    if params.tools:
+        request["tools"] = tool_schemas(params.tools)
+    return params.model.stream(**request)
+
+
+async def _guarded(events: AsyncIterator[Any], abort: AbortController) -> AsyncIterator[Any]:
+    """Iterate ``events`` so that the abort signal cancels the await in flight.
+
+    Only the ``await`` for the next item is guarded, never the ``yield``: a
+    click while the caller handles an event takes effect at the next await.
+    """
+    iterator = events.__aiter__()
+    try:
+        while True:
+            with abort.guard():
+                try:
+                    item = await iterator.__anext__()
+                except StopAsyncIteration:
+                    return
+            yield item
+    finally:
+        await iterator.aclose()
+
+
+def _close_stream(turn: _Turn, partial: PartialResponse, deps: QueryDeps, why: str) -> list[Any]:
+    """Keep the blocks that finished streaming and answer their tool_use calls.
+
+    The source keeps what the person already saw and gives every dangling
+    tool_use an error result (yieldMissingToolResultBlocks()), so the next
+    request is valid. Returns the messages to add, in order.
+    """
+    closing: list[Any] = []
+    if not turn.assistant_messages:
+        unfinished = partial.message()
+        if unfinished is not None and any(_visible(b) for b in unfinished.content):
+            kept = AssistantMessage(uuid=deps.uuid(), message=unfinished)
+            turn.assistant_messages.append(kept)
+            closing.append(kept)
+    tool_uses = turn.tool_uses()
+    if tool_uses:
+        turn.tool_results = [tool_results_message(tool_uses, {}, missing=why)]
+        closing.extend(turn.tool_results)
+    return closing
+
+
+def _visible(block: Any) -> bool:
+    return block.type != "text" or bool(block.text.strip())
+
+
+def _model_error(error: Exception) -> tuple[TerminalReason, str]:
+    """Name the Terminal for an unrecovered model error."""
+    if isinstance(error, IncompleteStreamError):
+        return "model_error", f"Incomplete response: {error}"
+    text = getattr(error, "message", None) or str(error)
+    if isinstance(error, anthropic.BadRequestError):
+        if "prompt is too long" in text:
+            return "prompt_too_long", text
+        if "image" in text.lower():
+            return "image_error", text
+    return "model_error", f"API error: {text}"
+
+
+def _stop_notices(turn: _Turn, deps: QueryDeps) -> list[SystemMessage]:
+    """Warnings when a response asks for no tools but its stop_reason says something else."""
+    if not turn.assistant_messages:
+        return []
+    stop_reason = turn.assistant_messages[-1].message.stop_reason
+    if stop_reason == "tool_use":
+        return [_system(deps, "stop_reason_without_tool_use",
+                        "The model's stop_reason was tool_use but it sent no tool_use block; nothing to run.", "warning")]
+    if stop_reason == "max_tokens":
+        return [_system(deps, "max_output_tokens",
+                        "The response was cut at max_tokens (recovery is off), so the loop ends here.", "warning")]
+    return []
+
+
+def _system(deps: QueryDeps, subtype: str, content: str, level: str = "info") -> SystemMessage:
+    return SystemMessage(uuid=deps.uuid(), subtype=subtype, content=content, level=level)

@@ -1,0 +1,147 @@
+"""Rich rendering of a run, turn by turn, for the terminal and notebooks.
+
+``TurnPrinter`` prints what a reader of the loop wants to see: each turn's
+turn_count and transition, the model's text and tool_use calls, the paired
+tool_result blocks, tokens, notices and the Terminal. ``print_run()`` drives it
+from a live ``QueryRun``; ``print_trace()`` from a saved ``Trace``. Output is
+deterministic (no ids, no times). It knows nothing about how the loop works.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from pathlib import Path
+from typing import Any, Iterable
+
+from rich.console import Console
+from rich.panel import Panel
+from rich.rule import Rule
+from rich.text import Text
+
+from .messages import AssistantMessage, AttachmentMessage, SystemMessage, UserMessage
+from .state import Continue, Terminal
+
+__all__ = ["TurnPrinter", "print_run", "print_trace", "workspace_diff"]
+
+_PREVIEW_LINES = 6
+
+
+def _preview(content: Any, lines: int = _PREVIEW_LINES) -> str:
+    if isinstance(content, list):
+        content = "\n".join(b.get("text", json.dumps(b)) for b in content)
+    text = str(content).rstrip()
+    rows = text.splitlines() or [""]
+    more = f"\n… ({len(rows) - lines} more lines)" if len(rows) > lines else ""
+    return "\n".join(rows[:lines]) + more
+
+
+def _call(block: Any) -> str:
+    args = ", ".join(f"{k}={json.dumps(v)[:60]}" for k, v in block.input.items())
+    return f"{block.name}({args})"
+
+
+class TurnPrinter:
+    """Prints a run's turns to a rich ``Console``."""
+
+    def __init__(self, console: Console | None = None) -> None:
+        self.console = console or Console()
+        self.tokens_in = self.tokens_out = 0
+        self._calls: dict[str, Any] = {}
+
+    def turn(self, turn_count: int, transition: Continue | None) -> None:
+        why = transition.reason if transition else "start"
+        self.console.print(Rule(f"turn_count={turn_count}  transition={why}", align="left", style="cyan"))
+
+    def assistant(self, message: AssistantMessage) -> None:
+        usage = message.message.usage
+        self.tokens_in += usage.input_tokens
+        self.tokens_out += usage.output_tokens
+        for block in message.message.content:
+            if block.type == "text" and block.text.strip():
+                self.console.print(Text("assistant: ", style="bold") + Text(block.text))
+            elif block.type == "tool_use":
+                self._calls[block.id] = block
+                self.console.print(Text("  tool_use  ", style="bold magenta") + Text(_call(block)))
+            elif block.type in ("thinking", "redacted_thinking"):
+                self.console.print(Text(f"  ({block.type})", style="dim"))
+        self.console.print(Text(
+            f"  stop_reason={message.message.stop_reason}  tokens in={usage.input_tokens} out={usage.output_tokens}",
+            style="dim"))
+
+    def tool_results(self, message: UserMessage) -> None:
+        for block in message.message["content"]:
+            if block.get("type") != "tool_result":
+                continue
+            call = self._calls.get(block["tool_use_id"])
+            name = call.name if call else "?"
+            failed = block.get("is_error", False)
+            head = Text("  tool_result ", style="bold red" if failed else "bold green")
+            head += Text(f"{name} {'✗ is_error' if failed else '✓'}")
+            self.console.print(head)
+            self.console.print(Text("    " + _preview(block.get("content", "")).replace("\n", "\n    "), style="dim"))
+
+    def notice(self, message: Any) -> None:
+        if isinstance(message, SystemMessage):
+            style = {"error": "bold red", "warning": "yellow"}.get(message.level, "blue")
+            self.console.print(Text(f"  [{message.subtype}] {message.content}", style=style))
+        elif isinstance(message, AttachmentMessage):
+            self.console.print(Text(f"  attachment {json.dumps(message.attachment)}", style="blue"))
+        elif isinstance(message, UserMessage) and not message.source_tool_use_ids:
+            self.console.print(Text("user: ", style="bold") + Text(_preview(message.message["content"])))
+
+    def message(self, message: Any) -> None:
+        if isinstance(message, AssistantMessage):
+            self.assistant(message)
+        elif isinstance(message, UserMessage) and message.source_tool_use_ids:
+            self.tool_results(message)
+        else:
+            self.notice(message)
+
+    def terminal(self, terminal: Terminal) -> None:
+        body = f"reason={terminal.reason}  turn_count={terminal.turn_count}"
+        body += f"\ntokens in={self.tokens_in} out={self.tokens_out}"
+        if terminal.error:
+            body += f"\nerror: {terminal.error}"
+        style = "green" if terminal.reason == "completed" else "yellow"
+        self.console.print(Panel(body, title="Terminal", border_style=style, expand=False))
+
+
+async def print_run(run: Any, console: Console | None = None) -> Terminal:
+    """Iterate ``run`` (a ``QueryRun``), printing it turn by turn; return its Terminal."""
+    printer = TurnPrinter(console)
+    async for event in run:
+        if event.type == "stream_request_start":
+            printer.turn(event.turn_count, run.state.transition if run.state else None)
+        elif event.type not in ("stream_event", "progress"):
+            printer.message(event)
+    printer.terminal(run.terminal)
+    return run.terminal
+
+
+def print_trace(trace: Any, console: Console | None = None) -> None:
+    """Print a saved ``Trace`` the way ``print_run`` printed it live."""
+    printer = TurnPrinter(console)
+    for point in trace.checkpoints:
+        printer.turn(point.turn_count, point.transition)
+        for message in trace.resolve(point.assistant_messages + point.tool_results + point.attachments):
+            printer.message(message)
+        if point.terminal:
+            printer.terminal(point.terminal)
+
+
+def workspace_diff(before: Path, after: Path, files: Iterable[str] | None = None) -> str:
+    """A unified diff of text files that differ between two directory trees."""
+    names = sorted(files) if files is not None else sorted(
+        {str(p.relative_to(before)) for p in before.rglob("*") if p.is_file()}
+        | {str(p.relative_to(after)) for p in after.rglob("*") if p.is_file()})
+    chunks = []
+    for name in names:
+        if "__pycache__" in name:
+            continue
+        old, new = before / name, after / name
+        a = old.read_text(encoding="utf-8", errors="replace").splitlines(keepends=True) if old.exists() else []
+        b = new.read_text(encoding="utf-8", errors="replace").splitlines(keepends=True) if new.exists() else []
+        if a != b:
+            chunks.extend(difflib.unified_diff(a, b, f"a/{name}", f"b/{name}"))
+    return "".join(chunks)

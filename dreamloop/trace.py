@@ -1,0 +1,167 @@
+"""Trace: the teaching record of a run, one checkpoint per loop iteration.
+
+A checkpoint is taken where queryLoop() has one: after the turn's tools ran
+and before the next ``State`` is built, and once more when the loop ends. It
+holds the turn's ``State`` (messages, turn_count, transition), the
+``messages_for_query`` that were sent, the turn's ``assistant_messages`` and
+``tool_results``, and the turn's events. Messages are stored once and referred
+to by uuid, so a trace grows linearly. Saved as JSONL. The widgets read
+traces; this module knows nothing about rendering.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field, TypeAdapter
+
+from .messages import LoopMessage
+from .state import Continue, Terminal
+
+__all__ = ["Checkpoint", "Trace"]
+
+_MESSAGE = TypeAdapter(LoopMessage)
+
+
+class Checkpoint(BaseModel):
+    """One loop iteration, by message uuid (resolve with ``Trace.resolve``).
+
+    * ``turn_count``, ``transition``: the iteration's ``State`` (``transition`` is
+      why the previous iteration continued; None for the first).
+    * ``state_messages``: ``State.messages`` as the iteration began.
+    * ``messages_for_query``: what phase 2 handed to the model call.
+    * ``assistant_messages``, ``tool_results``: the turn's two collectors.
+    * ``attachments``: other messages the turn added (queued input, system notices).
+    * ``events``: the turn's yielded events as dicts, each with ``t`` (seconds
+      since the run started) and ``type``; stream events carry the raw event.
+    * ``next_transition`` / ``terminal``: how the iteration ended (one of them).
+    """
+
+    index: int
+    turn_count: int
+    transition: Continue | None = None
+    state_messages: list[str] = Field(default_factory=list)
+    messages_for_query: list[str] = Field(default_factory=list)
+    assistant_messages: list[str] = Field(default_factory=list)
+    tool_results: list[str] = Field(default_factory=list)
+    attachments: list[str] = Field(default_factory=list)
+    events: list[dict[str, Any]] = Field(default_factory=list)
+    next_transition: Continue | None = None
+    terminal: Terminal | None = None
+
+    @property
+    def messages_after(self) -> list[str]:
+        """``State.messages`` of the next iteration (or the final history)."""
+        return self.messages_for_query + self.assistant_messages + self.tool_results + self.attachments
+
+
+class Trace:
+    """Checkpoints of one run plus every message they refer to.
+
+    Build one live by passing it to ``query(params, trace=...)`` (the loop
+    fills it), or ``Trace.load(path)``. ``trace.checkpoints[i]`` is iteration
+    i; ``trace.resolve(uuids)`` gives the messages; ``trace.terminal`` the end.
+    """
+
+    def __init__(self) -> None:
+        self.messages: dict[str, Any] = {}
+        self.checkpoints: list[Checkpoint] = []
+        self.terminal: Terminal | None = None
+        self._events: list[dict[str, Any]] = []
+
+    # -- recording (called by the loop) ----------------------------------
+
+    def add_message(self, message: Any) -> str:
+        """Store a loop message once; returns its uuid."""
+        self.messages.setdefault(message.uuid, message)
+        return message.uuid
+
+    def add_event(self, t: float, event: Any) -> None:
+        """Record one yielded event of the current turn at ``t`` seconds."""
+        if event.type == "stream_event":
+            record = {"type": "stream_event", "event": event.event.model_dump(mode="json", exclude_none=True)}
+        elif hasattr(event, "uuid"):
+            record = {"type": event.type, "uuid": self.add_message(event)}
+            if event.type == "progress":
+                record.update(tool_use_id=event.tool_use_id, stage=event.data.get("stage"))
+        else:
+            record = event.model_dump(mode="json")
+        record["t"] = round(t, 6)
+        self._events.append(record)
+
+    def checkpoint(
+        self,
+        *,
+        state: Any,
+        messages_for_query: list[Any],
+        assistant_messages: list[Any],
+        tool_results: list[Any],
+        attachments: list[Any] = (),
+        next_transition: Continue | None = None,
+        terminal: Terminal | None = None,
+    ) -> Checkpoint:
+        """Close the current iteration: store its collectors and events."""
+        ids = lambda messages: [self.add_message(m) for m in messages]  # noqa: E731
+        point = Checkpoint(
+            index=len(self.checkpoints),
+            turn_count=state.turn_count,
+            transition=state.transition,
+            state_messages=ids(state.messages),
+            messages_for_query=ids(messages_for_query),
+            assistant_messages=ids(assistant_messages),
+            tool_results=ids(tool_results),
+            attachments=ids(attachments),
+            events=self._events,
+            next_transition=next_transition,
+            terminal=terminal,
+        )
+        self._events = []
+        self.checkpoints.append(point)
+        if terminal is not None:
+            self.terminal = terminal
+        return point
+
+    # -- reading ----------------------------------------------------------
+
+    def resolve(self, uuids: list[str]) -> list[Any]:
+        """The messages for ``uuids``, in order."""
+        return [self.messages[u] for u in uuids]
+
+    def __len__(self) -> int:
+        return len(self.checkpoints)
+
+    def __repr__(self) -> str:
+        end = self.terminal.reason if self.terminal else "running"
+        return f"Trace(checkpoints={len(self.checkpoints)}, messages={len(self.messages)}, terminal={end})"
+
+    # -- JSONL ------------------------------------------------------------
+
+    def save(self, path: str | Path) -> Path:
+        """Write the trace as JSONL: a header, one line per message, per checkpoint."""
+        path = Path(path)
+        with path.open("w", encoding="utf-8") as out:
+            out.write(json.dumps({"kind": "trace", "version": 1}) + "\n")
+            for message in self.messages.values():
+                out.write(json.dumps({"kind": "message", "message": message.model_dump(mode="json")}) + "\n")
+            for point in self.checkpoints:
+                out.write(json.dumps({"kind": "checkpoint", "checkpoint": point.model_dump(mode="json")}) + "\n")
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path) -> "Trace":
+        """Read a trace written by ``save``. Raises ``ValueError`` on a file that is not one."""
+        trace = cls()
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+        if not lines or json.loads(lines[0]).get("kind") != "trace":
+            raise ValueError(f"{path} is not a dreamloop trace (first line must be the trace header)")
+        for line in lines[1:]:
+            record = json.loads(line)
+            if record["kind"] == "message":
+                trace.add_message(_MESSAGE.validate_python(record["message"]))
+            elif record["kind"] == "checkpoint":
+                point = Checkpoint.model_validate(record["checkpoint"])
+                trace.checkpoints.append(point)
+                trace.terminal = point.terminal or trace.terminal
+        return trace

@@ -1,0 +1,99 @@
+"""Rebuild the figures in images/ (``make images``).
+
+* ``loop.svg``: queryLoop()'s flowchart, drawn by ``dreamloop.diagram`` (the
+  live view lights its phases with the same code).
+* ``read-sequence.svg``: the two-request Read sequence of the four-step loop,
+  drawn here.
+* ``loop.mmd`` / ``read-sequence.mmd`` are the same figures in Mermaid, for
+  Markdown cells (JupyterLab renders them) and for GitHub.
+
+Pure Python, deterministic: running it twice gives the same bytes.
+"""
+
+from __future__ import annotations
+
+from html import escape
+from pathlib import Path
+
+from dreamloop.diagram import loop_flowchart_svg
+
+HERE = Path(__file__).resolve().parent
+
+LANES = [("Agent loop", 120), ("Model (Messages API)", 400), ("Read tool", 640)]
+STEPS = [
+    # (from lane, to lane, label, dashed)
+    (0, 1, "request 1: user message + tool definitions", False),
+    (1, 0, "assistant: tool_use(Read, id=toolu_1)", True),
+    (0, 2, "run Read(input)", False),
+    (2, 0, "tool_result(tool_use_id=toolu_1)", True),
+    (0, 1, "request 2: + that tool_use and its tool_result", False),
+    (1, 0, "answer (or the next tool_use)", True),
+]
+
+
+def read_sequence_svg() -> str:
+    """The two-request sequence of one Read, as SVG."""
+    height = 70 + 52 * len(STEPS)
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="760" height="{height}" viewBox="0 0 760 {height}" '
+        'role="img" aria-label="Two requests around one Read tool call">',
+        '<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" '
+        'orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#5a6478"/></marker></defs>',
+        f'<rect width="760" height="{height}" fill="white"/>',
+    ]
+    for name, x in LANES:
+        parts.append(f'<rect x="{x - 85}" y="16" width="170" height="34" rx="6" fill="#f4f6fb" stroke="#5a6478"/>')
+        parts.append(f'<text x="{x}" y="38" text-anchor="middle" font-family="sans-serif" font-size="13">'
+                     f'{escape(name)}</text>')
+        parts.append(f'<line x1="{x}" y1="50" x2="{x}" y2="{height - 20}" stroke="#c5cad6" stroke-dasharray="4 4"/>')
+    for i, (src, dst, label, dashed) in enumerate(STEPS):
+        y = 90 + 52 * i
+        x1, x2 = LANES[src][1], LANES[dst][1]
+        dash = ' stroke-dasharray="6 4"' if dashed else ""
+        parts.append(f'<line x1="{x1}" y1="{y}" x2="{x2 + (-6 if x2 > x1 else 6)}" y2="{y}" stroke="#5a6478" '
+                     f'stroke-width="1.5"{dash} marker-end="url(#arrow)"/>')
+        parts.append(f'<text x="{(x1 + x2) // 2}" y="{y - 8}" text-anchor="middle" font-family="sans-serif" '
+                     f'font-size="11" fill="#1d2433">{escape(label)}</text>')
+    parts.append("</svg>")
+    return "\n".join(parts)
+
+
+LOOP_MMD = """flowchart TD
+    A[1. take the current State] --> B[2. build messages_for_query]
+    B --> C[3. call the model, stream the response]
+    C --> D{tool_use received?}
+    D -- no --> E[stop checks] --> F[Terminal]
+    D -- yes --> G[4. run tools, collect tool_result]
+    G --> H{abort, hook stop or max_turns?}
+    H -- yes --> F
+    H -- no --> I[5. new State: messages, turn_count + 1]
+    I --> A
+"""
+
+SEQUENCE_MMD = """sequenceDiagram
+    participant L as Agent loop
+    participant M as Model
+    participant T as Read tool
+    L->>M: request 1: user message + tool definitions
+    M-->>L: assistant: tool_use(Read, id=toolu_1)
+    L->>T: run Read(input)
+    T-->>L: tool_result(tool_use_id=toolu_1)
+    L->>M: request 2: + tool_use and its tool_result
+    M-->>L: answer, or the next tool_use
+"""
+
+
+def main() -> None:
+    outputs = {
+        "loop.svg": loop_flowchart_svg(),
+        "read-sequence.svg": read_sequence_svg(),
+        "loop.mmd": LOOP_MMD,
+        "read-sequence.mmd": SEQUENCE_MMD,
+    }
+    for name, text in outputs.items():
+        (HERE / name).write_text(text + ("" if text.endswith("\n") else "\n"), encoding="utf-8")
+        print(f"wrote images/{name}")
+
+
+if __name__ == "__main__":
+    main()
