@@ -1,0 +1,89 @@
+"""Tools: what a tool is, how one assistant message's calls run, who may allow them, and the built-ins.
+
+* ``base``: ``Tool`` protocol, ``BaseTool``, ``ToolResult``, ``ToolUseContext``.
+* ``function``: ``FunctionTool`` / ``@tool``, a tool from a plain function.
+* ``permissions``: ``Allow`` / ``Deny`` / ``Ask``, permission modes, ``decide_permission``.
+* ``orchestration``: ``run_tools()`` (``runTools()``), ``partition_tool_calls``,
+  ``tool_results_message`` (``yieldMissingToolResultBlocks``), ``tool_schemas``.
+* ``workspace``: path confinement; ``files``: Read, Write, Edit, Glob, Grep; ``bash``: Bash
+  (not a sandbox).
+
+This package knows nothing about the model or the loop's State; the loop
+hands it tool_use blocks and a ``ToolUseContext`` and gets messages back.
+"""
+
+from __future__ import annotations
+
+from .base import BaseTool, Tool, ToolResult, ToolUseContext, find_tool, input_schema
+from .bash import BashTool, is_read_only_command
+from .files import EditTool, GlobTool, GrepTool, ReadTool, WriteTool
+from .function import FunctionTool, tool
+from .orchestration import (
+    INTERRUPTED,
+    ToolBatch,
+    partition_tool_calls,
+    run_tool_use,
+    run_tools,
+    tool_results_message,
+    tool_schemas,
+)
+from .permissions import (
+    Allow,
+    Ask,
+    AskUser,
+    CanUseTool,
+    Deny,
+    PermissionDecision,
+    PermissionMode,
+    decide_permission,
+)
+from .workspace import resolve_in_workspace
+
+__all__ = [
+    # what a tool is
+    "BaseTool",
+    "FunctionTool",
+    "Tool",
+    "ToolResult",
+    "ToolUseContext",
+    "find_tool",
+    "input_schema",
+    "tool",
+    # permissions
+    "Allow",
+    "Ask",
+    "AskUser",
+    "CanUseTool",
+    "Deny",
+    "PermissionDecision",
+    "PermissionMode",
+    "decide_permission",
+    # running calls
+    "INTERRUPTED",
+    "ToolBatch",
+    "partition_tool_calls",
+    "run_tool_use",
+    "run_tools",
+    "tool_results_message",
+    "tool_schemas",
+    # built-in tools
+    "BashTool",
+    "EditTool",
+    "GlobTool",
+    "GrepTool",
+    "ReadTool",
+    "WriteTool",
+    "builtin_tools",
+    "is_read_only_command",
+    "resolve_in_workspace",
+]
+
+
+def builtin_tools() -> list[Tool]:
+    """Fresh instances of the six built-in tools: Read, Write, Edit, Glob, Grep, Bash.
+
+    Example::
+
+        context = ToolUseContext(tools=builtin_tools(), workspace=Path("demo"))
+    """
+    return [ReadTool(), WriteTool(), EditTool(), GlobTool(), GrepTool(), BashTool()]

@@ -1,0 +1,276 @@
+"""Running the tool calls of one assistant message: ``run_tools()`` (the source's ``runTools()``).
+
+Owns the order of execution (``partition_tool_calls``: consecutive
+concurrency-safe calls run in parallel, every other call alone), the life of
+one call (``run_tool_use``: look up, validate, decide permission, call, turn
+failures into ``is_error`` results), and pairing results with calls by id
+(``tool_results_message``). It knows nothing about the model, the loop's
+State, or what a particular tool does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from contextlib import aclosing
+from dataclasses import dataclass
+from typing import Any, AsyncIterator, Iterable, Mapping
+
+from pydantic import ValidationError
+
+from ..messages import ProgressMessage, UserMessage, tool_result_block
+from .base import Tool, ToolResult, ToolUseContext, find_tool
+from .permissions import Allow, decide_permission
+
+__all__ = [
+    "INTERRUPTED",
+    "ToolBatch",
+    "partition_tool_calls",
+    "run_tool_use",
+    "run_tools",
+    "tool_results_message",
+    "tool_schemas",
+]
+
+INTERRUPTED = "Interrupted by user"
+"""The result text of a call that never finished because the run was interrupted."""
+
+
+@dataclass(frozen=True)
+class ToolBatch:
+    """A run of calls executed together (one ``Batch`` of ``partitionToolCalls``).
+
+    ``concurrency_safe``: the calls run in parallel; otherwise the batch holds
+    exactly one call. ``tool_uses`` keep their call order.
+    """
+
+    concurrency_safe: bool
+    tool_uses: tuple[Any, ...]
+
+
+def partition_tool_calls(tool_uses: Iterable[Any], tools: list[Tool]) -> list[ToolBatch]:
+    """Split calls into batches, in order (the source's ``partitionToolCalls``).
+
+    Consecutive calls whose tool says ``is_concurrency_safe(input)`` form one
+    batch; any other call (unsafe, unknown tool, invalid input, or a check
+    that raised) is a batch of its own. ``[R, R, W, R]`` becomes
+    ``[[R, R], [W], [R]]``.
+    """
+    batches: list[ToolBatch] = []
+    for tool_use in tool_uses:
+        safe = _is_concurrency_safe(tool_use, tools)
+        if safe and batches and batches[-1].concurrency_safe:
+            batches[-1] = ToolBatch(True, batches[-1].tool_uses + (tool_use,))
+        else:
+            batches.append(ToolBatch(safe, (tool_use,)))
+    return batches
+
+
+async def run_tools(tool_uses: Iterable[Any], context: ToolUseContext) -> AsyncIterator[ProgressMessage | UserMessage]:
+    """Run one assistant message's tool calls; yield progress, then one user message of results.
+
+    ``tool_uses``: the message's ``tool_use`` blocks in order (the SDK's
+    ``ToolUseBlock``, or dicts with ``id``, ``name``, ``input``). Batches from
+    ``partition_tool_calls`` run in order; the calls of a parallel batch run
+    as asyncio tasks (at most ``context.max_concurrency`` at once).
+
+    Yields ``ProgressMessage``s as things happen, in completion order: per
+    call ``{"stage": "started"}``, any ``{"stage": "progress", ...}``, and
+    ``{"stage": "done", "result": <tool_result block>}``. Last, one
+    ``UserMessage`` whose content is every ``tool_result`` block in *call*
+    order (``source_tool_use_ids`` likewise). Nothing to run: yields nothing.
+
+    Never raises for a tool's failure: unknown tool, bad input, denial and
+    exceptions become ``is_error`` results. Cancelling the task that iterates
+    this cancels the running calls (Bash kills its process group) and the
+    ``CancelledError`` propagates; close the transcript then with
+    ``tool_results_message(tool_uses, results_so_far)``.
+
+    Example::
+
+        async for message in run_tools(assistant_tool_uses(reply), context):
+            if message.type == "user":
+                history.append(message)        # the results, in call order
+    """
+    tool_uses = list(tool_uses)
+    if not tool_uses:
+        return
+    results: dict[str, dict[str, Any]] = {}
+    for batch in partition_tool_calls(tool_uses, context.tools):
+        if batch.concurrency_safe and len(batch.tool_uses) > 1:
+            messages = _run_parallel(batch.tool_uses, context)
+        else:
+            messages = run_tool_use(batch.tool_uses[0], context)
+        async with aclosing(messages):
+            async for message in messages:
+                if message.data["stage"] == "done":
+                    results[message.tool_use_id] = message.data["result"]
+                yield message
+    yield tool_results_message(tool_uses, results)
+
+
+async def run_tool_use(tool_use: Any, context: ToolUseContext) -> AsyncIterator[ProgressMessage]:
+    """Run one call and yield its progress, ending with ``{"stage": "done", "result": block}``.
+
+    The source's ``runToolUse()``: find the tool (unknown → ``"Error: No such
+    tool available: NAME"``), validate the input against ``input_model``
+    (``"InputValidationError: field: message"``), decide permission
+    (``decide_permission``; a ``Deny`` → its reason; ``Allow(updated_input)``
+    → the new input, validated again), then iterate ``tool.call``. Every
+    failure ends as an ``is_error`` block with the original id; only
+    cancellation (and other ``BaseException``) propagates.
+    """
+    tool_use_id, name, raw_input = _field(tool_use, "id"), _field(tool_use, "name"), _field(tool_use, "input")
+    yield ProgressMessage(tool_use_id=tool_use_id, data={"stage": "started", "name": name, "input": raw_input})
+    tool = find_tool(context.tools, name)
+    if tool is None:
+        result = ToolResult(f"Error: No such tool available: {name}", is_error=True)
+    elif context.abort.aborted:
+        result = ToolResult(INTERRUPTED, is_error=True)
+    else:
+        result = None
+        try:
+            async with aclosing(_call_tool(tool, raw_input, context)) as items:
+                async for item in items:
+                    if isinstance(item, ToolResult):
+                        result = item
+                        break
+                    data = {**item, "stage": "progress", "name": name}
+                    yield ProgressMessage(tool_use_id=tool_use_id, data=data)
+            if result is None:
+                raise RuntimeError(f"{name}.call ended without yielding a ToolResult")
+        except Exception as exc:  # a tool's failure is a result the model reads; CancelledError passes
+            result = ToolResult(f"Error: {type(exc).__name__}: {exc}", is_error=True)
+    block = tool_result_block(tool_use_id, _non_empty(result.content, name), is_error=result.is_error)
+    yield ProgressMessage(tool_use_id=tool_use_id, data={"stage": "done", "name": name, "result": block})
+
+
+def tool_results_message(
+    tool_uses: Iterable[Any], results: Mapping[str, dict[str, Any]], missing: str = INTERRUPTED
+) -> UserMessage:
+    """The user message answering ``tool_uses``: one ``tool_result`` per call, in call order.
+
+    ``results`` maps ``tool_use_id`` → ``tool_result`` block (e.g. collected
+    from the ``"done"`` progress so far); a call without one gets an
+    ``is_error`` block with text ``missing``, like the source's
+    ``yieldMissingToolResultBlocks()``, so the transcript stays valid after
+    an interrupt or a model error. Raises ``ValueError`` if ``tool_uses`` is empty.
+    """
+    ids = [_field(tool_use, "id") for tool_use in tool_uses]
+    if not ids:
+        raise ValueError("tool_results_message() needs at least one tool_use to answer")
+    blocks = [results.get(i) or tool_result_block(i, missing, is_error=True) for i in ids]
+    return UserMessage(message={"role": "user", "content": blocks}, source_tool_use_ids=tuple(ids))
+
+
+def tool_schemas(tools: Iterable[Tool]) -> list[dict[str, Any]]:
+    """The request's ``tools`` array: ``tool.to_api()`` for each, in order.
+
+    Raises ``ValueError`` on duplicate names (the API would answer 400).
+    """
+    params = [t.to_api() for t in tools]
+    names = [p["name"] for p in params]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise ValueError(f"duplicate tool names: {', '.join(duplicates)}")
+    return params
+
+
+# ---------------------------------------------------------------------------
+# One call: validate → permission → call
+
+
+async def _call_tool(tool: Tool, raw_input: Any, context: ToolUseContext) -> AsyncIterator[dict[str, Any] | ToolResult]:
+    try:
+        parsed = tool.input_model.model_validate(raw_input)
+    except ValidationError as exc:
+        yield ToolResult(_validation_message(exc), is_error=True)
+        return
+    decision = await decide_permission(tool, parsed, context)
+    if not isinstance(decision, Allow):
+        yield ToolResult(decision.reason, is_error=True)
+        return
+    if decision.updated_input is not None:
+        try:
+            parsed = tool.input_model.model_validate(decision.updated_input)
+        except ValidationError as exc:
+            yield ToolResult(_validation_message(exc), is_error=True)
+            return
+    produced = tool.call(parsed, context)
+    if inspect.isawaitable(produced):  # a plain `async def call` that returns its result
+        yield ToolResult.of(await produced)
+        return
+    async with aclosing(produced) as items:
+        async for item in items:
+            if not isinstance(item, (dict, ToolResult)):
+                kind = type(item).__name__
+                raise TypeError(f"{tool.name}.call yielded {kind}; expected a progress dict or a ToolResult")
+            yield item
+            if isinstance(item, ToolResult):
+                return
+
+
+def _validation_message(exc: ValidationError) -> str:
+    parts = []
+    for error in exc.errors(include_url=False):
+        where = ".".join(str(p) for p in error["loc"]) or "input"
+        parts.append(f"{where}: {error['msg']}")
+    return "InputValidationError: " + "; ".join(parts)
+
+
+def _is_concurrency_safe(tool_use: Any, tools: list[Tool]) -> bool:
+    tool = find_tool(tools, _field(tool_use, "name"))
+    if tool is None:
+        return False
+    try:
+        parsed = tool.input_model.model_validate(_field(tool_use, "input"))
+        return bool(tool.is_concurrency_safe(parsed))
+    except Exception:  # as in the source: a call we cannot judge runs alone
+        return False
+
+
+def _non_empty(content: str | list[dict[str, Any]], name: str) -> str | list[dict[str, Any]]:
+    if (isinstance(content, str) and not content.strip()) or (isinstance(content, list) and not content):
+        return f"({name} completed with no output)"
+    return content
+
+
+def _field(block: Any, key: str) -> Any:
+    return block[key] if isinstance(block, dict) else getattr(block, key)
+
+
+# ---------------------------------------------------------------------------
+# A parallel batch: one task per call, progress merged in completion order
+
+
+async def _run_parallel(tool_uses: tuple[Any, ...], context: ToolUseContext) -> AsyncIterator[ProgressMessage]:
+    queue: asyncio.Queue[ProgressMessage | None] = asyncio.Queue()
+    slots = asyncio.Semaphore(context.max_concurrency)
+
+    async def pump(tool_use: Any) -> None:
+        try:
+            async with slots:
+                async with aclosing(run_tool_use(tool_use, context)) as messages:
+                    async for message in messages:
+                        queue.put_nowait(message)
+        finally:
+            queue.put_nowait(None)  # this call is over, however it ended
+
+    tasks = [asyncio.create_task(pump(t), name=f"tool {_field(t, 'id')}") for t in tool_uses]
+    try:
+        remaining = len(tasks)
+        while remaining:
+            message = await queue.get()
+            if message is not None:
+                yield message
+                continue
+            remaining -= 1
+            for task in tasks:  # a BaseException in a call (not a tool error) surfaces here
+                if task.done() and not task.cancelled() and task.exception() is not None:
+                    raise task.exception()  # type: ignore[misc]
+    finally:
+        # Reached on completion, on cancellation of the consumer, or on aclose():
+        # stop whatever still runs and wait for it to unwind.
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)

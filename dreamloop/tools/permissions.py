@@ -1,0 +1,134 @@
+"""Permission decisions: may this tool call run, and who says so.
+
+Owns the three decisions (``Allow``, ``Deny``, ``Ask``), the permission
+modes, the two callback shapes (``CanUseTool``, ``AskUser``) and
+``decide_permission()``, the one place where they combine. It knows nothing
+about how a tool runs or how its result is delivered; a tool's own default
+lives in its ``check_permissions()``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Literal, Union
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from .base import Tool, ToolUseContext
+
+__all__ = [
+    "Allow",
+    "Ask",
+    "AskUser",
+    "CanUseTool",
+    "Deny",
+    "PERMISSION_MODES",
+    "PermissionDecision",
+    "PermissionMode",
+    "decide_permission",
+]
+
+PermissionMode = Literal["default", "accept-edits", "bypass"]
+"""How much runs without asking (Claude Code's ``permissionMode``).
+
+* ``default``: read-only calls run; file writes and non-read-only Bash ask.
+* ``accept-edits`` (``acceptEdits``): file edits inside the workspace run too; Bash still asks.
+* ``bypass`` (``bypassPermissions``): everything runs. Path confinement still holds.
+"""
+
+PERMISSION_MODES: tuple[str, ...] = ("default", "accept-edits", "bypass")
+
+
+@dataclass(frozen=True)
+class Allow:
+    """Run the call. ``updated_input`` (a dict), if given, replaces the model's input.
+
+    Mirrors ``{behavior: 'allow', updatedInput}``; the replacement is
+    validated again, so a hook or a person can rewrite a command safely.
+    """
+
+    updated_input: dict[str, Any] | None = None
+    behavior: Literal["allow"] = field(default="allow", init=False)
+
+
+@dataclass(frozen=True)
+class Deny:
+    """Don't run the call; ``reason`` goes back to the model as an ``is_error`` result.
+
+    Mirrors ``{behavior: 'deny', message}``.
+    """
+
+    reason: str
+    behavior: Literal["deny"] = field(default="deny", init=False)
+
+
+@dataclass(frozen=True)
+class Ask:
+    """Someone must decide; ``reason`` says what is being asked (shown to the person).
+
+    Mirrors ``{behavior: 'ask', message}``. ``decide_permission()`` hands it
+    to ``ToolUseContext.ask``; with nobody to ask it becomes a ``Deny``.
+    """
+
+    reason: str
+    behavior: Literal["ask"] = field(default="ask", init=False)
+
+
+PermissionDecision = Union[Allow, Deny, Ask]
+"""What a permission check returns (``PermissionResult`` in the source)."""
+
+CanUseTool = Callable[["Tool", dict[str, Any], "ToolUseContext"], Awaitable[PermissionDecision]]
+"""``async can_use_tool(tool, input, context) -> Allow | Deny | Ask`` (``canUseTool``).
+
+Given, it replaces the tools' own checks and the permission mode entirely.
+``input`` is the validated input as a dict (the keys the model sent).
+"""
+
+AskUser = Callable[["Tool", dict[str, Any], str], Awaitable[Union[Allow, Deny]]]
+"""``async ask(tool, input, reason) -> Allow | Deny``: who answers an ``Ask``.
+
+A terminal prompt or a notebook's Allow/Deny buttons. Calls are made one at
+a time, even from a parallel batch, so a person sees one question at once.
+"""
+
+
+async def decide_permission(tool: Tool, input: BaseModel, context: ToolUseContext) -> Allow | Deny:
+    """Decide whether one validated call may run (``canUseTool`` / ``hasPermissionsToUseTool``).
+
+    The flow: ``context.can_use_tool(tool, input_dict, context)`` if given;
+    else ``bypass`` mode allows; else the tool's own
+    ``check_permissions(input, context)`` (which reads the mode). An ``Ask``
+    goes to ``context.ask(tool, input_dict, reason)``; with no ``ask`` it
+    becomes a ``Deny`` that says how to allow it. Returns ``Allow`` or ``Deny``.
+
+    Raises ``TypeError`` if a callback returns something that is not a
+    decision (the caller turns that into an ``is_error`` result).
+    """
+    as_dict = input.model_dump(mode="json", exclude_unset=True)
+    if context.can_use_tool is not None:
+        decision = await context.can_use_tool(tool, as_dict, context)
+    elif context.permission_mode == "bypass":
+        decision = Allow()
+    else:
+        decision = await tool.check_permissions(input, context)
+    _check_decision(decision, "can_use_tool" if context.can_use_tool else f"{tool.name}.check_permissions")
+    if not isinstance(decision, Ask):
+        return decision
+    if context.ask is None:
+        return Deny(
+            f"{tool.name} needs permission and there is no one to ask ({decision.reason}). "
+            "Run with a more permissive --permission-mode (ToolUseContext.permission_mode: "
+            "'accept-edits' for file edits, 'bypass' for everything), or allow it in can_use_tool."
+        )
+    async with context.ask_lock:  # one question at a time
+        answer = await context.ask(tool, as_dict, decision.reason)
+    _check_decision(answer, "ask")
+    if isinstance(answer, Ask):
+        return Deny(f"Permission to use {tool.name} was not given.")
+    return answer
+
+
+def _check_decision(decision: object, source: str) -> None:
+    if not isinstance(decision, (Allow, Deny, Ask)):
+        raise TypeError(f"{source} must return Allow, Deny or Ask, not {decision!r}")

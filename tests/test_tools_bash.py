@@ -1,0 +1,174 @@
+"""Bash: output, exit codes, timeout, cap, cwd, process-group kill, read-only allowlist."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+import pytest
+
+from dreamloop.tools import (
+    BashTool,
+    Deny,
+    ToolUseContext,
+    builtin_tools,
+    is_read_only_command,
+    partition_tool_calls,
+    run_tools,
+    tool_results_message,
+)
+
+
+async def bash(root: Path | None, command: str, **context) -> dict:
+    input = {"command": command, **context.pop("input", {})}
+    context = ToolUseContext(tools=[BashTool()], workspace=root, **{"permission_mode": "bypass", **context})
+    messages = [m async for m in run_tools([{"id": "T1", "name": "Bash", "input": input}], context)]
+    return messages[-1].message["content"][0]
+
+
+def alive(pid: int) -> bool:
+    """Running (a zombie nobody reaped yet counts as gone)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+async def test_output_and_cwd(tmp_path):
+    (tmp_path / "hello.txt").write_text("hi\n")
+    result = await bash(tmp_path, "pwd; cat hello.txt; echo oops >&2")
+    assert result == {"type": "tool_result", "tool_use_id": "T1", "content": f"{tmp_path.resolve()}\nhi\noops"}
+
+
+async def test_nonzero_exit_is_an_error_ending_with_the_code(tmp_path):
+    result = await bash(tmp_path, "echo failing; exit 3")
+    assert result["is_error"] and result["content"] == "failing\nExit code: 3"
+    assert (await bash(tmp_path, "false"))["content"] == "Exit code: 1"
+
+
+async def test_no_output(tmp_path):
+    assert (await bash(tmp_path, "true"))["content"] == "(Bash completed with no output)"
+
+
+async def test_timeout_kills_the_command(tmp_path):
+    start = time.perf_counter()
+    result = await bash(tmp_path, "echo started; sleep 10", input={"timeout": 200})
+    assert time.perf_counter() - start < 2
+    assert result["is_error"] and result["content"] == "started\nCommand timed out after 0.2s"
+    result = await bash(tmp_path, "sleep 10", bash_timeout_s=0.1)
+    assert result["content"] == "Command timed out after 0.1s"
+
+
+async def test_output_is_capped(tmp_path):
+    result = await bash(tmp_path, "seq 1 100000", max_output_chars=50)
+    text = result["content"]
+    assert text.startswith("1\n2\n3\n") and "[output truncated]" in text
+    assert len(text) < 150 and not result.get("is_error")
+
+
+async def test_background_jobs_do_not_hold_the_call(tmp_path):
+    start = time.perf_counter()
+    result = await bash(tmp_path, "sleep 5 & echo $! > bg.pid; echo done")
+    assert result["content"] == "done" and time.perf_counter() - start < 1.5
+    pid = int((tmp_path / "bg.pid").read_text())
+    await asyncio.sleep(0.05)
+    assert not alive(pid)
+
+
+async def test_bash_needs_a_workspace():
+    result = await bash(None, "echo hi")
+    assert result["is_error"] and "no workspace" in result["content"]
+
+
+async def test_cancelling_kills_the_process_group(tmp_path):
+    context = ToolUseContext(tools=[BashTool()], workspace=tmp_path, permission_mode="bypass")
+    calls = [{"id": "T1", "name": "Bash", "input": {"command": "sleep 30 & echo $! > child.pid; exec sleep 30"}}]
+    results: dict = {}
+
+    async def consume():
+        async for message in run_tools(calls, context):
+            if message.type == "progress" and message.data["stage"] == "done":
+                results[message.tool_use_id] = message.data["result"]
+
+    task = asyncio.create_task(consume())
+    pid_file = tmp_path / "child.pid"
+    for _ in range(200):
+        if pid_file.exists() and pid_file.read_text().strip():
+            break
+        await asyncio.sleep(0.01)
+    child = int(pid_file.read_text())
+    assert alive(child)
+    start = time.perf_counter()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert time.perf_counter() - start < 1
+    await asyncio.sleep(0.05)
+    assert not alive(child)
+    assert tool_results_message(calls, results).message["content"] == [
+        {"type": "tool_result", "tool_use_id": "T1", "content": "Interrupted by user", "is_error": True}
+    ]
+
+
+@pytest.mark.parametrize(
+    ("command", "read_only"),
+    [
+        ("ls -la src", True),
+        ("cat README.md", True),
+        ("grep -n VALUE src/main.py", True),
+        ("git status", True),
+        ("git diff HEAD", True),
+        ("pwd", True),
+        ("echo hello world", True),
+        ("rm -rf build", False),
+        ("git commit -m x", False),
+        ("git diff --output=patch.txt", False),
+        ("ls; rm x", False),
+        ("cat a > b", False),
+        ("cat a | sh", False),
+        ("echo $(whoami)", False),
+        ("cat ~/.ssh/id_rsa", False),
+        ("cat /etc/passwd", False),
+        ("cat ../secret.txt", False),
+        ("grep -f/etc/passwd x", False),
+        ("python -c 'print(1)'", False),
+        ("echo 'unbalanced", False),
+        ("", False),
+    ],
+)
+def test_read_only_allowlist(command, read_only):
+    assert is_read_only_command(command) is read_only
+
+
+async def test_default_mode_runs_read_only_commands_and_asks_for_the_rest(tmp_path):
+    (tmp_path / "a.txt").write_text("A\n")
+    (tmp_path / "link").symlink_to("/etc/passwd")
+    asked = []
+
+    async def ask(tool, input, reason):
+        asked.append(reason)
+        return Deny("not now")
+
+    context = ToolUseContext(tools=builtin_tools(), workspace=tmp_path, ask=ask)
+    calls = [
+        {"id": "T1", "name": "Bash", "input": {"command": "cat a.txt"}},
+        {"id": "T2", "name": "Bash", "input": {"command": "touch b.txt"}},
+        {"id": "T3", "name": "Bash", "input": {"command": "cat link"}},  # a symlink out: ask
+    ]
+    messages = [m async for m in run_tools(calls, context)]
+    assert [b["content"] for b in messages[-1].message["content"]] == ["A", "not now", "not now"]
+    assert asked == ["Bash wants to run: touch b.txt", "Bash wants to run: cat link"]
+    assert not (tmp_path / "b.txt").exists()
+
+
+def test_only_read_only_bash_is_concurrency_safe():
+    calls = [
+        {"id": "1", "name": "Bash", "input": {"command": "ls"}},
+        {"id": "2", "name": "Bash", "input": {"command": "git status"}},
+        {"id": "3", "name": "Bash", "input": {"command": "make"}},
+        {"id": "4", "name": "Read", "input": {"file_path": "a"}},
+    ]
+    batches = partition_tool_calls(calls, builtin_tools())
+    assert [[c["id"] for c in b.tool_uses] for b in batches] == [["1", "2"], ["3"], ["4"]]

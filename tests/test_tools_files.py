@@ -1,0 +1,220 @@
+"""Read, Write, Edit, Glob, Grep: happy paths, error paths, and workspace confinement."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from dreamloop.tools import ToolUseContext, builtin_tools, run_tools
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    """A workspace with a few files, plus a secret outside it and symlinks pointing out."""
+    root = tmp_path / "ws"
+    (root / "src" / "pkg").mkdir(parents=True)
+    (root / "src" / "main.py").write_text("import pkg\n\nVALUE = 1\nprint(VALUE)\n")
+    (root / "src" / "pkg" / "util.py").write_text("def helper():\n    return 'VALUE'\n")
+    (root / "README.md").write_text("# demo\nSet VALUE to 2.\n")
+    (root / ".hidden").mkdir()
+    (root / ".hidden" / "x.py").write_text("VALUE = 'hidden'\n")
+    (root / "blob.bin").write_bytes(b"VALUE\0\1\2")
+    (tmp_path / "secret.txt").write_text("VALUE = 'secret'\n")
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "more.py").write_text("VALUE = 'outside'\n")
+    (root / "link_file").symlink_to(tmp_path / "secret.txt")
+    (root / "link_dir").symlink_to(tmp_path / "outside")
+    (root / "dangling").symlink_to(tmp_path / "not-yet.txt")
+    return root
+
+
+async def call(root: Path | None, name: str, input: dict, **context) -> dict:
+    context = ToolUseContext(tools=builtin_tools(), workspace=root, **{"permission_mode": "bypass", **context})
+    messages = [m async for m in run_tools([{"id": "T1", "name": name, "input": input}], context)]
+    return messages[-1].message["content"][0]
+
+
+def ok(result: dict) -> str:
+    assert not result.get("is_error"), result
+    return result["content"]
+
+
+def error(result: dict) -> str:
+    assert result.get("is_error"), result
+    return result["content"]
+
+
+# ---------------------------------------------------------------------------
+# Read
+
+
+async def test_read_numbers_lines_like_cat_n(ws):
+    assert ok(await call(ws, "Read", {"file_path": "src/main.py"})) == (
+        "     1\timport pkg\n     2\t\n     3\tVALUE = 1\n     4\tprint(VALUE)"
+    )
+    assert ok(await call(ws, "Read", {"file_path": str(ws / "src/main.py"), "offset": 3, "limit": 1})) == (
+        "     3\tVALUE = 1"
+    )
+
+
+async def test_read_errors_and_edges(ws):
+    assert error(await call(ws, "Read", {"file_path": "nope.py"})) == "File does not exist: nope.py"
+    assert "is a directory" in error(await call(ws, "Read", {"file_path": "src"}))
+    (ws / "empty.txt").write_text("")
+    assert ok(await call(ws, "Read", {"file_path": "empty.txt"})) == "The file empty.txt exists but is empty."
+    assert "past its end" in ok(await call(ws, "Read", {"file_path": "README.md", "offset": 9}))
+    assert error(await call(ws, "Read", {"file_path": "README.md", "offset": 0})).startswith(
+        "InputValidationError: offset:"
+    )
+
+
+async def test_read_long_file_says_what_is_left(ws):
+    (ws / "long.txt").write_text("".join(f"{n}\n" for n in range(1, 2501)))
+    text = ok(await call(ws, "Read", {"file_path": "long.txt"}))
+    assert text.splitlines()[-2] == "  2000\t2000"
+    assert text.splitlines()[-1] == "... 500 more lines; read them with offset=2001"
+
+
+# ---------------------------------------------------------------------------
+# Write and Edit
+
+
+async def test_write_creates_and_updates(ws):
+    assert ok(await call(ws, "Write", {"file_path": "new/dir/a.txt", "content": "hi\n"})) == (
+        "File created successfully at: new/dir/a.txt"
+    )
+    assert ok(await call(ws, "Write", {"file_path": "new/dir/a.txt", "content": "ho\n"})) == (
+        "The file new/dir/a.txt has been updated."
+    )
+    assert (ws / "new/dir/a.txt").read_text() == "ho\n"
+    assert "is a directory" in error(await call(ws, "Write", {"file_path": "src", "content": ""}))
+
+
+async def test_edit_replaces_a_unique_string(ws):
+    result = await call(ws, "Edit", {"file_path": "src/main.py", "old_string": "VALUE = 1", "new_string": "VALUE = 2"})
+    assert ok(result) == "The file src/main.py has been updated."
+    assert (ws / "src/main.py").read_text() == "import pkg\n\nVALUE = 2\nprint(VALUE)\n"
+
+
+async def test_edit_errors(ws):
+    edit = {"file_path": "src/main.py", "new_string": "X"}
+    assert error(await call(ws, "Edit", {**edit, "old_string": "nothing like this"})).startswith(
+        "String to replace not found in src/main.py."
+    )
+    assert error(await call(ws, "Edit", {**edit, "old_string": "VALUE"})).startswith(
+        "Found 2 matches of the string to replace, but replace_all is false."
+    )
+    assert "exactly the same" in error(await call(ws, "Edit", {**edit, "old_string": "X"}))
+    assert error(await call(ws, "Edit", {**edit, "file_path": "nope.py", "old_string": "a"})) == (
+        "File does not exist: nope.py"
+    )
+    assert error(await call(ws, "Edit", {**edit, "old_string": ""})).startswith("InputValidationError: old_string:")
+    assert (ws / "src/main.py").read_text() == "import pkg\n\nVALUE = 1\nprint(VALUE)\n"
+
+
+async def test_edit_replace_all(ws):
+    edit = {"file_path": "src/main.py", "old_string": "VALUE", "new_string": "V", "replace_all": True}
+    result = await call(ws, "Edit", edit)
+    assert ok(result) == "The file src/main.py has been updated. All 2 occurrences were replaced."
+    assert (ws / "src/main.py").read_text() == "import pkg\n\nV = 1\nprint(V)\n"
+
+
+async def test_edit_keeps_crlf_line_endings(ws):
+    (ws / "dos.txt").write_bytes(b"a = 1\r\nb = 2\r\n")
+    ok(await call(ws, "Edit", {"file_path": "dos.txt", "old_string": "b = 2", "new_string": "b = 3"}))
+    assert (ws / "dos.txt").read_bytes() == b"a = 1\r\nb = 3\r\n"
+
+
+# ---------------------------------------------------------------------------
+# Glob and Grep
+
+
+async def test_glob_lists_workspace_relative_sorted_files(ws):
+    assert ok(await call(ws, "Glob", {"pattern": "**/*.py"})) == "src/main.py\nsrc/pkg/util.py"
+    assert ok(await call(ws, "Glob", {"pattern": "*.py", "path": "src/pkg"})) == "src/pkg/util.py"
+    assert ok(await call(ws, "Glob", {"pattern": "*.rs"})) == "No files found"
+    assert error(await call(ws, "Glob", {"pattern": "*", "path": "README.md"})) == "Not a directory: README.md"
+
+
+async def test_grep_reports_path_line_text(ws):
+    assert ok(await call(ws, "Grep", {"pattern": r"VALUE\b"})) == (
+        "README.md:2:Set VALUE to 2.\n"
+        "src/main.py:3:VALUE = 1\n"
+        "src/main.py:4:print(VALUE)\n"
+        "src/pkg/util.py:2:    return 'VALUE'"
+    )  # no .hidden/, no blob.bin, nothing through link_file or link_dir
+    assert ok(await call(ws, "Grep", {"pattern": "VALUE =", "glob": "*.py"})) == "src/main.py:3:VALUE = 1"
+    assert ok(await call(ws, "Grep", {"pattern": "VALUE", "path": "src/pkg"})) == "src/pkg/util.py:2:    return 'VALUE'"
+    assert ok(await call(ws, "Grep", {"pattern": "print", "path": "src/main.py"})) == "src/main.py:4:print(VALUE)"
+    assert ok(await call(ws, "Grep", {"pattern": "zebra"})) == "No matches found"
+
+
+async def test_grep_errors_and_cap(ws):
+    assert error(await call(ws, "Grep", {"pattern": "("})).startswith("Invalid regular expression '('")
+    assert error(await call(ws, "Grep", {"pattern": "x", "path": "nope"})) == "Path does not exist: nope"
+    (ws / "many.txt").write_text("match\n" * 1000)
+    text = ok(await call(ws, "Grep", {"pattern": "match", "path": "many.txt"}, max_output_chars=100))
+    assert text.startswith("many.txt:1:match\n") and "[output truncated]" in text
+
+
+# ---------------------------------------------------------------------------
+# Confinement: every file tool refuses paths that lead out of the workspace
+
+
+ESCAPES = ["../secret.txt", "/etc/passwd", "link_file", "link_dir/more.py", "src/../../secret.txt"]
+
+TOOL_INPUTS = {
+    "Read": lambda p: {"file_path": p},
+    "Write": lambda p: {"file_path": p, "content": "pwned"},
+    "Edit": lambda p: {"file_path": p, "old_string": "VALUE", "new_string": "pwned"},
+    "Grep": lambda p: {"pattern": "VALUE", "path": p},
+}
+
+
+@pytest.mark.parametrize("mode", ["bypass", "default"])
+@pytest.mark.parametrize("path", ESCAPES)
+@pytest.mark.parametrize("name", list(TOOL_INPUTS))
+async def test_file_tools_refuse_escapes(ws, name, path, mode):
+    before = (ws.parent / "secret.txt").read_text()
+    result = await call(ws, name, TOOL_INPUTS[name](path), permission_mode=mode)
+    assert error(result) == f"path escapes the workspace: {path}"
+    assert (ws.parent / "secret.txt").read_text() == before
+    assert (ws.parent / "outside" / "more.py").read_text() == "VALUE = 'outside'\n"
+
+
+@pytest.mark.parametrize("path", ["..", "/etc", "link_dir"])
+async def test_glob_refuses_escaping_directories(ws, path):
+    assert error(await call(ws, "Glob", {"pattern": "*", "path": path})) == f"path escapes the workspace: {path}"
+
+
+@pytest.mark.parametrize("pattern", ["../*", "/etc/*"])
+async def test_glob_refuses_escaping_patterns(ws, pattern):
+    assert error(await call(ws, "Glob", {"pattern": pattern})).startswith(f"path escapes the workspace: {pattern}")
+
+
+async def test_glob_does_not_list_through_symlinks_out(ws):
+    listing = ok(await call(ws, "Glob", {"pattern": "*"}))
+    assert "link_file" not in listing and "dangling" not in listing
+    assert ok(await call(ws, "Glob", {"pattern": "link_dir/*"})) == "No files found"
+
+
+async def test_dangling_symlink_out_cannot_be_written(ws):
+    assert error(await call(ws, "Write", {"file_path": "dangling", "content": "x"})) == (
+        "path escapes the workspace: dangling"
+    )
+    assert not (ws.parent / "not-yet.txt").exists()
+
+
+async def test_paths_inside_are_fine_even_absolute_or_with_dotdot(ws):
+    assert ok(await call(ws, "Read", {"file_path": str(ws / "README.md")})).startswith("     1\t# demo")
+    assert ok(await call(ws, "Read", {"file_path": "src/pkg/../main.py", "limit": 1})) == "     1\timport pkg"
+    (ws / "inner_link").symlink_to(ws / "README.md")
+    assert ok(await call(ws, "Read", {"file_path": "inner_link", "limit": 1})) == "     1\t# demo"
+
+
+async def test_file_tools_need_a_workspace():
+    assert "no workspace" in error(await call(None, "Read", {"file_path": "a.txt"}))
+    assert "no workspace" in error(await call(None, "Glob", {"pattern": "*"}))
+    assert os.path.exists("/etc/passwd")  # the refusal above was not for lack of a file
