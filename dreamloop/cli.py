@@ -38,7 +38,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("prompt")
     run.add_argument("--workspace", type=Path, default=Path.cwd(), help="root the tools are confined to (default: .)")
     run.add_argument("--live", action="store_true", help="use the live API (ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL)")
-    run.add_argument("--model", default=None, help="model name (live: default claude-sonnet-4-5)")
+    run.add_argument("--model", default=None, help="model name (live: default dreamloop.model.DEFAULT_LIVE_MODEL)")
     run.add_argument("--max-turns", type=int, default=None)
     run.add_argument("--permission-mode", choices=["default", "accept-edits", "bypass"], default="default")
     run.add_argument("--trace", type=Path, help="save the run's trace (JSONL) here")
@@ -71,14 +71,21 @@ def main(argv: list[str] | None = None) -> int:
     return serve_fake_main(["--port", str(args.port)] + (["--script", args.script] if args.script else []))
 
 
-def allow_test_commands(default: Any) -> Any:
-    """A ``can_use_tool`` that allows the project's unittest command and defers the rest to ``default``."""
+def allow_test_commands(can_use_tool_input_prefixes: tuple[str, ...] = TEST_COMMAND_PREFIXES) -> Any:
+    """A ``can_use_tool`` that allows Bash running the project's unittest command.
+
+    Every other call gets the tool's own decision under the permission mode
+    (``check_permissions``), as if no ``can_use_tool`` were given.
+    """
     from .tools import Allow
 
     async def can_use_tool(tool: Any, input: dict[str, Any], context: Any) -> Any:
-        if tool.name == "Bash" and str(input.get("command", "")).strip().startswith(TEST_COMMAND_PREFIXES):
+        command = str(input.get("command", "")).strip()
+        if tool.name == "Bash" and command.startswith(can_use_tool_input_prefixes) and not set(";|&$`<>") & set(command):
             return Allow()
-        return await default(tool, input, context)
+        if context.permission_mode == "bypass":
+            return Allow()
+        return await tool.check_permissions(tool.input_model.model_validate(input), context)
 
     return can_use_tool
 
@@ -88,11 +95,11 @@ async def _demo(args: argparse.Namespace) -> int:
     from .model import offline
     from .query import QueryParams, query
     from .render import print_run, workspace_diff
-    from .tools import builtin_tools, default_permission
+    from .tools import builtin_tools
 
     console = Console()
     workspace = copy_sample_project()
-    console.print(f"[bold]dreamloop demo[/]: offline API, demo policy, real tools on a copy of the sample project")
+    console.print("[bold]dreamloop demo[/]: offline API, demo policy, real tools on a copy of the sample project")
     console.print(f"workspace: {workspace}")
     console.print(f"[bold]user:[/] {DEMO_PROMPT}")
     params = QueryParams(
@@ -101,7 +108,7 @@ async def _demo(args: argparse.Namespace) -> int:
         tools=builtin_tools(),
         workspace=workspace,
         permission_mode="accept-edits",
-        can_use_tool=allow_test_commands(default_permission),
+        can_use_tool=allow_test_commands(),
         max_turns=12,
     )
     run = query(params)

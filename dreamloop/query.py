@@ -40,12 +40,12 @@ from .messages import (
 )
 from .partial import PartialResponse
 from .state import Continue, State, Terminal, TerminalReason
-from .tools import ToolUseContext, run_tools, tool_results_message, tool_schemas
+from .tools import INTERRUPTED, ToolUseContext, run_tools, tool_results_message, tool_schemas
 from .trace import Trace
 
 __all__ = ["QueryParams", "QueryRun", "query"]
 
-INTERRUPTED = "Interrupted by user"
+
 
 
 class QueryParams(BaseModel):
@@ -185,6 +185,7 @@ class _Turn:
         self.assistant_messages: list[Any] = []
         self.tool_results: list[Any] = []
         self.attachments: list[Any] = []
+        self.stop_reason: str | None = None
 
     def collected(self) -> dict[str, Any]:
         return dict(
@@ -227,9 +228,12 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
         try:
             async for item in _guarded(_call_model(params, state, turn.messages_for_query), abort):
                 if isinstance(item, APIMessage):
-                    message = AssistantMessage(uuid=deps.uuid(), message=item, request_id=params.model.last_request_id)
-                    turn.assistant_messages.append(message)
-                    yield run.note(message)
+                    turn.stop_reason = item.stop_reason
+                    if any(_visible(block) for block in item.content):  # never an empty message (F4)
+                        message = AssistantMessage(uuid=deps.uuid(), message=item,
+                                                   request_id=params.model.last_request_id)
+                        turn.assistant_messages.append(message)
+                        yield run.note(message)
                 else:
                     partial.add(item)
                     yield run.note(StreamEvent(event=item))
@@ -387,9 +391,7 @@ def _model_error(error: Exception) -> tuple[TerminalReason, str]:
 
 def _stop_notices(turn: _Turn, deps: QueryDeps) -> list[SystemMessage]:
     """Warnings when a response asks for no tools but its stop_reason says something else."""
-    if not turn.assistant_messages:
-        return []
-    stop_reason = turn.assistant_messages[-1].message.stop_reason
+    stop_reason = turn.stop_reason
     if stop_reason == "tool_use":
         return [_system(deps, "stop_reason_without_tool_use",
                         "The model's stop_reason was tool_use but it sent no tool_use block; nothing to run.", "warning")]

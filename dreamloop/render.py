@@ -28,12 +28,14 @@ _PREVIEW_LINES = 6
 
 
 def _preview(content: Any, lines: int = _PREVIEW_LINES) -> str:
+    """The first and last lines of a result (the end of a test run matters most)."""
     if isinstance(content, list):
         content = "\n".join(b.get("text", json.dumps(b)) for b in content)
-    text = str(content).rstrip()
-    rows = text.splitlines() or [""]
-    more = f"\n… ({len(rows) - lines} more lines)" if len(rows) > lines else ""
-    return "\n".join(rows[:lines]) + more
+    rows = [row.rstrip() for row in str(content).rstrip().splitlines()] or [""]
+    if len(rows) <= lines:
+        return "\n".join(rows)
+    half = lines // 2
+    return "\n".join(rows[:half] + [f"… ({len(rows) - 2 * half} more lines)"] + rows[-half:])
 
 
 def _call(block: Any) -> str:

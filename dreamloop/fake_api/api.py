@@ -1,0 +1,254 @@
+"""``FakeMessagesAPI``: the offline Anthropic Messages API, served in-process.
+
+It owns the order of things: each request gets a request id, is validated
+(``validation.py``), takes the next script item and is answered with a
+``Reply`` (``replies.py``), which becomes an ``httpx2.Response`` for the SDK's
+``MockTransport`` (async or sync) or bytes on a socket (``server.py``).
+
+Script consumption (a decision; DESIGN §3 says "every request consumes"):
+every *valid* request to ``/v1/messages`` consumes exactly one script item,
+faults included, so an SDK retry after a scripted 529 takes the next item. A
+request that fails validation is answered 400 and consumes nothing: a
+learner's broken loop gets the real API's 400, is fixed, and the script
+continues where it was. ``count_tokens`` consumes nothing. A script that runs
+out (``ScriptExhausted``), a policy that raises, or an item that cannot be
+rendered is answered 500 ``api_error`` with ``x-should-retry: false`` (so the
+SDK does not retry it), and the exception is kept in ``script_errors`` under
+the request id; ``dreamloop.model`` re-raises it, so script bugs surface.
+
+Ids count per instance: ``req_fake_0001``, ``msg_fake_0001``, ``toolu_fake_0001``.
+This module knows nothing about the wire format details (``sse.py``) or the rules (``validation.py``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, AsyncIterator, Iterator, Mapping
+
+import anthropic
+import httpx2
+
+from dreamloop.errors import ScriptExhausted
+from dreamloop.scripts import Script, Turn
+from dreamloop.tokens import estimate_request_tokens
+
+from .recorded import RawTurn
+from .replies import Reply, error_reply, json_reply, raw_reply, turn_message, turn_reply
+from .validation import validate_request
+
+__all__ = ["OFFLINE_API_KEY", "OFFLINE_BASE_URL", "FakeMessagesAPI", "ReceivedRequest"]
+
+OFFLINE_API_KEY = "offline-not-a-key"
+OFFLINE_BASE_URL = "http://fake-anthropic.invalid"
+_REDACTED_HEADERS = {"authorization", "x-api-key"}
+_DROP_MESSAGE = "peer closed connection without sending complete message body (incomplete chunked read)"
+
+
+@dataclass(frozen=True)
+class ReceivedRequest:
+    """One HTTP request the fake API answered (for tests and inspectors).
+
+    ``index``: arrival order (0-based). ``body``: the parsed JSON (None if it
+    was not a JSON object); ``streamed``: it asked for a stream. ``headers``: lower-case names, credentials redacted.
+    ``status``: the HTTP status sent (200 for a stream, even one that later
+    carried an error event). ``script_index``: the script item that answered
+    (None: none consumed). ``error``: the error object sent, if any
+    (``{"type", "message"}``), mid-stream ones included. ``fault``: the
+    scripted fault kind, if any.
+    """
+
+    index: int
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any] | None
+    status: int
+    request_id: str
+    script_index: int | None = None
+    streamed: bool = False
+    error: dict[str, Any] | None = None
+    fault: str | None = None
+
+
+class FakeMessagesAPI:
+    """The offline Messages API: ``POST /v1/messages`` (streaming or not) and ``/v1/messages/count_tokens``.
+
+    ``script``: a list of ``Turn`` / ``RawTurn`` (request n gets item n) or a
+    policy ``(body: dict, index: int) -> Turn | RawTurn``. ``model``: the model
+    name reported when a turn does not set one.
+
+    Example::
+
+        api = FakeMessagesAPI([reply("Hello!")])
+        client = api.client()             # anthropic.AsyncAnthropic, no network, no key
+        await client.messages.create(model="claude-scripted-1", max_tokens=100,
+                                     messages=[{"role": "user", "content": "Hi"}])
+        api.requests[-1].body             # what the SDK sent
+    """
+
+    def __init__(self, script: Script | list[Any], *, model: str = "claude-scripted-1") -> None:
+        self.model = model
+        self.requests: list[ReceivedRequest] = []
+        self.script_errors: dict[str, BaseException] = {}
+        self._script = script
+        self._consumed = 0
+        self._counters = {"req": 0, "msg": 0, "toolu": 0}
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"FakeMessagesAPI(model={self.model!r}, consumed={self._consumed}, requests={len(self.requests)})"
+
+    @property
+    def consumed(self) -> int:
+        """How many script items have been used so far."""
+        return self._consumed
+
+    # -- clients ---------------------------------------------------------------
+
+    def client(self, max_retries: int = 2) -> anthropic.AsyncAnthropic:
+        """An ``anthropic.AsyncAnthropic`` whose every request lands in this fake API (no network, no key)."""
+        return anthropic.AsyncAnthropic(
+            api_key=OFFLINE_API_KEY,
+            base_url=OFFLINE_BASE_URL,
+            max_retries=max_retries,
+            http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(self.handler)),
+        )
+
+    def sync_client(self, max_retries: int = 2) -> anthropic.Anthropic:
+        """The synchronous twin of ``client()`` (``anthropic.Anthropic``; pacing uses ``time.sleep``)."""
+        return anthropic.Anthropic(
+            api_key=OFFLINE_API_KEY,
+            base_url=OFFLINE_BASE_URL,
+            max_retries=max_retries,
+            http_client=httpx2.Client(transport=httpx2.MockTransport(self.sync_handler)),
+        )
+
+    # -- transports ------------------------------------------------------------
+
+    async def handler(self, request: httpx2.Request) -> httpx2.Response:
+        """``httpx2.MockTransport`` handler for async clients; SSE frames arrive one by one, paced."""
+        reply = self.respond(request.method, request.url.path, request.headers, request.content)
+        if reply.frames is None:
+            return httpx2.Response(reply.status, headers=reply.headers, content=reply.body)
+        return httpx2.Response(reply.status, headers=reply.headers, content=_async_frames(reply))
+
+    def sync_handler(self, request: httpx2.Request) -> httpx2.Response:
+        """``httpx2.MockTransport`` handler for sync clients."""
+        reply = self.respond(request.method, request.url.path, request.headers, request.content)
+        if reply.frames is None:
+            return httpx2.Response(reply.status, headers=reply.headers, content=reply.body)
+        return httpx2.Response(reply.status, headers=reply.headers, content=_sync_frames(reply))
+
+    # -- the API ---------------------------------------------------------------
+
+    def respond(self, method: str, path: str, headers: Mapping[str, str], content: bytes) -> Reply:
+        """Answer one HTTP request (transport-neutral) and log it in ``requests``. Thread-safe."""
+        with self._lock:
+            request_id = self._next_id("req")
+            body: Any = None
+            script_index: int | None = None
+            try:
+                body = json.loads(content) if content else None
+            except ValueError as err:
+                reply = error_reply(400, f"The request body is not valid JSON: {err}", request_id)
+            else:
+                reply, script_index = self._route(method, path, body, request_id)
+            self.requests.append(
+                ReceivedRequest(
+                    index=len(self.requests),
+                    method=method,
+                    path=path,
+                    headers={k.lower(): ("<redacted>" if k.lower() in _REDACTED_HEADERS else v) for k, v in headers.items()},
+                    body=body if isinstance(body, dict) else None,
+                    status=reply.status,
+                    request_id=request_id,
+                    script_index=script_index,
+                    streamed=isinstance(body, dict) and bool(body.get("stream")),
+                    error=reply.error,
+                    fault=reply.fault,
+                )
+            )
+            return reply
+
+    def _route(self, method: str, path: str, body: Any, request_id: str) -> tuple[Reply, int | None]:
+        if method == "POST" and path.endswith("/v1/messages/count_tokens"):
+            return self._count_tokens(body, request_id), None
+        if method == "POST" and path.endswith("/v1/messages"):
+            return self._messages(body, request_id)
+        return error_reply(404, "Not Found", request_id), None
+
+    def _count_tokens(self, body: Any, request_id: str) -> Reply:
+        problem = validate_request(body, endpoint="count_tokens")
+        if problem is not None:
+            return error_reply(400, problem.message, request_id, error_type=problem.error_type)
+        return json_reply({"input_tokens": estimate_request_tokens(body)}, request_id)
+
+    def _messages(self, body: Any, request_id: str) -> tuple[Reply, int | None]:
+        problem = validate_request(body)
+        if problem is not None:
+            return error_reply(400, problem.message, request_id, error_type=problem.error_type), None
+        index = self._consumed
+        try:
+            item = self._next_item(body, index)
+            return self._reply_for(item, body, request_id), index
+        except Exception as err:  # a script bug: answered without retry, re-raised by dreamloop.model
+            self.script_errors[request_id] = err
+            message = f"dreamloop offline script error: {type(err).__name__}: {err}"
+            headers = {"x-should-retry": "false", "x-dreamloop-script-error": type(err).__name__}
+            return error_reply(500, message, request_id, headers=headers), (index if self._consumed > index else None)
+
+    def _reply_for(self, item: Turn | RawTurn, body: dict[str, Any], request_id: str) -> Reply:
+        if isinstance(item, RawTurn):
+            return raw_reply(item, request=body, request_id=request_id)
+
+        def build_message() -> dict[str, Any]:
+            return turn_message(
+                item,
+                message_id=self._next_id("msg"),
+                model=self.model,
+                new_tool_id=lambda: self._next_id("toolu"),
+                input_tokens=estimate_request_tokens(body),
+            )
+
+        return turn_reply(item, request=body, request_id=request_id, build_message=build_message)
+
+    def _next_item(self, body: dict[str, Any], index: int) -> Turn | RawTurn:
+        if callable(self._script):
+            item = self._script(body, index)
+        elif index < len(self._script):
+            item = self._script[index]
+        else:
+            raise ScriptExhausted(
+                f"the offline script has no item for model request #{index} (it has {len(self._script)}); "
+                "add turns to the script or use a policy function"
+            )
+        if not isinstance(item, (Turn, RawTurn)):
+            raise TypeError(f"script item #{index} is a {type(item).__name__}, expected Turn or RawTurn")
+        self._consumed += 1
+        return item
+
+    def _next_id(self, kind: str) -> str:
+        self._counters[kind] += 1
+        return f"{kind}_fake_{self._counters[kind]:04d}"
+
+
+async def _async_frames(reply: Reply) -> AsyncIterator[bytes]:
+    for delay, data in reply.frames or ():
+        if delay:
+            await asyncio.sleep(delay)
+        yield data
+    if reply.drop_connection:
+        raise httpx2.RemoteProtocolError(_DROP_MESSAGE)
+
+
+def _sync_frames(reply: Reply) -> Iterator[bytes]:
+    for delay, data in reply.frames or ():
+        if delay:
+            time.sleep(delay)
+        yield data
+    if reply.drop_connection:
+        raise httpx2.RemoteProtocolError(_DROP_MESSAGE)

@@ -1,0 +1,225 @@
+"""``AnthropicModel``: one model call, streamed through the official ``anthropic`` SDK.
+
+This is ``deps.callModel()`` of Claude Code's ``queryLoop()``: it sends one
+request and yields the raw stream events as they arrive, then the finished
+``anthropic.types.Message``. The same class serves the offline fake API
+(``offline(script)``) and any live Anthropic-compatible endpoint
+(``live(...)``): only the SDK client differs. It knows nothing about the loop,
+tools or history; it only guarantees that what it calls finished is finished:
+
+* a block that never got ``content_block_stop`` (a ``max_tokens`` cut inside a
+  tool_use's JSON) is removed from the final Message, because its input is not
+  valid and the loop must never run it; it is kept in ``last_cut_blocks``;
+* a stream that ends without ``message_delta`` (no ``stop_reason``), or whose
+  connection drops mid-stream, raises ``IncompleteStreamError``;
+* API errors propagate unchanged (``anthropic.APIStatusError`` and subclasses,
+  also an ``error`` event inside a 200 stream, ``APIConnectionError``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, AsyncIterator, Union
+
+import anthropic
+import httpx2
+from anthropic.types import ContentBlock, Message, RawContentBlockStopEvent, RawMessageStopEvent, RawMessageStreamEvent
+
+from dreamloop.errors import IncompleteStreamError
+from dreamloop.fake_api import FakeMessagesAPI
+from dreamloop.scripts import Script
+
+__all__ = ["DEFAULT_LIVE_MODEL", "AnthropicModel", "CutBlock", "ModelStreamItem", "live", "offline"]
+
+DEFAULT_LIVE_MODEL = "claude-sonnet-5-5"
+"""The model ``live()`` uses by default (``claude-sonnet-4-5`` reaches end-of-life on 2026-11-30 per the SDK)."""
+
+ModelStreamItem = Union[RawMessageStreamEvent, Message]
+"""What ``AnthropicModel.stream()`` yields: raw events, then one final ``Message``."""
+
+_HELPER_EVENTS = {"text", "input_json", "thinking", "signature", "citation"}  # synthesized by the SDK helper, not sent
+
+
+@dataclass(frozen=True)
+class CutBlock:
+    """A content block that never got ``content_block_stop`` (the stream stopped inside it).
+
+    ``index``: its position in the stream; ``block``: the SDK block as far as it
+    was accumulated (a tool_use's ``input`` holds only what parsed);
+    ``partial_json``: the raw ``input_json_delta`` text received (tool_use only).
+    """
+
+    index: int
+    block: ContentBlock
+    partial_json: str = ""
+
+
+class AnthropicModel:
+    """A model behind the official SDK: ``client`` (``anthropic.AsyncAnthropic``) and ``model`` (its name).
+
+    ``api`` is the ``FakeMessagesAPI`` behind an offline model (None for a live
+    one). After each ``stream()``: ``last_request_id`` (the ``request-id``
+    header, also set from an API error) and ``last_cut_blocks``. These describe
+    the most recent call; a model shared by concurrent calls should read them
+    right after its own call finishes.
+    """
+
+    def __init__(self, client: anthropic.AsyncAnthropic, model: str, *, api: FakeMessagesAPI | None = None) -> None:
+        self.client = client
+        self.model = model
+        self.api = api
+        self.last_request_id: str | None = None
+        self.last_cut_blocks: list[CutBlock] = []
+
+    def __repr__(self) -> str:
+        kind = "offline" if self.api is not None else "live"
+        return f"AnthropicModel({self.model!r}, {kind})"
+
+    async def stream(
+        self,
+        *,
+        messages: list[Any],
+        max_tokens: int,
+        system: Any = None,
+        tools: list[Any] | None = None,
+        **extra: Any,
+    ) -> AsyncIterator[ModelStreamItem]:
+        """Call the model once; yield each raw stream event, then the final ``Message`` as the last item.
+
+        Events are the SDK's ``RawMessageStreamEvent`` objects, in wire order:
+        ``message_start``, ``content_block_start`` / ``content_block_delta`` /
+        ``content_block_stop``…, ``message_delta``, ``message_stop`` (``ping`` is
+        dropped by the SDK). ``extra`` goes to ``client.messages.stream()``
+        unchanged (``thinking``, ``tool_choice``, ``metadata``, ``model``…);
+        ``system`` / ``tools`` are sent only when given.
+
+        Raises ``IncompleteStreamError`` (``.partial``: the Message so far, its
+        finished blocks only; None before ``message_start``) when the stream ends
+        without ``message_delta`` or the connection drops mid-stream; SDK errors
+        unchanged; for an offline model, the script's own exception
+        (``ScriptExhausted``, a policy bug) instead of the 500 that carried it.
+
+        Example::
+
+            model = offline([reply("Hi!")])
+            async for item in model.stream(messages=[{"role": "user", "content": "Hello"}], max_tokens=256):
+                print(item.type)   # message_start … message_stop, then "message": the final Message
+        """
+        params: dict[str, Any] = {"model": self.model, "messages": messages, "max_tokens": max_tokens, **extra}
+        if system is not None:
+            params["system"] = system
+        if tools is not None:
+            params["tools"] = tools
+        self.last_request_id = None
+        self.last_cut_blocks = []
+        tracker = _BlockTracker()
+        try:
+            async with self.client.messages.stream(**params) as stream:
+                self.last_request_id = stream.request_id
+                try:
+                    async for event in stream:
+                        raw = _raw_event(event)
+                        if raw is not None:
+                            tracker.see(raw)
+                            yield raw
+                except httpx2.TransportError as err:
+                    partial = tracker.finish(_snapshot(stream))[0]
+                    raise IncompleteStreamError(
+                        f"the connection dropped mid-stream ({type(err).__name__}: {err}); the response is incomplete",
+                        partial=partial,
+                    ) from err
+                message, self.last_cut_blocks = tracker.finish(_snapshot(stream))
+        except anthropic.APIStatusError as err:
+            self.last_request_id = err.request_id or self.last_request_id
+            self._raise_script_error(err)
+            raise
+        if not tracker.saw_message_delta:
+            raise IncompleteStreamError("the stream ended without message_delta (no stop_reason): an incomplete response",
+                                        partial=message)
+        yield message
+
+    async def count_tokens(self, *, messages: list[Any], system: Any = None, tools: list[Any] | None = None,
+                           **extra: Any) -> int:
+        """Input tokens of a request, from ``/v1/messages/count_tokens`` (offline: the kit's estimator)."""
+        params: dict[str, Any] = {"model": self.model, "messages": messages, **extra}
+        if system is not None:
+            params["system"] = system
+        if tools is not None:
+            params["tools"] = tools
+        result = await self.client.messages.count_tokens(**params)
+        return result.input_tokens
+
+    def _raise_script_error(self, err: anthropic.APIStatusError) -> None:
+        if self.api is not None and err.request_id in self.api.script_errors:
+            raise self.api.script_errors[err.request_id] from err
+
+
+class _BlockTracker:
+    """Which blocks started and stopped, and the raw tool JSON received, over one stream."""
+
+    def __init__(self) -> None:
+        self.started: list[int] = []
+        self.stopped: set[int] = set()
+        self.partial_json: dict[int, str] = {}
+        self.saw_message_delta = False
+
+    def see(self, event: RawMessageStreamEvent) -> None:
+        if event.type == "content_block_start":
+            self.started.append(event.index)
+        elif event.type == "content_block_stop":
+            self.stopped.add(event.index)
+        elif event.type == "content_block_delta" and event.delta.type == "input_json_delta":
+            self.partial_json[event.index] = self.partial_json.get(event.index, "") + event.delta.partial_json
+        elif event.type == "message_delta":
+            self.saw_message_delta = True
+
+    def finish(self, snapshot: Any) -> tuple[Message | None, list[CutBlock]]:
+        """The snapshot as a plain ``Message`` with unfinished blocks removed, and those blocks."""
+        if snapshot is None:
+            return None, []
+        message = Message.model_validate(snapshot.to_dict())
+        cut = [CutBlock(i, block, self.partial_json.get(i, "")) for i, block in enumerate(message.content) if i not in self.stopped]
+        if cut:
+            message = message.model_copy(update={"content": [b for i, b in enumerate(message.content) if i in self.stopped]})
+        return message, cut
+
+
+def _raw_event(event: Any) -> RawMessageStreamEvent | None:
+    """The raw wire event behind a helper-stream event (None for the helper's own synthesized ones)."""
+    if event.type in _HELPER_EVENTS:
+        return None
+    if event.type == "content_block_stop":
+        return RawContentBlockStopEvent(type="content_block_stop", index=event.index)
+    if event.type == "message_stop":
+        return RawMessageStopEvent(type="message_stop")
+    return event
+
+
+def _snapshot(stream: Any) -> Any:
+    try:
+        return stream.current_message_snapshot
+    except AssertionError:  # nothing arrived before the stream ended: no message_start
+        return None
+
+
+# ---------------------------------------------------------------------------
+# Constructors
+
+
+def offline(script: Script | list[Any], *, model: str = "claude-scripted-1", max_retries: int = 2) -> AnthropicModel:
+    """An ``AnthropicModel`` on a fresh in-process ``FakeMessagesAPI(script)``; no network, no key.
+
+    ``model.api`` is the fake API (``.requests`` shows what was sent).
+    """
+    api = FakeMessagesAPI(script, model=model)
+    return AnthropicModel(api.client(max_retries=max_retries), model, api=api)
+
+
+def live(model: str = DEFAULT_LIVE_MODEL, *, api_key: str | None = None, base_url: str | None = None,
+         max_retries: int = 2) -> AnthropicModel:
+    """An ``AnthropicModel`` on a live endpoint (the SDK reads ``ANTHROPIC_API_KEY`` / ``ANTHROPIC_BASE_URL``
+    when ``api_key`` / ``base_url`` are None). Any Anthropic-compatible server works; nothing is sent until
+    the first call.
+    """
+    client = anthropic.AsyncAnthropic(api_key=api_key, base_url=base_url, max_retries=max_retries)
+    return AnthropicModel(client, model)
