@@ -12,11 +12,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import shutil
 import sys
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
 from rich.console import Console
 from rich.syntax import Syntax
 
@@ -54,21 +56,35 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``dreamloop`` command; returns the exit status."""
-    args = _parser().parse_args(argv)
-    if args.command == "demo":
-        return asyncio.run(_demo(args))
-    if args.command == "run":
-        return asyncio.run(_run(args))
-    if args.command == "replay":
-        from .trace import Trace
-        from .render import print_trace
+    """Entry point of the ``dreamloop`` command; returns the exit status (2: bad input)."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "demo":
+            return asyncio.run(_demo(args))
+        if args.command == "run":
+            return asyncio.run(_run(args))
+        if args.command == "replay":
+            from .render import print_trace
+            from .trace import Trace
 
-        print_trace(Trace.load(args.trace), Console())
-        return 0
+            print_trace(Trace.load(args.trace), Console())
+            return 0
+    except (ValidationError, ValueError, FileNotFoundError, MissingCredentials) as error:
+        parser.error(_one_line(error))
     from .fake_api import serve_fake_main
 
     return serve_fake_main(["--port", str(args.port)] + (["--script", args.script] if args.script else []))
+
+
+class MissingCredentials(Exception):
+    """``--live`` without a key: said before anything is sent."""
+
+
+def _one_line(error: Exception) -> str:
+    if isinstance(error, ValidationError):
+        return "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors())
+    return str(error)
 
 
 def allow_test_commands(can_use_tool_input_prefixes: tuple[str, ...] = TEST_COMMAND_PREFIXES) -> Any:
@@ -130,6 +146,9 @@ async def _run(args: argparse.Namespace) -> int:
     from .tools import builtin_tools
 
     if args.live:
+        if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
+            raise MissingCredentials("--live needs ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN); "
+                                     "set ANTHROPIC_BASE_URL too for an Anthropic-compatible endpoint")
         model = live(args.model) if args.model else live()
     else:
         from .demo import demo_policy

@@ -1,0 +1,42 @@
+"""The public surface is deliberate: pin it, so a change to it is a decision."""
+
+import subprocess
+import sys
+
+import dreamloop
+
+
+def test_all_is_pinned():
+    assert sorted(dreamloop.__all__) == sorted([
+        "AbortController", "Allow", "AnthropicModel", "Ask", "AssistantMessage", "AttachmentMessage",
+        "BaseTool", "Checkpoint", "Continue", "Deny", "Event", "Fault", "LoopMessage", "ProgressMessage",
+        "QueryEngine", "QueryParams", "QueryRun", "RequestStart", "State", "StreamEvent", "SystemMessage",
+        "Terminal", "TombstoneMessage", "ToolResult", "ToolUseContext", "ToolUseSummaryMessage", "Trace",
+        "Turn", "UserMessage", "agent_loop", "builtin_tools", "live", "normalize_messages_for_api",
+        "offline", "query", "reply", "run_tools", "text", "thinking", "tool", "tool_result_block",
+        "tool_use", "user_message",
+    ])
+    for name in dreamloop.__all__:
+        assert hasattr(dreamloop, name), name
+
+
+def test_every_reason_is_named():
+    from typing import get_args
+
+    from dreamloop.state import ContinueReason, TerminalReason
+
+    assert set(get_args(ContinueReason)) == {
+        "next_turn", "max_output_tokens_escalate", "max_output_tokens_recovery", "reactive_compact_retry",
+        "collapse_drain_retry", "stop_hook_blocking", "token_budget_continuation"}
+    assert set(get_args(TerminalReason)) == {
+        "completed", "aborted_streaming", "aborted_tools", "max_turns", "model_error", "prompt_too_long",
+        "blocking_limit", "image_error", "stop_hook_prevented", "hook_stopped"}
+
+
+def test_import_has_no_side_effects(tmp_path):
+    code = ("import os, sys, threading, dreamloop; "
+            "assert threading.active_count() == 1, threading.enumerate(); "
+            "assert os.listdir('.') == [], os.listdir('.'); print('ok')")
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
+                          env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+    assert done.stdout.strip() == "ok", done.stderr
