@@ -238,24 +238,19 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
                     partial.add(item)
                     yield run.note(StreamEvent(event=item))
         except Aborted:
-            for message in _close_stream(turn, partial, deps, INTERRUPTED):
+            for message in _stream_interrupted(turn, partial, deps):
                 yield run.note(message)
-            yield run.note(_system(deps, "interrupted", "Interrupted while the model was streaming.", "warning"))
             run.end(Terminal(reason="aborted_streaming", turn_count=state.turn_count), turn)
             return
-        except asyncio.CancelledError:
+        except asyncio.CancelledError:  # the task itself was cancelled: close quietly, re-raise
             run.end(Terminal(reason="aborted_streaming", turn_count=state.turn_count), turn,
-                    *_close_stream(turn, partial, deps, INTERRUPTED))
+                    *_stream_interrupted(turn, partial, deps))
             raise
         except (anthropic.APIError, IncompleteStreamError) as error:
-            reason, text = _model_error(error)
-            for message in _close_stream(turn, partial, deps, f"Not run: {text}"):
+            terminal = _model_error(error, state.turn_count)
+            for message in _model_failed(turn, partial, deps, error, terminal):
                 yield run.note(message)
-            subtype = "incomplete_response" if isinstance(error, IncompleteStreamError) else "api_error"
-            notice = _system(deps, subtype, text, "error")
-            turn.attachments.append(notice)
-            yield run.note(notice)
-            run.end(Terminal(reason=reason, turn_count=state.turn_count, error=text), turn)
+            run.end(terminal, turn)
             return
 
         # -- 4. tools, or stop ------------------------------------------------
@@ -279,16 +274,13 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
                     turn.tool_results.append(update)
                 yield run.note(update)
         except Aborted:
-            closing = tool_results_message(tool_uses, results, missing=INTERRUPTED)
-            turn.tool_results = [closing]
-            yield run.note(closing)
-            yield run.note(_system(deps, "interrupted", "Interrupted while tools were running.", "warning"))
+            for message in _tools_interrupted(turn, tool_uses, results, deps):
+                yield run.note(message)
             run.end(Terminal(reason="aborted_tools", turn_count=state.turn_count), turn)
             return
         except asyncio.CancelledError:
-            closing = tool_results_message(tool_uses, results, missing=INTERRUPTED)
-            turn.tool_results = [closing]
-            run.end(Terminal(reason="aborted_tools", turn_count=state.turn_count), turn, closing)
+            run.end(Terminal(reason="aborted_tools", turn_count=state.turn_count), turn,
+                    *_tools_interrupted(turn, tool_uses, results, deps))
             raise
 
         # -- 5. attachments, max_turns, next State ------------------------------
@@ -351,6 +343,31 @@ async def _guarded(events: AsyncIterator[Any], abort: AbortController) -> AsyncI
         await iterator.aclose()
 
 
+def _stream_interrupted(turn: _Turn, partial: PartialResponse, deps: QueryDeps) -> list[Any]:
+    """Abort while streaming: keep what finished, answer its tool_use calls, say so."""
+    notice = _system(deps, "interrupted", "Interrupted while the model was streaming.", "warning")
+    turn.attachments.append(notice)
+    return [*_close_stream(turn, partial, deps, INTERRUPTED), notice]
+
+
+def _tools_interrupted(turn: _Turn, tool_uses: list[Any], results: dict[str, Any], deps: QueryDeps) -> list[Any]:
+    """Abort while tools ran: finished results stay, the others become error results, in call order."""
+    turn.tool_results = [tool_results_message(tool_uses, results, missing=INTERRUPTED)]
+    notice = _system(deps, "interrupted", "Interrupted while tools were running.", "warning")
+    turn.attachments.append(notice)
+    return [*turn.tool_results, notice]
+
+
+def _model_failed(turn: _Turn, partial: PartialResponse, deps: QueryDeps, error: Exception,
+                  terminal: Terminal) -> list[Any]:
+    """An unrecovered model error: close the transcript, then tell the person (never the model)."""
+    closing = _close_stream(turn, partial, deps, f"Not run: {terminal.error}")
+    subtype = "incomplete_response" if isinstance(error, IncompleteStreamError) else "api_error"
+    notice = _system(deps, subtype, terminal.error or "", "error")
+    turn.attachments.append(notice)
+    return [*closing, notice]
+
+
 def _close_stream(turn: _Turn, partial: PartialResponse, deps: QueryDeps, why: str) -> list[Any]:
     """Keep the blocks that finished streaming and answer their tool_use calls.
 
@@ -376,17 +393,18 @@ def _visible(block: Any) -> bool:
     return block.type != "text" or bool(block.text.strip())
 
 
-def _model_error(error: Exception) -> tuple[TerminalReason, str]:
+def _model_error(error: Exception, turn_count: int) -> Terminal:
     """Name the Terminal for an unrecovered model error."""
     if isinstance(error, IncompleteStreamError):
-        return "model_error", f"Incomplete response: {error}"
+        return Terminal(reason="model_error", turn_count=turn_count, error=f"Incomplete response: {error}")
     text = getattr(error, "message", None) or str(error)
+    reason: TerminalReason = "model_error"
     if isinstance(error, anthropic.BadRequestError):
         if "prompt is too long" in text:
-            return "prompt_too_long", text
-        if "image" in text.lower():
-            return "image_error", text
-    return "model_error", f"API error: {text}"
+            reason = "prompt_too_long"
+        elif "image" in text.lower():
+            reason = "image_error"
+    return Terminal(reason=reason, turn_count=turn_count, error=text if reason != "model_error" else f"API error: {text}")
 
 
 def _stop_notices(turn: _Turn, deps: QueryDeps) -> list[SystemMessage]:

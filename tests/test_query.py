@@ -136,7 +136,8 @@ async def test_cancelled_task_closes_transcript_and_reraises(offline):
     with pytest.raises(asyncio.CancelledError):
         await task
     assert run.terminal.reason == "aborted_tools"
-    assert run.messages[-1].message["content"][0]["is_error"] is True
+    assert [m.type for m in run.messages[-2:]] == ["user", "system"]
+    assert run.messages[-2].message["content"][0]["is_error"] is True
 
 
 async def test_abort_while_streaming(offline):
