@@ -12,15 +12,7 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .messages import (
-    AssistantMessage,
-    AttachmentMessage,
-    ProgressMessage,
-    SystemMessage,
-    TombstoneMessage,
-    ToolUseSummaryMessage,
-    UserMessage,
-)
+from .messages import AnyLoopMessage
 
 __all__ = ["Event", "RequestStart", "StreamEvent"]
 
@@ -51,18 +43,5 @@ class StreamEvent(BaseModel):
     event: Any
 
 
-Event = Annotated[
-    Union[
-        RequestStart,
-        StreamEvent,
-        UserMessage,
-        AssistantMessage,
-        SystemMessage,
-        AttachmentMessage,
-        ProgressMessage,
-        TombstoneMessage,
-        ToolUseSummaryMessage,
-    ],
-    Field(discriminator="type"),
-]
+Event = Annotated[Union[RequestStart, StreamEvent, AnyLoopMessage], Field(discriminator="type")]
 """Anything ``query()`` yields; switch on ``event.type``."""

@@ -17,6 +17,7 @@ from anthropic.types import MessageParam
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
+    "AnyLoopMessage",
     "AssistantMessage",
     "AttachmentMessage",
     "LoopMessage",
@@ -136,18 +137,18 @@ class ToolUseSummaryMessage(_LoopMessageBase):
     tool_use_ids: tuple[str, ...] = ()
 
 
-LoopMessage = Annotated[
-    Union[
-        UserMessage,
-        AssistantMessage,
-        SystemMessage,
-        AttachmentMessage,
-        ProgressMessage,
-        TombstoneMessage,
-        ToolUseSummaryMessage,
-    ],
-    Field(discriminator="type"),
+AnyLoopMessage = Union[
+    UserMessage,
+    AssistantMessage,
+    SystemMessage,
+    AttachmentMessage,
+    ProgressMessage,
+    TombstoneMessage,
+    ToolUseSummaryMessage,
 ]
+"""The plain union of the loop message classes (``LoopMessage`` adds the discriminator)."""
+
+LoopMessage = Annotated[AnyLoopMessage, Field(discriminator="type")]
 """Any loop message; ``type`` tells which (``Message`` in the TypeScript source)."""
 
 
