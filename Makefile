@@ -49,6 +49,7 @@ images: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/wire.py
 	$(BIN)/python bench/loop_overhead.py
+	$(BIN)/python bench/inspector.py
 
 clean:
 	rm -rf $(VENV) build .pytest_cache

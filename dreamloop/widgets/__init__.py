@@ -1,0 +1,35 @@
+"""Widgets for seeing the loop in a notebook, composed from core ipywidgets.
+
+* ``StateInspector(trace)``: a slider over checkpoints; turn_count,
+  transition, Terminal; panes for messages, messages_for_query,
+  assistant_messages, tool_results, attachments.
+* ``LiveView()``: a running loop, live (streaming text, tool calls, the phase
+  lit on the flowchart) with a Stop button: ``async for e in live.follow(run)``.
+* ``Timeline(trace)``: model streaming vs tool runs per turn.
+* ``AskPrompt(auto=None)``: Allow / Deny buttons as ``QueryParams(ask=...)``.
+
+Every widget has a stable ``text/plain`` repr (no ids, no times) for nbval.
+Each pane is one HTML value (``html.py`` renders messages). The package
+knows nothing about the loop beyond what traces and events carry.
+"""
+
+from __future__ import annotations
+
+from .ask import AUTO_ANSWER_ENV, AskPrompt
+from .inspector import PANES, StateInspector
+from .kernel import warn_if_old_kernel
+from .live import LiveView
+from .timeline import Span, Timeline, TurnSpans, turn_spans
+
+__all__ = [
+    "AUTO_ANSWER_ENV",
+    "AskPrompt",
+    "LiveView",
+    "PANES",
+    "Span",
+    "StateInspector",
+    "Timeline",
+    "TurnSpans",
+    "turn_spans",
+    "warn_if_old_kernel",
+]

@@ -1,0 +1,203 @@
+"""StateInspector: a slider over a Trace's checkpoints, the State of each turn in panes.
+
+Owns the widget that lets a reader step through a run: for the chosen
+checkpoint, ``turn_count``, ``transition`` and (at the end) the Terminal, what
+changed since the previous checkpoint, and one HTML pane per collector of
+queryLoop() (``messages``, ``messages_for_query``, ``assistant_messages``,
+``tool_results``, ``attachments``). Only the visible checkpoint is rendered;
+each message's HTML is cached by uuid. It reads traces (live or loaded) and
+knows nothing about how the loop fills them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import ipywidgets as W
+
+from ..trace import Checkpoint, Trace
+from .html import badge, esc, message_html, pane, terminal_html, tool_names
+
+__all__ = ["PANES", "StateInspector"]
+
+PANES = ("messages", "messages_for_query", "assistant_messages", "tool_results", "attachments")
+"""The panes, in tab order; each is one ``ipywidgets.HTML`` in ``StateInspector.panes``."""
+
+_PANE_NOTES = {
+    "messages": "State.messages as the iteration began",
+    "messages_for_query": "what phase 2 (the context pipeline) handed to the model call",
+    "assistant_messages": "phase 3: the model's response(s) this turn",
+    "tool_results": "phase 4: the tool_result messages this turn",
+    "attachments": "phase 5 and notices: queued input, max_turns_reached, warnings",
+}
+
+
+class StateInspector(W.VBox):
+    """Step through a run's checkpoints: ``StateInspector(trace)``; ``display(inspector)``.
+
+    ``trace``: a ``Trace`` (live or ``Trace.load(path)``), a ``QueryRun``
+    (its ``.trace``) or a path to a saved trace. Parts, for notebooks and tests:
+
+    * ``slider``: ``IntSlider`` (description ``"checkpoint"``), 0 .. len(checkpoints) - 1;
+    * ``header``: ``HTML`` with turn_count, transition, the Terminal at the
+      end, and a ``changed: turn_count 1→2, +3 messages`` line;
+    * ``tabs``: ``Tab`` of the panes; ``panes["messages"]`` etc. (``PANES``), one
+      ``HTML`` each. Messages new since the previous checkpoint are marked ``new``.
+
+    ``refresh()`` re-reads a trace that is still being filled. ``max_messages``
+    caps the messages drawn per pane (the latest are kept; None: all).
+    Rendering a checkpoint costs O(messages shown), with per-message HTML
+    cached by uuid, so stepping through a 500-turn trace stays fast.
+    """
+
+    def __init__(self, trace: Trace | Any, *, index: int = 0, max_messages: int | None = 200) -> None:
+        self.trace = _as_trace(trace)
+        self.max_messages = max_messages
+        self._cache: dict[str, str] = {}
+        self._names: dict[str, str] = {}
+        self._indexed = 0
+        self.slider = W.IntSlider(value=0, min=0, max=0, description="checkpoint",
+                                  continuous_update=True, layout=W.Layout(width="420px"))
+        self.header = W.HTML()
+        self.panes: dict[str, W.HTML] = {name: W.HTML() for name in PANES}
+        self.tabs = W.Tab(children=[self.panes[name] for name in PANES], titles=PANES)
+        super().__init__(children=[self.slider, self.header, self.tabs])
+        self.add_class("dreamloop-inspector")
+        self._sync_slider()
+        self.slider.value = min(max(index, 0), self.slider.max)
+        self.slider.observe(self._on_slide, names="value")
+        self.render()
+
+    # -- public -------------------------------------------------------------
+
+    @property
+    def checkpoint(self) -> Checkpoint | None:
+        """The checkpoint the slider shows (None while the trace has none)."""
+        points = self.trace.checkpoints
+        return points[self.slider.value] if points else None
+
+    def refresh(self) -> None:
+        """Re-read the trace (new checkpoints of a live run); a slider at the end follows the end."""
+        at_end = self.slider.value == self.slider.max
+        self._sync_slider()
+        if at_end and self.slider.value != self.slider.max:
+            self.slider.value = self.slider.max  # renders through the observer
+        else:
+            self.render()
+
+    def render(self) -> None:
+        """Draw the header and every pane for the slider's checkpoint."""
+        self._index_names()
+        point = self.checkpoint
+        if point is None:
+            self.header.value = pane("No checkpoint yet: the first is taken after turn 1's tools ran "
+                                     "(or when the loop ends).")
+            for widget in self.panes.values():
+                widget.value = ""
+            return
+        previous = self.trace.checkpoints[point.index - 1] if point.index > 0 else None
+        self.header.value = self._header(point, previous)
+        seen_state = set(previous.state_messages) if previous else None
+        seen_query = set(previous.messages_for_query) if previous else None
+        self.panes["messages"].value = self._pane("messages", point.state_messages, seen_state)
+        same = point.messages_for_query == point.state_messages
+        extra = " (the same as State.messages: no context stage changed them)" if same else \
+            " (differs from State.messages: a context stage changed them)"
+        self.panes["messages_for_query"].value = self._pane("messages_for_query", point.messages_for_query,
+                                                            seen_query, extra=extra)
+        for name in ("assistant_messages", "tool_results", "attachments"):
+            self.panes[name].value = self._pane(name, getattr(point, name), None)
+
+    def __repr__(self) -> str:
+        return f"StateInspector(checkpoints={len(self.trace.checkpoints)})"
+
+    # -- parts --------------------------------------------------------------
+
+    def _on_slide(self, change: dict[str, Any]) -> None:
+        self.render()
+
+    def _sync_slider(self) -> None:
+        count = len(self.trace.checkpoints)
+        self.slider.max = max(count - 1, 0)
+        self.slider.disabled = count <= 1
+
+    def _index_names(self) -> None:
+        messages = self.trace.messages
+        if len(messages) == self._indexed:
+            return
+        new = list(messages.values())[self._indexed:]
+        self._names.update(tool_names(new))
+        self._indexed = len(messages)
+
+    def _message(self, uuid: str) -> str:
+        cached = self._cache.get(uuid)
+        if cached is None:
+            cached = self._cache[uuid] = message_html(self.trace.messages[uuid], self._names)
+        return cached
+
+    def _pane(self, name: str, uuids: list[str], seen: set[str] | None, *, extra: str = "") -> str:
+        shown = uuids if self.max_messages is None else uuids[-self.max_messages:] if self.max_messages else []
+        new_count = sum(1 for u in uuids if u not in seen) if seen is not None else 0
+        counts = f"{len(uuids)} message{'s' if len(uuids) != 1 else ''}"
+        if new_count:
+            counts += f", {new_count} new"
+        parts = [f'<div class="dl-small"><b>{esc(name)}</b>: {counts} · '
+                 f'<span class="dl-dim">{esc(_PANE_NOTES[name])}{esc(extra)}</span></div>']
+        hidden = len(uuids) - len(shown)
+        if hidden:
+            parts.append(f'<div class="dl-dim dl-small">… {hidden} earlier messages not shown '
+                         "(StateInspector(trace, max_messages=None) shows all)</div>")
+        if not uuids:
+            parts.append('<div class="dl-dim"><i>(none)</i></div>')
+        for position, uuid in enumerate(shown, start=hidden):
+            fresh = seen is not None and uuid not in seen
+            mark = badge("new", "new", filled=True) if fresh else ""
+            parts.append(f'<div class="{"dl-new" if fresh else "dl-item"}"><div class="dl-pos">{mark}[{position}]'
+                         f"</div>{self._message(uuid)}</div>")
+        return pane("".join(parts))
+
+    def _header(self, point: Checkpoint, previous: Checkpoint | None) -> str:
+        total = len(self.trace.checkpoints)
+        transition = point.transition.reason if point.transition else "None (the first iteration)"
+        lines = [
+            f"<b>checkpoint {point.index + 1} of {total}</b> · turn_count=<b>{point.turn_count}</b> · "
+            f"transition=<b>{esc(transition)}</b> · State.messages: {len(point.state_messages)}"
+        ]
+        if previous is None:
+            lines.append('<span class="dl-dim">changed: nothing before this (the loop\'s first State)</span>')
+        else:
+            lines.append(f'<span class="dl-c-new">changed: {esc(_changes(previous, point))}</span>')
+        if point.terminal is not None:
+            lines.append(terminal_html(point.terminal))
+        elif point.next_transition is not None:
+            lines.append(f"→ continue: next transition=<b>{esc(point.next_transition.reason)}</b> "
+                         f"(the next State has {len(point.messages_after)} messages)")
+        elif point.index == total - 1:
+            lines.append('<span class="dl-dim">the run is still going (refresh() to re-read)</span>')
+        return pane('<div style="line-height:1.7">' + "<br>".join(lines) + "</div>")
+
+
+def _changes(before: Checkpoint, after: Checkpoint) -> str:
+    """``turn_count 1→2, transition None→next_turn, +3 messages`` (what a reader should notice)."""
+    parts = []
+    if before.turn_count != after.turn_count:
+        parts.append(f"turn_count {before.turn_count}→{after.turn_count}")
+    old = before.transition.reason if before.transition else "None"
+    new = after.transition.reason if after.transition else "None"
+    if old != new:
+        parts.append(f"transition {old}→{new}")
+    delta = len(after.state_messages) - len(before.state_messages)
+    parts.append(f"{delta:+d} message{'s' if abs(delta) != 1 else ''}")
+    return ", ".join(parts)
+
+
+def _as_trace(value: Any) -> Trace:
+    if isinstance(value, Trace):
+        return value
+    if isinstance(value, (str, Path)):
+        return Trace.load(value)
+    trace = getattr(value, "trace", None)
+    if isinstance(trace, Trace):
+        return trace
+    raise TypeError(f"StateInspector needs a Trace, a QueryRun or a path to a saved trace, not {type(value).__name__}")

@@ -1,0 +1,412 @@
+"""LiveView: watch a running loop in a notebook cell, and stop it with a button.
+
+Owns the live widget: streaming text as it arrives (throttled), each tool
+call from started to done, the current phase lit on the loop's flowchart,
+turn_count and transition, the Terminal at the end, and a Stop button that
+fires the run's abort signal. It follows the events a ``QueryRun`` yields
+and knows nothing about how the loop produces them. No ``Output`` widget,
+no ``clear_output``, no display updates: every part is a widget value.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from typing import Any, AsyncIterator, Callable
+
+import ipywidgets as W
+
+from ..diagram import loop_flowchart_svg
+from .html import badge, esc, message_html, pane, pretty_json, terminal_html, tool_names, tool_result_html
+from .kernel import warn_if_old_kernel
+
+__all__ = ["LiveView"]
+
+_SVG: dict[str | None, str] = {}
+
+
+def _diagram(phase: str | None) -> str:
+    """The flowchart with ``phase`` lit, scaled to its box (cached: 10 variants at most)."""
+    if phase not in _SVG:
+        svg = loop_flowchart_svg(phase).replace("<svg ", '<svg style="width:100%;height:auto" ', 1)
+        _SVG[phase] = f'<div style="width:340px;max-width:100%">{svg}</div>'
+    return _SVG[phase]
+
+
+class _Call:
+    """One tool call as the live view shows it."""
+
+    def __init__(self, tool_use_id: str, name: str, input: Any) -> None:
+        self.id, self.name, self.input = tool_use_id, name, input
+        self.started = time.monotonic()
+        self.seconds: float | None = None
+        self.last_progress: dict[str, Any] | None = None
+        self.result: dict[str, Any] | None = None
+
+    def html(self) -> str:
+        call = (f'{badge("tool_use", "tool_use")}<b class="dl-mono">{esc(self.name)}</b> '
+                f'<span class="dl-mono">{esc(_short_json(self.input))}</span> ')
+        if self.result is None:
+            state = badge("running…", "system")
+            if self.last_progress:
+                state += f'<span class="dl-mono dl-dim">{esc(_short_json(self.last_progress))}</span>'
+            return f'<div class="dl-item">{call}{state}</div>'
+        failed = bool(self.result.get("is_error"))
+        took = f" {self.seconds:.2f} s" if self.seconds is not None else ""
+        state = badge(f"done ✗{took}" if failed else f"done ✓{took}", "error" if failed else "assistant")
+        return f'<div class="dl-item">{call}{state}{tool_result_html(self.result, self.name, max_chars=800)}</div>'
+
+
+class _Tools:
+    """The tool calls of one turn, in the order they started."""
+
+    def __init__(self) -> None:
+        self.calls: dict[str, _Call] = {}
+
+    def html(self) -> str:
+        return "".join(call.html() for call in self.calls.values())
+
+
+class _TurnView:
+    def __init__(self, turn_count: int, transition: str | None) -> None:
+        self.turn_count, self.transition = turn_count, transition
+        self.entries: list[str | _Tools] = []
+        self.tools: _Tools | None = None
+
+    def tool_section(self) -> _Tools:
+        if self.tools is None:
+            self.tools = _Tools()
+            self.entries.append(self.tools)
+        return self.tools
+
+    def html(self) -> str:
+        head = (f'<div class="dl-small dl-c-user" style="border-bottom:1px solid #e2e8f0;margin-top:6px">'
+                f"<b>turn_count={self.turn_count}</b> · transition={esc(self.transition)}</div>")
+        return head + "".join(e if isinstance(e, str) else e.html() for e in self.entries)
+
+
+class LiveView(W.VBox):
+    """A running loop, live: ``display(live)`` then ``async for event in live.follow(run)``.
+
+    Usage in a notebook cell (top-level await, never a background task)::
+
+        live = LiveView()
+        display(live)
+        async for event in live.follow(run):   # every event passes through
+            ...
+        # or: terminal = await live.watch(run)
+
+    Parts: ``status`` (turn_count, transition, phase; the Terminal at the
+    end), ``stop_button`` (fires ``run.abort("stop button")`` through
+    ``loop.call_soon_threadsafe``; disabled when the run ends), ``diagram``
+    (the flowchart, ``phase`` lit), ``transcript`` (finished messages and tool
+    calls, turn by turn; the last ``max_turns_shown`` turns), ``stream`` (the
+    response streaming now; refreshed at most every ``throttle`` seconds or at
+    a block's end). ``phases`` lists every phase lit, in order (stable across
+    runs of the same script: print it in a notebook). ``run`` is the run
+    being (or last) followed; ``terminal`` its Terminal once it ended.
+    """
+
+    def __init__(self, *, throttle: float = 0.05, max_turns_shown: int = 10) -> None:
+        warn_if_old_kernel()
+        self.throttle = throttle
+        self.max_turns_shown = max_turns_shown
+        self.phase: str | None = None
+        self.phases: list[str] = []
+        self.terminal: Any = None
+        self.status = W.HTML(self._status_html("waiting for a run"))
+        self.stop_button = W.Button(description="Stop", button_style="danger", icon="stop", disabled=True,
+                                    tooltip="Fire the run's abort signal")
+        self.stop_button.add_class("dreamloop-stop")
+        self.diagram = W.HTML(_diagram(None))
+        self.transcript = W.HTML()
+        self.stream = W.HTML()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._abort: Callable[[str], Any] | None = None
+        self._running = False
+        self.run: Any = None
+        self._reset()
+        self.stop_button.on_click(self._clicked)
+        right = W.VBox([self.transcript, self.stream], layout=W.Layout(flex="1 1 auto", min_width="320px"))
+        super().__init__(children=[
+            W.HBox([self.stop_button, self.status], layout=W.Layout(align_items="center")),
+            W.HBox([self.diagram, right]),
+        ])
+        self.add_class("dreamloop-live")
+
+    # -- public -------------------------------------------------------------
+
+    def follow(self, run: Any, *, abort: Callable[[str], Any] | None = None) -> AsyncIterator[Any]:
+        """Iterate ``run`` (a ``QueryRun``), showing each event; every event is passed through.
+
+        ``abort(reason)`` is what Stop calls; default ``run.abort``. The event
+        loop is captured when iteration starts, so a click from any thread
+        hops onto it. When the run ends (or raises), the Terminal is shown and
+        Stop is disabled.
+        """
+        return _Follow(self, run, abort if abort is not None else getattr(run, "abort", None))
+
+    async def watch(self, run: Any, *, abort: Callable[[str], Any] | None = None) -> Any:
+        """Consume ``run`` through ``follow`` and return ``run.terminal``."""
+        async for _ in self.follow(run, abort=abort):
+            pass
+        return run.terminal
+
+    def __repr__(self) -> str:
+        return "LiveView()"
+
+    # -- the run's life -------------------------------------------------------
+
+    def _reset(self) -> None:
+        self._turns: list[_TurnView] = []
+        self._finished_html: list[str] = []
+        self._names: dict[str, str] = {}
+        self._blocks: dict[int, dict[str, Any]] = {}
+        self._flushed = 0.0
+        self.phase, self.phases, self.terminal = None, [], None
+        self.transcript.value = self.stream.value = ""
+        self.diagram.value = _diagram(None)
+
+    def _begin(self, run: Any, abort: Callable[[str], Any] | None) -> None:
+        self._reset()
+        self.run = run
+        self._loop = asyncio.get_running_loop()
+        self._abort = abort
+        self._running = True
+        self.stop_button.description = "Stop"
+        self.stop_button.disabled = abort is None
+        self._update_status()
+
+    def _end(self, run: Any, error: BaseException | None = None) -> None:
+        if not self._running:
+            return
+        self._running = False
+        self.stop_button.disabled = True
+        self._flush_stream(force=True, label="streamed before the end (blocks that never finished are not kept)")
+        self.terminal = run.terminal if getattr(run, "done", False) else None
+        if self.terminal is not None:
+            # completed leaves through the stop checks; max_turns and an abort during tools through the check
+            path = {"completed": ["stop"], "max_turns": ["check"], "aborted_tools": ["check"]}.get(
+                self.terminal.reason, [])
+            self._light(*path, "terminal")
+        self._render_transcript()
+        if self.terminal is None and error is not None:
+            self.status.value = self._status_html(f"ended with {type(error).__name__}")
+        else:
+            self._update_status()
+
+    def _clicked(self, _button: Any) -> None:
+        # The click may arrive on another thread (ipykernel 7.0–7.3 subshells): hop onto the run's loop.
+        if self._loop is not None and not self._loop.is_closed():
+            self._loop.call_soon_threadsafe(self._stop)
+        else:
+            self._stop()
+
+    def _stop(self) -> None:
+        if not self._running or self._abort is None:
+            return
+        self.stop_button.disabled = True
+        self.stop_button.description = "Stopping…"
+        self._abort("stop button")
+        self._update_status()
+
+    # -- events ---------------------------------------------------------------
+
+    def _on_event(self, run: Any, event: Any) -> None:
+        kind = event.type
+        if kind == "stream_event":
+            self._on_stream(event.event)
+        elif kind == "stream_request_start":
+            self._on_request(run, event)
+        elif kind == "assistant":
+            self._flush_stream(force=True)
+            self.stream.value = ""
+            self._blocks = {}
+            self._names.update(tool_names([event]))
+            self._turn().entries.append(message_html(event, self._names, max_chars=1500))
+            self._light("decide")
+            self._render_transcript()
+        elif kind == "progress":
+            self._on_progress(event)
+        elif kind == "user" and event.source_tool_use_ids:
+            self._on_results(event)
+        else:
+            self._turn().entries.append(message_html(event, self._names, max_chars=1500))
+            if kind == "attachment" and event.attachment.get("type") == "max_turns_reached":
+                self._light("check")
+            self._render_transcript()
+
+    def _on_request(self, run: Any, event: Any) -> None:
+        current = self._turns[-1] if self._turns else None
+        if current is None or current.turn_count != event.turn_count:
+            state = getattr(run, "state", None)
+            transition = state.transition.reason if state is not None and state.transition else None
+            if current is not None:
+                self._finished_html.append(current.html())
+            self._turns.append(_TurnView(event.turn_count, transition))
+            path = ["next", "state", "context", "model"] if current is not None else ["state", "context", "model"]
+            self._light(*path)
+        else:  # another request in the same turn (a retry, a recovery)
+            self._light("context", "model")
+        self._blocks = {}
+        self._render_transcript()
+        self._update_status()
+
+    def _on_stream(self, raw: Any) -> None:
+        kind = raw.type
+        if kind == "content_block_start":
+            block = raw.content_block
+            self._blocks[raw.index] = {"type": block.type, "text": "", "name": getattr(block, "name", ""),
+                                       "id": getattr(block, "id", "")}
+        elif kind == "content_block_delta":
+            block = self._blocks.setdefault(raw.index, {"type": "text", "text": "", "name": "", "id": ""})
+            delta = raw.delta
+            block["text"] += getattr(delta, "text", None) or getattr(delta, "partial_json", None) \
+                or getattr(delta, "thinking", None) or ""
+            self._flush_stream()
+        elif kind in ("content_block_stop", "message_delta", "message_stop"):
+            self._flush_stream(force=True)
+
+    def _on_progress(self, event: Any) -> None:
+        data = event.data
+        tools = self._turn().tool_section()
+        call = tools.calls.get(event.tool_use_id)
+        if call is None:
+            call = tools.calls[event.tool_use_id] = _Call(event.tool_use_id, data.get("name", "?"), data.get("input"))
+        stage = data.get("stage")
+        if stage == "progress":
+            call.last_progress = {k: v for k, v in data.items() if k not in ("stage", "name")}
+        elif stage == "done":
+            call.result = data.get("result")
+            call.seconds = time.monotonic() - call.started
+        self._light("tools")
+        self._render_transcript()
+
+    def _on_results(self, event: Any) -> None:
+        tools = self._turn().tool_section()
+        for block in event.message.get("content", []):
+            if not isinstance(block, dict) or block.get("type") != "tool_result":
+                continue
+            ident = block.get("tool_use_id", "")
+            call = tools.calls.get(ident)
+            if call is None:  # never started (e.g. interrupted before it ran)
+                call = tools.calls[ident] = _Call(ident, self._names.get(ident, "?"), None)
+            if call.result is None:
+                call.result = block
+        count = len(event.source_tool_use_ids)
+        self._turn().entries.append(
+            f'<div class="dl-small dl-c-user">→ user message with '
+            f"{count} tool_result block{'s' if count != 1 else ''} (call order) goes back to the model</div>")
+        self._light("check")
+        self._render_transcript()
+
+    # -- drawing --------------------------------------------------------------
+
+    def _turn(self) -> _TurnView:
+        if not self._turns:
+            self._turns.append(_TurnView(1, None))
+        return self._turns[-1]
+
+    def _light(self, *path: str) -> None:
+        for phase in path:
+            if phase != self.phase:
+                self.phases.append(phase)
+                self.phase = phase
+        self.diagram.value = _diagram(self.phase)
+        self._update_status()
+
+    def _flush_stream(self, force: bool = False, label: str = "streaming…") -> None:
+        now = time.monotonic()
+        if not force and now - self._flushed < self.throttle:
+            return
+        self._flushed = now
+        if not self._blocks:
+            return
+        parts = []
+        for _, block in sorted(self._blocks.items()):
+            kind = block["type"]
+            if kind == "tool_use":
+                parts.append(f'<div>{badge("tool_use", "tool_use")}<b class="dl-mono">{esc(block["name"])}</b> '
+                             f'<span class="dl-mono">{esc(block["text"])}</span></div>')
+            elif kind == "thinking":
+                parts.append(f'<div>{badge("thinking", "thinking")}<pre class="dl-pre dl-think">{esc(block["text"])}'
+                             "</pre></div>")
+            else:
+                parts.append(f'<pre class="dl-pre">{esc(block["text"])}</pre>')
+        self.stream.value = pane(f'<div class="dl-m dl-m-assistant" style="border-left-style:dotted">'
+                                 f'<div class="dl-head dl-c-assistant"><b>assistant · {esc(label)}</b></div>'
+                                 f"{''.join(parts)}</div>")
+
+    def _render_transcript(self) -> None:
+        finished = self._finished_html[-max(self.max_turns_shown - 1, 0):] if self.max_turns_shown > 1 else []
+        hidden = len(self._finished_html) - len(finished)
+        note = (f'<div class="dl-dim dl-small">… {hidden} earlier turns '
+                "(StateInspector(run.trace) shows every one)</div>") if hidden else ""
+        current = self._turns[-1].html() if self._turns else ""
+        self.transcript.value = pane(f'{note}{"".join(finished)}{current}')
+
+    def _update_status(self) -> None:
+        if self.terminal is not None:
+            self.status.value = self._status_html(terminal_html(self.terminal), raw=True)
+            return
+        if not self._turns and not self._running:
+            return
+        turn = self._turns[-1] if self._turns else None
+        parts = ["● running" if self._running else "ended"]
+        if turn is not None:
+            parts.append(f"turn_count=<b>{turn.turn_count}</b>")
+            parts.append(f"transition=<b>{esc(turn.transition)}</b>")
+        if self.phase:
+            parts.append(f"phase: <b>{esc(self.phase)}</b>")
+        if self.stop_button.description == "Stopping…" and self._running:
+            parts.append('<span class="dl-c-error">stopping (abort signal fired)</span>')
+        self.status.value = self._status_html(" · ".join(parts), raw=True)
+
+    @staticmethod
+    def _status_html(text: str, *, raw: bool = False) -> str:
+        body = text if raw else esc(text)
+        return pane(f'<div style="padding-left:8px">{body}</div>')
+
+
+class _Follow:
+    """The async iterator ``LiveView.follow`` returns: shows each event, then passes it on."""
+
+    def __init__(self, view: LiveView, run: Any, abort: Callable[[str], Any] | None) -> None:
+        self._view, self._run, self._abort = view, run, abort
+        self._started = False
+
+    def __aiter__(self) -> "_Follow":
+        return self
+
+    async def __anext__(self) -> Any:
+        if not self._started:
+            self._started = True
+            self._view._begin(self._run, self._abort)
+        try:
+            event = await self._run.__anext__()
+        except StopAsyncIteration:
+            self._view._end(self._run)
+            raise
+        except BaseException as error:  # shown, then re-raised (CancelledError included)
+            self._view._end(self._run, error)
+            raise
+        self._view._on_event(self._run, event)
+        return event
+
+    async def aclose(self) -> None:
+        """Close the run (if it can be closed) and show how it ended."""
+        closer = getattr(self._run, "aclose", None)
+        try:
+            if closer is not None:
+                await closer()
+        finally:
+            self._view._end(self._run)
+
+
+def _short_json(value: Any, limit: int = 120) -> str:
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        text = pretty_json(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
