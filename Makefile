@@ -16,6 +16,8 @@ help:
 	@echo "make notebooks     re-execute and save every notebook"
 	@echo "make images        rebuild the figures in images/ from their sources"
 	@echo "make bench         print the benchmarks' figures"
+	@echo "make browser-test  chapter 03 in JupyterLab in headless Chromium (installs chromium, playwright if missing)"
+	@echo "make screenshots   browser-test, then copy its screenshots into images/ (the README uses them)"
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -50,6 +52,16 @@ bench: $(STAMP)
 	$(BIN)/python bench/wire.py
 	$(BIN)/python bench/loop_overhead.py
 	$(BIN)/python bench/inspector.py
+
+# Chapter 03 as a learner sees it: JupyterLab in headless Chromium, checked (tests/browser/check_lab.py).
+# Installs Debian's chromium (apt-get) and playwright (into the venv) when missing; screenshots in build/browser/.
+browser-test: $(STAMP)
+	bash tests/browser/ensure_deps.sh $(BIN)/python
+	$(BIN)/python tests/browser/check_lab.py
+
+# The README's screenshots, from a passing browser-test.
+screenshots: browser-test
+	cp build/browser/state-inspector.png build/browser/live-view.png images/
 
 clean:
 	rm -rf $(VENV) build .pytest_cache
