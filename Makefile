@@ -40,10 +40,10 @@ nbval: $(STAMP)
 	$(NB_ENV) $(BIN)/python -m pytest -q -n 2 --dist loadfile $(NBVAL) notebooks
 
 lab: $(STAMP)
-	$(BIN)/jupyter lab --notebook-dir=notebooks $(if $(filter 0,$(shell id -u)),--allow-root,)
+	$(BIN)/jupyter lab --ServerApp.root_dir=$(CURDIR) --LabApp.default_url=/lab/tree/notebooks/00_setup_and_tour.ipynb $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 notebooks: $(STAMP)
-	$(NB_ENV) $(BIN)/python -m dreamloop.notebook_runner notebooks
+	$(NB_ENV) $(BIN)/python notebooks/build.py
 
 images: $(STAMP)
 	$(BIN)/python images/build.py

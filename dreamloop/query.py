@@ -397,14 +397,21 @@ def _model_error(error: Exception, turn_count: int) -> Terminal:
     """Name the Terminal for an unrecovered model error."""
     if isinstance(error, IncompleteStreamError):
         return Terminal(reason="model_error", turn_count=turn_count, error=f"Incomplete response: {error}")
-    text = getattr(error, "message", None) or str(error)
-    reason: TerminalReason = "model_error"
-    if isinstance(error, anthropic.BadRequestError):
-        if "prompt is too long" in text:
-            reason = "prompt_too_long"
-        elif "image" in text.lower():
-            reason = "image_error"
-    return Terminal(reason=reason, turn_count=turn_count, error=text if reason != "model_error" else f"API error: {text}")
+    said = getattr(error, "api_message", None) or str(error)
+    if isinstance(error, anthropic.BadRequestError) and "prompt is too long" in said:
+        return Terminal(reason="prompt_too_long", turn_count=turn_count, error=said)
+    if isinstance(error, anthropic.BadRequestError) and "image" in said.lower():
+        return Terminal(reason="image_error", turn_count=turn_count, error=said)
+    return Terminal(reason="model_error", turn_count=turn_count, error=f"API error: {_error_text(error)}")
+
+
+def _error_text(error: Exception) -> str:
+    """``overloaded_error: Overloaded (HTTP 529)`` from an SDK error's ``type`` and ``api_message``."""
+    kind, said = getattr(error, "type", None), getattr(error, "api_message", None)
+    if kind and said:
+        status = getattr(error, "status_code", None)
+        return f"{kind}: {said}" + (f" (HTTP {status})" if status and status != 200 else "")
+    return getattr(error, "message", None) or str(error)
 
 
 def _stop_notices(turn: _Turn, deps: QueryDeps) -> list[SystemMessage]:

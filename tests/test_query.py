@@ -283,6 +283,7 @@ async def test_mid_stream_error_answers_dangling_tool_use(offline):
     run = query(QueryParams(messages="x", model=model, tools=[noop]))
     await drain(run)
     assert run.terminal.reason == "model_error"
+    assert run.terminal.error == "API error: overloaded_error: Overloaded"
     kinds = [m.type for m in run.messages]
     assert kinds[-3:] == ["assistant", "user", "system"]
     assert run.messages[-2].message["content"][0]["tool_use_id"] == "T1"
