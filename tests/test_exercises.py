@@ -289,12 +289,12 @@ def test_a_hang_is_reported_not_waited_for(monkeypatch, capsys):
     monkeypatch.setattr(ex, "TIMEOUT_S", 0.3)
 
     def slow(response):
-        time.sleep(1.0)
+        time.sleep(3.0)
         return []
 
     started = time.monotonic()
     assert ex.check_find_tool_uses(slow) is False
-    assert time.monotonic() - started < 1.0
+    assert time.monotonic() - started < 2.0
     assert "did not finish within 0.3 s" in capsys.readouterr().out
 
 

@@ -126,12 +126,16 @@ async def test_cancelled_task_closes_transcript_and_reraises(offline):
     model = offline([S.reply(S.tool_use("Read", {"path": "slow"}, id="T1"))])
     run = query(QueryParams(messages="read", model=model, tools=[reader({"slow": 10})]))
 
+    tool_started = asyncio.Event()
+
     async def consume():
-        async for _ in run:
-            pass
+        async for event in run:
+            if event.type == "progress" and event.data["stage"] == "started":
+                tool_started.set()
 
     task = asyncio.create_task(consume())
-    await asyncio.sleep(0.2)
+    await asyncio.wait_for(tool_started.wait(), 10)
+    await asyncio.sleep(0.05)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task

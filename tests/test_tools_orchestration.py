@@ -113,7 +113,7 @@ async def test_parallel_batch_is_parallel():
     context = ToolUseContext(tools=make_tools([]))
     start = time.perf_counter()
     await collect([use(f"T{i}", "read", seconds=0.2) for i in range(4)], context)
-    assert time.perf_counter() - start < 0.4
+    assert time.perf_counter() - start < 0.7  # one after another would take 0.8 s
 
 
 async def test_max_concurrency_limits_a_batch():
@@ -244,7 +244,7 @@ async def test_cancelling_the_consumer_cancels_the_running_tool(parallel):
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert cancelled.is_set() and time.perf_counter() - start < 0.2
+    assert cancelled.is_set() and time.perf_counter() - start < 1.0  # T2 would sleep 30 s
 
     message = tool_results_message(calls, results)
     assert message.source_tool_use_ids == ("T1", "T2")
@@ -315,6 +315,6 @@ async def test_blocking_tools_leave_the_loop_free_for_the_stop_button():
     start = time.perf_counter()
     with pytest.raises(Aborted):
         with context.abort.guard():
-            async for _ in run_tools([use("T1", "crunch", seconds=0.5)], context):
+            async for _ in run_tools([use("T1", "crunch", seconds=2.0)], context):
                 pass
-    assert time.perf_counter() - start < 0.3
+    assert time.perf_counter() - start < 1.0  # the thread itself sleeps 2 s
