@@ -68,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
             from .render import print_trace
             from .trace import Trace
 
-            print_trace(Trace.load(args.trace), Console())
+            print_trace(Trace.load(args.trace), _console())
             return 0
     except (ValidationError, ValueError, FileNotFoundError, MissingCredentials) as error:
         parser.error(_one_line(error))
@@ -113,7 +113,7 @@ async def _demo(args: argparse.Namespace) -> int:
     from .render import print_run, workspace_diff
     from .tools import builtin_tools
 
-    console = Console()
+    console = _console()
     workspace = copy_sample_project()
     console.print("[bold]dreamloop demo[/]: offline API, demo policy, real tools on a copy of the sample project")
     console.print(f"workspace: {workspace}")
@@ -154,7 +154,9 @@ async def _run(args: argparse.Namespace) -> int:
         from .demo import demo_policy
 
         model = offline(demo_policy, **({"model": args.model} if args.model else {}))
-    console = Console(stderr=args.json)
+    if not args.workspace.is_dir():
+        raise FileNotFoundError(f"--workspace {args.workspace} is not a directory")
+    console = _console(stderr=args.json)
     params = QueryParams(
         messages=args.prompt,
         model=model,
@@ -162,6 +164,7 @@ async def _run(args: argparse.Namespace) -> int:
         workspace=args.workspace.resolve(),
         permission_mode=args.permission_mode,
         ask=_terminal_ask(console) if sys.stdin.isatty() and not args.json else None,
+        can_use_tool=None if args.live else allow_test_commands(),
         max_turns=args.max_turns,
     )
     run = query(params)
@@ -178,13 +181,19 @@ async def _run(args: argparse.Namespace) -> int:
     return 0 if run.terminal.reason == "completed" else 1
 
 
+def _console(stderr: bool = False) -> Console:
+    """A rich Console; 100 columns when the output is not a terminal (logs, pipes), so lines don't wrap at 80."""
+    stream = sys.stderr if stderr else sys.stdout
+    return Console(stderr=stderr, width=None if stream.isatty() else 100)
+
+
 def _terminal_ask(console: Console) -> Any:
     """An ``ask`` that puts the permission question to the person at the terminal."""
     from .tools import Allow, Deny
 
     async def ask(tool: Any, input: dict[str, Any], reason: str) -> Any:
         question = f"{tool.name} {json.dumps(input)[:200]} — {reason}. Allow? [y/N] "
-        answer = await asyncio.to_thread(console.input, question)
+        answer = await asyncio.to_thread(console.input, question, markup=False)
         return Allow() if answer.strip().lower() in ("y", "yes") else Deny("The user denied this tool call.")
 
     return ask

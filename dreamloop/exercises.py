@@ -393,6 +393,7 @@ def check_find_tool_uses(fn: Any) -> bool:
         "thinking, then a call": _message({"type": "thinking", "thinking": "config.py first", "signature": "c2ln"},
                                           _use("toolu_1"), stop_reason="tool_use"),
         "stop_reason tool_use, no block": _message(S.text("Let me look"), stop_reason="tool_use"),
+        "stop_reason end_turn, with a block": _message(S.text("Reading."), _use("toolu_4"), stop_reason="end_turn"),
     }
 
     def body() -> str:

@@ -52,7 +52,7 @@ class TurnPrinter:
         self._calls: dict[str, Any] = {}
 
     def turn(self, turn_count: int, transition: Continue | None) -> None:
-        why = transition.reason if transition else "start"
+        why = transition.reason if transition else "None"
         self.console.print(Rule(f"turn_count={turn_count}  transition={why}", align="left", style="cyan"))
 
     def assistant(self, message: AssistantMessage) -> None:
@@ -124,6 +124,10 @@ async def print_run(run: Any, console: Console | None = None) -> Terminal:
 def print_trace(trace: Any, console: Console | None = None) -> None:
     """Print a saved ``Trace`` the way ``print_run`` printed it live."""
     printer = TurnPrinter(console)
+    prompts = [m for m in trace.resolve(trace.checkpoints[0].state_messages) if m.type == "user"] \
+        if trace.checkpoints else []
+    if prompts:
+        printer.notice(prompts[-1])
     for point in trace.checkpoints:
         printer.turn(point.turn_count, point.transition)
         for message in trace.resolve(point.assistant_messages + point.tool_results + point.attachments):

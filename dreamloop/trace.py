@@ -154,10 +154,17 @@ class Trace:
         """Read a trace written by ``save``. Raises ``ValueError`` on a file that is not one."""
         trace = cls()
         lines = Path(path).read_text(encoding="utf-8").splitlines()
-        if not lines or json.loads(lines[0]).get("kind") != "trace":
-            raise ValueError(f"{path} is not a dreamloop trace (first line must be the trace header)")
-        for line in lines[1:]:
-            record = json.loads(line)
+        try:
+            header = json.loads(lines[0]) if lines else {}
+        except json.JSONDecodeError:
+            header = {}
+        if not isinstance(header, dict) or header.get("kind") != "trace":
+            raise ValueError(f"{path} is not a dreamloop trace (its first line must be the trace header)")
+        for number, line in enumerate(lines[1:], start=2):
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise ValueError(f"{path}, line {number}: not JSON ({error.msg})") from None
             if record["kind"] == "message":
                 trace.add_message(_MESSAGE.validate_python(record["message"]))
             elif record["kind"] == "checkpoint":

@@ -111,9 +111,12 @@ def test_run_json_with_no_one_to_ask_denies_clearly(capsys, tmp_path):
     (["run", "hi", "--max-turns", "0"], "max_turns: Input should be greater than or equal to 1"),
     (["replay", "missing.jsonl"], "No such file"),
     (["run", "hi", "--live"], "--live needs ANTHROPIC_API_KEY"),
+    (["run", "hi", "--workspace", "nowhere"], "--workspace nowhere is not a directory"),
+    (["replay", "README.md"], "is not a dreamloop trace"),
 ])
 def test_bad_arguments_fail_clearly(argv, says, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
+    (tmp_path / "README.md").write_text("# not a trace\n")
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
     with pytest.raises(SystemExit) as exit:

@@ -227,6 +227,8 @@ CASES = [
                                           ([dl.reply("value is 1")], "no tool_use")]),
     (ex.check_find_tool_uses, find_tool_uses, [(lambda r: [b for b in r.content if b.type != "text"], "tool_use ids"),
                                                (lambda r: r.content if r.stop_reason == "tool_use" else [], "tool_use ids"),
+                                               (lambda r: [b for b in r.content if b.type == "tool_use"]
+                                                if r.stop_reason == "tool_use" else [], "never from stop_reason"),
                                                (raises, "NotImplementedError")]),
     (ex.check_four_steps, my_agent_loop, [(loop_without_assistant, "400"),
                                           (loop_that_never_stops, "more often than the script has turns"),

@@ -209,7 +209,7 @@ class FakeMessagesAPI:
             return turn_message(
                 item,
                 message_id=self._next_id("msg"),
-                model=self.model,
+                model=str(body.get("model") or self.model),  # the real API echoes the model asked for
                 new_tool_id=lambda: self._next_id("toolu"),
                 input_tokens=estimate_request_tokens(body),
             )

@@ -161,7 +161,7 @@ class StateInspector(W.VBox):
         total = len(self.trace.checkpoints)
         transition = point.transition.reason if point.transition else "None (the first iteration)"
         lines = [
-            f"<b>checkpoint {point.index + 1} of {total}</b> · turn_count=<b>{point.turn_count}</b> · "
+            f"<b>checkpoint {point.index} / {total - 1}</b> · turn_count=<b>{point.turn_count}</b> · "
             f"transition=<b>{esc(transition)}</b> · State.messages: {len(point.state_messages)}"
         ]
         if previous is None:

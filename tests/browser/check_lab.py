@@ -776,9 +776,9 @@ def check_page(page: Any, server: LabServer, rel: str, notebook: Path, out: Path
             fail("slider moves to the next checkpoint",
                  f"the messages pane of checkpoint {target} lacks {missing!r} (messages new there: "
                  f"{expected['kinds']}); pane text: {pane[:300]!r}")
-        if f"checkpoint {target + 1} of" not in after["header"]:
+        if f"checkpoint {target} / " not in after["header"]:
             fail("slider moves to the next checkpoint", f"header {after['header'][:200]!r} does not say "
-                                                        f"'checkpoint {target + 1} of'")
+                                                        f"'checkpoint {target} / '")
         report.note(f"readout {'%d→' % value if start != value else ''}{start}→{target}; "
                     f"new in the pane: {', '.join(repr(snip[:22]) for snip in expected['snippets'][:3])}")
         shoot(page, root_el, out / "state-inspector.png", budget)
