@@ -23,7 +23,7 @@ from typing import Any, AsyncIterator, Callable, Literal
 
 import anthropic
 from anthropic.types import Message as APIMessage
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from .abort import AbortController, Aborted
 from .deps import QueryDeps
@@ -87,10 +87,13 @@ class QueryParams(BaseModel):
     queued_input: Callable[[], list[AttachmentMessage]] | None = None
     deps: QueryDeps = Field(default_factory=QueryDeps)
 
-    @field_validator("messages", mode="before")
+    @model_validator(mode="before")
     @classmethod
-    def _prompt_as_message(cls, value: Any) -> Any:
-        return [user_message(value)] if isinstance(value, str) else value
+    def _prompt_as_message(cls, data: Any) -> Any:
+        if isinstance(data, dict) and isinstance(data.get("messages"), str):
+            deps = data.get("deps") or QueryDeps()
+            data = {**data, "messages": [user_message(data["messages"], uuid=deps.uuid())]}
+        return data
 
     @field_validator("model")
     @classmethod
@@ -209,6 +212,7 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
         ask=params.ask,
         workspace=params.workspace,
         permission_mode=params.permission_mode,
+        uuid=deps.uuid,
     )
     state = State(messages=tuple(params.messages), tool_use_context=context)
 
@@ -352,7 +356,7 @@ def _stream_interrupted(turn: _Turn, partial: PartialResponse, deps: QueryDeps) 
 
 def _tools_interrupted(turn: _Turn, tool_uses: list[Any], results: dict[str, Any], deps: QueryDeps) -> list[Any]:
     """Abort while tools ran: finished results stay, the others become error results, in call order."""
-    turn.tool_results = [tool_results_message(tool_uses, results, missing=INTERRUPTED)]
+    turn.tool_results = [tool_results_message(tool_uses, results, missing=INTERRUPTED, uuid=deps.uuid())]
     notice = _system(deps, "interrupted", "Interrupted while tools were running.", "warning")
     turn.attachments.append(notice)
     return [*turn.tool_results, notice]
@@ -384,7 +388,7 @@ def _close_stream(turn: _Turn, partial: PartialResponse, deps: QueryDeps, why: s
             closing.append(kept)
     tool_uses = turn.tool_uses()
     if tool_uses:
-        turn.tool_results = [tool_results_message(tool_uses, {}, missing=why)]
+        turn.tool_results = [tool_results_message(tool_uses, {}, missing=why, uuid=deps.uuid())]
         closing.extend(turn.tool_results)
     return closing
 

@@ -362,3 +362,18 @@ async def test_trace_round_trips_through_jsonl(offline, tmp_path):
     loaded = Trace.load(run.trace.save(tmp_path / "t.jsonl"))
     assert len(loaded) == 2 and loaded.terminal == run.terminal
     assert [m.uuid for m in loaded.resolve(loaded.checkpoints[1].messages_after)] == [m.uuid for m in run.messages]
+
+
+async def test_counting_uuids_make_every_id_deterministic(offline):
+    from dreamloop.deps import QueryDeps, counting_uuids
+
+    async def one_run():
+        model = offline([S.reply(S.tool_use("Read", {"path": "a"}, id="T1")), S.reply("done")])
+        run = query(QueryParams(messages="read a", model=model, tools=[reader()],
+                                deps=QueryDeps(uuid=counting_uuids())))
+        await drain(run)
+        return [m.uuid for m in run.messages], list(run.trace.messages)
+
+    first, second = await one_run(), await one_run()
+    assert first == second
+    assert first[0][0] == "00000000-0000-4000-8000-000000000001"

@@ -12,11 +12,12 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, AsyncIterator, Protocol, runtime_checkable
+from typing import Any, AsyncIterator, Callable, Protocol, runtime_checkable
 
 from pydantic import BaseModel
 
 from ..abort import AbortController
+from ..messages import new_uuid
 from .permissions import PERMISSION_MODES, Allow, Ask, AskUser, CanUseTool, PermissionDecision, PermissionMode
 
 __all__ = [
@@ -71,6 +72,7 @@ class ToolUseContext:
     * ``bash_timeout_s``: Bash's default timeout in seconds (the model may pass its own, in ms).
     * ``max_output_chars``: the cap on a built-in tool's output text.
     * ``max_concurrency``: at most this many calls of a parallel batch run at once.
+    * ``uuid``: makes the ids of the progress and tool-result messages (the loop passes ``QueryDeps.uuid``).
     """
 
     tools: list[Tool] = field(default_factory=list)
@@ -82,6 +84,7 @@ class ToolUseContext:
     bash_timeout_s: float = 120.0
     max_output_chars: int = 30_000
     max_concurrency: int = 10
+    uuid: Callable[[], str] = new_uuid
     ask_lock: asyncio.Lock = field(default_factory=asyncio.Lock, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

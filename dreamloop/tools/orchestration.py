@@ -106,7 +106,7 @@ async def run_tools(tool_uses: Iterable[Any], context: ToolUseContext) -> AsyncI
                 if message.data["stage"] == "done":
                     results[message.tool_use_id] = message.data["result"]
                 yield message
-    yield tool_results_message(tool_uses, results)
+    yield tool_results_message(tool_uses, results, uuid=context.uuid())
 
 
 async def run_tool_use(tool_use: Any, context: ToolUseContext) -> AsyncIterator[ProgressMessage]:
@@ -121,7 +121,8 @@ async def run_tool_use(tool_use: Any, context: ToolUseContext) -> AsyncIterator[
     cancellation (and other ``BaseException``) propagates.
     """
     tool_use_id, name, raw_input = _field(tool_use, "id"), _field(tool_use, "name"), _field(tool_use, "input")
-    yield ProgressMessage(tool_use_id=tool_use_id, data={"stage": "started", "name": name, "input": raw_input})
+    yield ProgressMessage(uuid=context.uuid(), tool_use_id=tool_use_id,
+                          data={"stage": "started", "name": name, "input": raw_input})
     tool = find_tool(context.tools, name)
     if tool is None:
         result = ToolResult(f"Error: No such tool available: {name}", is_error=True)
@@ -136,17 +137,19 @@ async def run_tool_use(tool_use: Any, context: ToolUseContext) -> AsyncIterator[
                         result = item
                         break
                     data = {**item, "stage": "progress", "name": name}
-                    yield ProgressMessage(tool_use_id=tool_use_id, data=data)
+                    yield ProgressMessage(uuid=context.uuid(), tool_use_id=tool_use_id, data=data)
             if result is None:
                 raise RuntimeError(f"{name}.call ended without yielding a ToolResult")
         except Exception as exc:  # a tool's failure is a result the model reads; CancelledError passes
             result = ToolResult(f"Error: {type(exc).__name__}: {exc}", is_error=True)
     block = tool_result_block(tool_use_id, _non_empty(result.content, name), is_error=result.is_error)
-    yield ProgressMessage(tool_use_id=tool_use_id, data={"stage": "done", "name": name, "result": block})
+    yield ProgressMessage(uuid=context.uuid(), tool_use_id=tool_use_id,
+                          data={"stage": "done", "name": name, "result": block})
 
 
 def tool_results_message(
-    tool_uses: Iterable[Any], results: Mapping[str, dict[str, Any]], missing: str = INTERRUPTED
+    tool_uses: Iterable[Any], results: Mapping[str, dict[str, Any]], missing: str = INTERRUPTED,
+    *, uuid: str | None = None,
 ) -> UserMessage:
     """The user message answering ``tool_uses``: one ``tool_result`` per call, in call order.
 
@@ -160,7 +163,8 @@ def tool_results_message(
     if not ids:
         raise ValueError("tool_results_message() needs at least one tool_use to answer")
     blocks = [results.get(i) or tool_result_block(i, missing, is_error=True) for i in ids]
-    return UserMessage(message={"role": "user", "content": blocks}, source_tool_use_ids=tuple(ids))
+    message = UserMessage(message={"role": "user", "content": blocks}, source_tool_use_ids=tuple(ids))
+    return message.model_copy(update={"uuid": uuid}) if uuid else message
 
 
 def tool_schemas(tools: Iterable[Tool]) -> list[dict[str, Any]]:
