@@ -926,11 +926,12 @@ def main(argv: list[str] | None = None) -> int:
                   file=sys.stderr if code else sys.stdout, flush=True)
     if code == 0:
         blocked, console = report.blocked, report.console
-        print(f"passed: {len(report.passed)} checks in {budget.elapsed():.1f} s; screenshots in {args.out}")
+        print(f"all checks passed in {budget.elapsed():.1f} s; screenshots in {args.out}")
         if console:
             print(f"  page console errors/warnings (not failures): {len(console)}; first: {console[0][:200]}")
         if blocked:
             print(f"  non-loopback requests aborted: {len(blocked)}; first: {blocked[0][:120]}")
+        print(f"browser: {len(report.passed)} passed, 0 failed")
     return code
 
 
