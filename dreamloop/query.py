@@ -39,13 +39,11 @@ from .messages import (
     user_message,
 )
 from .partial import PartialResponse
-from .state import Continue, State, Terminal, TerminalReason
+from .state import Continue, State, Terminal
 from .tools import INTERRUPTED, ToolUseContext, run_tools, tool_results_message, tool_schemas
 from .trace import Trace
 
 __all__ = ["QueryParams", "QueryRun", "query"]
-
-
 
 
 class QueryParams(BaseModel):

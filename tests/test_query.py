@@ -15,7 +15,7 @@ from dreamloop import scripts as S
 from dreamloop.engine import QueryEngine
 from dreamloop.messages import AttachmentMessage, user_message
 from dreamloop.query import QueryParams, query
-from dreamloop.tools import ToolResult, builtin_tools, tool
+from dreamloop.tools import builtin_tools, tool
 
 
 class PathInput(BaseModel):
