@@ -30,7 +30,7 @@ from . import scripts as S
 from .cli import allow_test_commands
 from .deps import QueryDeps, counting_uuids
 from .fake_api import validate_request
-from .messages import AssistantMessage, assistant_tool_uses
+from .messages import AssistantMessage, assistant_tool_uses, user_message
 from .minimal import agent_loop
 from .model import AnthropicModel, offline
 from .query import QueryParams, query
@@ -751,6 +751,18 @@ def check_next_state(fn: Any) -> bool:
             if reason != "next_turn":
                 raise _Fail(f"{where} transition is {_short(repr(transition), 80)}; expected reason 'next_turn'.",
                             'transition records why the loop went round: dl.Continue(reason="next_turn").')
+        # After a context stage, messages_for_query is shorter than State.messages; the next State
+        # starts from what the model saw, not from the old history.
+        point = points[-2]
+        seen = trace.resolve(point.messages_for_query)
+        dropped = user_message("(an old turn the context pipeline left out)")
+        state = State(messages=(dropped, *seen), turn_count=point.turn_count, transition=point.transition)
+        got = _run(lambda: _call("next_state(...)", fn, state, seen, trace.resolve(point.assistant_messages),
+                                 trace.resolve(point.tool_results), hint=hint))
+        if any(getattr(m, "uuid", None) == dropped.uuid for m in getattr(got, "messages", ())):
+            raise _Fail("when the context pipeline left a message out of messages_for_query, your next State "
+                        "still has it.", "build the next State from messages_for_query (what the model saw), "
+                        "not from state.messages: [*messages_for_query, *assistant_messages, *tool_results].")
         return f"{len(points) - 1} transitions, each the same State queryLoop() built (messages, turn_count, transition)."
 
     return _verdict("next State", body)
