@@ -123,3 +123,21 @@ def test_bad_arguments_fail_clearly(argv, says, tmp_path, monkeypatch, capsys):
         main(argv)
     assert exit.value.code == 2
     assert says in capsys.readouterr().err
+
+
+def test_live_mode_talks_to_any_anthropic_compatible_endpoint(capsys, tmp_path, monkeypatch):
+    """`run --live` through the SDK's own ANTHROPIC_BASE_URL, here the loopback fake API: the live code path."""
+    from dreamloop.fake_api import serve
+
+    workspace = copy_sample_project(tmp_path / "sample")
+    with serve(demo_policy) as server:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-not-a-key")
+        status = main(["run", "change value to 2", "--live", "--model", "claude-scripted-1", "--workspace",
+                       str(workspace), "--permission-mode", "bypass", "--json"])
+        requests = list(server.api.requests)
+    result = json.loads(capsys.readouterr().out)
+    assert status == 0 and result["terminal"]["reason"] == "completed"
+    assert "value = 2" in (workspace / "config.py").read_text()
+    assert len(requests) == result["terminal"]["turn_count"]
+    assert requests[0].headers["authorization"] == "<redacted>" and requests[0].streamed
