@@ -87,7 +87,7 @@ def _one_line(error: Exception) -> str:
     return str(error)
 
 
-def allow_test_commands(can_use_tool_input_prefixes: tuple[str, ...] = TEST_COMMAND_PREFIXES) -> Any:
+def allow_test_commands(prefixes: tuple[str, ...] = TEST_COMMAND_PREFIXES) -> Any:
     """A ``can_use_tool`` that allows Bash running the project's unittest command.
 
     Every other call gets the tool's own decision under the permission mode
@@ -97,7 +97,7 @@ def allow_test_commands(can_use_tool_input_prefixes: tuple[str, ...] = TEST_COMM
 
     async def can_use_tool(tool: Any, input: dict[str, Any], context: Any) -> Any:
         command = str(input.get("command", "")).strip()
-        if tool.name == "Bash" and command.startswith(can_use_tool_input_prefixes) and not set(";|&$`<>") & set(command):
+        if tool.name == "Bash" and command.startswith(prefixes) and not set(";|&$`<>") & set(command):
             return Allow()
         if context.permission_mode == "bypass":
             return Allow()
