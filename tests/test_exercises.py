@@ -13,6 +13,7 @@ from pydantic import BaseModel
 
 import dreamloop as dl
 import dreamloop.exercises as ex
+import dreamloop.exercises._checking  # noqa: F401  (the checks' shared settings)
 from dreamloop.fake_api import validate_request
 from dreamloop.tools import Allow
 
@@ -292,7 +293,7 @@ def test_check_setup_passes(capsys):
 
 
 def test_a_hang_is_reported_not_waited_for(monkeypatch, capsys):
-    monkeypatch.setattr(ex, "TIMEOUT_S", 0.3)
+    monkeypatch.setattr(ex._checking, "TIMEOUT_S", 0.3)
 
     def slow(response):
         time.sleep(3.0)

@@ -1,0 +1,226 @@
+"""What every chapter's checks share: the verdict printer, running a learner's code safely, a tiny Read tool.
+
+A check body returns the ✅ summary or raises ``_Fail(problem, hint)``; ``_verdict`` prints one line and
+never raises. ``_run`` runs async work on a fresh event loop in a worker thread (a notebook's loop is
+already running); ``_call`` turns any exception in the learner's code into a ``_Fail``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import threading
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from anthropic.types import Message, ToolUseBlock
+from pydantic import BaseModel
+
+from ..model import AnthropicModel
+from ..tools import FunctionTool
+
+TIMEOUT_S = 20.0
+"""How long a check waits for the learner's code before it reports a hang."""
+
+_MODEL = "claude-scripted-1"
+
+
+# ---------------------------------------------------------------------------
+# Reporting: one verdict per check, never an exception
+
+
+class _Fail(Exception):
+    """A ❌ verdict: what is wrong, and a hint on how to fix it."""
+
+    def __init__(self, problem: str, hint: str) -> None:
+        super().__init__(problem)
+        self.problem = problem
+        self.hint = hint
+
+
+def _verdict(title: str, body: Callable[[], str]) -> bool:
+    """Run ``body`` (which returns the ✅ summary or raises ``_Fail``); print the verdict; never raise."""
+    try:
+        summary = body()
+    except _Fail as fail:
+        print(f"❌ {title}: {fail.problem}\n   Hint: {fail.hint}")
+        return False
+    except BaseException as exc:  # noqa: BLE001 - a check must never raise, not even on Ctrl-C
+        if isinstance(exc, KeyboardInterrupt):
+            print(f"❌ {title}: interrupted before the check finished.\n   Hint: run the cell again.")
+        else:
+            print(f"❌ {title}: the check could not run your answer ({type(exc).__name__}: {_short(exc)}).\n"
+                  "   Hint: make sure the cell that defines your answer ran without errors, then run this one again.")
+        return False
+    print(f"✅ {title}: {summary}")
+    return True
+
+
+def _short(value: Any, limit: int = 220) -> str:
+    """One line of at most ``limit`` characters (JSON for dicts and lists)."""
+    if isinstance(value, (dict, list, tuple)):
+        try:
+            text = json.dumps(value, default=_json_default)
+        except (TypeError, ValueError):
+            text = repr(value)
+    elif isinstance(value, BaseException):
+        text = str(value) or type(value).__name__
+    else:
+        text = str(value)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", exclude_none=True)
+    return repr(value)
+
+
+def _run(make: Callable[[], Awaitable[Any]], timeout: float | None = None) -> Any:
+    """``await make()`` on a fresh event loop in a worker thread; its value, or its exception raised here.
+
+    A notebook's event loop is already running (no ``asyncio.run`` there), and
+    the learner's code may block; the worker keeps both problems out of the
+    kernel's loop. A run that outlives ``timeout`` is reported as a hang (the
+    thread is a daemon and is left to finish on its own).
+    """
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = asyncio.run(make())
+        except BaseException as exc:  # noqa: BLE001 - handed back to the caller's thread
+            box["error"] = exc
+
+    timeout = TIMEOUT_S if timeout is None else timeout
+    worker = threading.Thread(target=target, name="dreamloop-exercise-check", daemon=True)
+    worker.start()
+    worker.join(timeout)
+    if worker.is_alive():
+        raise _Fail(
+            f"your code did not finish within {timeout:g} s.",
+            "look for a loop that never ends (a while True without a return, or one that never awaits); "
+            "if the kernel stays busy, restart it (Kernel → Restart Kernel).",
+        )
+    if "error" in box:
+        raise box["error"]
+    return box.get("value")
+
+
+async def _call(what: str, fn: Callable[..., Any], *args: Any, hint: str) -> Any:
+    """Call the learner's ``fn`` (sync or async); turn any exception into a ``_Fail`` naming it."""
+    try:
+        value = fn(*args)
+        if inspect.isawaitable(value):
+            value = await value
+        return value
+    except NotImplementedError as exc:
+        raise _Fail(f"{what} raised NotImplementedError({_short(exc)!r}).",
+                    "replace the `raise NotImplementedError(...)` line with your code.") from None
+    except BaseException as exc:  # noqa: BLE001 - the learner's exception becomes the verdict
+        explained = _explain(exc)
+        raise _Fail(f"{what} raised {type(exc).__name__}: {explained}", _api_hint(explained, hint)) from None
+
+
+def _explain(exc: BaseException) -> str:
+    """The learner-facing text of an exception, naming the offline API's verdicts."""
+    text = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+    status = getattr(exc, "status_code", None)
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict) and isinstance(body.get("error"), dict):
+        text = body["error"].get("message", text)
+    if "ScriptExhausted" in text or "script has no item" in text:
+        return ("the model was asked more often than the script has turns: the loop did not stop when a "
+                "response had no tool_use.")
+    if status == 400:
+        return f"the offline API answered 400 invalid_request_error: {_short(text)}"
+    return _short(text)
+
+
+_API_RULE_HINTS = {
+    "unexpected `tool_use_id`": "a tool_result must answer a tool_use of the message just before it: "
+                                "append the assistant message (the response's content) before the results.",
+    "were found without `tool_result`": "every tool_use needs its tool_result in the very next user message.",
+    "Did not find": "the tool_result blocks must come first in the user message; text goes after them.",
+    "content blocks must": "don't send empty text blocks.",
+    "non-empty content": "don't send a message with empty content.",
+}
+
+
+def _api_hint(text: str, default: str) -> str:
+    """The hint for an offline-API 400 message: the rule it names, else ``default``."""
+    return next((hint for key, hint in _API_RULE_HINTS.items() if key in text), default)
+
+
+def _require_callable(fn: Any, name: str) -> None:
+    if not callable(fn):
+        raise _Fail(f"expected a function, got {type(fn).__name__} {_short(repr(fn), 80)}.",
+                    f"pass the function itself: check(...)({name}) without calling it first.")
+
+
+def _field(block: Any, key: str, default: Any = None) -> Any:
+    if isinstance(block, dict):
+        return block.get(key, default)
+    return getattr(block, key, default)
+
+
+# ---------------------------------------------------------------------------
+# Shared fixtures: a tiny file system and a Read tool over it
+
+
+class _ReadInput(BaseModel):
+    file_path: str
+
+
+_FILES = {"config.py": "value = 1\n", "greeter.py": 'name = "greeter"\n', "notes.md": "Remember: value must be 2.\n"}
+"""The files the checks' Read tool can see."""
+
+
+def _read_file(file_path: str) -> str:
+    if file_path not in _FILES:
+        raise FileNotFoundError(f"no such file: {file_path}")
+    return _FILES[file_path]
+
+
+def _read_tool() -> FunctionTool:
+    return FunctionTool(lambda input: _read_file(input.file_path), _ReadInput, name="Read",
+                        description="Read a text file.", read_only=True)
+
+
+def _dispatch(name: str, input: dict[str, Any]) -> str:
+    """The learner's ``run_tool(name, input)`` for the checks' tools."""
+    if name != "Read":
+        raise KeyError(f"no tool named {name}")
+    return _read_file(**input)
+
+
+def _api_requests(model: AnthropicModel) -> list[Any]:
+    return [r for r in model.api.requests if r.path.endswith("/v1/messages")]
+
+
+def _text_of(message: Any) -> str:
+    content = _field(message, "content") or []
+    if isinstance(content, str):
+        return content
+    return "".join(_field(b, "text", "") for b in content if _field(b, "type") == "text")
+
+
+# ---------------------------------------------------------------------------
+# Building blocks the checks of several chapters use
+
+
+def _message(*blocks: dict[str, Any], stop_reason: str = "end_turn") -> Message:
+    return Message.model_validate({
+        "id": "msg_check", "type": "message", "role": "assistant", "model": _MODEL, "content": list(blocks),
+        "stop_reason": stop_reason, "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 5},
+    })
+
+
+def _use(id: str, name: str = "Read", **input: Any) -> dict[str, Any]:
+    return {"type": "tool_use", "id": id, "name": name, "input": input or {"file_path": "config.py"}}
+
+
+def _tool_use_blocks(*blocks: dict[str, Any]) -> list[ToolUseBlock]:
+    return [ToolUseBlock.model_validate(b) for b in blocks]

@@ -1,0 +1,161 @@
+"""Chapter 02: tool_use / tool_result pairing: the exercise checks."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from anthropic.types import ToolUseBlock
+from pydantic import BaseModel, ConfigDict
+
+from ..fake_api import validate_request
+from ..tools import (
+    FunctionTool,
+    ToolUseContext,
+    run_tools,
+    tool_results_message,
+)
+from ._checking import (
+    _MODEL,
+    _call,
+    _Fail,
+    _field,
+    _json_default,
+    _read_file,
+    _require_callable,
+    _run,
+    _short,
+    _tool_use_blocks,
+    _use,
+    _verdict,
+)
+
+__all__ = ['check_answer_tool_uses', 'check_close_dangling']
+
+class _AnyInput(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+def _function_tools(functions: dict[str, Callable[..., str]]) -> list[FunctionTool]:
+    def wrap(function: Callable[..., str]) -> Callable[[_AnyInput], str]:
+        return lambda input: function(**input.model_dump())
+
+    return [FunctionTool(wrap(f), _AnyInput, name=name) for name, f in functions.items()]
+
+
+def _accepted(tool_uses: list[ToolUseBlock], answer: dict[str, Any]) -> str | None:
+    """The offline API's 400 message for [user, assistant(tool_uses), answer], or None if it accepts it."""
+    body = {
+        "model": _MODEL, "max_tokens": 64,
+        "messages": [
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": [b.model_dump(mode="json", exclude_none=True) for b in tool_uses]},
+            answer,
+        ],
+    }
+    problem = validate_request(json.loads(json.dumps(body, default=_json_default)))
+    return problem.message if problem else None
+
+
+def _check_results_message(case: str, got: Any, expected: list[dict[str, Any]], tool_uses: list[ToolUseBlock],
+                           hint: str, error_hint: str) -> None:
+    if not isinstance(got, dict) or got.get("role") != "user" or not isinstance(got.get("content"), list):
+        raise _Fail(f"for '{case}' it returned {_short(got, 120)}; expected a user message "
+                    '{"role": "user", "content": [tool_result blocks]}.', hint)
+    blocks = got["content"]
+    ids = [_field(b, "tool_use_id") for b in blocks]
+    want_ids = [b["tool_use_id"] for b in expected]
+    if ids != want_ids:
+        raise _Fail(f"for '{case}' the tool_result ids are {ids}; the calls were {want_ids}.",
+                    "one tool_result per tool_use, same id, in call order; " + hint)
+    for block, want in zip(blocks, expected):
+        if _field(block, "type") != "tool_result":
+            raise _Fail(f"for '{case}' a block has type {_field(block, 'type')!r}.", 'each block is {"type": "tool_result", ...}.')
+        failed, should_fail = bool(_field(block, "is_error", False)), bool(want.get("is_error"))
+        if failed != should_fail:
+            raise _Fail(f"for '{case}' the result of {want['tool_use_id']} has is_error={failed}; expected {should_fail}.",
+                        error_hint)
+        content = _field(block, "content")
+        if should_fail:
+            if not content or (isinstance(content, str) and not content.strip()):
+                raise _Fail(f"for '{case}' the error result of {want['tool_use_id']} has no text.",
+                            "say what went wrong, the model reads it: " + error_hint)
+        elif content != want["content"]:
+            raise _Fail(f"for '{case}' the content of {want['tool_use_id']} is {_short(content, 80)}; "
+                        f"expected {_short(want['content'], 80)}.", hint)
+    problem = _accepted(tool_uses, got)
+    if problem:
+        raise _Fail(f"for '{case}' the offline API would answer 400: {problem}", hint)
+
+
+def check_answer_tool_uses(fn: Any) -> bool:
+    """Check step 3 with failures: ``fn(tool_uses, functions) -> user message`` answers every call, by id,
+    in call order; an unknown tool and a function that raises become ``is_error`` results.
+
+    Compared with ``dreamloop.run_tools`` on the same calls; the answer must also pass the offline API's rules.
+    """
+    hint = ('return {"role": "user", "content": [{"type": "tool_result", "tool_use_id": use.id, '
+            '"content": functions[use.name](**use.input)} for use in tool_uses]}')
+    error_hint = ('an unknown tool or an exception is a result too: {"type": "tool_result", "tool_use_id": use.id, '
+                  '"content": "Error: ...", "is_error": True}; never let it escape the loop.')
+    functions = {"Read": _read_file}
+    cases = {
+        "one call": _tool_use_blocks(_use("toolu_1")),
+        "two calls": _tool_use_blocks(_use("toolu_1"), _use("toolu_2", file_path="notes.md")),
+        "same tool twice, ids out of order": _tool_use_blocks(_use("toolu_9", file_path="greeter.py"), _use("toolu_4")),
+        "unknown tool": _tool_use_blocks(_use("toolu_1"), _use("toolu_2", name="Wrte", file_path="x.py")),
+        "tool raises": _tool_use_blocks(_use("toolu_1", file_path="missing.py"), _use("toolu_2")),
+    }
+
+    def body() -> str:
+        _require_callable(fn, "answer_tool_uses")
+        for case, tool_uses in cases.items():
+            async def reference() -> list[dict[str, Any]]:
+                context = ToolUseContext(tools=_function_tools(functions), permission_mode="bypass")
+                messages = [m async for m in run_tools(tool_uses, context) if m.type == "user"]
+                return messages[-1].message["content"]
+
+            expected = _run(reference)
+            got = _run(lambda: _call("answer_tool_uses(tool_uses, functions)", fn, tool_uses, dict(functions),
+                                     hint=error_hint))
+            _check_results_message(case, got, expected, tool_uses, hint, error_hint)
+        return f"{len(cases)} cases: every tool_use answered by id, in call order, failures as is_error results."
+
+    return _verdict("answer every tool_use", body)
+
+
+def check_close_dangling(fn: Any) -> bool:
+    """Check ``fn(tool_uses, results) -> user message`` (the source's ``yieldMissingToolResultBlocks()``):
+    every call answered in call order, collected results kept, the missing ones as ``is_error`` results.
+
+    ``results`` maps tool_use_id → tool_result block, in completion order. Compared with
+    ``dreamloop.tools.tool_results_message``; the answer must also pass the offline API's rules.
+    """
+    hint = ("walk tool_uses, not results: the calls fix the order, and each one needs an answer. Use the "
+            'result that arrived, else an is_error result with the text "Interrupted by user".')
+
+    def done(id: str, text: str) -> dict[str, Any]:
+        return {"type": "tool_result", "tool_use_id": id, "content": text}
+
+    three = _tool_use_blocks(_use("toolu_1"), _use("toolu_2", file_path="notes.md"), _use("toolu_3", file_path="greeter.py"))
+    cases = {
+        "all finished, in completion order 3, 1, 2": (three, {"toolu_3": done("toolu_3", "c"), "toolu_1": done("toolu_1", "a"),
+                                                              "toolu_2": done("toolu_2", "b")}),
+        "the second one never finished": (three, {"toolu_3": done("toolu_3", "c"), "toolu_1": done("toolu_1", "a")}),
+        "none finished": (three, {}),
+        "one call, finished with an error": (three[:1], {"toolu_1": {**done("toolu_1", "Error: boom"), "is_error": True}}),
+    }
+
+    def body() -> str:
+        _require_callable(fn, "close_dangling")
+        for case, (tool_uses, results) in cases.items():
+            expected = tool_results_message(tool_uses, results).message["content"]
+            got = _run(lambda: _call("close_dangling(tool_uses, results)", fn, tool_uses, dict(results), hint=hint))
+            _check_results_message(case, got, expected, tool_uses, hint,
+                                   "a call without a result gets an is_error result; one that has a result keeps it.")
+        return f"{len(cases)} cases: every call answered in call order, dangling ones as is_error results."
+
+    return _verdict("close dangling tool_use", body)
+
+
