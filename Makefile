@@ -16,7 +16,7 @@ help:
 	@echo "make notebooks     re-execute and save every notebook"
 	@echo "make images        rebuild the figures in images/ from their sources"
 	@echo "make bench         print the benchmarks' figures"
-	@echo "make browser-test  chapter 03 in JupyterLab in headless Chromium (installs chromium, playwright if missing)"
+	@echo "make browser-test  the chapters in JupyterLab in headless Chromium (installs chromium, playwright if missing)"
 	@echo "make screenshots   browser-test, then copy its screenshots into images/ (the README uses them)"
 
 $(STAMP): pyproject.toml
@@ -53,7 +53,8 @@ bench: $(STAMP)
 	$(BIN)/python bench/loop_overhead.py
 	$(BIN)/python bench/inspector.py
 
-# Chapter 03 as a learner sees it: JupyterLab in headless Chromium, checked (tests/browser/check_lab.py).
+# The chapters as a learner sees them: JupyterLab in headless Chromium, checked (tests/browser/check_lab.py,
+# one module per chapter in tests/browser/chapters/).
 # Installs Debian's chromium (apt-get) and playwright (into the venv) when missing; screenshots in build/browser/.
 browser-test: $(STAMP)
 	bash tests/browser/ensure_deps.sh $(BIN)/python

@@ -1,0 +1,634 @@
+"""The browser check's machinery: a JupyterLab server on loopback, the page helpers, the kernel probe.
+
+``check_lab.py`` runs the chapters; each chapter's own checks live in ``chapters/chNN.py``. This module
+knows nothing about what a particular chapter shows.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+
+REPO = Path(__file__).resolve().parents[2]
+CHROMIUM_FLAGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+    # without these, Chromium floods a closed network with background requests
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--no-first-run", "--disable-quic", "--disable-default-apps", "--disable-domain-reliability",
+]
+LOOPBACK = ("http://127.0.0.1", "ws://127.0.0.1", "data:", "blob:", "about:")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# budget, checks, failures
+
+
+class CheckFailed(Exception):
+    def __init__(self, check: str, message: str) -> None:
+        super().__init__(f"{check}: {message}")
+        self.check, self.message = check, message
+
+
+class Budget:
+    """The whole check's time; every wait is capped by what is left of it."""
+
+    def __init__(self, seconds: float) -> None:
+        self.total = seconds
+        self.t0 = time.monotonic()
+
+    def start(self) -> None:
+        """Start counting now (each chapter's budget starts when its chapter does)."""
+        self.t0 = time.monotonic()
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.t0
+
+    def left(self) -> float:
+        return self.total - self.elapsed()
+
+    def ms(self, cap_seconds: float) -> float:
+        """A Playwright timeout (ms): ``cap_seconds`` or what is left, whichever is less (at least 0.5 s)."""
+        return max(500.0, min(cap_seconds, self.left() - 1.0) * 1000.0)
+
+
+class Report:
+    def __init__(self, budget: Budget) -> None:
+        self.budget = budget
+        self.current = "start"
+        self.passed: list[tuple[str, float, str]] = []
+        self.console: list[str] = []  # the page's console errors and warnings, uncaught errors
+        self.blocked: list[str] = []  # requests to anything but the server, aborted
+        self.failure_png: Path | None = None
+        self._note = ""
+
+    @contextlib.contextmanager
+    def check(self, name: str) -> Iterator[None]:
+        self.current = name
+        started = time.monotonic()
+        try:
+            yield
+        except CheckFailed:
+            raise
+        except Exception as error:  # a Playwright timeout, a JS error: name the check it happened in
+            text = str(error).strip().splitlines()
+            raise CheckFailed(name, f"{type(error).__name__}: {' / '.join(text[:4])}") from error
+        took = time.monotonic() - started
+        note, self._note = self._note, ""
+        self.passed.append((name, took, note))
+        print(f"  ok  {name:<48} {took:5.1f} s  {note}", flush=True)
+
+    def note(self, text: str) -> None:
+        self._note = text
+
+
+def fail(check: str, message: str) -> None:
+    raise CheckFailed(check, message)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the JupyterLab server
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def descendants(pid: int) -> list[int]:
+    """Every live process under ``pid`` (from /proc; the kernels run in their own sessions)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        children.setdefault(ppid, []).append(int(entry.name))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def sweep_children(grace: float = 2.0) -> None:
+    """End, by pid, whatever this process started that still runs (the Playwright driver, Chromium).
+
+    Grandchildren first (Chromium ends its own helpers and is reaped by the driver), then our own
+    children (reaped here); SIGTERM, then SIGKILL after ``grace`` seconds.
+    """
+    mine = descendants(os.getpid())
+    children = {pid for pid in mine if _ppid(pid) == os.getpid()}
+    for wave in ([p for p in mine if p not in children], [p for p in mine if p in children]):
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            live = [pid for pid in wave if alive(pid)]
+            for pid in live:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, sig)
+            deadline = time.monotonic() + grace
+            while live and time.monotonic() < deadline:
+                for pid in live:
+                    if pid in children:
+                        with contextlib.suppress(ChildProcessError, OSError):
+                            os.waitpid(pid, os.WNOHANG)
+                live = [pid for pid in live if alive(pid)]
+                time.sleep(0.05)
+            if not live:
+                break
+
+
+def _ppid(pid: int) -> int:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return -1
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a zombie of ours is dead for our purpose
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+class LabServer:
+    def __init__(self, root: Path, notebook_dir: Path, env: dict[str, str]) -> None:
+        self.root, self.port, self.token = root, free_port(), secrets.token_hex(16)
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.log_path = root / "jupyter-lab.log"
+        self.proc: subprocess.Popen[bytes] | None = None
+        self._lock = threading.Lock()
+        self._stopped = False
+        self.cmd = [
+            sys.executable, "-m", "jupyter", "lab", "--no-browser",
+            "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={self.port}", "--ServerApp.port_retries=0",
+            f"--IdentityProvider.token={self.token}",
+            f"--ServerApp.root_dir={notebook_dir}",
+            "--ServerApp.allow_root=True",          # CI runs as root; Jupyter refuses without it
+            "--ServerApp.open_browser=False",
+            "--LabApp.news_url=None",               # no news fetches
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+            f"--LabApp.workspaces_dir={root / 'workspaces'}",
+            f"--LabApp.user_settings_dir={root / 'user-settings'}",
+            "--LabApp.expose_app_in_browser=True",  # window.jupyterapp: run JupyterLab commands from the page
+            "--LanguageServerManager.autodetect=False",  # no scan for language servers at start
+        ]
+        self.env = env
+
+    def start(self) -> None:
+        settings = self.root / "user-settings" / "@jupyterlab" / "apputils-extension"
+        settings.mkdir(parents=True, exist_ok=True)
+        # no "get notified about Jupyter news?" toast over the notebook
+        (settings / "notification.jupyterlab-settings").write_text(
+            json.dumps({"fetchNews": "false", "checkForUpdates": False}))
+        self._log = open(self.log_path, "wb")
+        self.proc = subprocess.Popen(self.cmd, stdout=self._log, stderr=subprocess.STDOUT, env=self.env,
+                                     cwd=self.root, start_new_session=True)
+
+    def wait_ready(self, budget: Budget, cap: float = 30.0) -> None:
+        deadline = time.monotonic() + min(cap, budget.left() - 1)
+        url = f"{self.base}/api/status?token={self.token}"
+        while time.monotonic() < deadline:
+            if self.proc is not None and self.proc.poll() is not None:
+                fail("JupyterLab server starts", f"jupyter lab exited with code {self.proc.returncode}")
+            try:
+                with urllib.request.urlopen(url, timeout=1) as response:
+                    if response.status == 200:
+                        return
+            except (urllib.error.URLError, OSError):
+                pass
+            time.sleep(0.2)
+        fail("JupyterLab server starts", f"no answer from {self.base}/api/status")
+
+    def log_tail(self, lines: int = 25) -> str:
+        try:
+            text = self.log_path.read_text(errors="replace")
+        except OSError:
+            return ""
+        return "\n".join(text.splitlines()[-lines:])
+
+    def stop(self) -> None:
+        """Stop the server and everything it started; safe to call twice and from another thread."""
+        with self._lock:
+            if self._stopped or self.proc is None:
+                return
+            self._stopped = True
+        proc = self.proc
+        kids = descendants(proc.pid)  # kernels run in their own process groups: remember them now
+        if proc.poll() is None:
+            try:  # the clean way: the server shuts its kernels down itself
+                request = urllib.request.Request(f"{self.base}/api/shutdown?token={self.token}", method="POST")
+                urllib.request.urlopen(request, timeout=3).close()
+            except (urllib.error.URLError, OSError):
+                pass
+            try:
+                proc.wait(6)
+            except subprocess.TimeoutExpired:
+                for sig, wait in ((signal.SIGTERM, 3), (signal.SIGKILL, 3)):
+                    with contextlib.suppress(ProcessLookupError):
+                        os.killpg(proc.pid, sig)
+                    try:
+                        proc.wait(wait)
+                        break
+                    except subprocess.TimeoutExpired:
+                        continue
+        for pid in kids:  # anything the shutdown left behind (a kernel, its children): by pid
+            if alive(pid):
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(Exception):
+            self._log.close()
+
+
+# ---------------------------------------------------------------------------------------------------------
+# page helpers (JavaScript)
+
+JS_HELPERS = r"""
+() => {
+  const norm = (s) => (s || '').replace(/\s+/g, ' ').trim();
+  const panel = () => window.jupyterapp && window.jupyterapp.shell.currentWidget;
+  window.__dl = {
+    norm,
+    panel,
+    // StateInspector: a VBox whose children are [IntSlider "checkpoint", HTML header, Tab of panes]
+    inspectors() {
+      const marked = [...document.querySelectorAll('.dreamloop-inspector')];
+      if (marked.length) return marked;
+      return [...document.querySelectorAll('.widget-slider')]
+        .filter((s) => norm((s.querySelector('.widget-label') || {}).textContent) === 'checkpoint')
+        .map((s) => s.parentElement)
+        .filter((root) => root && root.querySelector(':scope > .widget-tab, :scope > .jupyter-widget-tab'));
+    },
+    inspectorParts(root) {
+      const tab = root.querySelector(':scope > .widget-tab, :scope > .jupyter-widget-tab');
+      const titles = [...tab.querySelectorAll('.lm-TabBar-tabLabel')].map((t) => norm(t.textContent));
+      const contents = tab.querySelector('.widget-tab-contents') || tab.querySelector('.lm-StackedPanel');
+      const panes = contents ? [...contents.children] : [];
+      const header = [...root.children].find((c) => c.classList.contains('widget-html'));
+      const slider = root.querySelector('.widget-slider');
+      return {
+        titles,
+        paneTexts: panes.map((p) => norm(p.textContent)),
+        header: norm(header && header.textContent),
+        readout: norm((slider.querySelector('.widget-readout') || {}).textContent),
+        handle: !!slider.querySelector('.noUi-handle'),
+      };
+    },
+    // LiveView: a VBox whose first child is an HBox [Stop button (.dreamloop-stop), status]
+    liveViews() {
+      const marked = [...document.querySelectorAll('.dreamloop-live')];
+      if (marked.length) return marked;
+      return [...document.querySelectorAll('.dreamloop-stop')]
+        .map((b) => b.closest('.widget-hbox'))
+        .map((h) => h && h.parentElement)
+        .filter(Boolean);
+    },
+    cellStatus() {
+      const p = panel();
+      if (!p || !p.content || !p.content.model) return { ready: false };
+      const cells = [];
+      const model = p.content.model;
+      for (let i = 0; i < model.cells.length; i++) {
+        const c = model.cells.get(i);
+        if (c.type !== 'code') continue;
+        const outputs = c.outputs ? c.outputs.toJSON() : [];
+        const tags = (c.getMetadata && c.getMetadata('tags')) || [];
+        const error = tags.includes('raises-exception') ? null : outputs.find((o) => o.output_type === 'error');
+        cells.push({
+          index: i,
+          count: c.executionCount,
+          error: error ? `${error.ename}: ${error.evalue}` : null,
+          source: c.sharedModel.getSource().split('\n')[0].slice(0, 80),
+        });
+      }
+      const kernel = p.sessionContext && p.sessionContext.session && p.sessionContext.session.kernel;
+      const dialog = document.querySelector('.jp-Dialog');
+      return {
+        ready: true,
+        cells,
+        kernel: kernel ? kernel.status : 'none',
+        runAll: window.__dlRunAll || null,
+        dialog: dialog ? norm(dialog.textContent).slice(0, 200) : null,
+        tracebacks: [...document.querySelectorAll(
+            '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]')]
+          .map((e) => e.textContent).filter((t) => t.includes('Traceback')).map((t) => t.slice(0, 600)),
+      };
+    },
+    // record what the live views' "streaming…" part showed while the cells ran (distinct texts, capped)
+    watchStreaming() {
+      const record = window.__dlStream = { frames: 0, samples: [] };
+      const seen = new Set();
+      const look = () => {
+        for (const el of document.querySelectorAll('.dreamloop-live .widget-html-content')) {
+          const t = norm(el.textContent);
+          if (!t.includes('streaming…') || seen.has(t)) continue;
+          seen.add(t);
+          record.frames += 1;
+          if (record.samples.length < 400) record.samples.push(t.slice(0, 2000));
+        }
+      };
+      new MutationObserver(look).observe(document.body, { subtree: true, childList: true, characterData: true });
+    },
+  };
+  return true;
+}
+"""
+
+RUN_ALL = r"""
+() => {  // start the command, do not wait for it: the Python side polls window.__dlRunAll and the cells
+  window.__dlRunAll = { done: false, result: null, error: null };
+  window.jupyterapp.commands.execute('notebook:run-all-cells').then(
+    (result) => { window.__dlRunAll = { done: true, result: result === undefined ? null : !!result, error: null }; },
+    (e) => { window.__dlRunAll = { done: true, result: false, error: String(e) }; });
+  return true;
+}
+"""
+
+KERNEL_EXECUTE = r"""
+async ([code, ms]) => {
+  const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+  let out = '', err = '';
+  const future = kernel.requestExecute({ code, silent: false, store_history: false });
+  future.onIOPub = (msg) => {
+    const t = msg.header.msg_type;
+    if (t === 'stream') { if (msg.content.name === 'stdout') out += msg.content.text; else err += msg.content.text; }
+    if (t === 'error') err += msg.content.ename + ': ' + msg.content.evalue;
+  };
+  const late = new Promise((resolve) => setTimeout(() => resolve('timeout'), ms));
+  if (await Promise.race([future.done.then(() => 'done'), late]) === 'timeout')
+    err += `the kernel did not answer within ${ms} ms (busy?)`;
+  return { out, err };
+}
+"""
+
+# Run in the learner's kernel (not stored in history, outputs parented to this request, not to a cell).
+PROBE_PY = r'''
+def _dreamloop_browser_probe():
+    import json, re
+    try:
+        from ipywidgets.widgets.widget import _instances as widgets
+    except ImportError:
+        import ipywidgets
+        widgets = ipywidgets.Widget.widgets
+    from dreamloop.widgets import LiveView, StateInspector
+
+    def field(obj, key, default=None):
+        return obj.get(key, default) if isinstance(obj, dict) else getattr(obj, key, default)
+
+    def content(message):
+        inner = field(message, "message")
+        blocks = field(inner, "content", []) if inner is not None else []
+        return [{"type": "text", "text": blocks}] if isinstance(blocks, str) else list(blocks or [])
+
+    def norm(text):
+        return re.sub(r"\s+", " ", str(text or "")).strip()
+
+    def snippet(message):
+        for block in content(message):
+            kind = field(block, "type")
+            if kind == "text" and norm(field(block, "text")):
+                return norm(field(block, "text"))[:40]
+            if kind == "tool_result":
+                body = field(block, "content")
+                if isinstance(body, list):
+                    body = " ".join(str(field(b, "text", "")) for b in body)
+                return norm(body)[:40] or "tool_result"
+            if kind == "tool_use":
+                return str(field(block, "name"))
+        return None
+
+    out = {"live": [], "inspectors": []}
+    for widget in list(widgets.values()):
+        if isinstance(widget, LiveView):
+            run = getattr(widget, "run", None)
+            trace = getattr(run, "trace", None)
+            texts, tools = [], []
+            if trace is not None:
+                for message in trace.messages.values():
+                    if field(message, "type") != "assistant":
+                        continue
+                    for block in content(message):
+                        if field(block, "type") == "text" and norm(field(block, "text")):
+                            texts.append(norm(field(block, "text")))
+                        elif field(block, "type") == "tool_use":
+                            tools.append(str(field(block, "name")))
+            out["live"].append({"model_id": widget.model_id, "texts": texts, "tools": sorted(set(tools)),
+                                "terminal": repr(widget.terminal)})
+        elif isinstance(widget, StateInspector):
+            points = widget.trace.checkpoints
+            value = widget.slider.value
+            entry = {"model_id": widget.model_id, "value": value, "max": widget.slider.max,
+                     "count": len(points), "steps": {}}
+            for step in range(1, len(points)):
+                before = set(points[step - 1].state_messages)
+                fresh = [u for u in points[step].state_messages if u not in before]
+                entry["steps"][str(step)] = {
+                    "snippets": [s for s in (snippet(widget.trace.messages[u]) for u in fresh) if s],
+                    "kinds": [field(widget.trace.messages[u], "type") for u in fresh],
+                }
+            out["inspectors"].append(entry)
+    print("@@DL@@" + json.dumps(out))
+
+_dreamloop_browser_probe()
+del _dreamloop_browser_probe
+'''
+
+
+
+# ---------------------------------------------------------------------------------------------------------
+# finding things, waiting, screenshots
+
+
+
+def find_notebook(number: str) -> Path:
+    """``notebooks/NN_*.ipynb`` for chapter ``number`` ("03", or "zh/03" for another edition's folder)."""
+    folder, _, nn = number.rpartition("/")
+    hits = sorted((REPO / "notebooks" / folder).glob(f"{nn}_*.ipynb"))
+    if not hits:
+        fail(f"chapter {number} exists", f"no notebook matches notebooks/{folder + '/' if folder else ''}{nn}_*.ipynb")
+    return hits[0].resolve()
+
+
+def find_chromium() -> str:
+    for candidate in (os.environ.get("CHROMIUM"), shutil.which("chromium"), shutil.which("chromium-browser"),
+                      "/usr/bin/chromium"):
+        if candidate and os.access(candidate, os.X_OK):
+            return candidate
+    fail("Chromium is installed", "no chromium found (apt-get install chromium, or set CHROMIUM=/path); "
+         "`make browser-test` installs it")
+    return ""
+
+
+def mermaid_blocks(notebook: Path) -> int:
+    cells = json.loads(notebook.read_text())["cells"]
+    return sum("```mermaid" in "".join(c.get("source", "")) for c in cells if c.get("cell_type") == "markdown")
+
+
+def wait_until(predicate: Callable[[], Any], seconds: float, budget: Budget, step: float = 0.25) -> Any:
+    deadline = time.monotonic() + max(0.5, min(seconds, budget.left() - 1.0))
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            return value
+        time.sleep(step)
+
+
+def shoot(page: Any, element: Any, path: Path, budget: Budget) -> None:
+    """An element screenshot that shows all of the element: the window grows when the element is taller."""
+    size = page.viewport_size
+    box = element.bounding_box() or {"height": 0}
+    tall = box["height"] + 200 > size["height"]
+    if tall:
+        page.set_viewport_size({"width": size["width"], "height": min(int(box["height"]) + 300, 6000)})
+        page.wait_for_timeout(300)
+    try:
+        element.scroll_into_view_if_needed(timeout=budget.ms(5))
+        page.mouse.move(0, 0)  # no hover highlight in the picture
+        page.wait_for_timeout(200)
+        element.screenshot(path=str(path), timeout=budget.ms(10))
+    finally:
+        if tall:
+            page.set_viewport_size(size)
+
+
+def longest_prefix(text: str, sample: str) -> int:
+    """How much of ``text`` (from its start) ``sample`` contains."""
+    low, high = 0, len(text)
+    while low < high:  # "text[:n] in sample" is monotonic in n
+        mid = (low + high + 1) // 2
+        if text[:mid] in sample:
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
+def kernel_probe(page: Any, budget: Budget) -> dict[str, Any]:
+    result = page.evaluate(KERNEL_EXECUTE, [PROBE_PY, int(budget.ms(15))])
+    for line in result["out"].splitlines():
+        if line.startswith("@@DL@@"):
+            return json.loads(line[len("@@DL@@"):])
+    raise RuntimeError(f"the kernel probe printed no result; stderr: {result['err'][-800:]}")
+
+
+
+
+class Chapter:
+    """One chapter open in the page: what a chapter module's ``check(ch)`` works with.
+
+    ``page`` (Playwright), ``server``, ``notebook`` (the source path), ``rel`` (its path in the lab root),
+    ``out`` (screenshots), ``budget``, ``report``, ``number`` ("03").
+    """
+
+    def __init__(self, page: Any, server: "LabServer", rel: str, notebook: Path, out: Path, budget: Budget,
+                 report: Report, number: str) -> None:
+        self.page, self.server, self.rel, self.notebook = page, server, rel, notebook
+        self.out, self.budget, self.report, self.number = out, budget, report, number
+
+    def probe(self) -> dict[str, Any]:
+        """The kernel's widgets as data (``PROBE_PY``): live views and inspectors with what they show."""
+        return kernel_probe(self.page, self.budget)
+
+    def execute(self, code: str) -> dict[str, str]:
+        """Run ``code`` in the chapter's kernel (not a cell); ``{"out": stdout, "err": stderr}``."""
+        return self.page.evaluate(KERNEL_EXECUTE, [code, int(self.budget.ms(15))])
+
+
+def open_and_run(ch: Chapter, run_timeout: float) -> None:
+    """Open the chapter in JupyterLab, wait for its kernel, run every cell; fail on any error output."""
+    page, server, rel, notebook, budget, report = ch.page, ch.server, ch.rel, ch.notebook, ch.budget, ch.report
+    code_cells = sum(c.get("cell_type") == "code" for c in json.loads(notebook.read_text())["cells"])
+
+    with report.check("JupyterLab loads"):
+        page.goto(f"{server.base}/lab/tree/{rel}?token={server.token}&reset", timeout=budget.ms(20),
+                  wait_until="domcontentloaded")
+        page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell", timeout=budget.ms(20))
+        page.evaluate(JS_HELPERS)
+        page.evaluate("() => window.__dl.watchStreaming()")
+
+    with report.check(f"chapter {ch.number} opens"):
+        opened = time.monotonic()
+        page.wait_for_selector(".jp-NotebookPanel .jp-Notebook .jp-Cell", timeout=budget.ms(20))
+        shown = time.monotonic() - opened
+        page.wait_for_function(
+            """(rel) => { const p = window.__dl.panel();
+                          return p && p.context && p.context.path === rel && p.sessionContext; }""",
+            arg=rel, timeout=budget.ms(15))
+        page.evaluate("""(ms) => Promise.race([window.__dl.panel().context.ready,
+                                                new Promise((r) => setTimeout(r, ms))])""", int(budget.ms(15)))
+
+        def kernel_ready() -> Any:
+            status = page.evaluate("() => window.__dl.cellStatus()")
+            if status.get("dialog"):  # "Select Kernel": accept the preselected kernel
+                with contextlib.suppress(Exception):
+                    page.locator(".jp-Dialog .jp-mod-accept").click(timeout=2000)
+            return status.get("kernel") == "idle"
+
+        if not wait_until(kernel_ready, 30, budget):
+            status = page.evaluate("() => window.__dl.cellStatus()")
+            fail(f"chapter {ch.number} opens", f"the kernel never became idle (status {status.get('kernel')!r}, "
+                                     f"dialog {status.get('dialog')!r})")
+        shell_cells = page.evaluate("() => window.__dl.panel().content.model.cells.length")
+        report.note(f"{shell_cells} cells ({code_cells} code) shown after {shown:.1f} s, "
+                    f"kernel idle after {time.monotonic() - opened:.1f} s")
+        # room for the notebook (the file browser stays closed, as in most learners' screenshots)
+        page.evaluate("() => window.jupyterapp.shell.collapseLeft && window.jupyterapp.shell.collapseLeft()")
+
+    with report.check("run all cells (no error output)"):
+        page.evaluate(RUN_ALL)  # returns at once; the command's promise is recorded in window.__dlRunAll
+        started = time.monotonic()
+        state: dict[str, Any] = {}
+
+        def finished() -> bool:
+            nonlocal state
+            state = page.evaluate("() => window.__dl.cellStatus()")
+            errors = [c for c in state["cells"] if c["error"]]
+            if errors or state["tracebacks"]:
+                first = errors[0] if errors else None
+                where = (f"cell {first['index'] + 1} ({first['source']!r}): {first['error']}" if first
+                         else state["tracebacks"][0])
+                fail("run all cells (no error output)", f"a cell failed: {where}")
+            if state.get("dialog"):
+                with contextlib.suppress(Exception):
+                    page.locator(".jp-Dialog .jp-mod-accept").click(timeout=2000)
+            run_all = state.get("runAll") or {}
+            if run_all.get("error"):
+                fail("run all cells (no error output)", f"notebook:run-all-cells raised {run_all['error']}")
+            counted = all(isinstance(c["count"], int) for c in state["cells"])
+            return bool(run_all.get("done") and counted and state["kernel"] == "idle")
+
+        if not wait_until(finished, run_timeout, budget):
+            pending = [f"cell {c['index'] + 1} ({c['source']!r})" for c in state.get("cells", [])
+                       if not isinstance(c["count"], int)]
+            fail("run all cells (no error output)",
+                 f"not finished after {time.monotonic() - started:.0f} s: kernel {state.get('kernel')!r}, "
+                 f"run-all done={bool((state.get('runAll') or {}).get('done'))}, not yet run: "
+                 f"{', '.join(pending[:5]) or 'none'}")
+        report.note(f"{len(state['cells'])} code cells ran in {time.monotonic() - started:.1f} s")
+
