@@ -2,7 +2,8 @@
 
     DreamloopError
     ├── IncompleteStreamError   the stream ended without message_delta (model.py)
-    └── ScriptExhausted         the offline script has no item for this request (fake_api)
+    ├── ScriptExhausted         the offline script has no item for this request (fake_api)
+    └── CompactionFailed        a compaction could not summarise the history (context/autocompact.py)
 
 API errors stay the SDK's own types (``anthropic.APIStatusError`` and its
 subclasses); the loop decides what they mean. ``abort.Aborted`` is internal.
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["DreamloopError", "IncompleteStreamError", "ScriptExhausted"]
+__all__ = ["CompactionFailed", "DreamloopError", "IncompleteStreamError", "ScriptExhausted"]
 
 
 class DreamloopError(Exception):
@@ -32,3 +33,8 @@ class IncompleteStreamError(DreamloopError):
 
 class ScriptExhausted(DreamloopError):
     """The offline script has no turn left for request ``index``."""
+
+
+class CompactionFailed(DreamloopError):
+    """A compaction did not happen: nothing to summarise, the summarising request failed, or it
+    came back without text. The autocompact stage turns it into a notice; recovery into a Terminal."""

@@ -79,13 +79,20 @@ class SystemMessage(_LoopMessageBase):
     """A message for the person, never sent to the model (warnings, errors, notices).
 
     Mirrors ``SystemMessage`` (``type: 'system'``); ``subtype`` names the kind
-    (``"api_error"``, ``"incomplete_response"``, ``"stop_reason_without_tool_use"``, ...).
+    (``"api_error"``, ``"incomplete_response"``, ``"stop_reason_without_tool_use"``,
+    the context pipeline's ``"tool_result_budget"``, ``"snip"``, ``"microcompact"``,
+    ``"context_collapse"``, ``"compact_boundary"``, ``"autocompact_failed"``,
+    ``"blocking_limit"``, ...). ``metadata`` holds a subtype's structured data
+    (Claude Code's ``compactMetadata`` and the like): for the context stages
+    ``stage``, ``tokens_before``, ``tokens_after`` and ``replaced`` (new uuid →
+    the uuids of the messages it stands for); see ``dreamloop.context``.
     """
 
     type: Literal["system"] = "system"
     subtype: str
     content: str
     level: Literal["info", "warning", "error"] = "info"
+    metadata: dict[str, Any] | None = None
 
 
 class AttachmentMessage(_LoopMessageBase):

@@ -26,7 +26,8 @@ import httpx2
 from anthropic.types import ContentBlock, Message, RawContentBlockStopEvent, RawMessageStopEvent, RawMessageStreamEvent
 
 from dreamloop.errors import IncompleteStreamError
-from dreamloop.fake_api import FakeMessagesAPI
+from dreamloop.fake_api import DEFAULT_CONTEXT_WINDOW, FakeMessagesAPI
+from dreamloop.fake_api.cache import MIN_CACHEABLE_TOKENS
 from dreamloop.scripts import Script
 
 __all__ = ["DEFAULT_LIVE_MODEL", "AnthropicModel", "CutBlock", "ModelStreamItem", "live", "offline"]
@@ -70,6 +71,7 @@ class AnthropicModel:
         self.api = api
         self.last_request_id: str | None = None
         self.last_cut_blocks: list[CutBlock] = []
+        self._context_window: int | None = None
 
     def __repr__(self) -> str:
         kind = "offline" if self.api is not None else "live"
@@ -149,6 +151,22 @@ class AnthropicModel:
         result = await self.client.messages.count_tokens(**params)
         return result.input_tokens
 
+    async def context_window(self) -> int:
+        """The model's context window in tokens: ``max_input_tokens`` from ``GET /v1/models/{id}``.
+
+        Asked once, then remembered. An endpoint that does not answer it (an
+        Anthropic-compatible server without the Models API) or leaves it out
+        gives ``DEFAULT_CONTEXT_WINDOW`` (200,000) instead.
+        """
+        if self._context_window is None:
+            try:
+                info = await self.client.models.retrieve(self.model)
+                window = info.max_input_tokens
+            except anthropic.APIError:
+                window = None
+            self._context_window = window or DEFAULT_CONTEXT_WINDOW
+        return self._context_window
+
     def _raise_script_error(self, err: anthropic.APIStatusError) -> None:
         if self.api is not None and err.request_id in self.api.script_errors:
             raise self.api.script_errors[err.request_id] from err
@@ -206,12 +224,16 @@ def _snapshot(stream: Any) -> Any:
 # Constructors
 
 
-def offline(script: Script | list[Any], *, model: str = "claude-scripted-1", max_retries: int = 2) -> AnthropicModel:
+def offline(script: Script | list[Any], *, model: str = "claude-scripted-1", max_retries: int = 2,
+            context_window: int = DEFAULT_CONTEXT_WINDOW, cache_min_tokens: int = MIN_CACHEABLE_TOKENS) -> AnthropicModel:
     """An ``AnthropicModel`` on a fresh in-process ``FakeMessagesAPI(script)``; no network, no key.
 
     ``model.api`` is the fake API (``.requests`` shows what was sent).
+    ``context_window``: the largest request (estimated tokens) it accepts, also
+    what ``await model.context_window()`` reports; ``cache_min_tokens``: the
+    shortest prefix its prompt cache keeps (the API's is 1,024).
     """
-    api = FakeMessagesAPI(script, model=model)
+    api = FakeMessagesAPI(script, model=model, context_window=context_window, cache_min_tokens=cache_min_tokens)
     return AnthropicModel(api.client(max_retries=max_retries), model, api=api)
 
 

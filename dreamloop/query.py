@@ -3,7 +3,7 @@
 One ``while True``, five phases in the order of the source's flowchart:
 
     1. State in          take this iteration's State (messages, turn_count, transition)
-    2. context pipeline  prepare ``messages_for_query`` (stages arrive in later chapters)
+    2. context pipeline  prepare ``messages_for_query``: seven stages, light to heavy (``context/``)
     3. stream the model  yield raw events, collect ``assistant_messages`` and tool_use blocks
     4. tools or stop     no tool_use → stop checks → Terminal; else run tools → ``tool_results``
     5. next State        attachments (queued input), the max_turns check, a new State, continue
@@ -26,6 +26,7 @@ from anthropic.types import Message as APIMessage
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from .abort import AbortController, Aborted
+from .context import ContextOptions, ContextPipeline, PreparedContext, prepare_context
 from .deps import QueryDeps
 from .errors import IncompleteStreamError
 from .events import RequestStart, StreamEvent
@@ -35,7 +36,6 @@ from .messages import (
     LoopMessage,
     SystemMessage,
     assistant_tool_uses,
-    normalize_messages_for_api,
     user_message,
 )
 from .partial import PartialResponse
@@ -43,7 +43,7 @@ from .state import Continue, State, Terminal
 from .tools import INTERRUPTED, ToolUseContext, run_tools, tool_results_message, tool_schemas
 from .trace import Trace
 
-__all__ = ["QueryParams", "QueryRun", "query"]
+__all__ = ["QueryParams", "QueryRun", "query", "switches"]
 
 
 class QueryParams(BaseModel):
@@ -65,8 +65,14 @@ class QueryParams(BaseModel):
       callable returning queued ``AttachmentMessage``s, drained at phase 5.
     * ``deps``: ids and clock (``QueryDeps``).
 
-    Feature switches (streaming tool execution, hooks, context stages,
-    recovery, fallback model, token budget) arrive as new fields, off by default.
+    Feature switches, off by default:
+
+    * ``context``: the context pipeline (``ContextOptions``: each of the seven
+      stages, the window, the thresholds, prompt caching); None = phase 2
+      sends the history as it is (chapter 06).
+
+    More (streaming tool execution, hooks, recovery, fallback model, token
+    budget) arrive as new fields, off by default.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -84,6 +90,7 @@ class QueryParams(BaseModel):
     abort: AbortController = Field(default_factory=AbortController)
     queued_input: Callable[[], list[AttachmentMessage]] | None = None
     deps: QueryDeps = Field(default_factory=QueryDeps)
+    context: ContextOptions | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -119,6 +126,7 @@ class QueryRun:
         self.state: State | None = None
         self._terminal: Terminal | None = None
         self._started = params.deps.clock()
+        self.trace.switches.update(switches(params))
         self._events = _query_loop(params, self)
 
     @property
@@ -164,6 +172,11 @@ class QueryRun:
         self._terminal = terminal
 
 
+def switches(params: QueryParams) -> dict[str, Any]:
+    """The feature switches of a run, as the trace and ``dreamloop run --json`` report them (None: off)."""
+    return {"context": params.context.model_dump(mode="json", exclude_none=True) if params.context else None}
+
+
 def query(params: QueryParams, *, trace: Trace | None = None) -> QueryRun:
     """Start the loop: ``run = query(params); async for event in run: ...; run.terminal``.
 
@@ -180,9 +193,10 @@ def query(params: QueryParams, *, trace: Trace | None = None) -> QueryRun:
 class _Turn:
     """The four local collectors of one iteration (queryLoop()'s locals)."""
 
-    def __init__(self, state: State, messages_for_query: list[Any]) -> None:
+    def __init__(self, state: State, messages_for_query: list[Any], context: dict[str, Any] | None = None) -> None:
         self.state = state
         self.messages_for_query = messages_for_query
+        self.context = context
         self.assistant_messages: list[Any] = []
         self.tool_results: list[Any] = []
         self.attachments: list[Any] = []
@@ -195,6 +209,7 @@ class _Turn:
             assistant_messages=self.assistant_messages,
             tool_results=self.tool_results,
             attachments=self.attachments,
+            context=self.context,
         )
 
     def tool_uses(self) -> list[Any]:
@@ -212,6 +227,9 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
         permission_mode=params.permission_mode,
         uuid=deps.uuid,
     )
+    pipeline = ContextPipeline(params.context, model=params.model, system_prompt=params.system_prompt,
+                               tools=params.tools, workspace=params.workspace, uuid=deps.uuid, clock=deps.clock,
+                               abort=abort)
     state = State(messages=tuple(params.messages), tool_use_context=context)
 
     while True:
@@ -220,15 +238,27 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
 
         # -- 2. context pipeline -------------------------------------------
         # Light to heavy: tool-result budget, snip, microcompact, collapse,
-        # system prompt, autocompact, blocking limit. No stage is switched on
-        # yet, so the model sees the history as it is.
-        turn = _Turn(state, list(state.messages))
+        # system prompt, autocompact, blocking limit; each stage that changes
+        # something says so. What is sent starts after the last compact
+        # boundary, and the next State is built from it, so a reduction
+        # carries forward (the transcript keeps everything).
+        try:
+            prepared = await prepare_context(state, pipeline)
+        except asyncio.CancelledError:  # the task was cancelled during a compaction: close quietly
+            run.end(Terminal(reason="aborted_streaming", turn_count=state.turn_count), _Turn(state, list(state.messages)))
+            raise
+        turn = _Turn(state, prepared.messages_for_query, prepared.record.as_dict() if prepared.record else None)
+        for message in prepared.yielded:
+            yield run.note(message)
+        if prepared.terminal is not None:  # blocking_limit: nothing is sent
+            run.end(prepared.terminal, turn)
+            return
 
         # -- 3. stream the model --------------------------------------------
         yield run.note(RequestStart(turn_count=state.turn_count))
         partial = PartialResponse()
         try:
-            async for item in _guarded(_call_model(params, state, turn.messages_for_query), abort):
+            async for item in _guarded(_call_model(params, state, prepared), abort):
                 if isinstance(item, APIMessage):
                     turn.stop_reason = item.stop_reason
                     if any(_visible(block) for block in item.content):  # never an empty message (F4)
@@ -305,6 +335,7 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
             messages=(*turn.messages_for_query, *turn.assistant_messages, *turn.tool_results, *turn.attachments),
             turn_count=next_turn_count,
             transition=transition,
+            auto_compact_tracking=prepared.auto_compact_tracking,
             tool_use_context=context,
         )
 
@@ -313,14 +344,12 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
 # Helpers, in the order the phases use them
 
 
-def _call_model(params: QueryParams, state: State, messages_for_query: list[Any]) -> AsyncIterator[Any]:
-    """deps.callModel(): one streaming request for this iteration."""
+def _call_model(params: QueryParams, state: State, prepared: PreparedContext) -> AsyncIterator[Any]:
+    """deps.callModel(): one streaming request for this iteration (messages and system from phase 2)."""
     request: dict[str, Any] = {
-        "messages": normalize_messages_for_api(messages_for_query),
+        **prepared.request_fields(),
         "max_tokens": state.max_output_tokens_override or params.max_tokens,
     }
-    if params.system_prompt:
-        request["system"] = params.system_prompt
     if params.tools:
         request["tools"] = tool_schemas(params.tools)
     return params.model.stream(**request)

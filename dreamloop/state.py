@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .messages import LoopMessage
 
-__all__ = ["Continue", "ContinueReason", "State", "Terminal", "TerminalReason"]
+__all__ = ["AutoCompactTracking", "Continue", "ContinueReason", "State", "Terminal", "TerminalReason"]
 
 ContinueReason = Literal[
     "next_turn",
@@ -88,6 +88,24 @@ class Terminal(BaseModel):
     error: str | None = None
 
 
+class AutoCompactTracking(BaseModel):
+    """Compaction's bookkeeping, carried in ``State.auto_compact_tracking`` (``autoCompactTracking``).
+
+    * ``compacted``: a compaction happened in this run.
+    * ``turn_id``: the uuid of the latest ``compact_boundary`` (None before the first).
+    * ``turn_counter``: iterations since that compaction.
+    * ``consecutive_failures``: compactions in a row that failed or left the
+      context over the threshold; at ``Autocompact.max_failures`` autocompact
+      stops trying for the rest of the run (Claude Code's circuit breaker).
+    """
+
+    model_config = ConfigDict(frozen=True)
+    compacted: bool = False
+    turn_id: str | None = None
+    turn_counter: int = 0
+    consecutive_failures: int = 0
+
+
 class State(BaseModel):
     """What carries from one iteration of the loop to the next (queryLoop()'s ``State``).
 
@@ -113,7 +131,7 @@ class State(BaseModel):
     max_output_tokens_recovery_count: int = 0
     max_output_tokens_override: int | None = None
     has_attempted_reactive_compact: bool = False
-    auto_compact_tracking: dict[str, Any] | None = None
+    auto_compact_tracking: AutoCompactTracking | None = None
     pending_tool_use_summary: str | None = None
     stop_hook_active: bool = False
     tool_use_context: Any = Field(default=None, exclude=True, repr=False)

@@ -4,9 +4,11 @@ A checkpoint is taken where queryLoop() has one: after the turn's tools ran
 and before the next ``State`` is built, and once more when the loop ends. It
 holds the turn's ``State`` (messages, turn_count, transition), the
 ``messages_for_query`` that were sent, the turn's ``assistant_messages`` and
-``tool_results``, and the turn's events. Messages are stored once and referred
-to by uuid, so a trace grows linearly. Saved as JSONL. The widgets read
-traces; this module knows nothing about rendering.
+``tool_results``, the turn's events, and what the context pipeline did
+(``context``). Messages are stored once and referred to by uuid. Saved as
+JSONL (version 2: ``Checkpoint.context`` and the run's feature ``switches``
+in the header; version 1 files still load). The widgets read traces; this
+module knows nothing about rendering.
 """
 
 from __future__ import annotations
@@ -20,7 +22,10 @@ from pydantic import BaseModel, Field, TypeAdapter
 from .messages import LoopMessage
 from .state import Continue, Terminal
 
-__all__ = ["Checkpoint", "Trace"]
+__all__ = ["TRACE_VERSION", "Checkpoint", "Trace"]
+
+TRACE_VERSION = 2
+"""The format ``Trace.save`` writes (1: before ``context`` and ``switches``; still loaded)."""
 
 _MESSAGE = TypeAdapter(LoopMessage)
 
@@ -37,6 +42,10 @@ class Checkpoint(BaseModel):
     * ``events``: the turn's yielded events as dicts, each with ``t`` (seconds
       since the run started) and ``type``; stream events carry the raw event.
     * ``next_transition`` / ``terminal``: how the iteration ended (one of them).
+    * ``context``: what phase 2 did (``dreamloop.context.ContextRecord.as_dict()``:
+      window, thresholds, tokens before the stages and as sent, each stage's
+      tokens before and after, staged folds, the compaction's usage); None
+      when the pipeline is off (and in version-1 traces).
     """
 
     index: int
@@ -50,6 +59,7 @@ class Checkpoint(BaseModel):
     events: list[dict[str, Any]] = Field(default_factory=list)
     next_transition: Continue | None = None
     terminal: Terminal | None = None
+    context: dict[str, Any] | None = None
 
     @property
     def messages_after(self) -> list[str]:
@@ -62,10 +72,12 @@ class Trace:
 
     Build one live by passing it to ``query(params, trace=...)`` (the loop
     fills it), or ``Trace.load(path)``. ``trace.checkpoints[i]`` is iteration
-    i; ``trace.resolve(uuids)`` gives the messages; ``trace.terminal`` the end.
+    i; ``trace.resolve(uuids)`` gives the messages; ``trace.terminal`` the end;
+    ``trace.switches`` the run's feature switches (``{"context": {...} | None}``).
     """
 
     def __init__(self) -> None:
+        self.switches: dict[str, Any] = {}
         self.messages: dict[str, Any] = {}
         self.checkpoints: list[Checkpoint] = []
         self.terminal: Terminal | None = None
@@ -101,6 +113,7 @@ class Trace:
         attachments: list[Any] = (),
         next_transition: Continue | None = None,
         terminal: Terminal | None = None,
+        context: dict[str, Any] | None = None,
     ) -> Checkpoint:
         """Close the current iteration: store its collectors and events."""
         ids = lambda messages: [self.add_message(m) for m in messages]  # noqa: E731
@@ -116,6 +129,7 @@ class Trace:
             events=self._events,
             next_transition=next_transition,
             terminal=terminal,
+            context=context,
         )
         self._events = []
         self.checkpoints.append(point)
@@ -142,7 +156,7 @@ class Trace:
         """Write the trace as JSONL: a header, one line per message, per checkpoint."""
         path = Path(path)
         with path.open("w", encoding="utf-8") as out:
-            out.write(json.dumps({"kind": "trace", "version": 1}) + "\n")
+            out.write(json.dumps({"kind": "trace", "version": TRACE_VERSION, "switches": self.switches}) + "\n")
             for message in self.messages.values():
                 out.write(json.dumps({"kind": "message", "message": message.model_dump(mode="json")}) + "\n")
             for point in self.checkpoints:
@@ -160,6 +174,10 @@ class Trace:
             header = {}
         if not isinstance(header, dict) or header.get("kind") != "trace":
             raise ValueError(f"{path} is not a dreamloop trace (its first line must be the trace header)")
+        if isinstance(header.get("version"), int) and header["version"] > TRACE_VERSION:
+            raise ValueError(f"{path} is a version-{header['version']} trace; this dreamloop reads up to "
+                             f"version {TRACE_VERSION}")
+        trace.switches = dict(header.get("switches") or {})
         for number, line in enumerate(lines[1:], start=2):
             try:
                 record = json.loads(line)
