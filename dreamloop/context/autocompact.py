@@ -188,8 +188,7 @@ async def compact_conversation(
     custom_instructions: str | None = None,
     pre_compact: PreCompact | None = None,
     abort: AbortController | None = None,
-    counter: TokenCounter | None = None,
-    extra_tokens: int = 0,
+    count: Callable[[list[Any]], int] | None = None,
     origins: Mapping[str, tuple[str, ...]] | None = None,
 ) -> Compaction:
     """Summarise the head of ``messages`` with ``model``; keep the newest ``keep_recent`` (``compactConversation``).
@@ -201,9 +200,10 @@ async def compact_conversation(
     called first, with ``trigger`` and ``custom_instructions``; what it
     returns is added to the instructions. ``abort``: the run's signal (the
     request is cancelled with it; ``abort.Aborted`` propagates).
-    ``counter`` / ``extra_tokens`` (the system prompt and tools) size the
-    tokens before and after; ``origins`` maps a rewritten message's uuid to
-    the transcript uuids it came from (for ``metadata["kept"]``).
+    ``count(messages)`` sizes a request holding ``messages`` (default: the
+    messages alone, ``TokenCounter().count``); the pipeline adds its system
+    prompt, tools and user context. ``origins`` maps a rewritten message's
+    uuid to the transcript uuids it came from (for ``metadata["kept"]``).
 
     Raises ``CompactionFailed`` when there is nothing to summarise, the
     request fails (an SDK error, an incomplete stream) or the answer has no text.
@@ -241,9 +241,9 @@ async def compact_conversation(
     if not text:
         raise CompactionFailed("the model answered the summarising request without any text")
     summary = user_message(SUMMARY_PREFIX + text, is_meta=True, uuid=uuid())
-    counter = counter or TokenCounter()
-    before = extra_tokens + counter.count(messages)
-    after = extra_tokens + counter.count([summary, *tail])
+    count = count or TokenCounter().count
+    before = count(messages)
+    after = count([summary, *tail])
     origins = origins or {}
     kept = [original for m in tail for original in origins.get(m.uuid, (m.uuid,))]
     usage = answer.usage.model_dump(mode="json", exclude_none=True) if answer is not None else {}

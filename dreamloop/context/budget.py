@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 from typing import Any, Callable
 
-from ..tokens import estimate_block_tokens
+from ..tokens import CHARS_PER_TOKEN, estimate_block_tokens
 from .content import replace_content, result_text, tool_result_blocks, with_result_text
 from .records import StageResult
 
@@ -42,8 +42,10 @@ def apply_tool_result_budget(messages: list[Any], *, max_result_tokens: int, dir
     """Persist every text ``tool_result`` in ``messages[start:]`` over ``max_result_tokens``; preview it.
 
     Each is written to ``directory/<tool_use_id>.txt`` (created if needed) and
-    its content becomes ``persisted_preview(...)``; the path is shown relative
-    to ``root`` when inside it (the workspace), else absolute. Results holding
+    its content becomes ``persisted_preview(...)``, whose preview is at most
+    half the budget (so a preview is always smaller than what it replaces);
+    the path is shown relative to ``root`` when inside it (the workspace),
+    else absolute. Results holding
     images and results already persisted are left alone. Returns a
     ``StageResult`` (copies with new uuids for the changed messages).
     Raises ``OSError`` if the directory cannot be written.
@@ -52,6 +54,7 @@ def apply_tool_result_budget(messages: list[Any], *, max_result_tokens: int, dir
     replaced: dict[str, tuple[str, ...]] = {}
     first: int | None = None
     persisted = 0
+    preview_chars = min(preview_chars, int(max_result_tokens * CHARS_PER_TOKEN / 2))
     for index in range(start, len(messages)):
         message = messages[index]
         blocks = tool_result_blocks(message)

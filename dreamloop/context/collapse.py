@@ -88,7 +88,9 @@ def find_folds(messages: list[Any], options: ContextCollapse, *, start: int = 0,
     """Stage the folds in ``messages[start:end]`` (``end`` default: before the newest ``keep_recent``).
 
     Returns the folds, oldest first, and where the next scan should start:
-    the first message of a run still open at ``end`` (it may grow), else ``end``.
+    the first message of a run still open at ``end`` (it may grow), else the
+    first message not yet looked at. Reading in pieces finds the same folds
+    as reading everything at once.
     """
     end = max(len(messages) - options.keep_recent, 0) if end is None else end
     folds: list[Fold] = []
@@ -100,8 +102,8 @@ def find_folds(messages: list[Any], options: ContextCollapse, *, start: int = 0,
             uuids = tuple(u for a, r in run for u in (a.uuid, r.uuid))
             folds.append(Fold(uuids, fold_text(run), sum(len(tool_result_blocks(r)) for _, r in run)))
 
-    while index < end:
-        if index + 1 < end and _low_information_pair(messages[index], messages[index + 1], options):
+    while index + 1 < end:  # a pair that crosses ``end`` is looked at next time
+        if _low_information_pair(messages[index], messages[index + 1], options):
             if not run:
                 run_start = index
             run.append((messages[index], messages[index + 1]))
@@ -111,7 +113,7 @@ def find_folds(messages: list[Any], options: ContextCollapse, *, start: int = 0,
             close()
             run = []
         index += 1
-    return folds, (run_start if run else end)
+    return folds, (run_start if run else max(min(index, end), start))
 
 
 def commit_folds(messages: list[Any], folds: list[Fold], *, uuid: Callable[[], str]) -> StageResult:

@@ -152,12 +152,12 @@ class ContextPipeline:
         options = self.options.context_collapse if self.options else None
         if options is None:
             return list(messages), [], 0
-        before = self._fixed + self.counter.count(messages, after_role=self._after_role)
+        before = self._request_tokens(messages)
         drained = drain_collapses(list(messages), options, uuid=self.uuid)
         if not drained.committed:
             return list(messages), [], 0
         self._reset_memo()
-        after = self._fixed + self.counter.count(drained.messages, after_role=self._after_role)
+        after = self._request_tokens(drained.messages)
         notice = stage_notice("context_collapse", f"drained: {drained.result.detail}", before, after, uuid=self.uuid,
                               replaced=_lists(drained.result.replaced), trigger="collapse_drain_retry")
         return drained.messages, [notice], drained.committed
@@ -177,7 +177,7 @@ class ContextPipeline:
             messages_after_compact_boundary(messages), model=self.model, uuid=self.uuid, keep_recent=keep,
             max_tokens=settings.max_summary_tokens if settings else 2048, trigger="reactive",
             custom_instructions=settings.custom_instructions if settings else None, pre_compact=self.pre_compact,
-            abort=self.abort, counter=self.counter, extra_tokens=self._fixed, origins=self._origins)
+            abort=self.abort, count=self._request_tokens, origins=self._origins)
         self._reset_memo()
         return done
 
@@ -291,7 +291,7 @@ class ContextPipeline:
                         history, model=self.model, uuid=self.uuid, keep_recent=compact.keep_recent,
                         max_tokens=compact.max_summary_tokens, trigger="auto",
                         custom_instructions=compact.custom_instructions, pre_compact=self.pre_compact,
-                        abort=self.abort, counter=self.counter, extra_tokens=self._fixed, origins=self._origins)
+                        abort=self.abort, count=self._request_tokens, origins=self._origins)
                 except CompactionFailed as failure:
                     failures += 1
                     notice = self._compact_failed(str(failure), failures, compact.max_failures, tokens)
@@ -364,6 +364,10 @@ class ContextPipeline:
         memo.total, memo.last_role = self.counter.extend(0, self._after_role, history)
         return history, 0
 
+    def _request_tokens(self, messages: list[Any]) -> int:
+        """A request's estimated input tokens with ``messages`` (system, tools and user context included)."""
+        return self._fixed + self.counter.count(messages, after_role=self._after_role)
+
     def _reset_memo(self, keep: list[Any] | None = None) -> None:
         """Forget everything remembered (in place); with ``keep``, start again from those messages."""
         memo = self._memo
@@ -375,17 +379,31 @@ class ContextPipeline:
 
     def _replace_in_place(self, before: list[Any], result: StageResult) -> None:
         """Keep the running total right after a stage rewrote messages in place (same roles, same places),
-        and drop staged folds that hold a rewritten message (they are staged again from there)."""
+        and make collapse look again from the first rewritten message (a cleared or trimmed result may
+        now be low-information)."""
         memo = self._memo
         after = result.messages
-        for index in range(result.first_changed or 0, len(before)):
+        first = result.first_changed or 0
+        for index in range(first, len(before)):
             if before[index] is not after[index]:
                 memo.total += self.counter.of(after[index]).tokens - self.counter.of(before[index]).tokens
-        stale = {old for olds in result.replaced.values() for old in olds}
-        kept = [fold for fold in memo.staged if not stale.intersection(fold.uuids)]
-        if len(kept) != len(memo.staged):
-            memo.staged = kept
-            memo.collapse_from = min(memo.collapse_from, result.first_changed or 0)
+        if first < memo.collapse_from or memo.staged:
+            self._rewind_collapse(after, first)
+
+    def _rewind_collapse(self, history: list[Any], start: int) -> None:
+        """Stage folds again from ``start``: drop the folds that reach it (or touch it, so a run can grow)."""
+        memo = self._memo
+        position = {m.uuid: i for i, m in enumerate(history)}
+        kept: list[Fold] = []
+        for fold in memo.staged:
+            at = position.get(fold.uuids[0])
+            intact = at is not None and all(position.get(u) == at + k for k, u in enumerate(fold.uuids))
+            if intact and at + len(fold.uuids) < start:
+                kept.append(fold)
+            elif at is not None:
+                start = min(start, at)
+        memo.staged = [fold for fold in kept if position[fold.uuids[0]] + len(fold.uuids) < start]
+        memo.collapse_from = min(memo.collapse_from, start)
 
     def _commit_oldest(self, history: list[Any], excess: int) -> StageResult:
         """Commit staged folds, oldest first, until about ``excess`` tokens are saved."""
