@@ -98,7 +98,8 @@ class ContextCollapse(_Stage):
     """Stage 4, context collapse (``applyCollapsesIfNeeded``): over ``stage_threshold``, runs of at least
     ``min_pairs`` low-information tool calls (short results, little text) older than the newest
     ``keep_recent`` messages are staged as folds; over ``threshold`` the oldest staged folds are committed
-    (each run becomes one compact user message) until the context is back under it."""
+    (each run becomes one compact user message) until the context is back under ``stage_threshold``
+    (a margin, so commits, which break the cached prefix, come in batches)."""
 
     stage_threshold: int | None = Field(default=None, ge=0)
     threshold: int | None = Field(default=None, ge=0)

@@ -271,7 +271,9 @@ class ContextPipeline:
             folds, memo.collapse_from = find_folds(history, collapse, start=memo.collapse_from)
             memo.staged.extend(folds)
         if collapse is not None and memo.staged and tokens > (limits.context_collapse or 0):
-            result = self._commit_oldest(history, tokens - (limits.context_collapse or 0))
+            # down to the staging threshold, not just under the commit one: fewer, larger commits break the
+            # cached prefix less often
+            result = self._commit_oldest(history, tokens - (limits.collapse_stage or 0))
             if result.changed:
                 tokens = applied("context_collapse", result, tokens)
         record.staged_folds = len(memo.staged)

@@ -6,6 +6,8 @@
 * ``LiveView()``: a running loop, live (streaming text, tool calls, the phase
   lit on the flowchart) with a Stop button: ``async for e in live.follow(run)``.
 * ``Timeline(trace)``: model streaming vs tool runs per turn.
+* ``ContextMeter(trace)``: the context window filling turn by turn, each
+  context stage's saving, the thresholds, cache reads vs writes.
 * ``AskPrompt(auto=None)``: Allow / Deny buttons as ``QueryParams(ask=...)``.
 
 Every widget has a stable ``text/plain`` repr (no ids, no times) for nbval.
@@ -19,17 +21,22 @@ from .ask import AUTO_ANSWER_ENV, AskPrompt
 from .inspector import PANES, StateInspector
 from .kernel import warn_if_old_kernel
 from .live import LiveView
+from .meter import STAGE_COLORS, ContextMeter, MeterTurn, meter_turn
 from .timeline import Span, Timeline, TurnSpans, turn_spans
 
 __all__ = [
     "AUTO_ANSWER_ENV",
     "AskPrompt",
+    "ContextMeter",
     "LiveView",
+    "MeterTurn",
     "PANES",
+    "STAGE_COLORS",
     "Span",
     "StateInspector",
     "Timeline",
     "TurnSpans",
+    "meter_turn",
     "turn_spans",
     "warn_if_old_kernel",
 ]
