@@ -3,7 +3,9 @@
 ``demo`` is the main job: a small real project is copied to a temporary
 directory and "change value to 2" runs through ``query()`` against the
 offline API with the real tools, printed turn by turn. ``run`` runs any
-prompt, offline (the demo policy) or ``--live``. This module parses
+prompt, offline (the demo policy) or ``--live``, as the production loop:
+every branch that exists is on (the context pipeline: ``--no-context`` /
+``--no-stage STAGE`` turn it or one stage off). This module parses
 arguments and wires the pieces; the loop lives in ``query.py``.
 """
 
@@ -21,6 +23,8 @@ from typing import Any
 from pydantic import ValidationError
 from rich.console import Console
 from rich.syntax import Syntax
+
+from .context.options import STAGES
 
 __all__ = ["main"]
 
@@ -44,7 +48,13 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--max-turns", type=int, default=None)
     run.add_argument("--permission-mode", choices=["default", "accept-edits", "bypass"], default="default")
     run.add_argument("--trace", type=Path, help="save the run's trace (JSONL) here")
-    run.add_argument("--json", action="store_true", help="print the Terminal and the transcript as JSON")
+    run.add_argument("--json", action="store_true", help="print the Terminal, the switches and the transcript as JSON")
+    run.add_argument("--no-context", action="store_true",
+                     help="turn the context pipeline off (default: every stage on, thresholds from the model's window)")
+    run.add_argument("--no-stage", action="append", default=[], choices=STAGES, metavar="STAGE",
+                     help=f"turn one context stage off (repeatable): {', '.join(STAGES)}")
+    run.add_argument("--context-window", type=int, default=None,
+                     help="the context window in tokens (default: the model's, from the Models API)")
 
     replay = sub.add_parser("replay", help="print a saved trace")
     replay.add_argument("trace", type=Path)
@@ -166,19 +176,33 @@ async def _run(args: argparse.Namespace) -> int:
         ask=_terminal_ask(console) if sys.stdin.isatty() and not args.json else None,
         can_use_tool=None if args.live else allow_test_commands(),
         max_turns=args.max_turns,
+        context=_context_options(args),
     )
     run = query(params)
     if args.json:
         async for _ in run:
             pass
         transcript = [m.model_dump(mode="json") for m in run.messages]
-        print(json.dumps({"terminal": run.terminal.model_dump(mode="json"), "transcript": transcript}, indent=2))
+        print(json.dumps({"terminal": run.terminal.model_dump(mode="json"), "switches": run.trace.switches,
+                          "transcript": transcript}, indent=2))
     else:
         console.print(f"[bold]user:[/] {args.prompt}")
         await print_run(run, console)
     if args.trace:
         run.trace.save(args.trace)
     return 0 if run.terminal.reason == "completed" else 1
+
+
+def _context_options(args: argparse.Namespace) -> Any:
+    """The production pipeline: every context stage on (thresholds from the model's window), minus the
+    ones turned off; the system context names the workspace. None with ``--no-context``."""
+    from .context import ContextOptions, SystemPromptAssembly
+
+    if args.no_context:
+        return None
+    assembly = SystemPromptAssembly(system_context={"workspace": str(args.workspace.resolve())})
+    options = ContextOptions.all_on(system_prompt=assembly, context_window=args.context_window)
+    return options.model_copy(update={stage: None for stage in args.no_stage})
 
 
 def _console(stderr: bool = False) -> Console:
