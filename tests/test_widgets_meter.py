@@ -65,3 +65,14 @@ async def test_the_inspector_marks_what_a_stage_wrote_and_unfolds_it(offline, tm
     last = len(run.trace.checkpoints) - 1
     inspector.slider.value = last
     assert "autocompact wrote this: unfold the" in inspector.panes["messages_for_query"].value
+
+
+async def test_the_meter_follows_the_inspector(offline, tmp_path):
+    run = await session(offline, tmp_path, session_options())
+    inspector = StateInspector(run.trace)
+    meter = ContextMeter(run.trace).follow(inspector)
+    assert meter.selected == 0 and 'fill="#fefcbf"' in meter.chart.value
+    inspector.slider.value = 12
+    assert meter.selected == 12
+    meter.select(None)
+    assert 'fill="#fefcbf"' not in meter.chart.value

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from ..abort import AbortController, Aborted
 from ..errors import CompactionFailed
@@ -40,7 +40,8 @@ __all__ = ["ContextPipeline", "PreparedContext", "prepare_context"]
 class PreparedContext:
     """What phase 2 hands to the model call (and to the next State).
 
-    * ``messages_for_query``: the context after the stages (``messagesForQuery``);
+    * ``messages_for_query``: the context after the stages (``messagesForQuery``),
+      a sequence of loop messages (the State's own tuple when nothing changed);
       it ends with the stages' notices, and the next State is built from it.
     * ``yielded``: what phase 2 yields, in order: one ``SystemMessage`` per
       stage that changed something; after a compaction also the summary.
@@ -52,7 +53,7 @@ class PreparedContext:
     * ``record``: the turn's ``ContextRecord`` (None when the pipeline is off).
     """
 
-    messages_for_query: list[Any]
+    messages_for_query: Sequence[Any]
     yielded: list[Any] = field(default_factory=list)
     system: Any = None
     user_context: UserMessage | None = None
@@ -121,6 +122,8 @@ class ContextPipeline:
         self._user_context: UserMessage | None = None
         self._fixed = 0
         self._after_role: str | None = None
+        self._directory: Path | None = None
+        self._root: Path | None = None
 
     # -- public ---------------------------------------------------------------
 
@@ -189,6 +192,9 @@ class ContextPipeline:
         options = self.options
         window = options.context_window or await self.model.context_window()
         self.thresholds = options.thresholds(window)
+        self._root = Path(self.workspace).resolve() if self.workspace is not None else None
+        if options.tool_result_budget is not None:
+            self._directory = self._budget_directory(options.tool_result_budget)
         assembly = options.system_prompt
         if assembly is not None:
             self._system = append_system_context(self.system_prompt, assembly.system_context) or None
@@ -238,8 +244,8 @@ class ContextPipeline:
         budget = options.tool_result_budget
         if budget is not None and limits.tool_result is not None:
             result = apply_tool_result_budget(
-                history, max_result_tokens=limits.tool_result, directory=self._budget_directory(budget),
-                preview_chars=budget.preview_chars, uuid=self.uuid, start=fresh, root=self._root())
+                history, max_result_tokens=limits.tool_result, directory=self._directory,
+                preview_chars=budget.preview_chars, uuid=self.uuid, start=fresh, root=self._root)
             if result.changed:
                 self._replace_in_place(history, result)
                 tokens = applied("tool_result_budget", result, tokens)
@@ -303,7 +309,7 @@ class ContextPipeline:
                     stop = SystemMessage(uuid=self.uuid(), subtype="interrupted", level="warning",
                                          content="Interrupted while the conversation was being compacted.")
                     record.seconds = self.clock() - started
-                    return self._prepared(history + notices + [stop], [*yielded, stop], tracking, record,
+                    return self._prepared(history, [*notices, stop], [*yielded, stop], tracking, record,
                                           Terminal(reason="aborted_streaming", turn_count=state.turn_count))
                 else:
                     record.compaction = {k: v for k, v in done.usage.items() if isinstance(v, int)}
@@ -338,33 +344,36 @@ class ContextPipeline:
 
         record.tokens = tokens
         record.seconds = self.clock() - started
-        return self._prepared(history + notices, yielded, tracking, record, terminal)
+        return self._prepared(history, notices, yielded, tracking, record, terminal)
 
     # -- helpers ------------------------------------------------------------------------
 
-    def _prepared(self, messages: list[Any], yielded: list[Any], tracking: Any, record: ContextRecord,
+    def _prepared(self, history: Any, notices: list[Any], yielded: list[Any], tracking: Any, record: ContextRecord,
                   terminal: Terminal | None) -> PreparedContext:
-        self._memo.output = tuple(messages)
-        return PreparedContext(messages, yielded, self._system, self._user_context,
+        # No copy when nothing changed: the State's own tuple is what the model gets (a turn costs what is new).
+        messages = history if not notices and isinstance(history, tuple) else tuple([*history, *notices])
+        self._memo.output = messages
+        return PreparedContext(messages, yielded, self._system, self._user_context,  # type: ignore[arg-type]
                                bool(self.options and self.options.prompt_caching), terminal, tracking, record)
 
-    def _history(self, messages: tuple[Any, ...]) -> tuple[list[Any], int]:
+    def _history(self, messages: tuple[Any, ...]) -> tuple[Any, int]:
         """The messages after the last compact boundary, and the index of the first one not seen last turn.
 
         Fast path: the State begins with last turn's ``messages_for_query``
-        (the loop built it from them), so only the new messages are counted.
-        Otherwise (first turn, a State built elsewhere) everything is read again.
+        (the loop built it from them; checked by identity at a few places),
+        so only the new messages are read. Otherwise (the first turn, a State
+        built elsewhere) everything is read again.
         """
         memo = self._memo
         size = len(memo.output)
-        if size and len(messages) >= size and messages[:size] == memo.output \
+        if size and len(messages) >= size and _continues(messages, memo.output) \
                 and not any(is_compact_boundary(m) for m in messages[size:]):
             memo.total, memo.last_role = self.counter.extend(memo.total, memo.last_role, messages[size:])
-            return list(messages), size
+            return messages, size
         history = messages_after_compact_boundary(messages)
         self._reset_memo()
         memo.total, memo.last_role = self.counter.extend(0, self._after_role, history)
-        return history, 0
+        return tuple(history), 0
 
     def _request_tokens(self, messages: list[Any]) -> int:
         """A request's estimated input tokens with ``messages`` (system, tools and user context included)."""
@@ -431,14 +440,11 @@ class ContextPipeline:
 
     def _budget_directory(self, budget: Any) -> Path:
         if budget.directory is not None:
-            return Path(budget.directory)
-        if self.workspace is None:
+            return Path(budget.directory).resolve()
+        if self._root is None:
             raise ValueError("the tool_result_budget stage needs a directory: set "
                              "ToolResultBudget(directory=...) or QueryParams(workspace=...)")
-        return Path(self.workspace).resolve() / ".dreamloop" / "tool-results"
-
-    def _root(self) -> Path | None:
-        return Path(self.workspace).resolve() if self.workspace is not None else None
+        return self._root / ".dreamloop" / "tool-results"
 
     async def _api_tokens(self, history: list[Any]) -> int:
         fields = self._prepared_fields(history)
@@ -457,6 +463,18 @@ class ContextPipeline:
         return SystemMessage(uuid=self.uuid(), subtype="autocompact_failed", level="warning", content=content,
                              metadata={"stage": "autocompact", "tokens_before": tokens, "tokens_after": tokens,
                                        "consecutive_failures": failures, "stopped": stopping})
+
+
+def _continues(messages: tuple[Any, ...], output: tuple[Any, ...]) -> bool:
+    """Whether ``messages`` starts with ``output`` (the same objects), checked at five places, not all.
+
+    Messages are immutable and their uuids unique; the loop builds each State
+    as ``(*messages_for_query, ...)``. A list rewritten elsewhere (a recovery
+    path) goes through ``drain_collapses`` / ``reactive_compact``, which reset
+    what the pipeline remembers.
+    """
+    last = len(output) - 1
+    return all(messages[i] is output[i] for i in {0, last // 4, last // 2, 3 * last // 4, last})
 
 
 def _lists(replaced: dict[str, tuple[str, ...]]) -> dict[str, list[str]]:

@@ -103,6 +103,8 @@ class ContextMeter(W.VBox):
     colour; dashed lines: the thresholds; the window on top; under it, cache
     reads / writes / uncached per request) and the text summary.
     ``summary()`` returns that text; ``refresh()`` re-reads a trace being filled.
+    ``select(index)`` marks one checkpoint; ``follow(inspector)`` keeps the
+    mark on the checkpoint a ``StateInspector`` shows.
     """
 
     def __init__(self, trace: Trace | Any, *, width: int = 760) -> None:
@@ -111,6 +113,7 @@ class ContextMeter(W.VBox):
             raise TypeError(f"ContextMeter needs a Trace or a QueryRun, not {type(trace).__name__}")
         self.width = width
         self.turns: list[MeterTurn] = []
+        self.selected: int | None = None
         self.chart = W.HTML()
         super().__init__(children=[self.chart])
         self.add_class("dreamloop-meter")
@@ -120,6 +123,17 @@ class ContextMeter(W.VBox):
         """Re-read the trace and redraw."""
         self.turns = [meter_turn(self.trace, point) for point in self.trace.checkpoints]
         self.chart.value = self._svg() + pane(f'<pre class="dl-pre">{esc(self.summary())}</pre>')
+
+    def select(self, index: int | None) -> None:
+        """Mark checkpoint ``index`` on the chart (None: no mark)."""
+        self.selected = index
+        self.refresh()
+
+    def follow(self, inspector: Any) -> "ContextMeter":
+        """Mark the checkpoint ``inspector`` (a ``StateInspector``) shows, now and whenever its slider moves."""
+        inspector.slider.observe(lambda change: self.select(change["new"]), names="value")
+        self.select(inspector.slider.value)
+        return self
 
     def summary(self) -> str:
         """One line per checkpoint, then the cache's totals (the same on every run of a script)."""
@@ -151,6 +165,9 @@ class ContextMeter(W.VBox):
         bar = max(min(step * 0.7, 28), 1.5)
         y = lambda tokens: top + main_h - main_h * tokens / ceiling  # noqa: E731
         parts: list[str] = []
+        if self.selected is not None and 0 <= self.selected < len(self.turns):
+            parts.append(f'<rect x="{left + self.selected * step:.1f}" y="{top}" width="{step:.1f}" '
+                         f'height="{main_h}" fill="#fefcbf"><title>the checkpoint the inspector shows</title></rect>')
         for k, turn in enumerate(self.turns):
             x = left + k * step + (step - bar) / 2
             parts.append(_rect(x, y(turn.tokens), bar, top + main_h - y(turn.tokens), _SENT,
