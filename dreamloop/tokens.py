@@ -87,8 +87,8 @@ def estimate_tokens(content: Any) -> int:
 class Segment:
     """One piece of a request's prefix: a tool, a system block, a message's start, or a message block.
 
-    ``key`` is the piece's canonical JSON without ``cache_control`` (what a
-    prompt cache compares); ``tokens`` its estimate; ``breakpoint``: it carries
+    ``key`` is the piece's identity without ``cache_control`` (what a prompt
+    cache compares: the same block sent the same way has the same key); ``tokens`` its estimate; ``breakpoint``: it carries
     ``cache_control``; ``block``: it is a content block (the API's unit for
     breakpoints and cache look-back).
     """
@@ -99,44 +99,46 @@ class Segment:
     block: bool = True
 
 
-def _canonical(block: Any) -> tuple[str, bool]:
-    if isinstance(block, dict):
-        marked = "cache_control" in block
-        plain = {k: v for k, v in block.items() if k != "cache_control"} if marked else block
-        return json.dumps(plain, sort_keys=True, ensure_ascii=False), marked
-    return json.dumps(block, ensure_ascii=False), False
+def _key(block: Any) -> tuple[str, bool]:
+    """A block's identity for the cache (its ``repr`` without ``cache_control``) and whether it is marked."""
+    if isinstance(block, dict) and "cache_control" in block:
+        return repr({k: v for k, v in block.items() if k != "cache_control"}), True
+    return repr(block), False
 
 
-def request_segments(body: dict[str, Any]) -> Iterator[Segment]:
+def request_segments(body: dict[str, Any], *, keys: bool = True) -> Iterator[Segment]:
     """The request's prefix piece by piece: ``tools``, then ``system``, then ``messages`` (the cache's order).
 
     The tokens of all segments add up to ``estimate_request_tokens(body)``
-    (before its floor of 1).
+    (before its floor of 1). ``keys=False`` skips the keys (faster, for counting only).
     """
+    def key(block: Any) -> tuple[str, bool]:
+        return _key(block) if keys else ("", isinstance(block, dict) and "cache_control" in block)
+
     for tool in body.get("tools", []) or []:
-        key, marked = _canonical(tool)
-        yield Segment("tool:" + key, _text_tokens(json.dumps(tool, sort_keys=True)), marked)
+        text, marked = key(tool)
+        yield Segment("tool:" + text, _text_tokens(json.dumps(tool, sort_keys=True)), marked)
     system = body.get("system")
     if isinstance(system, str):
-        yield Segment("system:" + json.dumps(system, ensure_ascii=False), _text_tokens(system))
+        yield Segment("system:" + (system if keys else ""), _text_tokens(system))
     elif isinstance(system, list):
         for block in system:
-            key, marked = _canonical(block)
-            yield Segment("system:" + key, _block_tokens(block), marked)
+            text, marked = key(block)
+            yield Segment("system:" + text, _block_tokens(block), marked)
     for message in body.get("messages", []):
         content = message.get("content", "")
         yield Segment(f"message:{message.get('role')}", MESSAGE_OVERHEAD, block=False)
         if isinstance(content, str):
-            yield Segment("text:" + json.dumps(content, ensure_ascii=False), _text_tokens(content))
+            yield Segment("text:" + (content if keys else ""), _text_tokens(content))
             continue
         for block in content:
-            key, marked = _canonical(block)
-            yield Segment(key, _block_tokens(block), marked)
+            text, marked = key(block)
+            yield Segment(text, _block_tokens(block), marked)
 
 
 def estimate_request_tokens(body: dict[str, Any]) -> int:
     """Estimated input tokens of a Messages API request body (``messages``, ``system``, ``tools``)."""
-    return max(sum(segment.tokens for segment in request_segments(body)), 1)
+    return max(sum(segment.tokens for segment in request_segments(body, keys=False)), 1)
 
 
 # ---------------------------------------------------------------------------

@@ -66,14 +66,10 @@ class PromptCache:
     def clear(self) -> None:
         self._written.clear()
 
-    def usage(self, body: dict[str, Any], *, total: int | None = None) -> CacheUsage:
-        """Split the request's input tokens into uncached, written and read; remember what was written.
-
-        ``total`` is the request's estimate if already known (it must equal the
-        segments' sum, floored at 1).
-        """
+    def usage(self, body: dict[str, Any]) -> CacheUsage:
+        """Split the request's input tokens into uncached, written and read; remember what was written."""
         segments = list(request_segments(body))
-        total = total if total is not None else max(sum(s.tokens for s in segments), 1)
+        total = max(sum(s.tokens for s in segments), 1)
         blocks = [i for i, s in enumerate(segments) if s.block]
         marks = [k for k, i in enumerate(blocks) if segments[i].breakpoint]
         if not marks:
