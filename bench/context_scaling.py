@@ -75,6 +75,7 @@ async def session(turns: int, window: int, options: ContextOptions) -> tuple[dl.
     async for event in run:
         if event.type == "stream_request_start":
             at_request.append(unreduced)
+            model.api.requests.clear()  # the offline API's request log would hold every body: O(turns²) memory
         elif event.type in ("user", "assistant") and not getattr(event, "is_meta", False):
             unreduced, role = counter.extend(unreduced, role, [event])
     return run, at_request
