@@ -29,7 +29,7 @@ from pydantic import BaseModel
 
 import dreamloop as dl
 from dreamloop import scripts as S
-from dreamloop.context import Autocompact, ContextOptions, ToolResultBudget, is_compaction_request
+from dreamloop.context import ContextOptions, ToolResultBudget, is_compaction_request
 from dreamloop.deps import QueryDeps, counting_uuids
 from dreamloop.tokens import TokenCounter
 

@@ -10,6 +10,7 @@ Importing has no side effects: nothing is started, read or sent.
 """
 
 from .abort import AbortController
+from .context import ContextOptions
 from .engine import QueryEngine
 from .events import Event, RequestStart, StreamEvent
 from .messages import (
@@ -44,6 +45,7 @@ __all__ = [
     "AttachmentMessage",
     "BaseTool",
     "Checkpoint",
+    "ContextOptions",
     "Continue",
     "Deny",
     "Event",

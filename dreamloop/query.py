@@ -245,7 +245,8 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
         try:
             prepared = await prepare_context(state, pipeline)
         except asyncio.CancelledError:  # the task was cancelled during a compaction: close quietly
-            run.end(Terminal(reason="aborted_streaming", turn_count=state.turn_count), _Turn(state, list(state.messages)))
+            run.end(Terminal(reason="aborted_streaming", turn_count=state.turn_count),
+                    _Turn(state, list(state.messages)))
             raise
         turn = _Turn(state, prepared.messages_for_query, prepared.record.as_dict() if prepared.record else None)
         for message in prepared.yielded:

@@ -88,9 +88,10 @@ class Segment:
     """One piece of a request's prefix: a tool, a system block, a message's start, or a message block.
 
     ``key`` is the piece's identity without ``cache_control`` (what a prompt
-    cache compares: the same block sent the same way has the same key); ``tokens`` its estimate; ``breakpoint``: it carries
-    ``cache_control``; ``block``: it is a content block (the API's unit for
-    breakpoints and cache look-back).
+    cache compares: the same block sent the same way has the same key);
+    ``tokens`` its estimate; ``breakpoint``: it carries ``cache_control``;
+    ``block``: it is a content block (the API's unit for breakpoints and
+    cache look-back).
     """
 
     key: str

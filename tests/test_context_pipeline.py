@@ -208,9 +208,11 @@ async def test_autocompact_asks_the_model_through_the_same_api(offline, tmp_path
     last = compaction.body["messages"][-1]
     assert last["role"] == "user" and last["content"][-1]["text"].startswith("Write a summary of the conversation")
     following = loop_requests(model)[[r.index for r in requests_of(model)].index(compaction.index)]
-    assert following["messages"][0]["content"][0]["text"] == SUMMARY_PREFIX + "Primary request: read the files. Read 12 so far."
+    said = "Primary request: read the files. Read 12 so far."
+    assert following["messages"][0]["content"][0]["text"] == SUMMARY_PREFIX + said
     boundary = notices(events, "compact_boundary")[-1]
-    assert boundary.metadata["trigger"] == "auto" and boundary.metadata["tokens_after"] < boundary.metadata["tokens_before"]
+    meta = boundary.metadata
+    assert meta["trigger"] == "auto" and meta["tokens_after"] < meta["tokens_before"]
     tracking = run.state.auto_compact_tracking  # the last State's: it saw every compaction but a final one
     assert tracking.compacted and tracking.consecutive_failures == 0
     assert tracking.turn_id in [b.uuid for b in notices(events, "compact_boundary")]
@@ -237,7 +239,8 @@ async def test_blocking_limit_sends_nothing(offline, tmp_path):
     assert sent == run.terminal.turn_count - 1  # the last turn's request was never sent
     assert events[-1] is stop and not any(e.type == "stream_request_start" for e in events[events.index(stop):])
     tiny = dl.offline([S.reply("hi")])
-    blocked = dl.query(dl.QueryParams(messages="x" * 400, model=tiny, context=ContextOptions(blocking_limit=BlockingLimit(limit=10))))
+    options = ContextOptions(blocking_limit=BlockingLimit(limit=10))
+    blocked = dl.query(dl.QueryParams(messages="x" * 400, model=tiny, context=options))
     assert [e.type async for e in blocked] == ["system"]
     assert [r.path for r in tiny.api.requests] == ["/v1/models/claude-scripted-1"]  # its window; no message sent
     assert blocked.terminal.reason == "blocking_limit" and blocked.terminal.turn_count == 1
@@ -287,7 +290,7 @@ async def test_f16_what_the_model_read_last_turn_is_in_the_request_that_edits(of
     assert notices(events, "microcompact")
     edit_request = loop_requests(model)[4]["messages"]
     results = [b for m in edit_request if m["role"] == "user" for b in m["content"] if b.get("type") == "tool_result"]
-    assert results[-1]["content"].startswith("     1\tvalue = 1") and results[-2]["content"].startswith("     1\tvalue = 1")
+    assert all(r["content"].startswith("     1\tvalue = 1") for r in results[-2:])
     assert all(r["content"] == dl.context.CLEARED for r in results[:-2])
     assert (tmp_path / "config.py").read_text().startswith("value = 2")
 
@@ -344,12 +347,14 @@ async def test_the_trace_records_the_pipeline_and_round_trips(offline, tmp_path)
     assert header["version"] == 2
     record = saved.checkpoints[1].context
     assert record["window"] == 6000 and record["thresholds"]["autocompact"] == 2800
-    assert record["stages"] == [{"stage": "tool_result_budget", "before": record["tokens_in"], "after": record["tokens"]}]
+    budget = {"stage": "tool_result_budget", "before": record["tokens_in"], "after": record["tokens"]}
+    assert record["stages"] == [budget]
 
 
 def test_a_version_1_trace_still_loads(tmp_path):
     lines = [{"kind": "trace", "version": 1},
-             {"kind": "message", "message": {"type": "user", "uuid": "u1", "message": {"role": "user", "content": "hi"}}},
+             {"kind": "message",
+              "message": {"type": "user", "uuid": "u1", "message": {"role": "user", "content": "hi"}}},
              {"kind": "checkpoint", "checkpoint": {"index": 0, "turn_count": 1, "state_messages": ["u1"],
                                                    "messages_for_query": ["u1"],
                                                    "terminal": {"reason": "completed", "turn_count": 1}}}]

@@ -59,8 +59,8 @@ def use(id, name="Read", **input):
 
 def R(*results, uuid=None):
     """A tool-result user message: (id, text) or (id, text, is_error) tuples, in call order."""
-    blocks = {r[0]: {"type": "tool_result", "tool_use_id": r[0], "content": r[1], **({"is_error": True} if len(r) > 2 else {})}
-              for r in results}
+    blocks = {r[0]: {"type": "tool_result", "tool_use_id": r[0], "content": r[1],
+                     **({"is_error": True} if len(r) > 2 else {})} for r in results}
     return tool_results_message([{"id": r[0]} for r in results], blocks, uuid=uuid)
 
 
@@ -117,7 +117,8 @@ def test_budget_reads_only_from_start_and_never_twice(tmp_path):
 def test_budget_leaves_images_alone(tmp_path):
     image = [{"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "A" * 5000}}]
     history = [U("go"), A(use("T1")), R(("T1", image))]
-    assert not apply_tool_result_budget(history, max_result_tokens=10, directory=tmp_path, uuid=counting_uuids()).changed
+    result = apply_tool_result_budget(history, max_result_tokens=10, directory=tmp_path, uuid=counting_uuids())
+    assert not result.changed
 
 
 # ---------------------------------------------------------------------------

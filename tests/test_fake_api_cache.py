@@ -88,7 +88,8 @@ async def test_usage_reports_the_cache_split_through_the_sdk():
     counted = await client.messages.count_tokens(model="claude-scripted-1", messages=body(*LONG)["messages"],
                                                  system=body(*LONG)["system"])
     usage = second.usage
-    assert counted.input_tokens == usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens
+    billed = usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens
+    assert counted.input_tokens == billed
 
 
 async def test_a_request_over_the_window_is_rejected_and_consumes_nothing():

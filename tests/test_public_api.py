@@ -9,7 +9,7 @@ import dreamloop
 def test_all_is_pinned():
     assert sorted(dreamloop.__all__) == sorted([
         "AbortController", "Allow", "AnthropicModel", "Ask", "AssistantMessage", "AttachmentMessage",
-        "BaseTool", "Checkpoint", "Continue", "Deny", "Event", "Fault", "LoopMessage", "ProgressMessage",
+        "BaseTool", "Checkpoint", "ContextOptions", "Continue", "Deny", "Event", "Fault", "LoopMessage", "ProgressMessage",
         "QueryEngine", "QueryParams", "QueryRun", "RequestStart", "State", "StreamEvent", "SystemMessage",
         "Terminal", "TombstoneMessage", "ToolResult", "ToolUseContext", "ToolUseSummaryMessage", "Trace",
         "Turn", "UserMessage", "agent_loop", "builtin_tools", "live", "normalize_messages_for_api",

@@ -26,7 +26,8 @@ from anthropic.types import Message
 
 from ..abort import AbortController
 from ..errors import CompactionFailed, IncompleteStreamError
-from ..messages import AssistantMessage, AttachmentMessage, SystemMessage, UserMessage, normalize_messages_for_api, user_message
+from ..messages import (AssistantMessage, AttachmentMessage, SystemMessage, UserMessage, normalize_messages_for_api,
+                        user_message)
 from ..tokens import TokenCounter
 from .content import is_tool_result_message
 

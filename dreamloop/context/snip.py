@@ -3,8 +3,9 @@
 The bluntest cut: a long text block or ``tool_result`` in a message older
 than the newest ``keep_recent`` keeps its first characters and a line saying
 how many were removed. ``thinking`` blocks (signed), ``tool_use`` inputs and
-text the loop wrote itself (``is_meta``: summaries, folds) are never touched. It knows nothing about when it should run (the pipeline
-asks it over the snip threshold).
+text the loop wrote itself (``is_meta``: summaries, folds) are never touched.
+It knows nothing about when it should run (the pipeline asks it over the snip
+threshold).
 """
 
 from __future__ import annotations
@@ -47,7 +48,8 @@ def snip_messages(messages: list[Any], *, keep_recent: int, max_chars: int, keep
         replaced[copy.uuid] = (message.uuid,)
         first = index if first is None else first
         cut += changed
-    detail = f"trimmed {cut} long block{'s' if cut != 1 else ''} in {len(replaced)} old message{'s' if len(replaced) != 1 else ''}"
+    count = len(replaced)
+    detail = f"trimmed {cut} long block{'s' if cut != 1 else ''} in {count} old message{'s' if count != 1 else ''}"
     return StageResult(out, replaced, detail if replaced else "", first)
 
 

@@ -176,7 +176,8 @@ class ContextMeter(W.VBox):
             for stage, saved in reversed(turn.savings):
                 if saved <= 0:
                     continue
-                parts.append(_rect(x, y(base + saved), bar, y(base) - y(base + saved), STAGE_COLORS.get(stage, "#718096"),
+                color = STAGE_COLORS.get(stage, "#718096")
+                parts.append(_rect(x, y(base + saved), bar, y(base) - y(base + saved), color,
                                    f"turn {turn.turn_count}: {stage} saved {saved:,} tokens", opacity=0.55))
                 base += saved
             if turn.stopped == "blocking_limit":
@@ -204,8 +205,9 @@ class ContextMeter(W.VBox):
         for k, turn in enumerate(self.turns):
             x = left + k * step + (step - bar) / 2
             bottom = cache_top + cache_h
-            for value, color, what in ((turn.cache_read, _READ, "cache read"), (turn.cache_write, _WRITE, "cache write"),
-                                       (turn.uncached, _PLAIN, "uncached")):
+            kinds = ((turn.cache_read, _READ, "cache read"), (turn.cache_write, _WRITE, "cache write"),
+                     (turn.uncached, _PLAIN, "uncached"))
+            for value, color, what in kinds:
                 if value:
                     parts.append(_rect(x, bottom - cy(value), bar, cy(value), color,
                                        f"turn {turn.turn_count}: {what} {value:,} tokens"))

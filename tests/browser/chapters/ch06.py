@@ -105,7 +105,8 @@ def check(ch: Chapter) -> None:
         handle = inspector_el.query_selector(".noUi-handle")
         before_x = drawn["mark"]
         start = meter["inspector"]["value"]
-        key, target = ("ArrowLeft", start - 1) if start >= meter["inspector"]["count"] - 1 else ("ArrowRight", start + 1)
+        at_end = start >= meter["inspector"]["count"] - 1
+        key, target = ("ArrowLeft", start - 1) if at_end else ("ArrowRight", start + 1)
         inspector_el.scroll_into_view_if_needed(timeout=budget.ms(5))
         handle.focus()
         page.keyboard.press(key)
