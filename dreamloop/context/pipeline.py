@@ -288,9 +288,8 @@ class ContextPipeline:
 
         # 6. autocompact: over its threshold the model summarises the head; bounded by max_failures.
         compact = options.autocompact
-        if compact is not None and tokens > (limits.autocompact or 0):
-            if options.count_tokens == "api":
-                tokens = await self._api_tokens(history)
+        if options.count_tokens == "api" and (compact is not None or options.blocking_limit is not None):
+            tokens = await self._api_tokens(history)  # the server's count decides the heavy stages
         if compact is not None and tokens > (limits.autocompact or 0):
             failures = tracking.consecutive_failures if tracking else 0
             if failures < compact.max_failures:

@@ -41,7 +41,7 @@ import httpx2
 
 from dreamloop.errors import ScriptExhausted
 from dreamloop.scripts import Script, Turn
-from dreamloop.tokens import estimate_request_tokens
+from dreamloop.tokens import Segment, estimate_request_tokens, request_segments
 
 from .cache import MIN_CACHEABLE_TOKENS, PromptCache
 from .recorded import RawTurn
@@ -217,26 +217,28 @@ class FakeMessagesAPI:
         problem = validate_request(body)
         if problem is not None:
             return error_reply(400, problem.message, request_id, error_type=problem.error_type), None
-        tokens = estimate_request_tokens(body)
+        segments = list(request_segments(body))
+        tokens = max(sum(s.tokens for s in segments), 1)  # estimate_request_tokens(body), counted once
         if tokens > self.context_window:  # the real API's check, before any model work: nothing consumed
             return error_reply(400, f"prompt is too long: {tokens} tokens > {self.context_window} maximum",
                                request_id), None
         index = self._consumed
         try:
             item = self._next_item(body, index)
-            return self._reply_for(item, body, request_id), index
+            return self._reply_for(item, body, request_id, segments), index
         except Exception as err:  # a script bug: answered without retry, re-raised by dreamloop.model
             self.script_errors[request_id] = err
             message = f"dreamloop offline script error: {type(err).__name__}: {err}"
             headers = {"x-should-retry": "false", "x-dreamloop-script-error": type(err).__name__}
             return error_reply(500, message, request_id, headers=headers), (index if self._consumed > index else None)
 
-    def _reply_for(self, item: Turn | RawTurn, body: dict[str, Any], request_id: str) -> Reply:
+    def _reply_for(self, item: Turn | RawTurn, body: dict[str, Any], request_id: str,
+                   segments: list[Segment] | None = None) -> Reply:
         if isinstance(item, RawTurn):
             return raw_reply(item, request=body, request_id=request_id)
 
         def build_message() -> dict[str, Any]:
-            cached = self.cache.usage(body)  # only a request that gets a message reads or writes the cache
+            cached = self.cache.usage(body, segments)  # only a request that gets a message reads or writes the cache
             return turn_message(
                 item,
                 message_id=self._next_id("msg"),

@@ -22,7 +22,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
-from dreamloop.tokens import request_segments
+from dreamloop.tokens import Segment, request_segments
 
 __all__ = ["LOOKBACK_BLOCKS", "MIN_CACHEABLE_TOKENS", "CacheUsage", "PromptCache"]
 
@@ -66,9 +66,12 @@ class PromptCache:
     def clear(self) -> None:
         self._written.clear()
 
-    def usage(self, body: dict[str, Any]) -> CacheUsage:
-        """Split the request's input tokens into uncached, written and read; remember what was written."""
-        segments = list(request_segments(body))
+    def usage(self, body: dict[str, Any], segments: list[Segment] | None = None) -> CacheUsage:
+        """Split the request's input tokens into uncached, written and read; remember what was written.
+
+        ``segments``: ``list(request_segments(body))`` when the caller already has it.
+        """
+        segments = segments if segments is not None else list(request_segments(body))
         total = max(sum(s.tokens for s in segments), 1)
         blocks = [i for i, s in enumerate(segments) if s.block]
         marks = [k for k, i in enumerate(blocks) if segments[i].breakpoint]
