@@ -21,6 +21,7 @@ from typing import Any
 from pydantic import ValidationError
 from rich.console import Console
 from rich.syntax import Syntax
+from rich.text import Text
 
 __all__ = ["main"]
 
@@ -45,6 +46,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--permission-mode", choices=["default", "accept-edits", "bypass"], default="default")
     run.add_argument("--trace", type=Path, help="save the run's trace (JSONL) here")
     run.add_argument("--json", action="store_true", help="print the Terminal and the transcript as JSON")
+    run.add_argument("--settings", type=Path, action="append", default=[], metavar="FILE",
+                     help="run the hooks of this Claude Code settings file (repeatable; merged in order)")
+    run.add_argument("--no-hooks", action="store_true", help="turn the hooks branch off (no hook runs)")
 
     replay = sub.add_parser("replay", help="print a saved trace")
     replay.add_argument("trace", type=Path)
@@ -140,9 +144,11 @@ async def _demo(args: argparse.Namespace) -> int:
 
 
 async def _run(args: argparse.Namespace) -> int:
+    from .hooks import submit_prompt
+    from .messages import user_message
     from .model import live, offline
     from .query import QueryParams, query
-    from .render import print_run
+    from .render import TurnPrinter, print_run
     from .tools import builtin_tools
 
     if args.live:
@@ -157,8 +163,18 @@ async def _run(args: argparse.Namespace) -> int:
     if not args.workspace.is_dir():
         raise FileNotFoundError(f"--workspace {args.workspace} is not a directory")
     console = _console(stderr=args.json)
+    hooks = None if args.no_hooks else _load_hooks(args.settings, console)
+    messages: list[Any] = [user_message(args.prompt)]
+    if hooks is not None:  # user_prompt_submit runs before the loop; a block means no run
+        check = await submit_prompt(hooks, args.prompt, workspace=args.workspace.resolve(),
+                                    permission_mode=args.permission_mode)
+        if check.blocked:
+            for message in check.messages:
+                TurnPrinter(console).message(message)
+            return 1
+        messages += check.messages
     params = QueryParams(
-        messages=args.prompt,
+        messages=messages,
         model=model,
         tools=builtin_tools(),
         workspace=args.workspace.resolve(),
@@ -166,19 +182,39 @@ async def _run(args: argparse.Namespace) -> int:
         ask=_terminal_ask(console) if sys.stdin.isatty() and not args.json else None,
         can_use_tool=None if args.live else allow_test_commands(),
         max_turns=args.max_turns,
+        hooks=hooks,
     )
     run = query(params)
     if args.json:
         async for _ in run:
             pass
         transcript = [m.model_dump(mode="json") for m in run.messages]
-        print(json.dumps({"terminal": run.terminal.model_dump(mode="json"), "transcript": transcript}, indent=2))
+        switches = {"hooks": hooks is not None}
+        print(json.dumps({"terminal": run.terminal.model_dump(mode="json"), "switches": switches,
+                          "transcript": transcript}, indent=2))
     else:
         console.print(f"[bold]user:[/] {args.prompt}")
         await print_run(run, console)
     if args.trace:
         run.trace.save(args.trace)
     return 0 if run.terminal.reason == "completed" else 1
+
+
+def _load_hooks(settings: list[Path], console: Console) -> Any:
+    """The hooks branch, on: the settings files' hooks (none given: no hook yet, the branch still on).
+
+    Hooks that cannot run are said on the console, not dropped silently.
+    """
+    import warnings
+
+    from .hooks import Hooks, load_hooks
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        hooks = load_hooks(*settings) if settings else Hooks()
+    for line in hooks.unsupported:
+        console.print(Text("hook not run: ", style="yellow") + Text(line))
+    return hooks
 
 
 def _console(stderr: bool = False) -> Console:

@@ -4,7 +4,8 @@ The engine owns what outlives one run of the loop: the history, the queue of
 input typed while the loop runs, and the transcript file, shaped like Claude
 Code's session files (one JSON object per line: ``type``, ``uuid``,
 ``parentUuid``, ``sessionId``, ``message`` / ``attachment`` / ...). It is
-persisted after every message and can be resumed. The loop itself is ``query()``.
+persisted after every message and can be resumed. The loop itself is ``query()``;
+the ``user_prompt_submit`` hooks run here, before it starts.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from typing import Any, AsyncIterator
 
 from pydantic import TypeAdapter
 
-from .messages import AttachmentMessage, LoopMessage, user_message
+from .hooks import submit_prompt
+from .messages import AttachmentMessage, LoopMessage, new_uuid, user_message
 from .query import QueryParams, QueryRun, query
 from .state import Terminal
 from .trace import Trace
@@ -73,12 +75,34 @@ class QueryEngine:
         The new user message, every message the loop yields and the closing
         messages of an interrupted run go into ``self.messages`` and the
         transcript. ``overrides`` replace ``defaults`` for this run only.
+
+        With ``hooks``, the ``user_prompt_submit`` hooks run first (their inputs
+        name this session and transcript): their records and any context for the
+        model follow the prompt; a block erases the prompt and starts no run
+        (``last_run`` is None): the records and a ``SystemMessage``
+        (``user_prompt_blocked``) saying why are yielded and kept instead.
         """
-        deps = overrides.get("deps", self.defaults.get("deps"))
-        self.messages.append(user_message(prompt, **({"uuid": deps.uuid()} if deps else {})))
+        settings = {**self.defaults, **overrides}
+        deps, hooks = settings.get("deps"), settings.get("hooks")
+        uuid = deps.uuid if deps else new_uuid
+        said: tuple[Any, ...] = ()
+        if hooks is not None:
+            hooks = settings["hooks"] = hooks.for_session(self.session_id, self.transcript)
+            check = await submit_prompt(hooks, prompt, workspace=settings.get("workspace"),
+                                        permission_mode=settings.get("permission_mode", "default"), uuid=uuid)
+            if check.blocked:
+                self.last_run = None
+                self.messages.extend(check.messages)
+                self._persist()
+                for message in check.messages:
+                    yield message
+                return
+            said = check.messages
+        self.messages.extend([user_message(prompt, uuid=uuid()), *said])
         self._persist()
-        params = QueryParams(**{**self.defaults, **overrides, "messages": self.messages,
-                                "queued_input": self._drain_queue})
+        for message in said:
+            yield message
+        params = QueryParams(**{**settings, "messages": self.messages, "queued_input": self._drain_queue})
         run = self.last_run = query(params, trace=trace)
         try:
             async for event in run:

@@ -67,6 +67,7 @@ __all__ = [
     "UserPromptSubmitDecision",
     "UserPromptSubmitInput",
     "combine",
+    "describe_record",
     "hook_env",
     "load_hooks",
     "matches",
@@ -620,7 +621,7 @@ async def _run_one(entry: HookEntry, input: HookInput, hooks: Hooks, hook_name: 
         kind, decision = "hook_non_blocking_error", model()
         content = (f"{entry.hook.type!r} hooks are not supported (from {entry.source}); "
                    "only type 'command' runs in dreamloop")
-        details = {"command": None}
+        details = {"unsupported": entry.label}
     elif isinstance(entry.hook, CommandHook):
         timeout = entry.hook.timeout or hooks.timeout
         code, stdout, stderr = await _run_command(entry.hook.command, input, timeout)
@@ -734,6 +735,33 @@ async def _feed(proc: asyncio.subprocess.Process, data: bytes) -> None:
         await proc.stdin.drain()
     with contextlib.suppress(BrokenPipeError, ConnectionResetError):
         proc.stdin.close()
+
+
+def describe_record(attachment: Mapping[str, Any], width: int = 160) -> str:
+    """One line for a person about a hook record or a ``hook_additional_context`` attachment.
+
+    ``PreToolUse:Bash hook no-rm.sh (exit 2) → deny: ...``; no times or ids, so it prints stably.
+    """
+    kind, name = attachment.get("type"), attachment.get("hookName", "?")
+    if kind == "hook_additional_context":
+        line = f"{name} → to the model: " + " / ".join(map(str, attachment.get("content") or []))
+    elif kind == "hook_stopped_continuation":
+        line = f"{name} hook stopped the run: {attachment.get('stopReason')}"
+    else:
+        who = str(attachment.get("command") or attachment.get("callable") or attachment.get("unsupported"))
+        who = who if len(who) <= 40 else who[:39] + "…"
+        code = attachment.get("exitCode")
+        how = ("returned" if "callable" in attachment else "not run" if "unsupported" in attachment
+               else f"exit {code}" if code is not None else "timed out")
+        if kind == "hook_non_blocking_error":
+            line = f"{name} hook {who} ({how}, non-blocking error): {attachment.get('content')}"
+        else:
+            decision = attachment.get("decision") or {}
+            verdict = "stop" if decision.get("continue") is False else decision.get("decision") or "no opinion"
+            said = decision.get("reason") or decision.get("additional_context") or ""
+            line = f"{name} hook {who} ({how}) → {verdict}" + (f": {said}" if said else "")
+    line = " ".join(line.split())
+    return line if len(line) <= width else line[: width - 1] + "…"
 
 
 # ---------------------------------------------------------------------------
