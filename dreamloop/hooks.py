@@ -757,8 +757,9 @@ def describe_record(attachment: Mapping[str, Any], width: int = 160) -> str:
             line = f"{name} hook {who} ({how}, non-blocking error): {attachment.get('content')}"
         else:
             decision = attachment.get("decision") or {}
-            verdict = "stop" if decision.get("continue") is False else decision.get("decision") or "no opinion"
-            said = decision.get("reason") or decision.get("additional_context") or ""
+            verdict = ("stop" if decision.get("continue") is False else decision.get("decision")
+                       or ("context" if decision.get("additional_context") else "no opinion"))
+            said = decision.get("reason") or decision.get("additional_context") or decision.get("stop_reason") or ""
             line = f"{name} hook {who} ({how}) → {verdict}" + (f": {said}" if said else "")
     line = " ".join(line.split())
     return line if len(line) <= width else line[: width - 1] + "…"
