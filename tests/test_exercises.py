@@ -6,6 +6,8 @@ The solutions here are the ones in notebooks/solutions/; the checks compare them
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 
 import pytest
@@ -15,7 +17,9 @@ import dreamloop as dl
 import dreamloop.exercises as ex
 import dreamloop.exercises._checking  # noqa: F401  (the checks' shared settings)
 from dreamloop.fake_api import validate_request
-from dreamloop.tools import Allow
+from dreamloop.exercises.ch07 import recursive_rm
+from dreamloop.hooks import PreToolUseDecision, StopDecision
+from dreamloop.tools import Allow, Deny
 
 # ---------------------------------------------------------------------------
 # Solutions (kept in step with notebooks/solutions/*.ipynb)
@@ -122,6 +126,29 @@ async def can_use_tool(tool, input, context):
     return await tool.check_permissions(tool.input_model.model_validate(input), context)
 
 
+def block_while_tests_fail(input):
+    done = subprocess.run([sys.executable, "-m", "unittest", "discover", "-s", "tests", "-p", "check_*.py"],
+                          cwd=input.cwd, capture_output=True, text=True)
+    if done.returncode == 0:
+        return None
+    failures = [line for line in done.stderr.splitlines() if line.startswith(("FAIL:", "ERROR:", "AssertionError"))]
+    return StopDecision(decision="block",
+                        reason="The tests fail:\n" + "\n".join(failures) + "\nmake the failing test pass")
+
+
+def no_recursive_rm(input):
+    if recursive_rm(input.tool_input.get("command", "")):
+        return PreToolUseDecision(decision="deny", reason="Recursive rm is not allowed in this project.")
+    return None
+
+
+RM_GUARD = "grep -q 'rm -rf' && { echo 'rm -rf is not allowed here' >&2; exit 2; }; exit 0"
+
+
+def settings_with(command=RM_GUARD, matcher="Bash", kind="command", event="PreToolUse"):
+    return {"hooks": {event: [{"matcher": matcher, "hooks": [{"type": kind, "command": command}]}]}}
+
+
 # ---------------------------------------------------------------------------
 # Wrong answers: one plausible mistake each, and one that raises
 
@@ -216,6 +243,17 @@ async def allow_everything(tool, input, context):
     return Allow()
 
 
+def block_without_the_task_line(input):
+    decision = block_while_tests_fail(input)
+    return decision and StopDecision(decision="block", reason="The tests fail.")
+
+
+def rm_rf_substring(input):
+    if "rm -rf" in input.tool_input["command"]:
+        return PreToolUseDecision(decision="deny", reason="no rm -rf")
+    return None
+
+
 # ---------------------------------------------------------------------------
 # The table: check, solution, wrong answers (each with a phrase its ❌ must contain)
 
@@ -257,6 +295,31 @@ CASES = [
     (ex.check_partition, partition, [(partition_by_name, "partition_tool_calls gives"),
                                      (raises, "NotImplementedError")]),
     (ex.check_can_use_tool, can_use_tool, [(allow_everything, "expected Ask"), (raises, "NotImplementedError")]),
+    (ex.check_tests_stop_hook, block_while_tests_fail, [
+        (lambda input: None, "never blocked"),
+        (lambda input: StopDecision(decision="block", reason="make the failing test pass"), "never lets the loop end"),
+        (block_without_the_task_line, "could not act on your feedback"),
+        (lambda input: StopDecision(continue_=False) if block_while_tests_fail(input) else None, "prevented continuation"),
+        (lambda input: "block", "returned str"),
+        (raises, "NotImplementedError")]),
+    (ex.check_no_recursive_rm, no_recursive_rm, [
+        (rm_rf_substring, "'rm -fr /' was not denied"),
+        (lambda input: PreToolUseDecision(decision="deny", reason="no Bash"), "'ls -la' was denied"),
+        (lambda input: Deny("no") if recursive_rm(input.tool_input["command"]) else None, "not dl.Deny"),
+        (lambda input: PreToolUseDecision(decision="deny") if recursive_rm(input.tool_input["command"]) else None,
+         "without a reason"),
+        (lambda input: PreToolUseDecision(decision="deny", reason="r") if recursive_rm(input.tool_input["command"])
+         else PreToolUseDecision(decision="allow"), "expected None"),
+        (raises, "NotImplementedError")]),
+    (ex.check_settings_hook, settings_with(), [
+        (settings_with("grep -q 'rm -rf' && { echo 'no' >&2; exit 1; }; exit 0"), "exit 2"),
+        (settings_with(matcher="bash"), "case-sensitive"),
+        (settings_with('[[ "$1" == *"rm -rf"* ]] && { echo no >&2; exit 2; }; exit 0'), "stdin"),
+        (settings_with(kind="prompt"), "only type 'command' runs"),
+        (settings_with(event="pre_tool_use"), "no pre_tool_use event"),
+        (settings_with("grep -q 'rm -rf' && exit 2; exit 0"), "nothing on stderr"),
+        (settings_with("echo 'no' >&2; exit 2"), "the test command was blocked too"),
+        ({"hooks": {"PreToolUse": []}}, "no PreToolUse hook yet")]),
 ]
 
 
