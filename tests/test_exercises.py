@@ -142,10 +142,10 @@ def no_recursive_rm(input):
     return None
 
 
-RM_GUARD = "grep -q 'rm -rf' && { echo 'rm -rf is not allowed here' >&2; exit 2; }; exit 0"
+PUSH_GUARD = "grep -q 'git push' && { echo 'No git push from this session.' >&2; exit 2; }; exit 0"
 
 
-def settings_with(command=RM_GUARD, matcher="Bash", kind="command", event="PreToolUse"):
+def settings_with(command=PUSH_GUARD, matcher="Bash", kind="command", event="PreToolUse"):
     return {"hooks": {event: [{"matcher": matcher, "hooks": [{"type": kind, "command": command}]}]}}
 
 
@@ -312,13 +312,13 @@ CASES = [
          else PreToolUseDecision(decision="allow"), "expected None"),
         (raises, "NotImplementedError")]),
     (ex.check_settings_hook, settings_with(), [
-        (settings_with("grep -q 'rm -rf' && { echo 'no' >&2; exit 1; }; exit 0"), "exit 2"),
+        (settings_with("grep -q 'git push' && { echo 'no' >&2; exit 1; }; exit 0"), "exit 2"),
         (settings_with(matcher="bash"), "case-sensitive"),
-        (settings_with('[[ "$1" == *"rm -rf"* ]] && { echo no >&2; exit 2; }; exit 0'), "stdin"),
+        (settings_with('[[ "$1" == *"git push"* ]] && { echo no >&2; exit 2; }; exit 0'), "stdin"),
         (settings_with(kind="prompt"), "only type 'command' runs"),
         (settings_with(event="pre_tool_use"), "no pre_tool_use event"),
-        (settings_with("grep -q 'rm -rf' && exit 2; exit 0"), "nothing on stderr"),
-        (settings_with("echo 'no' >&2; exit 2"), "the test command was blocked too"),
+        (settings_with("grep -q 'git push' && exit 2; exit 0"), "nothing on stderr"),
+        (settings_with("grep -q 'git' && { echo 'no git' >&2; exit 2; }; exit 0"), "'git status' was blocked too"),
         ({"hooks": {"PreToolUse": []}}, "no PreToolUse hook yet")]),
 ]
 

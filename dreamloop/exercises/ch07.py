@@ -199,15 +199,18 @@ def check_no_recursive_rm(hook: Any) -> bool:
 
 
 # ---------------------------------------------------------------------------
-# The same guard as a Claude Code settings file
+# A guard in a Claude Code settings file
+
+PUSH = "git push --force origin main"
+SAFE = ["python -m unittest discover -s tests", "git status", "ls"]
 
 
 def check_settings_hook(settings: Any) -> bool:
     """Check a Claude Code settings dict (or JSON text) whose ``PreToolUse`` command hook on ``Bash`` blocks
-    ``rm -rf`` with exit code 2 and a reason on stderr, and lets other commands through."""
+    any ``git push`` with exit code 2 and a reason on stderr, and lets other commands through."""
     hint = ('{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "..."}]}]}} '
-            "where the command reads the event JSON on stdin, e.g. grep -q 'rm -rf' && { echo 'no rm -rf here' >&2; "
-            "exit 2; }; exit 0")
+            "where the command reads the event JSON on stdin, e.g. grep -q 'git push' && { echo 'no pushing from "
+            "here' >&2; exit 2; }; exit 0")
 
     def body() -> str:
         if isinstance(settings, str):
@@ -246,29 +249,31 @@ def check_settings_hook(settings: Any) -> bool:
                                     tool_input={"command": command}, tool_use_id="toolu_1")
                 return _run(lambda: run_hooks(hooks, input, value="Bash"), timeout=30)
 
-            blocked = outcome("rm -rf build")
+            blocked = outcome(PUSH)
             record = blocked.records[0].attachment if blocked.records else {}
             if blocked.decision.decision != "deny":
                 code = record.get("exitCode")
                 if code not in (None, 0, 2):
-                    raise _Fail(f"for rm -rf your command exited {code}: a non-blocking error, so the call would "
-                                "still run.", "block with exit 2 (any other non-zero exit code fails open).")
-                raise _Fail(f"rm -rf was not blocked (exit code {code}, stdout {_short(record.get('stdout', ''), 60)!r}).",
+                    raise _Fail(f"for {PUSH!r} your command exited {code}: a non-blocking error, so the call "
+                                "would still run.", "block with exit 2 (any other non-zero exit code fails open).")
+                raise _Fail(f"{PUSH!r} was not blocked (exit code {code}, stdout {_short(record.get('stdout', ''), 60)!r}).",
                             "the event arrives as JSON on stdin, not as arguments: read stdin (grep reads it "
                             "when given no file), then exit 2.")
             if "No stderr output" in (blocked.decision.reason or ""):
-                raise _Fail("rm -rf was blocked, but with nothing on stderr: the model is told no reason.",
+                raise _Fail(f"{PUSH!r} was blocked, but with nothing on stderr: the model is told no reason.",
                             "echo the reason to stderr (>&2) before exit 2.")
-            allowed = outcome("python -m unittest discover -s tests")
-            if allowed.decision.decision == "deny":
-                raise _Fail("the test command was blocked too.", "exit 0 unless the command holds rm -rf.")
-            failed = [r.attachment for r in allowed.records if r.attachment["type"] == "hook_non_blocking_error"]
-            if failed:
-                raise _Fail(f"for the test command your hook failed: {_short(failed[0]['content'], 120)}",
-                            "exit 0 when there is nothing to block.")
+            for command in SAFE:
+                allowed = outcome(command)
+                if allowed.decision.decision == "deny":
+                    raise _Fail(f"{command!r} was blocked too.", "exit 0 unless the command holds git push.")
+                failed = [r.attachment for r in allowed.records if r.attachment["type"] == "hook_non_blocking_error"]
+                if failed:
+                    raise _Fail(f"for {command!r} your hook failed: {_short(failed[0]['content'], 120)}",
+                                "exit 0 when there is nothing to block.")
         finally:
             shutil.rmtree(folder, ignore_errors=True)
-        return (f"rm -rf blocked by exit 2 ({_short(blocked.decision.reason, 70)!r}), the test command let through.")
+        return (f"{PUSH!r} blocked by exit 2 ({_short(blocked.decision.reason.split(']: ')[-1], 50)!r}), "
+                f"{len(SAFE)} other commands let through.")
 
     return _verdict("settings-file hook", body)
 
