@@ -433,3 +433,57 @@ async def test_trace_round_trip_keeps_stop_hook_active(offline, tmp_path):
         v1.append(json.dumps(record))
     old.write_text("\n".join(v1) + "\n")
     assert [c.stop_hook_active for c in Trace.load(old).checkpoints] == [False, False]
+
+
+# ---------------------------------------------------------------------------
+# dreamloop run --settings FILE
+
+
+def test_run_with_a_settings_file_runs_its_hooks(capsys, tmp_path):
+    from dreamloop.cli import main
+    from dreamloop.demo import copy_sample_project
+
+    workspace = copy_sample_project(tmp_path / "sample")
+    settings = tmp_path / "settings.json"
+    settings.write_text(json.dumps({"hooks": {
+        "Stop": [{"hooks": [{"type": "command", "command":
+                             "cd \"$CLAUDE_PROJECT_DIR\" && python3 -m unittest discover -s tests -p 'check_*.py' "
+                             "2>/dev/null || { echo 'The tests fail.'; echo 'make the failing test pass'; } >&2 "
+                             "&& python3 -m unittest discover -s tests -p 'check_*.py' 2>/dev/null || exit 2"}]}],
+        "SessionStart": [{"hooks": [{"type": "command", "command": "echo hi"}]}]}}))
+    status = main(["run", "set retries to 5", "--workspace", str(workspace), "--settings", str(settings),
+                   "--permission-mode", "accept-edits", "--json"])
+    captured = capsys.readouterr()
+    result = json.loads(captured.out)
+    assert status == 0 and result["terminal"]["reason"] == "completed"
+    assert result["switches"] == {"hooks": True}
+    stops = [m["attachment"]["type"] for m in result["transcript"]
+             if m["type"] == "attachment" and m["attachment"].get("hookEvent") == "Stop"]
+    assert stops == ["hook_blocking_error", "hook_success"]
+    assert "value = 2" in (workspace / "config.py").read_text()  # the stop hook made the agent fix the test
+    assert "hook not run:" in captured.err and "SessionStart" in captured.err
+
+
+def test_run_no_hooks_and_a_blocked_prompt(capsys, tmp_path):
+    from dreamloop.cli import main
+    from dreamloop.demo import copy_sample_project
+
+    workspace = copy_sample_project(tmp_path / "sample")
+    assert main(["run", "set retries to 5", "--workspace", str(workspace), "--no-hooks", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["switches"] == {"hooks": False}
+    settings = tmp_path / "settings.json"
+    settings.write_text(json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [
+        {"type": "command", "command": "echo 'no prompts today' >&2; exit 2"}]}]}}))
+    assert main(["run", "set retries to 5", "--workspace", str(workspace), "--settings", str(settings)]) == 1
+    assert "UserPromptSubmit hook blocked the prompt: no prompts today" in capsys.readouterr().out
+
+
+def test_run_with_a_broken_settings_file_fails_clearly(capsys, tmp_path):
+    from dreamloop.cli import main
+
+    settings = tmp_path / "settings.json"
+    settings.write_text("{not json")
+    with pytest.raises(SystemExit) as exit:
+        main(["run", "hi", "--workspace", str(tmp_path), "--settings", str(settings)])
+    assert exit.value.code == 2
+    assert "settings.json: not a Claude Code settings file" in capsys.readouterr().err
