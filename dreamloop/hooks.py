@@ -448,9 +448,6 @@ class Hooks:
             cwd=str(workspace) if workspace else os.getcwd(),
             permission_mode=_CLAUDE_MODES.get(permission_mode, permission_mode), **fields)
 
-    def __len__(self) -> int:
-        return len(self.entries)
-
     def __repr__(self) -> str:
         counts = {}
         for entry in self.entries:
@@ -702,13 +699,17 @@ async def _run_command(command: str, input: HookInput, timeout: float) -> tuple[
     """(exit code or None on timeout, stdout, stderr) of ``bash -c command`` fed ``input`` on stdin.
 
     Its own process group, killed on timeout, on cancellation and when it ends (background jobs
-    don't outlive it); each stream kept to ``MAX_OUTPUT_CHARS``.
+    don't outlive it); each stream kept to ``MAX_OUTPUT_CHARS``. A command that cannot be started
+    at all ends as exit code 126 (a non-blocking error), as a shell reports it.
     """
     cwd = input.cwd or os.getcwd()
-    proc = await asyncio.create_subprocess_exec(
-        "/bin/bash", "-c", command, cwd=cwd, env=hook_env(cwd),
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-        start_new_session=True)  # fmt: skip
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            "/bin/bash", "-c", command, cwd=cwd, env=hook_env(cwd),
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            start_new_session=True)  # fmt: skip
+    except OSError as error:  # no bash, or the workspace is gone: the shell's "cannot execute"
+        return 126, "", f"could not start the hook: {error}"
     out, err = _Capture(MAX_OUTPUT_CHARS), _Capture(MAX_OUTPUT_CHARS)
     readers = asyncio.gather(_feed(proc, input.model_dump_json().encode()), out.drain(proc.stdout),
                              err.drain(proc.stderr))

@@ -445,3 +445,12 @@ def test_describe_record_is_one_stable_line():
     assert describe_record(record) == "PreToolUse:Bash hook ./no-rm.sh (exit 2) → deny: PreToolUse:Bash hook error: [x]: no"
     assert describe_record({"type": "hook_additional_context", "hookName": "PostToolUse:Edit",
                             "content": ["a", "b"]}) == "PostToolUse:Edit → to the model: a / b"
+
+
+async def test_a_hook_that_cannot_start_is_a_non_blocking_error(tmp_path):
+    hooks = Hooks().add("post_tool_use", CommandHook("true"))
+    input = event_input(hooks, "post_tool_use", tmp_path / "gone")
+    outcome = await run_hooks(hooks, input, value="Bash")
+    record = outcome.records[0].attachment
+    assert (record["type"], record["exitCode"]) == ("hook_non_blocking_error", 126)
+    assert "could not start the hook" in record["content"]
