@@ -487,3 +487,106 @@ def test_run_with_a_broken_settings_file_fails_clearly(capsys, tmp_path):
         main(["run", "hi", "--workspace", str(tmp_path), "--settings", str(settings)])
     assert exit.value.code == 2
     assert "settings.json: not a Claude Code settings file" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------
+# Each decision, from a Python hook and from a command hook's JSON, in the loop
+
+
+def as_hook(kind: str, said: dict):
+    """The same answer as a Python hook (returning the dict) or a command (printing it as JSON)."""
+    if kind == "python":
+        return lambda input: said
+    return CommandHook(f"cat >/dev/null; echo '{json.dumps(said)}'")
+
+
+PRE = {
+    "allow": ({"hookSpecificOutput": {"permissionDecision": "allow"}}, "Write", [("Write", "a")], False),
+    "deny": ({"hookSpecificOutput": {"permissionDecision": "deny", "permissionDecisionReason": "nope"}},
+             "Read", [], True),
+    "ask": ({"hookSpecificOutput": {"permissionDecision": "ask", "permissionDecisionReason": "sure?"}},
+            "Read", [("Read", "a")], False),
+    "updated_input": ({"hookSpecificOutput": {"updatedInput": {"path": "b"}}}, "Read", [("Read", "b")], False),
+    "stop": ({"continue": False, "stopReason": "halt"}, "Read", [], True),
+}
+
+
+@pytest.mark.parametrize("kind", ["python", "command"])
+@pytest.mark.parametrize("decision", list(PRE))
+async def test_each_pre_tool_use_decision(offline, kind, decision):
+    said, tool_name, expected_ran, is_error = PRE[decision]
+    ran, asked = [], []
+
+    async def ask(tool, input, reason):
+        asked.append(reason)
+        return Allow()
+
+    model = offline([S.reply("x", S.tool_use(tool_name, {"path": "a"}, id="T1")), S.reply("ok")])
+    run = query(params(model, Hooks().add("pre_tool_use", as_hook(kind, said)), tools=tools(ran),
+                       ask=ask if decision == "ask" else None))
+    await drain(run)
+    assert ran == expected_ran
+    assert asked == (["sure?"] if decision == "ask" else [])
+    if decision == "stop":
+        assert run.terminal.reason == "hook_stopped" and len(requests_of(model)) == 1
+    else:
+        (result,) = results_of(requests_of(model)[1])
+        assert bool(result.get("is_error")) is is_error
+        assert result["content"] == ("nope" if decision == "deny" else f"contents of {expected_ran[0][1]}"
+                                     if tool_name == "Read" else "wrote a")
+
+
+POST = {
+    "context": ({"hookSpecificOutput": {"additionalContext": "lint: ok"}}, "PostToolUse:Read hook additional "
+                                                                            "context: lint: ok"),
+    "block": ({"decision": "block", "reason": "stale"}, "PostToolUse:Read hook blocking error: stale"),
+    "stop": ({"continue": False, "stopReason": "halt"}, None),
+}
+
+
+@pytest.mark.parametrize("kind", ["python", "command"])
+@pytest.mark.parametrize("decision", list(POST))
+async def test_each_post_tool_use_decision(offline, kind, decision):
+    said, line = POST[decision]
+    model = offline([S.reply("x", S.tool_use("Read", {"path": "a"}, id="T1")), S.reply("ok")])
+    run = query(params(model, Hooks().add("post_tool_use", as_hook(kind, said))))
+    await drain(run)
+    if line is None:
+        assert run.terminal.reason == "hook_stopped" and len(requests_of(model)) == 1
+        return
+    content = requests_of(model)[1]["messages"][-1]["content"]
+    assert content[0] == {"type": "tool_result", "tool_use_id": "T1", "content": "contents of a"}
+    assert content[1]["text"] == f"<system-reminder>\n{line}\n</system-reminder>"
+
+
+def block_once(kind: str, said: dict):
+    """A stop hook that answers ``said`` while stop_hook_active is false, then has no opinion."""
+    if kind == "python":
+        return lambda input: None if input.stop_hook_active else said
+    return CommandHook(f"""grep -q '"stop_hook_active":false' && echo '{json.dumps(said)}'; exit 0""")
+
+
+@pytest.mark.parametrize("kind", ["python", "command"])
+@pytest.mark.parametrize("said, reason, calls", [
+    ({"decision": "block", "reason": "tests fail"}, "completed", 2),
+    ({"continue": False, "stopReason": "freeze"}, "stop_hook_prevented", 1),
+    ({}, "completed", 1),
+])
+async def test_each_stop_decision(offline, kind, said, reason, calls):
+    model = offline([S.reply("a"), S.reply("b")])
+    run = query(params(model, Hooks().add("stop", block_once(kind, said))))
+    await drain(run)
+    assert run.terminal.reason == reason and len(requests_of(model)) == calls
+    if calls == 2:
+        assert requests_of(model)[1]["messages"][-1]["content"][0]["text"] == "Stop hook feedback:\ntests fail"
+
+
+@pytest.mark.parametrize("hook", [
+    lambda i: {"continue": False, "stopReason": "no runs now"},
+    CommandHook("""echo '{"continue": false, "stopReason": "no runs now"}'"""),
+])
+async def test_a_prompt_hook_that_stops_erases_the_prompt(offline, hook):
+    model = offline([S.reply("never")])
+    engine = QueryEngine(model=model, hooks=Hooks().add("user_prompt_submit", hook))
+    events = [e async for e in engine.submit_message("hi")]
+    assert requests_of(model) == [] and events[-1].content.endswith("no runs now")
