@@ -31,14 +31,14 @@ import os
 import re
 import time
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Awaitable, Callable, ClassVar, Literal, Mapping, Union
 
 from pydantic import AliasChoices, AliasPath, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .errors import HookError
-from .messages import AttachmentMessage, SystemMessage, UserMessage, new_uuid, user_message
+from .messages import AttachmentMessage, SystemMessage, new_uuid, user_message
 from .tools.bash import _DRAIN_S, _Capture, _kill_group, _wait_for_exit
 from .tools.permissions import Allow, Ask, Deny
 
@@ -569,13 +569,13 @@ async def run_hooks(hooks: Hooks, input: HookInput, *, value: str | None = None,
     hook_name = EVENT_NAMES[event] + (f":{value}" if value else "")
     entries = hooks.matching(event, value)
     ran = await asyncio.gather(*(_run_one(entry, input, hooks, hook_name) for entry in entries))
-    decision = combine(event, [d for d, _ in ran])
+    outcome = HookOutcome(event, hook_name, combine(event, [d for d, _ in ran]))
     records = [AttachmentMessage(uuid=uuid(), attachment={**record, "toolUseID": tool_use_id}) for _, record in ran]
-    if not decision.continue_:
+    if outcome.stopped:
         records.append(AttachmentMessage(uuid=uuid(), attachment={
             "type": "hook_stopped_continuation", "hookEvent": EVENT_NAMES[event], "hookName": hook_name,
-            "toolUseID": tool_use_id, "stopReason": decision.stop_reason or f"{hook_name} hook stopped the run"}))
-    return HookOutcome(event, hook_name, decision, tuple(records))
+            "toolUseID": tool_use_id, "stopReason": outcome.stop_reason}))
+    return replace(outcome, records=tuple(records))
 
 
 _RANK = {None: 0, "allow": 1, "ask": 2, "deny": 3}
@@ -870,10 +870,6 @@ class StopCheck:
 
     verdict: StopVerdict
     messages: tuple[Any, ...] = ()
-
-    @property
-    def feedback(self) -> list[UserMessage]:
-        return [m for m in self.messages if isinstance(m, UserMessage)]
 
 
 async def run_stop_hooks(hooks: Hooks, *, stop_hook_active: bool, blocks_so_far: int,
