@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import warnings
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, Sequence
 
 from .errors import TranscriptWarning
 from .messages import AttachmentMessage, SystemMessage, new_uuid, user_message
@@ -130,7 +130,8 @@ class QueryEngine:
         """The Terminal of the latest run, if it ended."""
         return self.last_run.terminal if self.last_run and self.last_run.done else None
 
-    def _save(self, run: QueryRun | None = None, *, finished: Any = None, first: list[dict[str, Any]] | tuple[()] = ()) -> None:
+    def _save(self, run: QueryRun | None = None, *, finished: Any = None,
+              first: Sequence[dict[str, Any]] = ()) -> None:
         """Bring ``self.messages`` up to ``run``'s and append what is new to the transcript.
 
         New messages, then ``finished`` (a done ``ProgressMessage``), each a record chained to

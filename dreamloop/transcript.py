@@ -286,7 +286,8 @@ def _message(record: dict[str, Any], path: Path, number: int) -> Any:
         return _MESSAGE.validate_python(data)
     except ValidationError as error:
         problem = error.errors(include_url=False)[0]
-        where = ".".join(str(part) for part in problem["loc"])
+        loc = problem["loc"][1:] if problem["loc"][:1] == (record["type"],) else problem["loc"]  # drop the tag
+        where = ".".join(str(part) for part in loc)
         raise TranscriptError(f"{path}, line {number}: a {record['type']!r} record that is not a valid "
                               f"message ({where}: {problem['msg']}); fix or remove that line to resume.") from None
 

@@ -1,0 +1,203 @@
+"""Crash safety: a session killed with SIGKILL at each point of a run, then resumed (issue 10, F11).
+
+Each case runs ``crash_child.py`` in a real child process, which stops at its point and prints
+a marker; the test kills it with SIGKILL on reading the marker (no sleeps as synchronisation).
+Then the transcript is resumed here, twice, and the person writes "hi". For every point:
+the request is one the offline API accepts (the ``offline`` fixture fails on any 400); every
+call whose finished event the child received is answered with its real result; every
+``tool_use`` is answered exactly once, in the next message, in call order; a second resume
+changes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+import crash_child
+from dreamloop import scripts as S
+from dreamloop.deps import QueryDeps, counting_uuids
+from dreamloop.engine import QueryEngine
+from dreamloop.errors import TranscriptWarning
+from dreamloop.transcript import SESSION_ENDED, inspect_transcript
+
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="SIGKILL and a child process: POSIX only")
+
+CHILD = Path(crash_child.__file__)
+
+
+def kill_at(point: str, transcript: Path) -> list[str]:
+    """Run the child until it reports ``point``, SIGKILL it; return the finished call ids it saw."""
+    child = subprocess.Popen([sys.executable, str(CHILD), point, str(transcript)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        ready, _, _ = select.select([child.stdout], [], [], 120)
+        line = child.stdout.readline() if ready else ""
+        if not line.startswith(f"at {point}"):
+            child.kill()
+            _, err = child.communicate()
+            pytest.fail(f"the child never reached {point}: {line!r}\n{err}")
+        os.kill(child.pid, signal.SIGKILL)
+        assert child.wait(timeout=60) == -signal.SIGKILL
+    finally:
+        if child.poll() is None:
+            child.kill()
+        child.stdout.close()
+        child.stderr.close()
+    seen = line.split()[2] if len(line.split()) > 2 else ""
+    return [i for i in seen.split(",") if i]
+
+
+def resume(path: Path, model, start: int = 1000):
+    """``QueryEngine.resume`` with the child's tools; returns the engine and the warnings it gave."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        engine = QueryEngine.resume(path, model=model, tools=crash_child.TOOLS, deps=QueryDeps(uuid=counting_uuids(start)))
+    return engine, [w for w in caught if issubclass(w.category, TranscriptWarning)]
+
+
+def dumped(messages):
+    return [m.model_dump(mode="json") for m in messages]
+
+
+def real_result(name: str, path: str) -> str:
+    return f"noted {path}" if name == "Note" else f"contents of {path}"
+
+
+def assert_every_call_answered_once(messages: list[dict]) -> None:
+    """Invariants 2 and 3 of the field cases, over the request's messages."""
+    for i, message in enumerate(messages):
+        if message["role"] != "assistant":
+            continue
+        calls = [b["id"] for b in message["content"] if b["type"] == "tool_use"]
+        if not calls:
+            continue
+        following = messages[i + 1]["content"]
+        answers = [b["tool_use_id"] for b in following if b["type"] == "tool_result"]
+        assert answers == calls, f"message {i + 1} answers {answers}, the calls were {calls}"
+        assert [b["type"] for b in following[: len(calls)]] == ["tool_result"] * len(calls)
+    every = [b["tool_use_id"] for m in messages if isinstance(m["content"], list)
+             for b in m["content"] if b["type"] == "tool_result"]
+    assert len(every) == len(set(every)), f"a call answered twice: {every}"
+
+
+@dataclass(frozen=True)
+class Point:
+    name: str
+    calls: str            # crash_child.CALLS key
+    real: tuple[str, ...]  # answered with their real result after the resume
+    ended: tuple[str, ...]  # answered with the SESSION_ENDED error
+    torn: bool = False     # the kill tore a line
+    asked: bool = True     # the assistant message with the calls reached the transcript
+
+
+MATRIX = [
+    Point("mid_stream", "three reads", (), (), asked=False),
+    Point("mid_batch", "one slow", ("T1", "T3"), ("T2",)),
+    Point("between_batches", "reads then a note", ("T1", "T2"), ("T3",)),
+    Point("after_results_saved", "three reads", ("T1", "T2", "T3"), ()),
+    Point("between_turns", "three reads", ("T1", "T2", "T3"), ()),
+    Point("torn_first_write", "three reads", (), (), torn=True, asked=False),
+    Point("torn_result_record", "three reads", ("T1", "T2"), ("T3",), torn=True),
+    Point("torn_results_message", "three reads", ("T1", "T2", "T3"), (), torn=True),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("point", MATRIX, ids=lambda p: p.name)
+async def test_crash_matrix(point, offline, tmp_path):
+    path = tmp_path / "session.jsonl"
+    seen = kill_at(point.name, path)
+    on_disk = path.read_bytes()
+    assert set(seen) <= set(point.real), f"the child saw {seen} finish; not all are kept"
+
+    model = offline([S.reply("Hello again.")])
+    engine, said = resume(path, model)
+    repaired = point.torn or bool(point.ended) or point.name in ("after_results_saved",)
+    assert (engine.repair is not None) == repaired
+    assert len(said) == (1 if repaired else 0)
+    if point.torn:
+        assert "torn last line" in engine.repair.content
+        torn = [json.loads(line) for line in path.read_text().splitlines() if '"torn_line"' in line]
+        assert len(torn) == 1 and torn[0]["text"].encode() == on_disk[on_disk.rfind(b"\n") + 1:]
+    else:
+        assert path.read_bytes()[: len(on_disk)] == on_disk  # a repair only appends
+
+    # a second resume changes nothing
+    after_first = path.read_bytes()
+    again, said_again = resume(path, model, start=2000)
+    assert path.read_bytes() == after_first
+    assert again.repair is None and said_again == []
+    assert dumped(again.messages) == dumped(engine.messages)
+    assert inspect_transcript(path).needs_repair is False
+
+    async for _ in again.submit_message("hi"):
+        pass
+    assert again.terminal.reason == "completed"
+    request = model.api.requests[-1]
+    assert request.status == 200
+    sent = request.body["messages"]
+    assert_every_call_answered_once(sent)
+    assert sent[-1]["role"] == "user" and sent[-1]["content"][-1] == {"type": "text", "text": "hi"}
+    if not point.asked:
+        assert [m["role"] for m in sent] == ["user"]
+        return
+    assert [m["role"] for m in sent] == ["user", "assistant", "user"]
+    results = {b["tool_use_id"]: b for b in sent[2]["content"] if b["type"] == "tool_result"}
+    for id, name, file in crash_child.CALLS[point.calls]:
+        if id in point.real:
+            assert results[id] == {"type": "tool_result", "tool_use_id": id, "content": real_result(name, file)}
+        else:
+            assert id in point.ended
+            assert results[id] == {"type": "tool_result", "tool_use_id": id, "content": SESSION_ENDED, "is_error": True}
+
+
+@pytest.mark.slow
+async def test_f11_crash_mid_batch_then_hi(offline, tmp_path):
+    """F11: T1 and T3 finish, T2 still runs at SIGKILL; resumed, "hi" gets a valid request."""
+    path = tmp_path / "session.jsonl"
+    assert kill_at("mid_batch", path) == ["T1", "T3"]
+    saved = [json.loads(line) for line in path.read_text().splitlines()]
+    assert [r["type"] for r in saved] == ["user", "assistant", "progress", "progress"]
+    assert [r["data"]["result"]["tool_use_id"] for r in saved[2:]] == ["T1", "T3"]
+
+    model = offline([S.reply("Hello again.")])
+    engine, _ = resume(path, model)
+    async for _ in engine.submit_message("hi"):
+        pass
+    last = model.api.requests[-1].body["messages"][-1]
+    assert last == {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "T1", "content": "contents of a"},
+        {"type": "tool_result", "tool_use_id": "T2", "content": SESSION_ENDED, "is_error": True},
+        {"type": "tool_result", "tool_use_id": "T3", "content": "contents of c"},
+        {"type": "text", "text": "hi"},
+    ]}
+    assert engine.terminal.reason == "completed"
+
+
+@pytest.mark.slow
+async def test_a_resume_killed_while_writing_its_repair_is_repaired_again(offline, tmp_path):
+    path = tmp_path / "session.jsonl"
+    kill_at("mid_batch", path)
+    before = path.read_bytes()
+    kill_at("resume_killed", path)
+    assert path.read_bytes().startswith(before) and not path.read_bytes().endswith(b"\n")
+
+    model = offline([S.reply("Hello again.")])
+    engine, said = resume(path, model)
+    assert "torn last line" in engine.repair.content and len(said) == 1
+    assert len(inspect_transcript(path).repairs) == 1  # the torn one was set aside, not counted
+    async for _ in engine.submit_message("hi"):
+        pass
+    sent = model.api.requests[-1].body["messages"]
+    assert_every_call_answered_once(sent)
+    assert [b.get("is_error", False) for b in sent[-1]["content"][:3]] == [False, True, False]
