@@ -17,6 +17,7 @@ import select
 import signal
 import subprocess
 import sys
+import time
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -201,3 +202,80 @@ async def test_a_resume_killed_while_writing_its_repair_is_repaired_again(offlin
     sent = model.api.requests[-1].body["messages"]
     assert_every_call_answered_once(sent)
     assert [b.get("is_error", False) for b in sent[-1]["content"][:3]] == [False, True, False]
+
+
+# ---------------------------------------------------------------------------
+# The same in a notebook: the kernel dies mid-batch, the person restarts it and resumes.
+# These two cells are what chapter 10 will show (until it exists, this test holds them).
+
+KERNEL_RUN = """
+import sys; sys.path.insert(0, {tests!r})
+import crash_child                       # three parallel Reads; the one on "slow" never finishes
+await crash_child.run("mid_batch", {path!r})
+"""
+
+KERNEL_RESUME = """
+import sys; sys.path.insert(0, {tests!r})
+import dreamloop as dl, crash_child
+print(dl.inspect_transcript({path!r}))   # what the dead kernel left
+engine = dl.QueryEngine.resume({path!r}, model=dl.offline([dl.reply("Hello again.")]), tools=crash_child.TOOLS)
+print(engine.repair.content)              # what the resume repaired
+async for event in engine.submit_message("hi"):
+    pass
+request = engine.defaults["model"].api.requests[-1]
+print(engine.terminal.reason, request.status)
+print([(b["tool_use_id"], b.get("is_error", False)) for b in request.body["messages"][-1]["content"][:3]])
+"""
+
+
+def _execute(client, code: str, *, until: str | None = None, timeout: float = 120) -> str:
+    """Run ``code`` in the kernel; return its stdout (stop early once ``until`` appears in it)."""
+    msg_id = client.execute(code)
+    out = []
+    while True:
+        msg = client.get_iopub_msg(timeout=timeout)
+        if msg["parent_header"].get("msg_id") != msg_id:
+            continue
+        kind, content = msg["msg_type"], msg["content"]
+        if kind == "stream" and content["name"] == "stdout":
+            out.append(content["text"])
+            if until and until in "".join(out):
+                return "".join(out)
+        elif kind == "error":
+            pytest.fail("the cell raised:\n" + "\n".join(content["traceback"]))
+        elif kind == "status" and content["execution_state"] == "idle":
+            return "".join(out)
+
+
+@pytest.mark.slow
+def test_a_kernel_killed_mid_batch_resumes_after_a_restart(tmp_path):
+    from jupyter_client import KernelManager
+
+    path = str(tmp_path / "session.jsonl")
+    cells = {"tests": str(CHILD.parent), "path": path}
+    manager = KernelManager(kernel_name="python3")
+    manager.start_kernel(cwd=str(tmp_path))
+    try:
+        client = manager.client()
+        client.start_channels()
+        client.wait_for_ready(timeout=120)
+        assert "at mid_batch T1,T3" in _execute(client, KERNEL_RUN.format(**cells), until="at mid_batch")
+        manager.signal_kernel(signal.SIGKILL)  # the kernel dies in the middle of the batch
+        deadline = time.monotonic() + 60
+        while manager.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not manager.is_alive()
+        client.stop_channels()
+        manager.restart_kernel(now=True)
+        client = manager.client()
+        client.start_channels()
+        client.wait_for_ready(timeout=120)
+        out = _execute(client, KERNEL_RESUME.format(**cells))
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
+    lines = out.splitlines()
+    assert lines[0] == "session.jsonl: 4 records; loop messages: user, assistant"
+    assert "  finished calls saved: T1, T3" in lines
+    assert any(line.startswith("Resumed after the session ended mid-run;") for line in lines)
+    assert lines[-2:] == ["completed 200", "[('T1', False), ('T2', True), ('T3', False)]"]
