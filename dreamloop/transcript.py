@@ -185,13 +185,14 @@ class TranscriptReport:
         return bool(self.dangling) or self.torn is not None
 
     def __str__(self) -> str:
-        kinds = ", ".join(m.type for m in self.messages) or "none"
-        lines = [f"{self.path.name}: {self.records} records; loop messages: {kinds}"]
-        if self.saved_results:
-            lines.append(f"  finished calls saved: {', '.join(self.saved_results)}")
+        kinds = [m.type for m in self.messages]
+        shown = ", ".join(kinds if len(kinds) <= 8 else ["…", *kinds[-7:]]) or "none"
+        lines = [f"{self.path.name}: {self.records} records; {len(kinds)} loop messages: {shown}"]
         if self.dangling:
             calls = ", ".join(f"{block.id} ({block.name})" for block in self.dangling)
+            saved = [block.id for block in self.dangling if block.id in self.saved_results]
             lines.append(f"  tool_use without a results message: {calls}")
+            lines.append(f"  of those, finished and saved: {', '.join(saved) or 'none'}")
         if self.torn:
             lines.append(f"  torn last line: line {self.torn.line}, {len(self.torn.data)} bytes")
         if self.unknown:
@@ -326,23 +327,26 @@ def repair_messages(report: TranscriptReport, *, uuid: Callable[[], str] = new_u
     if report.dangling:
         repair.append(tool_results_message(report.dangling, report.saved_results, missing=SESSION_ENDED,
                                            uuid=uuid()))
-    summary = f"Resumed after the session ended mid-run; repaired the transcript: {_plan(report)}."
+    summary = f"Resumed after the session ended mid-run; repaired the transcript: {_plan(report, done=True)}."
     repair.append(SystemMessage(uuid=uuid(), subtype=REPAIR_SUBTYPE, content=summary, level="warning"))
     return repair
 
 
-def _plan(report: TranscriptReport) -> str:
-    """What a repair of ``report`` does, in words."""
+def _plan(report: TranscriptReport, *, done: bool = False) -> str:
+    """What a repair of ``report`` does (``done``: did), in words."""
     def calls(blocks: list[Any]) -> str:
         return ", ".join(f"{block.id} ({block.name})" for block in blocks)
 
+    answer = "answered" if done else "answer"
     saved = [block for block in report.dangling if block.id in report.saved_results]
     lost = [block for block in report.dangling if block.id not in report.saved_results]
     steps = []
     if saved:
-        steps.append(f"answered {calls(saved)} with the results saved when they finished")
+        steps.append(f"{answer} {calls(saved)} with the results saved when {'it' if len(saved) == 1 else 'they'} "
+                     "finished")
     if lost:
-        steps.append(f"answered {calls(lost)} with an is_error result (the session ended before they finished)")
+        steps.append(f"{answer} {calls(lost)} with an is_error result (the session ended before "
+                     f"{'it' if len(lost) == 1 else 'they'} finished)")
     if report.torn:
         steps.append(f"set aside a torn last line (line {report.torn.line}, {len(report.torn.data)} bytes)")
     return "; ".join(steps)

@@ -205,7 +205,8 @@ def _saved(id):
 @pytest.mark.parametrize("dangling, saved, torn, results, notice", [
     ((), {}, False, None, None),
     (("T1", "T2", "T3"), {"T1", "T3"}, False, ["saved T1", SESSION_ENDED, "saved T3"],
-     "answered T1 (Read), T3 (Read) with the results saved when they finished; answered T2 (Read) with an is_error"),
+     "answered T1 (Read), T3 (Read) with the results saved when they finished; answered T2 (Read) with an is_error "
+     "result (the session ended before it finished)"),
     (("T1", "T2"), {"T1", "T2", "T9"}, False, ["saved T1", "saved T2"], "answered T1 (Read), T2 (Read) with the results"),
     (("T1",), set(), False, [SESSION_ENDED], "answered T1 (Read) with an is_error result"),
     ((), {"T1"}, True, None, "set aside a torn last line (line 4, 3 bytes)"),
@@ -239,11 +240,11 @@ async def test_resume_repairs_once_and_says_so(offline, tmp_path):
     report = inspect_transcript(path)
     assert [b.id for b in report.dangling] == ["T1", "T2", "T3"] and set(report.saved_results) == {"T1", "T3"}
     assert str(report).splitlines() == [
-        "crashed.jsonl: 4 records; loop messages: user, assistant",
-        "  finished calls saved: T1, T3",
+        "crashed.jsonl: 4 records; 2 loop messages: user, assistant",
         "  tool_use without a results message: T1 (Read), T2 (Read), T3 (Read)",
-        "  a resume would: answered T1 (Read), T3 (Read) with the results saved when they finished; "
-        "answered T2 (Read) with an is_error result (the session ended before they finished)",
+        "  of those, finished and saved: T1, T3",
+        "  a resume would: answer T1 (Read), T3 (Read) with the results saved when they finished; "
+        "answer T2 (Read) with an is_error result (the session ended before it finished)",
     ]
     model = offline([S.reply("Hello again.")])
     with pytest.warns(TranscriptWarning, match="repaired the transcript"):
