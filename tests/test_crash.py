@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-import crash_child
+import crash_child  # tests/crash_child.py: the session that gets killed
 from dreamloop import scripts as S
 from dreamloop.deps import QueryDeps, counting_uuids
 from dreamloop.engine import QueryEngine
@@ -62,7 +62,8 @@ def resume(path: Path, model, start: int = 1000):
     """``QueryEngine.resume`` with the child's tools; returns the engine and the warnings it gave."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        engine = QueryEngine.resume(path, model=model, tools=crash_child.TOOLS, deps=QueryDeps(uuid=counting_uuids(start)))
+        engine = QueryEngine.resume(path, model=model, tools=crash_child.TOOLS,
+                                    deps=QueryDeps(uuid=counting_uuids(start)))
     return engine, [w for w in caught if issubclass(w.category, TranscriptWarning)]
 
 

@@ -207,7 +207,8 @@ def _saved(id):
     (("T1", "T2", "T3"), {"T1", "T3"}, False, ["saved T1", SESSION_ENDED, "saved T3"],
      "answered T1 (Read), T3 (Read) with the results saved when they finished; answered T2 (Read) with an is_error "
      "result (the session ended before it finished)"),
-    (("T1", "T2"), {"T1", "T2", "T9"}, False, ["saved T1", "saved T2"], "answered T1 (Read), T2 (Read) with the results"),
+    (("T1", "T2"), {"T1", "T2", "T9"}, False, ["saved T1", "saved T2"],
+     "answered T1 (Read), T2 (Read) with the results"),
     (("T1",), set(), False, [SESSION_ENDED], "answered T1 (Read) with an is_error result"),
     ((), {"T1"}, True, None, "set aside a torn last line (line 4, 3 bytes)"),
     (("T2", "T1"), {"T1"}, True, [SESSION_ENDED, "saved T1"], "; set aside a torn last line"),
