@@ -1,7 +1,8 @@
 """Crash safety: a session killed with SIGKILL at each point of a run, then resumed (issue 10, F11).
 
-Each case runs ``crash_child.py`` in a real child process, which stops at its point and prints
-a marker; the test kills it with SIGKILL on reading the marker (no sleeps as synchronisation).
+Each case runs the session of ``dreamloop.demo.crash`` in a real child process, which stops at
+its point and prints a marker; it is killed with SIGKILL on that marker (no sleeps as
+synchronisation).
 Then the transcript is resumed here, twice, and the person writes "hi". For every point:
 the request is one the offline API accepts (the ``offline`` fixture fails on any 400); every
 call whose finished event the child received is answered with its real result; every
@@ -13,10 +14,7 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import signal
-import subprocess
-import sys
 import time
 import warnings
 from dataclasses import dataclass
@@ -24,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
-import crash_child  # tests/crash_child.py: the session that gets killed
 from dreamloop import scripts as S
+from dreamloop.demo import crash
 from dreamloop.deps import QueryDeps, counting_uuids
 from dreamloop.engine import QueryEngine
 from dreamloop.errors import TranscriptWarning
@@ -33,36 +31,13 @@ from dreamloop.transcript import SESSION_ENDED, inspect_transcript
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="SIGKILL and a child process: POSIX only")
 
-CHILD = Path(crash_child.__file__)
-
-
-def kill_at(point: str, transcript: Path) -> list[str]:
-    """Run the child until it reports ``point``, SIGKILL it; return the finished call ids it saw."""
-    child = subprocess.Popen([sys.executable, str(CHILD), point, str(transcript)],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        ready, _, _ = select.select([child.stdout], [], [], 120)
-        line = child.stdout.readline() if ready else ""
-        if not line.startswith(f"at {point}"):
-            child.kill()
-            _, err = child.communicate()
-            pytest.fail(f"the child never reached {point}: {line!r}\n{err}")
-        os.kill(child.pid, signal.SIGKILL)
-        assert child.wait(timeout=60) == -signal.SIGKILL
-    finally:
-        if child.poll() is None:
-            child.kill()
-        child.stdout.close()
-        child.stderr.close()
-    seen = line.split()[2] if len(line.split()) > 2 else ""
-    return [i for i in seen.split(",") if i]
 
 
 def resume(path: Path, model, start: int = 1000):
     """``QueryEngine.resume`` with the child's tools; returns the engine and the warnings it gave."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        engine = QueryEngine.resume(path, model=model, tools=crash_child.TOOLS,
+        engine = QueryEngine.resume(path, model=model, tools=crash.TOOLS,
                                     deps=QueryDeps(uuid=counting_uuids(start)))
     return engine, [w for w in caught if issubclass(w.category, TranscriptWarning)]
 
@@ -95,7 +70,7 @@ def assert_every_call_answered_once(messages: list[dict]) -> None:
 @dataclass(frozen=True)
 class Point:
     name: str
-    calls: str            # crash_child.CALLS key
+    calls: str            # crash.CALLS key
     real: tuple[str, ...]  # answered with their real result after the resume
     ended: tuple[str, ...]  # answered with the SESSION_ENDED error
     torn: bool = False     # the kill tore a line
@@ -118,7 +93,7 @@ MATRIX = [
 @pytest.mark.parametrize("point", MATRIX, ids=lambda p: p.name)
 async def test_crash_matrix(point, offline, tmp_path):
     path = tmp_path / "session.jsonl"
-    seen = kill_at(point.name, path)
+    seen = crash.crash_session(path, point.name)
     on_disk = path.read_bytes()
     assert set(seen) <= set(point.real), f"the child saw {seen} finish; not all are kept"
 
@@ -155,7 +130,7 @@ async def test_crash_matrix(point, offline, tmp_path):
         return
     assert [m["role"] for m in sent] == ["user", "assistant", "user"]
     results = {b["tool_use_id"]: b for b in sent[2]["content"] if b["type"] == "tool_result"}
-    for id, name, file in crash_child.CALLS[point.calls]:
+    for id, name, file in crash.CALLS[point.calls]:
         if id in point.real:
             assert results[id] == {"type": "tool_result", "tool_use_id": id, "content": real_result(name, file)}
         else:
@@ -163,11 +138,16 @@ async def test_crash_matrix(point, offline, tmp_path):
             assert results[id] == {"type": "tool_result", "tool_use_id": id, "content": SESSION_ENDED, "is_error": True}
 
 
+def test_crash_session_names_its_points(tmp_path):
+    with pytest.raises(ValueError, match="unknown point 'mid_air': one of mid_stream, mid_batch"):
+        crash.crash_session(tmp_path / "s.jsonl", "mid_air")
+
+
 @pytest.mark.slow
 async def test_f11_crash_mid_batch_then_hi(offline, tmp_path):
     """F11: T1 and T3 finish, T2 still runs at SIGKILL; resumed, "hi" gets a valid request."""
     path = tmp_path / "session.jsonl"
-    assert kill_at("mid_batch", path) == ["T1", "T3"]
+    assert crash.crash_session(path, "mid_batch") == ["T1", "T3"]
     saved = [json.loads(line) for line in path.read_text().splitlines()]
     assert [r["type"] for r in saved] == ["user", "assistant", "progress", "progress"]
     assert [r["data"]["result"]["tool_use_id"] for r in saved[2:]] == ["T1", "T3"]
@@ -189,9 +169,9 @@ async def test_f11_crash_mid_batch_then_hi(offline, tmp_path):
 @pytest.mark.slow
 async def test_a_resume_killed_while_writing_its_repair_is_repaired_again(offline, tmp_path):
     path = tmp_path / "session.jsonl"
-    kill_at("mid_batch", path)
+    crash.crash_session(path, "mid_batch")
     before = path.read_bytes()
-    kill_at("resume_killed", path)
+    crash.crash_session(path, "resume_killed")
     assert path.read_bytes().startswith(before) and not path.read_bytes().endswith(b"\n")
 
     model = offline([S.reply("Hello again.")])
@@ -210,17 +190,16 @@ async def test_a_resume_killed_while_writing_its_repair_is_repaired_again(offlin
 # These two cells are what chapter 10 will show (until it exists, this test holds them).
 
 KERNEL_RUN = """
-import sys; sys.path.insert(0, {tests!r})
-import crash_child                       # three parallel Reads; the one on "slow" never finishes
-await crash_child.run("mid_batch", {path!r})
+from dreamloop.demo.crash import run_until    # three parallel Reads; the one on "slow" never finishes
+await run_until("mid_batch", {path!r})        # T1 and T3 finish, then the kernel dies
 """
 
 KERNEL_RESUME = """
-import sys; sys.path.insert(0, {tests!r})
-import dreamloop as dl, crash_child
-print(dl.inspect_transcript({path!r}))   # what the dead kernel left
-engine = dl.QueryEngine.resume({path!r}, model=dl.offline([dl.reply("Hello again.")]), tools=crash_child.TOOLS)
-print(engine.repair.content)              # what the resume repaired
+import dreamloop as dl
+from dreamloop.demo.crash import TOOLS
+print(dl.inspect_transcript({path!r}))        # what the dead kernel left
+engine = dl.QueryEngine.resume({path!r}, model=dl.offline([dl.reply("Hello again.")]), tools=TOOLS)
+print(engine.repair.content)                  # what the resume repaired
 async for event in engine.submit_message("hi"):
     pass
 request = engine.defaults["model"].api.requests[-1]
@@ -253,7 +232,7 @@ def test_a_kernel_killed_mid_batch_resumes_after_a_restart(tmp_path):
     from jupyter_client import KernelManager
 
     path = str(tmp_path / "session.jsonl")
-    cells = {"tests": str(CHILD.parent), "path": path}
+    cells = {"path": path}
     manager = KernelManager(kernel_name="python3")
     manager.start_kernel(cwd=str(tmp_path))
     try:
