@@ -37,7 +37,7 @@ class AskPrompt(W.VBox):
     when one is clicked. Run the loop awaited at the top level of the cell
     (ipykernel >= 7.4), so clicks are handled while the cell runs.
 
-    Answering itself (nobody clicks under nbval/CI, DESIGN §5): only when the
+    Answering itself (nobody clicks under nbval/CI): only when the
     environment variable ``DREAMLOOP_AUTO_ANSWER`` is set (the notebook
     targets of the Makefile set it). Its value ``allow`` or ``deny`` answers
     so; any other non-empty value (``1``) takes the prompt's scripted answer
