@@ -8,7 +8,10 @@
 * ``Timeline(trace)``: model streaming vs tool runs per turn.
 * ``AskPrompt(auto=None)``: Allow / Deny buttons as ``QueryParams(ask=...)``.
 
-Every widget has a stable ``text/plain`` repr (no ids, no times) for nbval.
+Every widget has a stable ``text/plain`` repr (no ids, no times) for nbval,
+and its stored output carries a static ``text/html`` rendering beside the
+widget view (``StaticHTML`` in ``static.py``; a new widget mixes it in), so a
+notebook read without a kernel shows what the widget showed.
 Each pane is one HTML value (``html.py`` renders messages). The package
 knows nothing about the loop beyond what traces and events carry.
 """
@@ -19,6 +22,7 @@ from .ask import AUTO_ANSWER_ENV, AskPrompt
 from .inspector import PANES, StateInspector
 from .kernel import warn_if_old_kernel
 from .live import LiveView
+from .static import StaticHTML
 from .timeline import Span, Timeline, TurnSpans, turn_spans
 
 __all__ = [
@@ -28,6 +32,7 @@ __all__ = [
     "PANES",
     "Span",
     "StateInspector",
+    "StaticHTML",
     "Timeline",
     "TurnSpans",
     "turn_spans",
