@@ -7,6 +7,8 @@
   lit on the flowchart) with a Stop button: ``async for e in live.follow(run)``.
 * ``Timeline(trace)``: model streaming vs tool runs per turn.
 * ``AskPrompt(auto=None)``: Allow / Deny buttons as ``QueryParams(ask=...)``.
+* ``person_watching()``, ``paced(script, ...)``, ``slowed(tools, s)``: slow a run down for a person
+  (to press Stop), never under the notebook targets.
 
 Every widget has a stable ``text/plain`` repr (no ids, no times) for nbval,
 and its stored output carries a static ``text/html`` rendering beside the
@@ -22,6 +24,7 @@ from .ask import AUTO_ANSWER_ENV, AskPrompt
 from .inspector import PANES, StateInspector
 from .kernel import warn_if_old_kernel
 from .live import LiveView
+from .pace import paced, person_watching, slowed
 from .static import StaticHTML
 from .timeline import Span, Timeline, TurnSpans, turn_spans
 
@@ -35,6 +38,9 @@ __all__ = [
     "StaticHTML",
     "Timeline",
     "TurnSpans",
+    "paced",
+    "person_watching",
+    "slowed",
     "turn_spans",
     "warn_if_old_kernel",
 ]
