@@ -130,8 +130,7 @@ class StateInspector(StaticHTML, W.VBox):
                       len(point.tool_results), then)
             rows.append(f"<tr>{''.join(f'<td {cell}>{esc(v)}</td>' for v in values)}</tr>")
         table = f'<table style="border-collapse:collapse;font-size:12px;margin:4px 0">{"".join(rows)}</table>'
-        panes = "".join(f'<div style="margin-top:6px"><b>{esc(name)}</b>{self.panes[name].value}</div>'
-                        for name in PANES)
+        panes = "".join(f'<div style="margin-top:8px">{self.panes[name].value}</div>' for name in PANES)
         return table + self.header.value + panes
 
     # -- parts --------------------------------------------------------------

@@ -191,6 +191,7 @@ class LiveView(StaticHTML, W.VBox):
             return
         self._running = False
         self.stop_button.disabled = True
+        self.stop_button.description = "Stop"
         self._flush_stream(force=True, label="streamed before the end (blocks that never finished are not kept)")
         self.terminal = run.terminal if getattr(run, "done", False) else None
         if self.terminal is not None:
