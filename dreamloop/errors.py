@@ -2,7 +2,11 @@
 
     DreamloopError
     ├── IncompleteStreamError   the stream ended without message_delta (model.py)
-    └── ScriptExhausted         the offline script has no item for this request (fake_api)
+    ├── ScriptExhausted         the offline script has no item for this request (fake_api)
+    └── TranscriptError         a transcript line a crash cannot explain (transcript.py)
+
+    UserWarning
+    └── TranscriptWarning       a torn last line skipped, or a transcript repaired on resume
 
 API errors stay the SDK's own types (``anthropic.APIStatusError`` and its
 subclasses); the loop decides what they mean. ``abort.Aborted`` is internal.
@@ -12,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["DreamloopError", "IncompleteStreamError", "ScriptExhausted"]
+__all__ = ["DreamloopError", "IncompleteStreamError", "ScriptExhausted", "TranscriptError", "TranscriptWarning"]
 
 
 class DreamloopError(Exception):
@@ -32,3 +36,12 @@ class IncompleteStreamError(DreamloopError):
 
 class ScriptExhausted(DreamloopError):
     """The offline script has no turn left for request ``index``."""
+
+
+class TranscriptError(DreamloopError):
+    """A transcript line that is neither a record nor a torn last line (the file was changed by hand
+    or by another program). The message names the file and the line; nothing is repaired."""
+
+
+class TranscriptWarning(UserWarning):
+    """A transcript was read past a torn last line, or repaired by ``QueryEngine.resume``."""
