@@ -121,8 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "demo":
             _check_output_path(args.trace, "--trace")
-            return asyncio.run(_demo(args))
-        if args.command == "sample":
+        elif args.command == "sample":
             return _sample(args)
         if args.command == "run":
             prepared = _prepare_run(args)
@@ -134,6 +133,8 @@ def main(argv: list[str] | None = None) -> int:
             trace = Trace.load(args.trace)
     except (ValidationError, ValueError, FileNotFoundError, FileExistsError, MissingCredentials) as error:
         _subparser(parser, args.command).error(_one_line(error))
+    if args.command == "demo":
+        return asyncio.run(_demo(args))
     if args.command == "run":
         return asyncio.run(_run(*prepared))
     if args.command == "replay":
