@@ -474,8 +474,9 @@ def test_run_no_hooks_and_a_blocked_prompt(capsys, tmp_path):
     settings = tmp_path / "settings.json"
     settings.write_text(json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [
         {"type": "command", "command": "echo 'no prompts today' >&2; exit 2"}]}]}}))
-    assert main(["run", "set retries to 5", "--workspace", str(workspace), "--settings", str(settings)]) == 1
+    assert main(["run", "set retries to 5", "--workspace", str(workspace), "--settings", str(settings)]) == 12
     assert "UserPromptSubmit hook blocked the prompt: no prompts today" in capsys.readouterr().out
+    assert "retries = 3" in (workspace / "config.py").read_text()  # nothing ran
 
 
 def test_run_with_a_broken_settings_file_fails_clearly(capsys, tmp_path):
@@ -590,3 +591,17 @@ async def test_a_prompt_hook_that_stops_erases_the_prompt(offline, hook):
     engine = QueryEngine(model=model, hooks=Hooks().add("user_prompt_submit", hook))
     events = [e async for e in engine.submit_message("hi")]
     assert requests_of(model) == [] and events[-1].content.endswith("no runs now")
+
+
+def test_the_blocked_prompt_exit_code_is_documented(capsys):
+    import re
+    from pathlib import Path
+
+    from dreamloop.cli import EXIT_CODES, EXIT_PROMPT_BLOCKED, main
+
+    assert EXIT_PROMPT_BLOCKED not in EXIT_CODES.values() and 2 < EXIT_PROMPT_BLOCKED < 126
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    assert re.search(rf"^\s*{EXIT_PROMPT_BLOCKED}\s+a UserPromptSubmit hook blocked", capsys.readouterr().out, re.M)
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    assert f"| {EXIT_PROMPT_BLOCKED} | a `UserPromptSubmit` hook blocked the prompt" in readme

@@ -21,7 +21,7 @@ from ..model import offline
 from ..query import QueryParams, query
 from ..scripts import reply, tool_use
 from ..tools import builtin_tools
-from ._checking import _Fail, _require_callable, _run, _short, _verdict
+from ._checking import Verdict, _Fail, _require_callable, _run, _short, _verdict
 
 __all__ = ["check_no_recursive_rm", "check_settings_hook", "check_tests_stop_hook"]
 
@@ -37,16 +37,17 @@ def _test_run_passes(workspace: Path) -> bool:
     return done.returncode == 0
 
 
-def check_tests_stop_hook(hook: Any) -> bool:
+def check_tests_stop_hook(hook: Any) -> Verdict:
     """Check a ``stop`` hook that blocks while the workspace's tests fail and lets the loop end once they pass.
 
     The check runs "set retries to 5" on a fresh copy of the sample project with the demo agent and your
     hook: the agent does as asked and stops while ``test_value`` still fails; your hook must block with
     feedback the agent can act on, then let the loop end ``completed`` when the tests pass.
     """
-    hint = ("run the tests in input.cwd (subprocess.run([sys.executable, '-m', 'unittest', 'discover', '-s', "
-            "'tests', '-p', 'check_*.py'], cwd=input.cwd, ...)); if they fail return StopDecision(decision=\"block\", "
-            "reason=...) with the failure and the line 'make the failing test pass'; if they pass return None.")
+    todo = ("run the project's tests in the workspace the input names; while they fail, block with the failures "
+            f"and the line '{_TASK_LINE}' as the reason; once they pass, have no opinion.")
+    idea = ("a stop hook blocks while the test run fails (its reason is the model's feedback) and has no opinion "
+            "once it passes; the run happens in the workspace the input names.")
 
     def body() -> str:
         _require_callable(hook, "tests_must_pass")
@@ -67,42 +68,43 @@ def check_tests_stop_hook(hook: Any) -> bool:
         try:
             run, terminal, passing = _run(attempt, timeout=60)
         except HookError as error:
-            _unfinished(error)
-            raise _Fail(f"your hook raised or returned something that is not a decision: {error}", hint) from None
+            _unfinished(error, todo)
+            raise _Fail(f"your hook raised or returned something that is not a decision: {error}",
+                        "a hook answers with its event's decision model, a dict shaped like its JSON, or None.") from None
         blocks = [p for p in run.trace.checkpoints if p.next_transition and p.next_transition.reason == "stop_hook_blocking"]
         feedback = [m.message["content"] for m in run.messages if m.type == "user" and m.is_meta]
         if terminal.reason == "completed" and not blocks:
             raise _Fail("the loop ended `completed` while test_value still failed: your hook never blocked.",
-                        "run the tests in the hook and block (decision=\"block\") when they fail.")
+                        "a stop hook with no opinion lets the loop end; it has to block while the tests fail.")
         if terminal.reason == "stop_hook_prevented" and any(m.type == "system" and m.subtype == "stop_hook_prevented"
                                                              for m in run.messages):
             raise _Fail("your hook prevented continuation (continue_=False): the run ended instead of going on.",
-                        "block with decision=\"block\" and a reason; continue_=False ends the run.")
+                        "continue_=False ends the run; a block sends the reason to the model and the loop goes on.")
         if terminal.reason == "stop_hook_prevented":
             last = feedback[-1] if feedback else ""
             if passing:
                 raise _Fail(f"the tests pass, yet your hook blocked {len(blocks)} times until the runaway guard "
                             "ended the run: it never lets the loop end.",
-                            "return None when the tests pass (check the return code of the test run, and run it "
-                            "in input.cwd).")
+                            "decide from how the test run ended, run in the workspace the input names; once it "
+                            "succeeds, the hook has no opinion.")
             if _TASK_LINE not in last.lower():
                 raise _Fail(f"the agent could not act on your feedback ({_short(last, 120)!r}); the runaway guard "
                             "ended the run.", "the offline agent understands a task on a line of its own: end the "
                             f"reason with the line '{_TASK_LINE}'.")
-            raise _Fail(f"the runaway guard ended the run after {len(blocks)} blocks.", hint)
+            raise _Fail(f"the runaway guard ended the run after {len(blocks)} blocks.", idea)
         if terminal.reason != "completed" or not passing:
-            raise _Fail(f"the run ended {terminal.reason} with the tests {'passing' if passing else 'failing'}.", hint)
+            raise _Fail(f"the run ended {terminal.reason} with the tests {'passing' if passing else 'failing'}.", idea)
         return (f"your hook blocked {len(blocks)} time(s) ({_short(feedback[0].splitlines()[-1], 60)!r}), the agent "
                 "fixed value, and the loop ended completed with the tests passing.")
 
     return _verdict("tests-must-pass stop hook", body)
 
 
-def _unfinished(error: HookError) -> None:
+def _unfinished(error: HookError, todo: str) -> None:
     """The untouched exercise cell: say what to do, not the answer."""
     if isinstance(error.__cause__, NotImplementedError):
-        raise _Fail(f"your hook raised NotImplementedError({_short(error.__cause__)!r}).",
-                    "replace the `raise NotImplementedError(...)` line with your code.") from None
+        raise _Fail(f"your hook raised NotImplementedError({_short(error.__cause__)!r}): the exercise is not done yet.",
+                    f"replace the `raise NotImplementedError(...)` line with your code: {todo}") from None
 
 
 # ---------------------------------------------------------------------------
@@ -134,11 +136,12 @@ def recursive_rm(command: str) -> bool:
     return False
 
 
-def check_no_recursive_rm(hook: Any) -> bool:
+def check_no_recursive_rm(hook: Any) -> Verdict:
     """Check a ``pre_tool_use`` hook for Bash that denies a recursive ``rm`` with a reason and has no
     opinion on anything else; then the same hook in the loop, where the denied call still gets its result."""
-    hint = ("split the command on ; & | , look for a part whose first word is rm with a flag containing r or R "
-            "(or --recursive); then return PreToolUseDecision(decision=\"deny\", reason=\"...\"), else None.")
+    todo = "deny a Bash command that runs rm recursively, with a reason; have no opinion on anything else."
+    idea = ("a recursive rm can be spelt -rf, -fr, -r -f, -R or --recursive, and can follow ; && or |: look at "
+            "each command of the line and at every flag its rm gets.")
 
     def decide(command: str) -> Any:
         hooks = Hooks().add("pre_tool_use", hook, matcher="Bash")
@@ -146,19 +149,19 @@ def check_no_recursive_rm(hook: Any) -> bool:
         try:
             return _run(lambda: run_hooks(hooks, input, value="Bash")).decision
         except HookError as error:
-            _unfinished(error)
+            _unfinished(error, todo)
             cause = error.__cause__
             if isinstance(cause, TypeError) and "returned" in str(cause):
-                raise _Fail(f"for {command!r} {cause}.", "a hook answers with PreToolUseDecision(decision=\"deny\", "
-                            "reason=...) (not dl.Deny, which is for can_use_tool), or None.") from None
-            raise _Fail(f"for {command!r} your hook raised {type(cause).__name__}: {_short(cause, 120)}", hint) from None
+                raise _Fail(f"for {command!r} {cause}.", "a hook answers with its event's decision model "
+                            "(PreToolUseDecision); dl.Deny is can_use_tool's answer, not a hook's.") from None
+            raise _Fail(f"for {command!r} your hook raised {type(cause).__name__}: {_short(cause, 120)}", idea) from None
 
     def body() -> str:
         _require_callable(hook, "no_recursive_rm")
         for command in _DENY:
             got = decide(command)
             if got.decision != "deny":
-                raise _Fail(f"{command!r} was not denied (decision={got.decision!r}).", hint)
+                raise _Fail(f"{command!r} was not denied (decision={got.decision!r}).", idea)
             if not (got.reason or "").strip():
                 raise _Fail(f"{command!r} was denied without a reason: the model reads only the reason.",
                             "give reason=\"...\" saying what is not allowed, so the model can do something else.")
@@ -191,7 +194,7 @@ def check_no_recursive_rm(hook: Any) -> bool:
         results = bodies[-1]["messages"][-1]["content"]
         denied, ran = results[0], results[1]
         if not (denied.get("is_error") and ran.get("content") == "ok" and run.terminal.reason == "completed"):
-            raise _Fail(f"in the loop the results were {_short(results, 160)}.", hint)
+            raise _Fail(f"in the loop the results were {_short(results, 160)}.", idea)
         return (f"{len(_DENY)} recursive rm denied with a reason, {len(_ALLOW)} other commands left alone; in the "
                 f"loop the denied call got its is_error result ({_short(denied['content'], 50)!r}), the other ran.")
 
@@ -205,23 +208,22 @@ PUSH = "git push --force origin main"
 SAFE = ["python -m unittest discover -s tests", "git status", "ls"]
 
 
-def check_settings_hook(settings: Any) -> bool:
+def check_settings_hook(settings: Any) -> Verdict:
     """Check a Claude Code settings dict (or JSON text) whose ``PreToolUse`` command hook on ``Bash`` blocks
     any ``git push`` with exit code 2 and a reason on stderr, and lets other commands through."""
-    hint = ('{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "..."}]}]}} '
-            "where the command reads the event JSON on stdin, e.g. grep -q 'git push' && { echo 'no pushing from "
-            "here' >&2; exit 2; }; exit 0")
+    shape = ('a settings file is {"hooks": {EVENT: [{"matcher": ..., "hooks": [{"type": "command", '
+             '"command": ...}]}]}}; the command gets the event as JSON on stdin.')
 
     def body() -> str:
         if isinstance(settings, str):
             try:
                 data = json.loads(settings)
             except json.JSONDecodeError as error:
-                raise _Fail(f"that is not JSON ({error.msg}).", hint) from None
+                raise _Fail(f"that is not JSON ({error.msg}).", shape) from None
         else:
             data = settings
         if not isinstance(data, dict):
-            raise _Fail(f"expected the settings as a dict (or JSON text), got {type(data).__name__}.", hint)
+            raise _Fail(f"expected the settings as a dict (or JSON text), got {type(data).__name__}.", shape)
         folder = Path(tempfile.mkdtemp(prefix="dreamloop-ch07-"))
         try:
             path = folder / "settings.json"
@@ -231,14 +233,14 @@ def check_settings_hook(settings: Any) -> bool:
                 try:
                     hooks = load_hooks(path)
                 except ValueError as error:
-                    raise _Fail(str(error).replace(str(path), "your settings"), hint) from None
+                    raise _Fail(str(error).replace(str(path), "your settings"), shape) from None
             if hooks.unsupported:
                 raise _Fail("these would not run: " + "; ".join(u.replace(str(path), "settings") for u in hooks.unsupported),
                             "use the event name PreToolUse and \"type\": \"command\".")
             if not any(e.event == "pre_tool_use" for e in hooks.entries):
-                raise _Fail("your settings have no PreToolUse hook yet.",
-                            'add to "PreToolUse" a list with one {"matcher": "Bash", "hooks": [{"type": "command", '
-                            '"command": "..."}]}.')
+                raise _Fail("your settings have no PreToolUse hook yet: the exercise is not done yet.",
+                            "add to PreToolUse one entry whose matcher names the Bash tool and whose hook is a "
+                            "command that reads the event on stdin and blocks a git push, saying why.")
             if not hooks.matching("pre_tool_use", "Bash"):
                 matchers = [e.matcher for e in hooks.entries if e.event == "pre_tool_use"]
                 raise _Fail(f"no PreToolUse hook matches the tool name Bash (matchers: {matchers}).",
@@ -257,11 +259,11 @@ def check_settings_hook(settings: Any) -> bool:
                     raise _Fail(f"for {PUSH!r} your command exited {code}: a non-blocking error, so the call "
                                 "would still run.", "block with exit 2 (any other non-zero exit code fails open).")
                 raise _Fail(f"{PUSH!r} was not blocked (exit code {code}, stdout {_short(record.get('stdout', ''), 60)!r}).",
-                            "the event arrives as JSON on stdin, not as arguments: read stdin (grep reads it "
-                            "when given no file), then exit 2.")
+                            "the event arrives as JSON on stdin, never as arguments: the command must read its "
+                            "standard input to see the tool's input.")
             if "No stderr output" in (blocked.decision.reason or ""):
                 raise _Fail(f"{PUSH!r} was blocked, but with nothing on stderr: the model is told no reason.",
-                            "echo the reason to stderr (>&2) before exit 2.")
+                            "with exit code 2 the model reads only stderr: write the reason there.")
             for command in SAFE:
                 allowed = outcome(command)
                 if allowed.decision.decision == "deny":
