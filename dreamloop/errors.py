@@ -3,6 +3,7 @@
     DreamloopError
     ├── IncompleteStreamError   the stream ended without message_delta (model.py)
     ├── ScriptExhausted         the offline script has no item for this request (fake_api)
+    ├── HookError               a Python hook raised: your bug, raised out of the loop (hooks.py)
     └── TranscriptError         a transcript line a crash cannot explain (transcript.py)
 
     UserWarning
@@ -16,7 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["DreamloopError", "IncompleteStreamError", "ScriptExhausted", "TranscriptError", "TranscriptWarning"]
+__all__ = ["DreamloopError", "HookError", "IncompleteStreamError", "ScriptExhausted", "TranscriptError",
+           "TranscriptWarning"]
 
 
 class DreamloopError(Exception):
@@ -36,6 +38,15 @@ class IncompleteStreamError(DreamloopError):
 
 class ScriptExhausted(DreamloopError):
     """The offline script has no turn left for request ``index``."""
+
+
+class HookError(DreamloopError):
+    """A Python hook raised (or returned something that is not a decision).
+
+    Not turned into a tool result or a Terminal: a broken hook is the author's bug, so it
+    leaves the loop with its traceback (``__cause__`` is the hook's own exception). A command
+    hook that fails is not this: its exit code is a decision or a non-blocking error.
+    """
 
 
 class TranscriptError(DreamloopError):

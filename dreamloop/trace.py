@@ -24,6 +24,9 @@ __all__ = ["Checkpoint", "Trace"]
 
 _MESSAGE = TypeAdapter(LoopMessage)
 
+TRACE_VERSION = 2
+"""The JSONL format's version: 2 added ``Checkpoint.stop_hook_active``; version 1 files still load."""
+
 
 class Checkpoint(BaseModel):
     """One loop iteration, by message uuid (resolve with ``Trace.resolve``).
@@ -37,6 +40,7 @@ class Checkpoint(BaseModel):
     * ``events``: the turn's yielded events as dicts, each with ``t`` (seconds
       since the run started) and ``type``; stream events carry the raw event.
     * ``next_transition`` / ``terminal``: how the iteration ended (one of them).
+    * ``stop_hook_active``: the State's flag (set while the model answers a stop hook's feedback).
     """
 
     index: int
@@ -50,6 +54,7 @@ class Checkpoint(BaseModel):
     events: list[dict[str, Any]] = Field(default_factory=list)
     next_transition: Continue | None = None
     terminal: Terminal | None = None
+    stop_hook_active: bool = False
 
     @property
     def messages_after(self) -> list[str]:
@@ -116,6 +121,7 @@ class Trace:
             events=self._events,
             next_transition=next_transition,
             terminal=terminal,
+            stop_hook_active=state.stop_hook_active,
         )
         self._events = []
         self.checkpoints.append(point)
@@ -142,7 +148,7 @@ class Trace:
         """Write the trace as JSONL: a header, one line per message, per checkpoint."""
         path = Path(path)
         with path.open("w", encoding="utf-8") as out:
-            out.write(json.dumps({"kind": "trace", "version": 1}) + "\n")
+            out.write(json.dumps({"kind": "trace", "version": TRACE_VERSION}) + "\n")
             for message in self.messages.values():
                 out.write(json.dumps({"kind": "message", "message": message.model_dump(mode="json")}) + "\n")
             for point in self.checkpoints:
