@@ -13,6 +13,7 @@ from .abort import AbortController
 from .context import ContextOptions
 from .engine import QueryEngine
 from .events import Event, RequestStart, StreamEvent
+from .hooks import Hooks, load_hooks
 from .messages import (
     AssistantMessage,
     AttachmentMessage,
@@ -33,6 +34,7 @@ from .scripts import Fault, Turn, reply, text, thinking, tool_use
 from .state import Continue, State, Terminal
 from .tools import Allow, Ask, BaseTool, Deny, ToolResult, ToolUseContext, builtin_tools, run_tools, tool
 from .trace import Checkpoint, Trace
+from .transcript import inspect_transcript
 
 __version__ = "0.1.0"
 
@@ -50,6 +52,7 @@ __all__ = [
     "Deny",
     "Event",
     "Fault",
+    "Hooks",
     "LoopMessage",
     "ProgressMessage",
     "QueryEngine",
@@ -69,7 +72,9 @@ __all__ = [
     "UserMessage",
     "agent_loop",
     "builtin_tools",
+    "inspect_transcript",
     "live",
+    "load_hooks",
     "normalize_messages_for_api",
     "offline",
     "query",

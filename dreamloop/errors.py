@@ -3,7 +3,12 @@
     DreamloopError
     ├── IncompleteStreamError   the stream ended without message_delta (model.py)
     ├── ScriptExhausted         the offline script has no item for this request (fake_api)
-    └── CompactionFailed        a compaction could not summarise the history (context/autocompact.py)
+    ├── CompactionFailed        a compaction could not summarise the history (context/autocompact.py)
+    ├── HookError               a Python hook raised: your bug, raised out of the loop (hooks.py)
+    └── TranscriptError         a transcript line a crash cannot explain (transcript.py)
+
+    UserWarning
+    └── TranscriptWarning       a torn last line skipped, or a transcript repaired on resume
 
 API errors stay the SDK's own types (``anthropic.APIStatusError`` and its
 subclasses); the loop decides what they mean. ``abort.Aborted`` is internal.
@@ -13,7 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["CompactionFailed", "DreamloopError", "IncompleteStreamError", "ScriptExhausted"]
+__all__ = ["CompactionFailed", "DreamloopError", "HookError", "IncompleteStreamError", "ScriptExhausted",
+           "TranscriptError", "TranscriptWarning"]
 
 
 class DreamloopError(Exception):
@@ -38,3 +44,21 @@ class ScriptExhausted(DreamloopError):
 class CompactionFailed(DreamloopError):
     """A compaction did not happen: nothing to summarise, the summarising request failed, or it
     came back without text. The autocompact stage turns it into a notice; recovery into a Terminal."""
+
+
+class HookError(DreamloopError):
+    """A Python hook raised (or returned something that is not a decision).
+
+    Not turned into a tool result or a Terminal: a broken hook is the author's bug, so it
+    leaves the loop with its traceback (``__cause__`` is the hook's own exception). A command
+    hook that fails is not this: its exit code is a decision or a non-blocking error.
+    """
+
+
+class TranscriptError(DreamloopError):
+    """A transcript line that is neither a record nor a torn last line (the file was changed by hand
+    or by another program). The message names the file and the line; nothing is repaired."""
+
+
+class TranscriptWarning(UserWarning):
+    """A transcript was read past a torn last line, or repaired by ``QueryEngine.resume``."""

@@ -5,7 +5,7 @@ One ``while True``, five phases in the order of the source's flowchart:
     1. State in          take this iteration's State (messages, turn_count, transition)
     2. context pipeline  prepare ``messages_for_query``: seven stages, light to heavy (``context/``)
     3. stream the model  yield raw events, collect ``assistant_messages`` and tool_use blocks
-    4. tools or stop     no tool_use → stop checks → Terminal; else run tools → ``tool_results``
+    4. tools or stop     no tool_use → stop checks (stop hooks) → Terminal; else run tools → ``tool_results``
     5. next State        attachments (queued input), the max_turns check, a new State, continue
 
 It yields events as they happen and ends with a ``Terminal``. Python async
@@ -26,10 +26,11 @@ from anthropic.types import Message as APIMessage
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from .abort import AbortController, Aborted
-from .context import ContextOptions, ContextPipeline, PreparedContext, prepare_context
+from .context import ContextOptions, ContextPipeline, PreCompact, PreCompactResult, PreparedContext, prepare_context
 from .deps import QueryDeps
 from .errors import IncompleteStreamError
 from .events import RequestStart, StreamEvent
+from .hooks import Hooks, StopCheck, run_pre_compact_hooks, run_stop_hooks
 from .messages import (
     AssistantMessage,
     AttachmentMessage,
@@ -65,14 +66,14 @@ class QueryParams(BaseModel):
       callable returning queued ``AttachmentMessage``s, drained at phase 5.
     * ``deps``: ids and clock (``QueryDeps``).
 
-    Feature switches, off by default:
+    Feature switches (streaming tool execution, hooks, context stages,
+    recovery, fallback model, token budget) arrive as new fields, off by default:
 
     * ``context``: the context pipeline (``ContextOptions``: each of the seven
-      stages, the window, the thresholds, prompt caching); None = phase 2
-      sends the history as it is (chapter 06).
-
-    More (streaming tool execution, hooks, recovery, fallback model, token
-    budget) arrive as new fields, off by default.
+      stages, the window, the thresholds, prompt caching; chapter 06). None:
+      phase 2 sends the history as it is.
+    * ``hooks``: ``Hooks`` (chapter 07): ``pre_tool_use`` / ``post_tool_use`` around
+      each call, ``stop`` when the model asks for no tools. None: no hook runs.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -91,6 +92,7 @@ class QueryParams(BaseModel):
     queued_input: Callable[[], list[AttachmentMessage]] | None = None
     deps: QueryDeps = Field(default_factory=QueryDeps)
     context: ContextOptions | None = None
+    hooks: Hooks | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -173,8 +175,12 @@ class QueryRun:
 
 
 def switches(params: QueryParams) -> dict[str, Any]:
-    """The feature switches of a run, as the trace and ``dreamloop run --json`` report them (None: off)."""
-    return {"context": params.context.model_dump(mode="json", exclude_none=True) if params.context else None}
+    """The feature switches of a run, as the trace and ``dreamloop run --json`` report them.
+
+    ``{"hooks": bool, "context": <the ContextOptions as JSON> | None}``; a branch added later adds its key.
+    """
+    return {"hooks": params.hooks is not None,
+            "context": params.context.model_dump(mode="json", exclude_none=True) if params.context else None}
 
 
 def query(params: QueryParams, *, trace: Trace | None = None) -> QueryRun:
@@ -226,10 +232,11 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
         workspace=params.workspace,
         permission_mode=params.permission_mode,
         uuid=deps.uuid,
+        hooks=params.hooks,
     )
     pipeline = ContextPipeline(params.context, model=params.model, system_prompt=params.system_prompt,
                                tools=params.tools, workspace=params.workspace, uuid=deps.uuid, clock=deps.clock,
-                               abort=abort)
+                               abort=abort, pre_compact=_pre_compact_hooks(params))
     state = State(messages=tuple(params.messages), tool_use_context=context)
 
     while True:
@@ -295,6 +302,27 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
             for notice in _stop_notices(turn, deps):
                 turn.attachments.append(notice)
                 yield run.note(notice)
+            if params.hooks is not None:  # stop hooks may send the model back to work
+                stop = await _stop_hooks(params, state, run, turn)
+                for message in stop.messages:
+                    turn.attachments.append(message)
+                    yield run.note(message)
+                if stop.verdict == "block":  # the feedback is in turn.attachments: the model reads it next
+                    transition = Continue(reason="stop_hook_blocking", attempt=state.stop_hook_blocks + 1)
+                    run.trace.checkpoint(**turn.collected(), next_transition=transition)
+                    state = State(
+                        messages=(*turn.messages_for_query, *turn.assistant_messages, *turn.attachments),
+                        turn_count=state.turn_count,  # not a new turn: the same one, answered again
+                        transition=transition,
+                        auto_compact_tracking=prepared.auto_compact_tracking,
+                        stop_hook_active=True,
+                        stop_hook_blocks=state.stop_hook_blocks + 1,
+                        tool_use_context=context,
+                    )
+                    continue
+                if stop.verdict != "stop":  # a hook prevented continuation, or the runaway guard fired
+                    run.end(Terminal(reason="stop_hook_prevented", turn_count=state.turn_count), turn)
+                    return
             run.end(Terminal(reason="completed", turn_count=state.turn_count), turn)
             return
 
@@ -305,6 +333,8 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
                     results[update.tool_use_id] = update.data["result"]
                 elif update.type == "user":
                     turn.tool_results.append(update)
+                elif update.type == "attachment":  # hook records, and what hooks tell the model
+                    turn.attachments.append(update)
                 yield run.note(update)
         except Aborted:
             for message in _tools_interrupted(turn, tool_uses, results, deps):
@@ -315,6 +345,12 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
             run.end(Terminal(reason="aborted_tools", turn_count=state.turn_count), turn,
                     *_tools_interrupted(turn, tool_uses, results, deps))
             raise
+        stopped = _hook_stopped(turn, deps)  # a hook said `continue: false` while tools ran
+        if stopped is not None:
+            turn.attachments.append(stopped)
+            yield run.note(stopped)
+            run.end(Terminal(reason="hook_stopped", turn_count=state.turn_count), turn)
+            return
 
         # -- 5. attachments, max_turns, next State ------------------------------
         for attachment in params.queued_input() if params.queued_input else []:
@@ -328,7 +364,9 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
             )
             turn.attachments.append(reached)
             yield run.note(reached)
-            run.end(Terminal(reason="max_turns", turn_count=state.turn_count), turn)
+            # Like the source (``turnCount: nextTurnCount``): the attachment and the Terminal both carry
+            # the turn the loop refused to start, max_turns + 1.
+            run.end(Terminal(reason="max_turns", turn_count=next_turn_count), turn)
             return
         transition = Continue(reason="next_turn")
         run.trace.checkpoint(**turn.collected(), next_transition=transition)
@@ -337,6 +375,8 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
             turn_count=next_turn_count,
             transition=transition,
             auto_compact_tracking=prepared.auto_compact_tracking,
+            stop_hook_active=state.stop_hook_active,
+            stop_hook_blocks=state.stop_hook_blocks,
             tool_use_context=context,
         )
 
@@ -444,6 +484,50 @@ def _error_text(error: Exception) -> str:
         status = getattr(error, "status_code", None)
         return f"{kind}: {said}" + (f" (HTTP {status})" if status and status != 200 else "")
     return getattr(error, "message", None) or str(error)
+
+
+async def _stop_hooks(params: QueryParams, state: State, run: QueryRun, turn: _Turn) -> StopCheck:
+    """handleStopHooks(): run the stop hooks and decide (``hooks.stop_verdict``).
+
+    An abort while they run cancels them (a command's process group is killed) and prevents
+    continuation, as in the source; a cancelled task closes the run and re-raises.
+    """
+    assert params.hooks is not None
+    try:
+        with params.abort.guard():
+            return await run_stop_hooks(params.hooks, stop_hook_active=state.stop_hook_active,
+                                        blocks_so_far=state.stop_hook_blocks, workspace=params.workspace,
+                                        permission_mode=params.permission_mode, uuid=params.deps.uuid)
+    except Aborted:
+        return StopCheck("prevent", (_system(params.deps, "interrupted", "Interrupted while the stop hooks ran.",
+                                             "warning"),))
+    except asyncio.CancelledError:
+        run.end(Terminal(reason="stop_hook_prevented", turn_count=state.turn_count), turn)
+        raise
+
+
+def _pre_compact_hooks(params: QueryParams) -> PreCompact | None:
+    """The ``pre_compact`` hook event, run by the context pipeline before each compaction (None: no hooks)."""
+    hooks = params.hooks
+    if hooks is None:
+        return None
+
+    async def pre_compact(trigger: str, instructions: str | None) -> PreCompactResult:
+        outcome = await run_pre_compact_hooks(hooks, trigger="manual" if trigger == "manual" else "auto",
+                                              custom_instructions=instructions or "", workspace=params.workspace,
+                                              permission_mode=params.permission_mode, uuid=params.deps.uuid)
+        return PreCompactResult(messages=outcome.records, stop=outcome.stopped, stop_reason=outcome.stop_reason)
+
+    return pre_compact
+
+
+def _hook_stopped(turn: _Turn, deps: QueryDeps) -> SystemMessage | None:
+    """The notice that ends the run when a tool hook said ``continue: false`` (``hook_stopped``)."""
+    for attachment in (m.attachment for m in turn.attachments if m.type == "attachment"):
+        if attachment.get("type") == "hook_stopped_continuation":
+            return _system(deps, "hook_stopped", f"{attachment['hookName']} hook stopped the run: "
+                                                 f"{attachment['stopReason']}", "warning")
+    return None
 
 
 def _stop_notices(turn: _Turn, deps: QueryDeps) -> list[SystemMessage]:

@@ -6,8 +6,7 @@ holds the turn's ``State`` (messages, turn_count, transition), the
 ``messages_for_query`` that were sent, the turn's ``assistant_messages`` and
 ``tool_results``, the turn's events, and what the context pipeline did
 (``context``). Messages are stored once and referred to by uuid. Saved as
-JSONL (version 2: ``Checkpoint.context`` and the run's feature ``switches``
-in the header; version 1 files still load). The widgets read traces; this
+JSONL (version 3; versions 1 and 2 still load). The widgets read traces; this
 module knows nothing about rendering.
 """
 
@@ -24,10 +23,11 @@ from .state import Continue, Terminal
 
 __all__ = ["TRACE_VERSION", "Checkpoint", "Trace"]
 
-TRACE_VERSION = 2
-"""The format ``Trace.save`` writes (1: before ``context`` and ``switches``; still loaded)."""
-
 _MESSAGE = TypeAdapter(LoopMessage)
+
+TRACE_VERSION = 3
+"""The JSONL format's version: 2 added ``Checkpoint.stop_hook_active``; 3 added ``Checkpoint.context`` and
+the run's feature ``switches`` in the header. Versions 1 and 2 still load (those fields empty)."""
 
 
 class Checkpoint(BaseModel):
@@ -42,10 +42,11 @@ class Checkpoint(BaseModel):
     * ``events``: the turn's yielded events as dicts, each with ``t`` (seconds
       since the run started) and ``type``; stream events carry the raw event.
     * ``next_transition`` / ``terminal``: how the iteration ended (one of them).
+    * ``stop_hook_active``: the State's flag (set while the model answers a stop hook's feedback).
     * ``context``: what phase 2 did (``dreamloop.context.ContextRecord.as_dict()``:
       window, thresholds, tokens before the stages and as sent, each stage's
       tokens before and after, staged folds, the compaction's usage); None
-      when the pipeline is off (and in version-1 traces).
+      when the pipeline is off (and in traces before version 3).
     """
 
     index: int
@@ -59,6 +60,7 @@ class Checkpoint(BaseModel):
     events: list[dict[str, Any]] = Field(default_factory=list)
     next_transition: Continue | None = None
     terminal: Terminal | None = None
+    stop_hook_active: bool = False
     context: dict[str, Any] | None = None
 
     @property
@@ -129,6 +131,7 @@ class Trace:
             events=self._events,
             next_transition=next_transition,
             terminal=terminal,
+            stop_hook_active=state.stop_hook_active,
             context=context,
         )
         self._events = []

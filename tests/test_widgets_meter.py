@@ -76,3 +76,14 @@ async def test_the_meter_follows_the_inspector(offline, tmp_path):
     assert meter.selected == 12
     meter.select(None)
     assert 'fill="#fefcbf"' not in meter.chart.value
+
+
+async def test_the_stored_output_carries_the_chart(offline, tmp_path):
+    from dreamloop.widgets.static import STATIC_END, STATIC_START
+
+    run = await session(offline, tmp_path, session_options())
+    bundle = ContextMeter(run.trace)._repr_mimebundle_()
+    html = bundle["text/html"]
+    assert bundle["text/plain"] == f"ContextMeter(turns={len(run.trace.checkpoints)})"
+    assert html.startswith(STATIC_START) and html.endswith(STATIC_END)
+    assert "<svg" in html and "autocompact 2,800" in html and "turn 2: 370 tokens sent" in html

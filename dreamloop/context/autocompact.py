@@ -37,20 +37,44 @@ __all__ = [
     "Compaction",
     "CompactTrigger",
     "PreCompact",
+    "PreCompactResult",
     "compact_conversation",
     "compact_prompt",
     "compaction_cut",
     "is_compact_boundary",
     "is_compaction_request",
     "messages_after_compact_boundary",
+    "pre_compact_result",
 ]
 
 CompactTrigger = Literal["auto", "manual", "reactive"]
 """Why a compaction runs: the autocompact stage, a person's ``/compact``, or recovery after a 400."""
 
-PreCompact = Callable[[CompactTrigger, "str | None"], Awaitable["str | None"]]
-"""``async pre_compact(trigger, custom_instructions) -> extra instructions | None``: called just before the
-summarising request (the ``pre_compact`` hook event). What it returns is added to the instructions."""
+@dataclass(frozen=True)
+class PreCompactResult:
+    """What the ``pre_compact`` hooks said before a compaction.
+
+    * ``instructions``: added to the summarising request's instructions (None: nothing to add).
+    * ``messages``: records and notices for the person (UI only), yielded before the compaction.
+    * ``stop`` / ``stop_reason``: a hook asked to end the run (Terminal ``hook_stopped``); no compaction.
+    """
+
+    instructions: str | None = None
+    messages: tuple[Any, ...] = ()
+    stop: bool = False
+    stop_reason: str = ""
+
+
+PreCompact = Callable[[CompactTrigger, "str | None"], Awaitable["PreCompactResult | str | None"]]
+"""``async pre_compact(trigger, custom_instructions) -> PreCompactResult | str | None``: called just before
+a compaction (the ``pre_compact`` hook event); a plain string is extra instructions."""
+
+
+def pre_compact_result(said: Any) -> PreCompactResult:
+    """What a ``pre_compact`` callable returned, as a ``PreCompactResult``."""
+    if isinstance(said, PreCompactResult):
+        return said
+    return PreCompactResult(instructions=said or None)
 
 COMPACT_SYSTEM_PROMPT = "You are a helpful AI assistant tasked with summarizing conversations."
 """The summarising request's system prompt (Claude Code's); ``is_compaction_request`` recognises it."""
@@ -75,6 +99,10 @@ def compact_prompt(custom_instructions: str | None = None) -> str:
     if custom_instructions:
         prompt += f"\n\nAdditional instructions:\n{custom_instructions}"
     return prompt
+
+
+def _joined(*parts: str | None) -> str | None:
+    return "\n\n".join(part for part in parts if part) or None
 
 
 def is_compaction_request(body: Mapping[str, Any]) -> bool:
@@ -166,6 +194,7 @@ class Compaction:
     * ``head`` / ``tail``: the messages summarised and the messages kept as they were.
     * ``tokens_before`` / ``tokens_after``: the request's size before and after (estimates).
     * ``usage``: the summarising response's ``usage`` (dict).
+    * ``hook_messages``: what the ``pre_compact`` hooks said (UI only), to yield before the boundary.
     """
 
     messages: list[Any]
@@ -176,6 +205,7 @@ class Compaction:
     tokens_before: int
     tokens_after: int
     usage: dict[str, Any] = field(default_factory=dict)
+    hook_messages: tuple[Any, ...] = ()
 
 
 async def compact_conversation(
@@ -198,8 +228,9 @@ async def compact_conversation(
     ``model``: an ``AnthropicModel``; the summarising request has
     ``COMPACT_SYSTEM_PROMPT``, no tools, the head and ``compact_prompt()``, and
     at most ``max_tokens`` of output. ``pre_compact`` (None by default) is
-    called first, with ``trigger`` and ``custom_instructions``; what it
-    returns is added to the instructions. ``abort``: the run's signal (the
+    where hooks run: called first, with ``trigger`` and ``custom_instructions``;
+    its instructions are added (a caller that must yield the hooks' messages,
+    like the pipeline, calls it itself and passes ``pre_compact=None``). ``abort``: the run's signal (the
     request is cancelled with it; ``abort.Aborted`` propagates).
     ``count(messages)`` sizes a request holding ``messages`` (default: the
     messages alone, ``TokenCounter().count``); the pipeline adds its system
@@ -221,9 +252,10 @@ async def compact_conversation(
     if not sent:
         raise CompactionFailed("nothing to summarise: every message is in the kept tail")
     if pre_compact is not None:
-        extra = await pre_compact(trigger, custom_instructions)
-        if extra:
-            custom_instructions = "\n\n".join(part for part in (custom_instructions, extra) if part)
+        said = pre_compact_result(await pre_compact(trigger, custom_instructions))
+        if said.stop:
+            raise CompactionFailed(f"a pre_compact hook stopped the run: {said.stop_reason}")
+        custom_instructions = _joined(custom_instructions, said.instructions)
     ask = {"type": "text", "text": compact_prompt(custom_instructions)}
     if sent[-1]["role"] == "user":
         sent[-1] = {"role": "user", "content": [*sent[-1]["content"], ask]}

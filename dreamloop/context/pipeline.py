@@ -13,7 +13,7 @@ It knows nothing about streaming the model or running tools.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -23,7 +23,8 @@ from ..messages import SystemMessage, UserMessage, normalize_messages_for_api, u
 from ..state import AutoCompactTracking, State, Terminal
 from ..tokens import TokenCounter, estimate_request_tokens
 from ..tools import tool_schemas
-from .autocompact import PreCompact, compact_conversation, is_compact_boundary, messages_after_compact_boundary
+from .autocompact import (PreCompact, _joined, compact_conversation, is_compact_boundary,
+                          messages_after_compact_boundary, pre_compact_result)
 from .blocking import blocking_message, is_at_blocking_limit
 from .budget import apply_tool_result_budget
 from .collapse import Fold, commit_folds, drain_collapses, find_folds, fold_savings
@@ -47,8 +48,9 @@ class PreparedContext:
       stage that changed something; after a compaction also the summary.
     * ``system``: the request's system prompt (assembled by stage 5, if on).
     * ``user_context``: the user-context message sent first (not kept in State).
-    * ``terminal``: set when no request must be sent (``blocking_limit``, or
-      ``aborted_streaming`` if the signal fired during a compaction).
+    * ``terminal``: set when no request must be sent (``blocking_limit``;
+      ``aborted_streaming`` if the signal fired during a compaction;
+      ``hook_stopped`` if a ``pre_compact`` hook stopped the run).
     * ``auto_compact_tracking``: the next State's ``auto_compact_tracking``.
     * ``record``: the turn's ``ContextRecord`` (None when the pipeline is off).
     """
@@ -94,7 +96,8 @@ class ContextPipeline:
     the run's, for the request's fixed part. ``workspace``: where the tool
     result budget writes by default. ``uuid`` / ``clock``: ``QueryDeps``'.
     ``abort``: the run's signal. ``pre_compact``: called before every
-    compaction (the ``pre_compact`` hook event; None: no hooks).
+    compaction (the ``pre_compact`` hook event; None: no hooks); its messages
+    are yielded, and its ``stop`` ends the run (Terminal ``hook_stopped``).
 
     For the recovery branches: ``staged_folds``, ``drain_collapses(messages)``
     (``collapse_drain_retry``) and ``reactive_compact(messages)``
@@ -168,21 +171,26 @@ class ContextPipeline:
     async def reactive_compact(self, messages: list[Any], *, keep_recent: int | None = None) -> Any:
         """Compact ``messages`` now, after the API said ``prompt is too long`` (``reactive_compact_retry``).
 
-        Returns the ``Compaction`` (its ``messages`` are the new context: boundary,
-        summary, tail; yield its ``boundary`` and ``summary``). Raises
-        ``CompactionFailed`` when it cannot (the run should then end
-        ``prompt_too_long``); ``abort.Aborted`` if the signal fires meanwhile.
+        Returns the ``Compaction``: its ``messages`` are the new context (boundary,
+        summary, tail); yield its ``hook_messages``, ``boundary`` and ``summary``.
+        The ``pre_compact`` hooks run first (trigger ``"reactive"``). Raises
+        ``CompactionFailed`` when it cannot, or a hook stopped the run (the run
+        should then end); ``abort.Aborted`` if the signal fires meanwhile.
         """
         await self._start()
         settings = self.options.autocompact if self.options and self.options.autocompact else None
         keep = keep_recent if keep_recent is not None else (settings.keep_recent if settings else 4)
+        instructions = settings.custom_instructions if settings else None
+        said = pre_compact_result(await self.pre_compact("reactive", instructions)) if self.pre_compact else None
+        if said is not None and said.stop:
+            raise CompactionFailed(f"a pre_compact hook stopped the run: {said.stop_reason}")
         done = await compact_conversation(
             messages_after_compact_boundary(messages), model=self.model, uuid=self.uuid, keep_recent=keep,
             max_tokens=settings.max_summary_tokens if settings else 2048, trigger="reactive",
-            custom_instructions=settings.custom_instructions if settings else None, pre_compact=self.pre_compact,
+            custom_instructions=_joined(instructions, said.instructions if said else None),
             abort=self.abort, count=self._request_tokens, origins=self._origins)
         self._reset_memo()
-        return done
+        return replace(done, hook_messages=said.messages if said else ())
 
     # -- setting up, once per run -------------------------------------------------
 
@@ -293,11 +301,22 @@ class ContextPipeline:
         if compact is not None and tokens > (limits.autocompact or 0):
             failures = tracking.consecutive_failures if tracking else 0
             if failures < compact.max_failures:
+                instructions = compact.custom_instructions
+                if self.pre_compact is not None:  # the pre_compact hooks: what they say is yielded first
+                    said = pre_compact_result(await self.pre_compact("auto", instructions))
+                    yielded.extend(said.messages)
+                    notices.extend(said.messages)
+                    if said.stop:
+                        stop = SystemMessage(uuid=self.uuid(), subtype="hook_stopped", level="warning",
+                                             content=f"A pre_compact hook stopped the run: {said.stop_reason}")
+                        record.seconds = self.clock() - started
+                        return self._prepared(history, [*notices, stop], [*yielded, stop], tracking, record,
+                                              Terminal(reason="hook_stopped", turn_count=state.turn_count))
+                    instructions = _joined(instructions, said.instructions)
                 try:
                     done = await compact_conversation(
                         history, model=self.model, uuid=self.uuid, keep_recent=compact.keep_recent,
-                        max_tokens=compact.max_summary_tokens, trigger="auto",
-                        custom_instructions=compact.custom_instructions, pre_compact=self.pre_compact,
+                        max_tokens=compact.max_summary_tokens, trigger="auto", custom_instructions=instructions,
                         abort=self.abort, count=self._request_tokens, origins=self._origins)
                 except CompactionFailed as failure:
                     failures += 1

@@ -80,7 +80,10 @@ def check_safe_cut(fn: Any) -> bool:
     def body() -> str:
         _require_callable(fn, "safe_cut")
         for name, messages, keep in _cut_cases():
-            got = _run(lambda: _call(f"safe_cut(<{name}>, {keep})", fn, list(messages), keep, hint=hint))
+            got = _run(lambda: _call(f"safe_cut(<{name}>, {keep})", fn, list(messages), keep, hint=hint,
+                                     todo="return the index where the kept tail starts: count the newest "
+                                          "keep_recent user and assistant messages, and never start the tail "
+                                          "with a result whose call would be summarised."))
             if not isinstance(got, int) or isinstance(got, bool):
                 raise _Fail(f"for '{name}' it returned {_short(repr(got), 80)}; expected an index (int).", hint)
             right = _package_cut(messages, keep)
@@ -123,7 +126,9 @@ def check_first_stage(fn: Any) -> bool:
         _require_callable(fn, "first_stage")
         for tokens, options in _stage_cases():
             want = (stages_over(tokens, options.thresholds(options.context_window or 0)) or [None])[0]
-            got = _run(lambda: _call(f"first_stage({tokens}, options)", fn, tokens, options, hint=hint))
+            got = _run(lambda: _call(f"first_stage({tokens}, options)", fn, tokens, options, hint=hint,
+                                     todo="return the name of the first stage, in pipeline order, whose "
+                                          "threshold the request is over (None when it is over none)."))
             if got != want:
                 on = ", ".join(options.stages_on())
                 why = ""
@@ -172,7 +177,9 @@ def check_clearable(fn: Any) -> bool:
         _require_callable(fn, "clearable")
         for name, messages, keep in _clear_cases():
             want = [tool_use_id for _, tool_use_id, _ in clearable_tool_results(messages, keep_recent=keep)]
-            got = _run(lambda: _call(f"clearable(<{name}>, {keep})", fn, list(messages), keep, hint=hint))
+            got = _run(lambda: _call(f"clearable(<{name}>, {keep})", fn, list(messages), keep, hint=hint,
+                                     todo="return the tool_use ids whose old results microcompact would clear; "
+                                          "the last two turns' results always stay."))
             if not isinstance(got, (list, tuple, set)):
                 raise _Fail(f"for '{name}' it returned {_short(repr(got), 80)}; expected a list of tool_use ids.", hint)
             got = list(got)

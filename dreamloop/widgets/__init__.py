@@ -9,8 +9,13 @@
 * ``ContextMeter(trace)``: the context window filling turn by turn, each
   context stage's saving, the thresholds, cache reads vs writes.
 * ``AskPrompt(auto=None)``: Allow / Deny buttons as ``QueryParams(ask=...)``.
+* ``person_watching()``, ``paced(script, ...)``, ``slowed(tools, s)``: slow a run down for a person
+  (to press Stop), never under the notebook targets.
 
-Every widget has a stable ``text/plain`` repr (no ids, no times) for nbval.
+Every widget has a stable ``text/plain`` repr (no ids, no times) for nbval,
+and its stored output carries a static ``text/html`` rendering beside the
+widget view (``StaticHTML`` in ``static.py``; a new widget mixes it in), so a
+notebook read without a kernel shows what the widget showed.
 Each pane is one HTML value (``html.py`` renders messages). The package
 knows nothing about the loop beyond what traces and events carry.
 """
@@ -22,6 +27,8 @@ from .inspector import PANES, StateInspector
 from .kernel import warn_if_old_kernel
 from .live import LiveView
 from .meter import STAGE_COLORS, ContextMeter, MeterTurn, meter_turn
+from .pace import paced, person_watching, slowed
+from .static import StaticHTML
 from .timeline import Span, Timeline, TurnSpans, turn_spans
 
 __all__ = [
@@ -34,9 +41,13 @@ __all__ = [
     "STAGE_COLORS",
     "Span",
     "StateInspector",
+    "StaticHTML",
     "Timeline",
     "TurnSpans",
     "meter_turn",
+    "paced",
+    "person_watching",
+    "slowed",
     "turn_spans",
     "warn_if_old_kernel",
 ]

@@ -18,6 +18,7 @@ import ipywidgets as W
 
 from ..trace import Checkpoint, Trace
 from .html import esc, pane
+from .static import StaticHTML
 
 __all__ = ["STAGE_COLORS", "ContextMeter", "MeterTurn", "meter_turn"]
 
@@ -94,7 +95,7 @@ def meter_turn(trace: Trace, point: Checkpoint) -> MeterTurn:
                      record.get("staged_folds", 0), stopped)
 
 
-class ContextMeter(W.VBox):
+class ContextMeter(StaticHTML, W.VBox):
     """The context window turn by turn: ``ContextMeter(trace)``; ``display(meter)``.
 
     ``trace``: a ``Trace`` (live or loaded) or a ``QueryRun`` (its ``.trace``).
@@ -104,7 +105,8 @@ class ContextMeter(W.VBox):
     reads / writes / uncached per request) and the text summary.
     ``summary()`` returns that text; ``refresh()`` re-reads a trace being filled.
     ``select(index)`` marks one checkpoint; ``follow(inspector)`` keeps the
-    mark on the checkpoint a ``StateInspector`` shows.
+    mark on the checkpoint a ``StateInspector`` shows. The stored output
+    carries the chart and the summary as static HTML (``StaticHTML``).
     """
 
     def __init__(self, trace: Trace | Any, *, width: int = 760) -> None:
@@ -123,6 +125,11 @@ class ContextMeter(W.VBox):
         """Re-read the trace and redraw."""
         self.turns = [meter_turn(self.trace, point) for point in self.trace.checkpoints]
         self.chart.value = self._svg() + pane(f'<pre class="dl-pre">{esc(self.summary())}</pre>')
+        self.refresh_static()
+
+    def static_html(self) -> str:
+        """The chart and the per-turn summary, as the widget shows them."""
+        return self.chart.value
 
     def select(self, index: int | None) -> None:
         """Mark checkpoint ``index`` on the chart (None: no mark)."""

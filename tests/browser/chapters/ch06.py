@@ -97,9 +97,10 @@ def check(ch: Chapter) -> None:
 
     with report.check("the inspector's slider moves the meter's mark"):
         index = shown.index(drawn)
-        root = page.evaluate_handle(
-            "(i) => document.querySelectorAll('.dreamloop-meter')[i].parentElement", index).as_element()
-        inspector_el = root.query_selector(".dreamloop-inspector")
+        root = page.evaluate_handle(  # the cell's outputs: the meter, and the inspector displayed after it
+            "(i) => document.querySelectorAll('.dreamloop-meter')[i].closest('.jp-Cell-outputArea')",
+            index).as_element()
+        inspector_el = root.query_selector(".dreamloop-inspector") if root else None
         if inspector_el is None:
             fail("the inspector's slider moves the meter's mark", "no StateInspector beside the meter in the page")
         handle = inspector_el.query_selector(".noUi-handle")
