@@ -370,3 +370,45 @@ def test_a_version_1_trace_still_loads(tmp_path):
 def test_the_stage_names_are_the_options_fields():
     assert STAGES == tuple(name for name in ContextOptions.model_fields if name in STAGES)
     assert len(STAGES) == 7
+
+
+# ---------------------------------------------------------------------------
+# The pre_compact hook event, through QueryParams(hooks=...)
+
+
+async def test_pre_compact_hooks_run_before_each_compaction(offline, tmp_path):
+    from dreamloop.hooks import Hooks, PreCompactDecision
+
+    seen = []
+
+    def note(input):
+        seen.append(input.trigger)
+        return PreCompactDecision(system_message="saving a copy of the transcript first")
+
+    options = ContextOptions(autocompact=Autocompact(threshold=2000, keep_recent=4))
+    policy = reader(LONG_SESSION[:16], notes=3)
+    model = offline(policy, context_window=20_000)
+    run = dl.query(dl.QueryParams(messages="read the files", model=model, tools=[read], workspace=tmp_path,
+                                  context=options, hooks=Hooks().add("pre_compact", note, matcher="auto"),
+                                  deps=QueryDeps(uuid=counting_uuids())))
+    events = [event async for event in run]
+    assert policy.compactions >= 1 and seen == ["auto"] * policy.compactions
+    records = [i for i, e in enumerate(events)
+               if e.type == "attachment" and e.attachment.get("hookEvent") == "PreCompact"]
+    boundary = next(i for i, e in enumerate(events) if e.type == "system" and e.subtype == "compact_boundary")
+    assert records and records[0] < boundary  # what the hook said comes before the compaction
+    assert run.terminal.reason == "completed"
+
+
+async def test_a_pre_compact_hook_can_stop_the_run(offline, tmp_path):
+    from dreamloop.hooks import Hooks, PreCompactDecision
+
+    options = ContextOptions(autocompact=Autocompact(threshold=2000, keep_recent=4))
+    policy = reader(LONG_SESSION[:16], notes=3)
+    model = offline(policy, context_window=20_000)
+    hooks = Hooks().add("pre_compact", lambda input: PreCompactDecision(continue_=False, stop_reason="no compaction"))
+    run = dl.query(dl.QueryParams(messages="read the files", model=model, tools=[read], workspace=tmp_path,
+                                  context=options, hooks=hooks, deps=QueryDeps(uuid=counting_uuids())))
+    events = [event async for event in run]
+    assert run.terminal.reason == "hook_stopped" and policy.compactions == 0
+    assert events[-1].type == "system" and "no compaction" in events[-1].content
