@@ -7,9 +7,9 @@ reasons it returns. Plain data; this module runs nothing.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SkipValidation, field_validator
 
 from .messages import LoopMessage
 
@@ -114,7 +114,9 @@ class State(BaseModel):
 
     A new ``State`` is built at every ``continue``; the loop never mutates one.
 
-    * ``messages``: the history (``messages``), loop messages in order.
+    * ``messages``: the history (``messages``), loop messages in order (a tuple). They are not
+      validated again: the loop builds each State from messages it already holds, and checking
+      thousands of them on every turn would make a turn cost the whole history.
     * ``turn_count`` (``turnCount``): starts at 1; +1 when a batch of tool results is handed on.
     * ``transition`` (``transition``): why the previous iteration continued; ``None`` on the first.
     * ``max_output_tokens_recovery_count`` (``maxOutputTokensRecoveryCount``): resumes so far (≤ 3).
@@ -131,7 +133,7 @@ class State(BaseModel):
 
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
 
-    messages: tuple[LoopMessage, ...] = ()
+    messages: Annotated[tuple[LoopMessage, ...], SkipValidation] = ()
     turn_count: int = 1
     transition: Continue | None = None
     max_output_tokens_recovery_count: int = 0
@@ -142,3 +144,8 @@ class State(BaseModel):
     stop_hook_active: bool = False
     stop_hook_blocks: int = 0
     tool_use_context: Any = Field(default=None, exclude=True, repr=False)
+
+    @field_validator("messages", mode="before")
+    @classmethod
+    def _a_tuple(cls, value: Any) -> Any:
+        return value if isinstance(value, tuple) else tuple(value)

@@ -156,7 +156,33 @@ class MessageTokens:
 
 
 def message_tokens(message: Any) -> MessageTokens:
-    """The estimate of one loop message as ``normalize_messages_for_api()`` would send it."""
+    """The estimate of one loop message as ``normalize_messages_for_api()`` would send it.
+
+    Assistant and user messages are read directly (the same numbers, without serialising the SDK's
+    blocks); anything else goes through ``normalize_messages_for_api``.
+    """
+    kind = getattr(message, "type", None)
+    if kind == "assistant":
+        tokens, sent = 0, False
+        for block in message.message.content:
+            if block.type == "text":
+                if not block.text.strip():
+                    continue  # never sent (F5)
+                tokens += _text_tokens(block.text) + _PER_BLOCK
+            elif block.type == "tool_use":
+                tokens += _text_tokens(block.name) + _text_tokens(json.dumps(block.input, sort_keys=True)) + _PER_BLOCK
+            elif block.type == "thinking":
+                tokens += _text_tokens(block.thinking) + _PER_BLOCK
+            else:
+                tokens += _block_tokens(block.model_dump(mode="json", exclude_none=True, by_alias=True))
+            sent = True
+        return MessageTokens("assistant" if sent else None, tokens)
+    if kind == "user":
+        content = message.message.get("content")
+        if isinstance(content, str):
+            return MessageTokens("user", _text_tokens(content) + _PER_BLOCK) if content.strip() else MessageTokens(None, 0)
+        blocks = [b for b in content or [] if not (b.get("type") == "text" and not str(b.get("text", "")).strip())]
+        return MessageTokens("user", sum(_block_tokens(b) for b in blocks)) if blocks else MessageTokens(None, 0)
     from .messages import normalize_messages_for_api
 
     params = normalize_messages_for_api([message])
