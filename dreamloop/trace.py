@@ -84,6 +84,7 @@ class Trace:
         self.checkpoints: list[Checkpoint] = []
         self.terminal: Terminal | None = None
         self._events: list[dict[str, Any]] = []
+        self._seen: list[tuple[tuple[Any, ...], list[str]]] = []  # the last sequences and their uuids
 
     # -- recording (called by the loop) ----------------------------------
 
@@ -117,14 +118,22 @@ class Trace:
         terminal: Terminal | None = None,
         context: dict[str, Any] | None = None,
     ) -> Checkpoint:
-        """Close the current iteration: store its collectors and events."""
+        """Close the current iteration: store its collectors and events.
+
+        A turn's State begins with the previous turn's ``messages_for_query``, so
+        their uuids are reused and only the new messages are read: recording a
+        checkpoint costs what is new, not the whole history.
+        """
         ids = lambda messages: [self.add_message(m) for m in messages]  # noqa: E731
-        point = Checkpoint(
+        state_ids = self._history_ids(state.messages)
+        query_ids = self._history_ids(messages_for_query)
+        self._seen = [(tuple(messages_for_query), query_ids)]
+        point = Checkpoint.model_construct(  # the fields are known good: no per-uuid validation
             index=len(self.checkpoints),
             turn_count=state.turn_count,
             transition=state.transition,
-            state_messages=ids(state.messages),
-            messages_for_query=ids(messages_for_query),
+            state_messages=state_ids,
+            messages_for_query=query_ids,
             assistant_messages=ids(assistant_messages),
             tool_results=ids(tool_results),
             attachments=ids(attachments),
@@ -139,6 +148,19 @@ class Trace:
         if terminal is not None:
             self.terminal = terminal
         return point
+
+    def _history_ids(self, messages: Any) -> list[str]:
+        """The uuids of ``messages``, reusing those of a sequence it extends (the last ones recorded)."""
+        sequence = messages if isinstance(messages, tuple) else tuple(messages)
+        for known, uuids in reversed(self._seen):
+            size = len(known)
+            if size and len(sequence) >= size and sequence[:size] == known:  # identical objects: a C-level compare
+                found = uuids + [self.add_message(m) for m in sequence[size:]]
+                break
+        else:
+            found = [self.add_message(m) for m in sequence]
+        self._seen = [*self._seen[-1:], (sequence, found)]
+        return found
 
     # -- reading ----------------------------------------------------------
 
