@@ -1,4 +1,4 @@
-"""The ``dreamloop`` command: ``demo``, ``run``, ``replay``, ``serve-fake``.
+"""The ``dreamloop`` command: ``demo``, ``run``, ``replay``, ``import-claude-code``, ``serve-fake``.
 
 ``demo`` is the main job: a small real project is copied to a temporary
 directory and "change value to 2" runs through ``query()`` against the
@@ -49,6 +49,13 @@ def _parser() -> argparse.ArgumentParser:
     replay = sub.add_parser("replay", help="print a saved trace")
     replay.add_argument("trace", type=Path)
 
+    claude = sub.add_parser("import-claude-code", help="rebuild the model calls of a Claude Code session file")
+    claude.add_argument("file", type=Path, help="a session file: ~/.claude/projects/<project>/<session>.jsonl")
+    claude.add_argument("--branch", default=None, help="the branch to rebuild (a uuid or a prefix; default: the last "
+                                                       "main-thread branch)")
+    claude.add_argument("--list-branches", action="store_true", help="list the branches (rewinds, sidechains) and stop")
+    claude.add_argument("--trace", type=Path, help="save the rebuilt trace (JSONL) here, for the inspector")
+
     fake = sub.add_parser("serve-fake", help="serve the offline Messages API on 127.0.0.1")
     fake.add_argument("--port", type=int, default=8765)
     fake.add_argument("--script", default=None, help="JSON/YAML list of turns, or module:function policy")
@@ -70,6 +77,10 @@ def main(argv: list[str] | None = None) -> int:
 
             print_trace(Trace.load(args.trace), _console())
             return 0
+        if args.command == "import-claude-code":
+            return _import_claude_code(args)
+    except KeyError as error:
+        parser.error(str(error.args[0]))
     except (ValidationError, ValueError, FileNotFoundError, MissingCredentials) as error:
         parser.error(_one_line(error))
     from .fake_api import serve_fake_main
@@ -179,6 +190,42 @@ async def _run(args: argparse.Namespace) -> int:
     if args.trace:
         run.trace.save(args.trace)
     return 0 if run.terminal.reason == "completed" else 1
+
+
+def _import_claude_code(args: argparse.Namespace) -> int:
+    from .claude_code import NOT_IN_THE_FILE, read_session
+    from .render import print_trace
+
+    console = _console()
+    session = read_session(args.file)
+    kinds = ", ".join(f"{n} {kind}" for kind, n in session.record_types.most_common())
+    console.print(f"[bold]{args.file.name}[/]: Claude Code {', '.join(session.versions) or '?'}; "
+                  f"{len(session.records)} records ({kinds or 'none'}); {len(session.branches)} branch(es)",
+                  markup=True, highlight=False)
+    if session.torn_line:
+        console.print(f"line {session.torn_line} is torn (a write cut short) and was skipped", style="yellow")
+    if args.list_branches or not session.branches:
+        for branch in session.branches:
+            console.print(str(branch), highlight=False, markup=False)
+        if not session.branches:
+            console.print("no branch with a model call: nothing to rebuild")
+        return 0
+    trace = session.trace(args.branch)
+    branch = session.branch(args.branch)
+    console.print(f"branch {branch.tip}{' (default)' if branch.default else ''}: {len(trace)} model calls "
+                  f"(dreamloop import-claude-code --list-branches lists all {len(session.branches)})",
+                  highlight=False, markup=False)
+    console.print(NOT_IN_THE_FILE, style="yellow", highlight=False, markup=False)
+    print_trace(trace, console)
+    rejected = trace.source["rejected_exchanges"]
+    console.print(f"{len(trace)} exchanges rebuilt; " + (
+        f"the real API would have rejected {len(rejected)}: checkpoints {rejected}" if rejected
+        else "every one passes the offline API's validation"), highlight=False, markup=False)
+    if args.trace:
+        trace.save(args.trace)
+        console.print(f"trace saved to {args.trace} (StateInspector(Trace.load(...)) or dreamloop replay)",
+                      highlight=False, markup=False)
+    return 0
 
 
 def _console(stderr: bool = False) -> Console:

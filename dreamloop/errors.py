@@ -2,7 +2,9 @@
 
     DreamloopError
     ├── IncompleteStreamError   the stream ended without message_delta (model.py)
-    └── ScriptExhausted         the offline script has no item for this request (fake_api)
+    ├── ScriptExhausted         the offline script has no item for this request (fake_api)
+    └── FileFormatError         a line of a session file or cassette is not what it should be
+                                (also a ValueError; claude_code.py, fake_api/cassette.py)
 
 API errors stay the SDK's own types (``anthropic.APIStatusError`` and its
 subclasses); the loop decides what they mean. ``abort.Aborted`` is internal.
@@ -12,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["DreamloopError", "IncompleteStreamError", "ScriptExhausted"]
+__all__ = ["DreamloopError", "FileFormatError", "IncompleteStreamError", "ScriptExhausted"]
 
 
 class DreamloopError(Exception):
@@ -32,3 +34,17 @@ class IncompleteStreamError(DreamloopError):
 
 class ScriptExhausted(DreamloopError):
     """The offline script has no turn left for request ``index``."""
+
+
+class FileFormatError(DreamloopError, ValueError):
+    """A JSONL file dreamloop reads (a Claude Code session, a cassette) has a bad line.
+
+    The message names the file and the line (1-based): ``path, line 7: not JSON (...)``.
+    ``path`` and ``line`` are kept as attributes (``line`` None: the file as a whole).
+    """
+
+    def __init__(self, path: object, line: int | None, problem: str) -> None:
+        where = f"{path}, line {line}" if line is not None else str(path)
+        super().__init__(f"{where}: {problem}")
+        self.path = path
+        self.line = line
