@@ -93,7 +93,9 @@ class _Record:
 
     def blocks(self, kind: str) -> list[dict[str, Any]]:
         content = self.content if self.type in _MESSAGE_TYPES else None
-        return [b for b in content if isinstance(b, dict) and b.get("type") == kind] if isinstance(content, list) else []
+        if not isinstance(content, list):
+            return []
+        return [b for b in content if isinstance(b, dict) and b.get("type") == kind]
 
 
 def _parse(path: Path) -> tuple[list[_Record], int | None]:
@@ -654,7 +656,8 @@ def _assistant_message(slot: _Slot, path: Path) -> tuple[AssistantMessage, Count
     try:
         message = APIMessage.model_validate({**data, "content": kept})
     except ValidationError as error:
-        raise FileFormatError(path, slot.records[0].line, f"an assistant message the SDK cannot read: {error}") from None
+        raise FileFormatError(path, slot.records[0].line,
+                              f"an assistant message the SDK cannot read: {error}") from None
     first = slot.records[0]
     return AssistantMessage(uuid=first.uuid, message=message, request_id=first.data.get("requestId")), dropped
 

@@ -45,6 +45,13 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--permission-mode", choices=["default", "accept-edits", "bypass"], default="default")
     run.add_argument("--trace", type=Path, help="save the run's trace (JSONL) here")
     run.add_argument("--json", action="store_true", help="print the Terminal and the transcript as JSON")
+    run.add_argument("--record", type=Path, metavar="CASSETTE",
+                     help="record every request, response (raw SSE) and tool result here (never the key)")
+    run.add_argument("--cassette", type=Path, help="replay a recorded run: the model's side comes from CASSETTE")
+    run.add_argument("--recorded-tools", action="store_true",
+                     help="with --cassette: answer tool calls with the recorded results instead of running them")
+    run.add_argument("--thinking-budget", type=int, metavar="TOKENS",
+                     help="extended thinking with this budget (≥ 1024, below the request's max_tokens)")
 
     replay = sub.add_parser("replay", help="print a saved trace")
     replay.add_argument("trace", type=Path)
@@ -156,26 +163,43 @@ async def _run(args: argparse.Namespace) -> int:
     from .render import print_run
     from .tools import builtin_tools
 
+    thinking = {"type": "enabled", "budget_tokens": args.thinking_budget} if args.thinking_budget else None
+    options: dict[str, Any] = {"record": args.record, "thinking": thinking}
+    if args.model:
+        options["model"] = args.model
+    tools = builtin_tools()
+    replayed = None
+    if args.recorded_tools and not args.cassette:
+        raise ValueError("--recorded-tools replays a cassette's tool results: give --cassette too")
     if args.live:
+        if args.cassette:
+            raise ValueError("--live and --cassette exclude each other (a cassette replays a live run offline)")
         if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
             raise MissingCredentials("--live needs ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN); "
                                      "set ANTHROPIC_BASE_URL too for an Anthropic-compatible endpoint")
-        model = live(args.model) if args.model else live()
+        model = live(**options)
+    elif args.cassette:
+        from .fake_api.cassette import cassette
+
+        replayed = cassette(args.cassette)
+        model = offline(replayed, **options)
+        if args.recorded_tools:
+            tools = replayed.tools(like=tools)
     else:
         from .demo import demo_policy
 
-        model = offline(demo_policy, **({"model": args.model} if args.model else {}))
+        model = offline(demo_policy, **options)
     if not args.workspace.is_dir():
         raise FileNotFoundError(f"--workspace {args.workspace} is not a directory")
     console = _console(stderr=args.json)
     params = QueryParams(
         messages=args.prompt,
         model=model,
-        tools=builtin_tools(),
+        tools=tools,
         workspace=args.workspace.resolve(),
         permission_mode=args.permission_mode,
         ask=_terminal_ask(console) if sys.stdin.isatty() and not args.json else None,
-        can_use_tool=None if args.live else allow_test_commands(),
+        can_use_tool=None if args.live or args.cassette else allow_test_commands(),
         max_turns=args.max_turns,
     )
     run = query(params)
@@ -189,6 +213,15 @@ async def _run(args: argparse.Namespace) -> int:
         await print_run(run, console)
     if args.trace:
         run.trace.save(args.trace)
+    if model.recorder is not None:
+        model.recorder.finish(run)
+        console.print(f"recorded {model.recorder.exchanges} exchanges to {args.record} "
+                      f"(replay: dreamloop run ... --cassette {args.record})", highlight=False, markup=False,
+                      soft_wrap=True)
+    if replayed is not None:
+        console.print(f"replayed {model.api.consumed} of {len(replayed)} recorded responses; "
+                      + (str(replayed.first_difference) if replayed.first_difference
+                         else "every request matched the recording"), highlight=False, markup=False, soft_wrap=True)
     return 0 if run.terminal.reason == "completed" else 1
 
 

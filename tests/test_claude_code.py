@@ -183,7 +183,8 @@ def test_hidden_thinking_is_shown_as_hidden():
 def record(kind, uuid, parent, content, **extra):
     message = {"role": kind, "content": content}
     if kind == "assistant":
-        message.update(id=extra.pop("mid"), model="claude-x", type="message", usage={"input_tokens": 5, "output_tokens": 2})
+        message.update(id=extra.pop("mid"), model="claude-x", type="message",
+                       usage={"input_tokens": 5, "output_tokens": 2})
     return {"type": kind, "uuid": uuid, "parentUuid": parent, "sessionId": "s", "message": message, **extra}
 
 
@@ -195,8 +196,8 @@ def write(path, records, tail=""):
 def crashed_session():
     return [
         record("user", "u1", None, "list the files"),
-        record("assistant", "a1", "u1", [{"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "ls"}}],
-               mid="msg_1"),
+        record("assistant", "a1", "u1",
+               [{"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "ls"}}], mid="msg_1"),
         # Claude Code died here: no tool_result for toolu_1; the person came back later
         record("user", "u2", "a1", "are you still there?"),
         record("assistant", "a2", "u2", [{"type": "text", "text": "Yes."}], mid="msg_2"),
