@@ -45,6 +45,7 @@ SYNTHESIZED_RESULT = (
 
 _MESSAGE_TYPES = ("user", "assistant")
 _INTERRUPT = "[Request interrupted by user"
+_INTERRUPT_FOR_TOOLS = "[Request interrupted by user for tool use]"
 _REJECTED = ("The user doesn't want to", "The user doesn't want to take this action")
 _SYSTEM_LEVELS = {"error": "error", "warning": "warning"}
 
@@ -599,11 +600,18 @@ def _runs(steps: list[Step], slots: list[_Slot]) -> None:
             step.turn_count, step.transition = 1, None
         else:
             step.turn_count, step.transition = steps[k - 1].turn_count + 1, Continue(reason="next_turn")
-        interrupted = any(_is_interrupt(m) for m in slot.after) or any(_is_interrupt(m) for m in slot.results)
+        markers = [m for m in [*slot.results, *slot.after] if _is_interrupt(m)]
+        interrupted = bool(markers)
         new_run = interrupted or not step.tool_uses
         last = k == len(steps) - 1
-        if step.tool_uses and interrupted:
+        during_tools = any(_INTERRUPT_FOR_TOOLS in _marker_text(m) for m in markers) \
+                or any(_is_interrupt(m) for m in slot.results) or bool(step.synthesized)
+        if step.tool_uses and interrupted and during_tools:
             step.terminal = Terminal(reason="aborted_tools", turn_count=step.turn_count)
+        elif step.tool_uses and interrupted:  # the calls had finished: the next request was streaming
+            step.terminal = Terminal(reason="aborted_streaming", turn_count=step.turn_count + 1)
+            step.notes.append("the tools had finished: the person interrupted the next request while it was "
+                              "streaming, before any of its response was written (so that call has no checkpoint)")
         elif interrupted:
             step.terminal = Terminal(reason="aborted_streaming", turn_count=step.turn_count)
         elif not step.tool_uses:
@@ -613,8 +621,7 @@ def _runs(steps: list[Step], slots: list[_Slot]) -> None:
         else:
             step.attachments = list(slot.after)
         if interrupted:
-            marker = next((m for m in [*slot.results, *slot.after] if _is_interrupt(m)), None)
-            step.notes.append(f"the person interrupted here: {_shorten(_text_of(marker.message['content']), 70)}")
+            step.notes.append(f"the person interrupted here: {_shorten(_marker_text(markers[0]), 70)}")
         if last and step.terminal is None:
             step.notes.append("the file ends after this call's tool results: the run was still going, "
                               "or Claude Code stopped, when the file was last written (no Terminal)")
@@ -742,6 +749,13 @@ def _is_interrupt(message: Any) -> bool:
     return isinstance(content, list) and any(
         isinstance(b, dict) and b.get("type") == "tool_result" and _text_of(b.get("content")).startswith(_INTERRUPT)
         for b in content)
+
+
+def _marker_text(message: UserMessage) -> str:
+    content = message.message.get("content")
+    texts = [_text_of(b.get("content")) for b in content if isinstance(b, dict) and b.get("type") == "tool_result"] \
+        if isinstance(content, list) else []
+    return next((t for t in [_text_of(content), *texts] if t.lstrip().startswith(_INTERRUPT)), _text_of(content))
 
 
 def _rejection(messages_in: list[Any], output: AssistantMessage) -> str | None:

@@ -102,6 +102,16 @@ def test_the_interrupt_in_04_ends_the_run_with_the_pending_calls_rejected():
     assert prompt.message["content"] == "continue"
 
 
+def test_an_interrupt_after_the_tools_finished_ends_the_next_request_streaming():
+    # 03 (v2.1.38): line 17 answers the Bash call of lines 12-13, then line 18 is the plain
+    # "[Request interrupted by user]": the calls were done, so the person stopped the next request
+    # while it streamed (nothing of it was written). The same again at line 39, after line 38.
+    trace = Trace.from_claude_code(session_file("03"))
+    ends = [(p.index, p.terminal.reason, p.terminal.turn_count) for p in trace.checkpoints if p.terminal]
+    assert ends == [(1, "aborted_streaming", 3), (3, "aborted_streaming", 3)]
+    assert any("while it was streaming" in n for n in trace.checkpoints[1].notes)
+
+
 def test_02_lists_both_branches_and_opens_the_abandoned_one_by_prefix():
     session = read_session(session_file("02"))
     default, other = session.branches
