@@ -122,6 +122,18 @@ async def can_use_tool(tool, input, context):
     return await tool.check_permissions(tool.input_model.model_validate(input), context)
 
 
+def interrupted(trace):
+    for point in trace.checkpoints:
+        if point.terminal and point.terminal.reason.startswith("aborted"):
+            blocks = [b for m in trace.resolve(point.tool_results) for b in m.message["content"]]
+            return point.index, [b["tool_use_id"] for b in blocks if b.get("is_error")]
+    return None
+
+
+def model_calls(records):
+    return len({r["message"]["id"] for r in records if r["type"] == "assistant" and not r.get("isSidechain")})
+
+
 # ---------------------------------------------------------------------------
 # Wrong answers: one plausible mistake each, and one that raises
 
@@ -216,6 +228,50 @@ async def allow_everything(tool, input, context):
     return Allow()
 
 
+def interrupted_at_first_error(trace):
+    for point in trace.checkpoints:
+        blocks = [b for m in trace.resolve(point.tool_results) for b in m.message["content"]]
+        errors = [b["tool_use_id"] for b in blocks if b.get("is_error")]
+        if errors:
+            return point.index, errors
+    return None
+
+
+def interrupted_where_the_marker_is_sent(trace):
+    for point in trace.checkpoints:
+        texts = [m.message["content"] for m in trace.resolve(point.messages_for_query) if m.type == "user"]
+        if any("[Request interrupted" in str(t) for t in texts):
+            return point.index, []
+    return None
+
+
+def interrupted_every_call(trace):
+    for point in trace.checkpoints:
+        if point.terminal and point.terminal.reason.startswith("aborted"):
+            return point.index, [b.id for m in trace.resolve(point.assistant_messages)
+                                 for b in m.message.content if b.type == "tool_use"]
+    return None
+
+
+def interrupted_turn_count(trace):
+    for point in trace.checkpoints:
+        if point.terminal and point.terminal.reason.startswith("aborted"):
+            blocks = [b for m in trace.resolve(point.tool_results) for b in m.message["content"]]
+            return point.turn_count, [b["tool_use_id"] for b in blocks if b.get("is_error")]
+    return None
+
+
+def model_calls_by_runs(records):
+    count, previous = 0, None
+    for record in records:
+        if record.get("isSidechain"):
+            continue
+        if record["type"] == "assistant" and previous != "assistant":
+            count += 1
+        previous = record["type"]
+    return count
+
+
 # ---------------------------------------------------------------------------
 # The table: check, solution, wrong answers (each with a phrase its ❌ must contain)
 
@@ -257,6 +313,18 @@ CASES = [
     (ex.check_partition, partition, [(partition_by_name, "partition_tool_calls gives"),
                                      (raises, "NotImplementedError")]),
     (ex.check_can_use_tool, can_use_tool, [(allow_everything, "expected Ask"), (raises, "NotImplementedError")]),
+    (ex.check_interrupted, interrupted, [(interrupted_at_first_error, "an is_error result is not an interrupt"),
+                                         (interrupted_where_the_marker_is_sent, "the checkpoint after the interrupt"),
+                                         (interrupted_every_call, "did run (git add ran"),
+                                         (interrupted_turn_count, "not its turn_count"),
+                                         (raises, "NotImplementedError")]),
+    (ex.check_model_calls, model_calls, [(lambda records: sum(r["type"] == "assistant" for r in records),
+                                          "you counted records"),
+                                         (lambda records: len({r["message"]["id"] for r in records
+                                                               if r["type"] == "assistant"}), "isSidechain: true"),
+                                         (model_calls_by_runs, "tool_result records can sit between the blocks"),
+                                         (lambda records: float(model_calls(records)), "expected a number"),
+                                         (raises, "NotImplementedError")]),
 ]
 
 
