@@ -496,6 +496,9 @@ class _Rebuild:
     def _chained(self, record: _Record) -> None:
         if record.type == "system":
             self._current().append(_system_message(record))
+        elif record.synthetic:  # a message Claude Code wrote itself ("API Error: ..."), never sent
+            text = _text_of(record.content) or "(a message Claude Code made up locally)"
+            self._current().append(SystemMessage(uuid=record.uuid, subtype="api_error", content=text, level="error"))
         else:
             self._note(record)  # progress, attachment, unknown chained types: UI only
 

@@ -239,6 +239,21 @@ def test_an_exchange_the_api_would_reject_is_reported(tmp_path):
                for n in trace.checkpoints[1].notes)
 
 
+def test_api_errors_are_shown_beside_the_call_they_follow(tmp_path):
+    records = crashed_session()[:2] + [
+        record("user", "u1r", "a1", [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "a.txt"}]),
+        {"type": "system", "subtype": "api_error", "uuid": "s1", "parentUuid": "u1r", "level": "error",
+         "error": {"cause": {"code": "ECONNRESET"}}, "retryAttempt": 1, "maxRetries": 10, "retryInMs": 517.3},
+        record("assistant", "a9", "s1", [{"type": "text", "text": "API Error: Connection error."}], mid="msg_9"),
+    ]
+    records[-1]["message"]["model"] = "<synthetic>"
+    session = read_session(write(tmp_path / "s.jsonl", records))
+    [step] = session.steps()  # the synthetic message is not a model call
+    notices = [(m.subtype, m.content) for m in step.attachments]
+    assert notices == [("api_error", "API error: ECONNRESET (retry 1/10, next in 0.5 s)"),
+                       ("api_error", "API Error: Connection error.")]
+
+
 def test_a_torn_last_line_and_unknown_records_are_tolerated(tmp_path):
     records = [{"type": "some-future-record", "whatever": 1}, *crashed_session(),
                {"type": "queue-operation", "operation": "enqueue", "content": "x"}]
