@@ -51,7 +51,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--recorded-tools", action="store_true",
                      help="with --cassette: answer tool calls with the recorded results instead of running them")
     run.add_argument("--thinking-budget", type=int, metavar="TOKENS",
-                     help="extended thinking with this budget (≥ 1024, below the request's max_tokens)")
+                     help="extended thinking with this budget (≥ 1024; max_tokens becomes TOKENS + 4096)")
 
     replay = sub.add_parser("replay", help="print a saved trace")
     replay.add_argument("trace", type=Path)
@@ -163,6 +163,9 @@ async def _run(args: argparse.Namespace) -> int:
     from .render import print_run
     from .tools import builtin_tools
 
+    if args.thinking_budget is not None and args.thinking_budget < 1024:
+        raise ValueError(f"--thinking-budget must be at least 1024 tokens (the API's minimum), "
+                         f"not {args.thinking_budget}")
     thinking = {"type": "enabled", "budget_tokens": args.thinking_budget} if args.thinking_budget else None
     options: dict[str, Any] = {"record": args.record, "thinking": thinking}
     if args.model:
@@ -201,6 +204,7 @@ async def _run(args: argparse.Namespace) -> int:
         ask=_terminal_ask(console) if sys.stdin.isatty() and not args.json else None,
         can_use_tool=None if args.live or args.cassette else allow_test_commands(),
         max_turns=args.max_turns,
+        **({"max_tokens": args.thinking_budget + 4096} if thinking else {}),
     )
     run = query(params)
     if args.json:

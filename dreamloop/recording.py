@@ -85,7 +85,13 @@ class CassetteRecorder:
         if isinstance(body, dict):
             self._tool_results([b for m in body.get("messages", []) if m.get("role") == "user"
                                 for b in _list(m.get("content"))])
-        response.stream = _Tee(response.stream, lambda data, complete: self._exchange(body, response, data, complete))
+        try:
+            data = response.content  # a body that came whole (an in-process transport) is already read
+        except httpx2.ResponseNotRead:
+            response.stream = _Tee(response.stream,
+                                   lambda data, complete: self._exchange(body, response, data, complete))
+        else:
+            self._exchange(body, response, data, True)
 
     def _exchange(self, body: Any, response: httpx2.Response, data: bytes, complete: bool) -> None:
         headers = {k: response.headers[k] for k in _KEPT_RESPONSE_HEADERS if k in response.headers}

@@ -184,3 +184,32 @@ def test_replay_arguments_fail_clearly(argv, says, capsys, tmp_path, monkeypatch
     with pytest.raises(SystemExit) as exit_:
         main(argv)
     assert exit_.value.code == 2 and says in capsys.readouterr().err
+
+
+async def test_json_replies_and_api_errors_are_recorded_and_replayed_too(tmp_path):
+    from dreamloop.scripts import http_error
+
+    path = tmp_path / "json.cassette.jsonl"
+    model = dl.offline([http_error(529, retry_after_ms=1), dl.reply("Hi there.")], record=path)
+    request = {"model": model.model, "max_tokens": 64, "messages": [{"role": "user", "content": "hi"}]}
+    first = await model.client.messages.create(**request)  # not streamed; the SDK retries the 529
+    lines = [json.loads(line) for line in path.read_text().splitlines()[1:]]
+    assert [(r["status"], "body" in r) for r in lines] == [(529, True), (200, True)]
+    assert lines[0]["body"]["error"]["type"] == "overloaded_error"
+
+    replay = dl.cassette(path)
+    again = await dl.offline(replay).client.messages.create(**request)
+    assert again.content == first.content and replay.first_difference is None
+
+
+def test_the_command_passes_thinking_through(tmp_path, capsys, monkeypatch):
+    with serve([dl.reply(dl.thinking("plan"), "Done.")]) as server:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
+        assert main(["run", "hi", "--live", "--model", "claude-scripted-1", "--workspace", str(tmp_path),
+                     "--thinking-budget", "2048"]) == 0
+        body = server.api.requests[0].body
+    assert body["thinking"] == {"type": "enabled", "budget_tokens": 2048} and body["max_tokens"] == 2048 + 4096
+    with pytest.raises(SystemExit):
+        main(["run", "hi", "--thinking-budget", "100"])
+    assert "at least 1024" in capsys.readouterr().err

@@ -266,7 +266,8 @@ def check_model_calls(fn: Any) -> bool:
                 raise _Fail(f"for '{case}' you counted {got}; the file holds {want} model calls on the main thread.",
                             _calls_hint(records, got, hint))
             counts.append(want)
-        return f"{len(counts)} files counted ({', '.join(map(str, counts))} model calls): by message.id, main thread only."
+        listed = ", ".join(map(str, counts))
+        return f"{len(counts)} files counted ({listed} model calls): by message.id, main thread only."
 
     return _verdict("model calls", body)
 

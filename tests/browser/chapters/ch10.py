@@ -35,7 +35,8 @@ def _dreamloop_ch10_probe():
         point = trace.checkpoints[after]
         texts = []
         for message in trace.resolve(point.assistant_messages):
-            texts += [" ".join(b.text.split())[:30] for b in message.message.content if b.type == "text" and b.text.strip()]
+            texts += [" ".join(b.text.split())[:30] for b in message.message.content
+                      if b.type == "text" and b.text.strip()]
         out.append({"file": Path(trace.source["path"]).name, "value": value, "count": len(trace),
                     "target": after, "turn_count": point.turn_count, "texts": texts})
     print("@@CH10@@" + json.dumps(out))
@@ -65,7 +66,8 @@ def check(ch: Chapter) -> None:
                                                           "imported session; the chapter shows sessions 04 and 02")
         roots = page.evaluate_handle("() => window.__dl.inspectors()")
         count = page.evaluate("(roots) => roots.length", roots)
-        parts = [page.evaluate("([roots, i]) => window.__dl.inspectorParts(roots[i])", [roots, i]) for i in range(count)]
+        parts = [page.evaluate("([roots, i]) => window.__dl.inspectorParts(roots[i])", [roots, i])
+                 for i in range(count)]
         for want in expected:
             hits = [i for i, part in enumerate(parts) if want["file"] in part["header"]]
             if not hits:
