@@ -3,8 +3,12 @@
     DreamloopError
     ├── IncompleteStreamError   the stream ended without message_delta (model.py)
     ├── ScriptExhausted         the offline script has no item for this request (fake_api)
-    └── FileFormatError         a line of a session file or cassette is not what it should be
-                                (also a ValueError; claude_code.py, fake_api/cassette.py)
+    ├── FileFormatError         a line of a session file or cassette is not what it should be
+    │                           (also a ValueError; claude_code.py, fake_api/cassette.py)
+    └── TranscriptError         a transcript line a crash cannot explain (transcript.py)
+
+    UserWarning
+    └── TranscriptWarning       a torn last line skipped, or a transcript repaired on resume
 
 API errors stay the SDK's own types (``anthropic.APIStatusError`` and its
 subclasses); the loop decides what they mean. ``abort.Aborted`` is internal.
@@ -14,7 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["DreamloopError", "FileFormatError", "IncompleteStreamError", "ScriptExhausted"]
+__all__ = ["DreamloopError", "FileFormatError", "IncompleteStreamError", "ScriptExhausted", "TranscriptError",
+           "TranscriptWarning"]
 
 
 class DreamloopError(Exception):
@@ -48,3 +53,12 @@ class FileFormatError(DreamloopError, ValueError):
         super().__init__(f"{where}: {problem}")
         self.path = path
         self.line = line
+
+
+class TranscriptError(DreamloopError):
+    """A transcript line that is neither a record nor a torn last line (the file was changed by hand
+    or by another program). The message names the file and the line; nothing is repaired."""
+
+
+class TranscriptWarning(UserWarning):
+    """A transcript was read past a torn last line, or repaired by ``QueryEngine.resume``."""

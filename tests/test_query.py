@@ -7,6 +7,7 @@ fixture (conftest) asserts that no request the loop sent was rejected.
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 from pydantic import BaseModel
@@ -343,13 +344,16 @@ async def test_transcript_is_persisted_and_resumable(offline, tmp_path):
     engine = QueryEngine(model=model, tools=[reader()], transcript=path)
     async for _ in engine.submit_message("read a"):
         pass
-    lines = path.read_text().splitlines()
-    assert len(lines) == len(engine.messages) == 4
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    assert [r["type"] for r in records] == ["user", "assistant", "progress", "user", "assistant"]
+    assert [r["parentUuid"] for r in records] == [None] + [r["uuid"] for r in records[:-1]]
+    assert len(engine.messages) == 4  # the finished call's record is not a loop message
     resumed = QueryEngine.resume(path, model=model, tools=[reader()])
     assert [m.uuid for m in resumed.messages] == [m.uuid for m in engine.messages]
+    assert resumed.repair is None
     async for _ in resumed.submit_message("once more"):
         pass
-    assert len(path.read_text().splitlines()) == 6
+    assert len(path.read_text().splitlines()) == 7
     assert requests_of(model)[2]["messages"][-1]["content"] == [{"type": "text", "text": "once more"}]
 
 
