@@ -93,11 +93,14 @@ def check(ch: Chapter) -> None:
 
         def moved() -> Any:
             now = page.evaluate("(el) => window.__dl.inspectorParts(el)", root_el)
-            return now if now["readout"] == str(want["target"]) else None
+            arrived = now["readout"] == str(want["target"]) and f"checkpoint {want['target']} / " in now["header"]
+            return now if arrived else None  # the readout moves at once, the header after the kernel redraws
 
         after = wait_until(moved, 10, budget, step=0.1)
         if not after:
-            fail("stepping through session 04", f"the slider did not reach checkpoint {want['target']}")
+            now = page.evaluate("(el) => window.__dl.inspectorParts(el)", root_el)
+            fail("stepping through session 04", f"after the key the readout is {now['readout']!r} and the header "
+                 f"{now['header'][:80]!r}; expected checkpoint {want['target']}")
         header = after["header"]
         if f"checkpoint {want['target']} / " not in header or f"turn_count={want['turn_count']}" not in header:
             fail("stepping through session 04", f"header after the step: {header[:300]!r}")
