@@ -211,5 +211,5 @@ def test_the_command_passes_thinking_through(tmp_path, capsys, monkeypatch):
         body = server.api.requests[0].body
     assert body["thinking"] == {"type": "enabled", "budget_tokens": 2048} and body["max_tokens"] == 2048 + 4096
     with pytest.raises(SystemExit):
-        main(["run", "hi", "--thinking-budget", "100"])
+        main(["run", "hi", "--workspace", str(tmp_path), "--thinking-budget", "100"])
     assert "at least 1024" in capsys.readouterr().err

@@ -262,6 +262,9 @@ async def test_f10_max_turns(offline, tmp_path):
     assert run.terminal.reason == "max_turns"
     reached = [e for e in events if e.type == "attachment"]
     assert reached[-1].attachment == {"type": "max_turns_reached", "max_turns": 3, "turn_count": 4}
+    # the source: both carry nextTurnCount (the turn the loop refused to start)
+    assert run.terminal.turn_count == reached[-1].attachment["turn_count"] == 4
+    assert run.trace.checkpoints[-1].turn_count == 3  # the State the last turn ran in
     third_results = [e for e in events if e.type == "user"][-1]
     assert third_results.message["content"][0]["content"].strip() == "noop"
 
@@ -271,6 +274,7 @@ async def test_max_turns_1_still_runs_the_first_tools(offline):
     run = query(QueryParams(messages="x", model=model, tools=[noop], max_turns=1))
     await drain(run)
     assert run.terminal.reason == "max_turns"
+    assert run.terminal.turn_count == 2
     assert run.messages[-2].message["content"][0]["content"] == "ok"
 
 

@@ -149,8 +149,10 @@ def check_interrupted(fn: Any) -> bool:
     is ``aborted_tools`` or ``aborted_streaming``); ``not_run``: the tool_use ids of
     that call whose tool_result is ``is_error``, in call order; None when no one interrupted.
     """
-    hint = ("walk trace.checkpoints and stop at the first whose terminal reason starts with 'aborted'; then read "
-            "its tool_results (trace.resolve(point.tool_results)) and keep the ids of the is_error blocks.")
+    hint = ("the interrupted call is the checkpoint whose run ended right there (its Terminal says aborted); the "
+            "calls that did not run are the is_error results among that checkpoint's tool results.")
+    todo = ("go through the checkpoints, find the first whose run the person interrupted, and return its index "
+            "with the ids of its calls that did not run; return None when nobody interrupted")
 
     def body() -> str:
         _require_callable(fn, "interrupted")
@@ -158,7 +160,7 @@ def check_interrupted(fn: Any) -> bool:
             answers = []
             for n, (case, (session, want)) in enumerate(_interrupt_sessions().items()):
                 trace = session.trace(Path(folder), f"session-{n}")
-                got = _run(lambda: _call("interrupted(trace)", fn, trace, hint=hint))
+                got = _run(lambda: _call("interrupted(trace)", fn, trace, hint=hint, todo=todo))
                 _judge_interrupt(case, got, want, trace, hint)
                 answers.append(case.split(" (")[0])
         return f"{len(answers)} sessions read: the interrupted call and the calls that did not run, or None."
@@ -185,13 +187,13 @@ def _judge_interrupt(case: str, got: Any, want: Any, trace: Trace, hint: str) ->
             if index == want[0] + 1 else f"checkpoint {_short(index, 40)}"
         raise _Fail(f"for '{case}' you found {said}; the interrupted call is checkpoint {want[0]} "
                     f"(Terminal {trace.checkpoints[want[0]].terminal.reason}).",
-                    "the interrupted call is the one whose run ended there: its checkpoint has a terminal "
-                    "whose reason starts with 'aborted'. Use the checkpoint's index, not its turn_count.")
+                    "the interrupted call is the one whose run ended there (its checkpoint's Terminal says "
+                    "aborted). Give its position among the checkpoints (its index), not its turn_count.")
     if list(not_run or []) != want[1]:
         raise _Fail(f"for '{case}' the calls that did not run are {_short(list(not_run or []), 100)}; "
                     f"expected {want[1]}.",
-                    "a call whose tool_result is not is_error did run (git add ran before the person stopped "
-                    "the rest). Keep the ids of the is_error results of that checkpoint only, in call order.")
+                    "a call whose result is not is_error did run (git add ran before the person stopped "
+                    "the rest): only the calls with an is_error result did not, in the order of the calls.")
 
 
 # ---------------------------------------------------------------------------
@@ -252,19 +254,21 @@ def _call_sessions() -> dict[str, tuple[list[dict[str, Any]], int]]:
 
 def check_model_calls(fn: Any) -> bool:
     """Check ``fn(records) -> int``: the main thread's model calls in a session file's records (parsed lines)."""
-    hint = ("One model call is one distinct message.id on the assistant records that are not isSidechain: "
-            "collect the ids in a set.")
+    hint = ("one response is one message.id, however many records it was written in and whatever sits "
+            "between them; a subagent's records are marked isSidechain.")
+    todo = "count the model calls of the main thread: the responses, not the records they were written in"
 
     def body() -> str:
         _require_callable(fn, "model_calls")
         counts = []
         for case, (records, want) in _call_sessions().items():
-            got = _run(lambda: _call("model_calls(records)", fn, [dict(r) for r in records], hint=hint))
+            got = _run(lambda: _call("model_calls(records)", fn, [dict(r) for r in records], hint=hint, todo=todo))
             if isinstance(got, bool) or not isinstance(got, int):
-                raise _Fail(f"for '{case}' it returned {_short(repr(got), 80)}; expected a number.", hint)
+                raise _Fail(f"for '{case}' it returned {_short(repr(got), 80)}; expected a whole number.",
+                            "return how many model calls there are: an int.")
             if got != want:
                 raise _Fail(f"for '{case}' you counted {got}; the file holds {want} model calls on the main thread.",
-                            _calls_hint(records, got, hint))
+                            _calls_hint(records, got))
             counts.append(want)
         listed = ", ".join(map(str, counts))
         return f"{len(counts)} files counted ({listed} model calls): by message.id, main thread only."
@@ -272,12 +276,12 @@ def check_model_calls(fn: Any) -> bool:
     return _verdict("model calls", body)
 
 
-def _calls_hint(records: list[dict[str, Any]], got: int, default: str) -> str:
+def _calls_hint(records: list[dict[str, Any]], got: int) -> str:
     assistant = [r for r in records if r["type"] == "assistant"]
     if got == len(assistant) or got == len([r for r in assistant if not r.get("isSidechain")]):
         return ("you counted records: Claude Code writes each content block of a response as its own record, "
-                "all with the same message.id. " + default)
+                "all with the same message.id.")
     if got == len({r["message"]["id"] for r in assistant}):
-        return "records with isSidechain: true are a subagent's own conversation: leave them out. " + default
+        return "records with isSidechain: true are a subagent's own conversation, never the main thread's calls."
     return ("tool_result records can sit between the blocks of one response (2.1.x runs tools while the "
-            "response streams), so runs of adjacent assistant records are not responses. " + default)
+            "response streams), so runs of adjacent assistant records are not responses.")

@@ -162,7 +162,7 @@ async def _run(command: str, cwd: Path, timeout_s: float, limit: int) -> tuple[s
 
     On cancellation the process group is killed before ``CancelledError`` propagates.
     """
-    proc = await asyncio.create_subprocess_exec(
+    proc = await _start(
         "/bin/bash", "-c", command,
         cwd=cwd,
         stdin=asyncio.subprocess.DEVNULL,
@@ -186,6 +186,24 @@ async def _run(command: str, cwd: Path, timeout_s: float, limit: int) -> tuple[s
             _kill_group(proc)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(proc.wait(), _DRAIN_S)
+
+
+async def _start(*args: Any, **kwargs: Any) -> asyncio.subprocess.Process:
+    """``create_subprocess_exec`` that never leaves a process group behind when cancelled.
+
+    The process runs (and may fork) before ``create_subprocess_exec`` returns; a
+    cancellation in that window would make asyncio kill bash alone and leak its
+    children. So the start is shielded, and a cancelled start kills the whole group.
+    """
+    starting = asyncio.ensure_future(asyncio.create_subprocess_exec(*args, **kwargs))
+    try:
+        return await asyncio.shield(starting)
+    except asyncio.CancelledError:
+        proc = await starting
+        _kill_group(proc)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(proc.wait(), _DRAIN_S)
+        raise
 
 
 async def _wait_for_exit(proc: asyncio.subprocess.Process, reader: asyncio.Task, timeout_s: float) -> bool:
