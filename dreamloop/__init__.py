@@ -14,6 +14,7 @@ from .abort import AbortController
 from .engine import QueryEngine
 from .events import Event, RequestStart, StreamEvent
 from .fake_api.cassette import cassette
+from .hooks import Hooks, load_hooks
 from .messages import (
     AssistantMessage,
     AttachmentMessage,
@@ -51,6 +52,7 @@ __all__ = [
     "Deny",
     "Event",
     "Fault",
+    "Hooks",
     "LoopMessage",
     "ProgressMessage",
     "QueryEngine",
@@ -73,6 +75,7 @@ __all__ = [
     "cassette",
     "inspect_transcript",
     "live",
+    "load_hooks",
     "normalize_messages_for_api",
     "offline",
     "query",

@@ -27,6 +27,7 @@ from typing import Any, Iterator
 from pydantic import ValidationError
 from rich.console import Console
 from rich.syntax import Syntax
+from rich.text import Text
 
 __all__ = ["EXIT_CODES", "main"]
 
@@ -51,12 +52,16 @@ own code from 3 up. The numbers are documented (``--help``, README): never renum
 
 EXIT_CRASH, EXIT_USAGE = 1, 2
 
+EXIT_PROMPT_BLOCKED = 12
+"""``dreamloop run``'s exit status when a ``UserPromptSubmit`` hook blocked the prompt: no run, no Terminal."""
+
 
 def _exit_codes_help() -> str:
     rows = [f"  {code:>2}  {reason}" for reason, code in EXIT_CODES.items()]
     return "\n".join(["exit status (the run's Terminal reason):", *rows[:1],
                       f"  {EXIT_CRASH:>2}  an unexpected crash (a traceback)",
-                      f"  {EXIT_USAGE:>2}  a usage error (bad arguments; nothing ran)", *rows[1:]])
+                      f"  {EXIT_USAGE:>2}  a usage error (bad arguments; nothing ran)", *rows[1:],
+                      f"  {EXIT_PROMPT_BLOCKED:>2}  a UserPromptSubmit hook blocked the prompt (nothing ran)"])
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -108,6 +113,11 @@ def _parser() -> argparse.ArgumentParser:
                      help="with --cassette: answer tool calls with the recorded results instead of running them")
     run.add_argument("--thinking-budget", type=int, metavar="TOKENS",
                      help="extended thinking with this budget (>= 1024; max_tokens becomes TOKENS + 4096)")
+    run.add_argument("--settings", type=Path, action="append", default=[], metavar="FILE",
+                     help="run the hooks of this Claude Code settings file (repeatable; merged in order). "
+                          "Without it the hooks branch is on with no hook: a workspace's own settings never run "
+                          "unasked")
+    run.add_argument("--no-hooks", action="store_true", help="turn the hooks branch off")
 
     replay = sub.add_parser("replay", help="print a saved trace")
     replay.add_argument("trace", type=Path, metavar="FILE", help="a trace saved with --trace")
@@ -219,7 +229,9 @@ def _prepare_run(args: argparse.Namespace) -> tuple[Any, argparse.Namespace, Any
     options: dict[str, Any] = {"record": args.record, "thinking": thinking}
     if args.model:
         options["model"] = args.model
-    tools, replayed = builtin_tools(), None
+    console = _console(stderr=args.json)
+    hooks = None if args.no_hooks else _load_hooks(args.settings, console)
+    tools, replayed = builtin_tools(), None  # last: a recording model creates its cassette file
     if args.live:
         if args.cassette:
             raise ValueError("--live and --cassette exclude each other (a cassette replays a live run offline)")
@@ -238,7 +250,6 @@ def _prepare_run(args: argparse.Namespace) -> tuple[Any, argparse.Namespace, Any
         from .demo import demo_policy
 
         model = offline(demo_policy, **options)
-    console = _console(stderr=args.json)
     interactive = sys.stdin.isatty() and not args.json
     nobody = _NobodyToAsk()
     params = QueryParams(
@@ -251,8 +262,27 @@ def _prepare_run(args: argparse.Namespace) -> tuple[Any, argparse.Namespace, Any
         can_use_tool=None if args.live or args.cassette else allow_test_commands(),
         max_turns=args.max_turns,
         **({"max_tokens": args.thinking_budget + 4096} if thinking else {}),
+        hooks=hooks,
     )
     return params, args, console, nobody, replayed
+
+
+def _load_hooks(settings: list[Path], console: Console) -> Any:
+    """The hooks branch, on: the settings files' hooks (none given: no hook, the branch still on).
+
+    Hooks that cannot run are said on the console, not dropped silently; a broken file is a
+    usage error (``load_hooks`` raises ``ValueError`` / ``FileNotFoundError``).
+    """
+    import warnings
+
+    from .hooks import Hooks, load_hooks
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        hooks = load_hooks(*settings) if settings else Hooks()
+    for line in hooks.unsupported:
+        console.print(Text("hook not run: ", style="yellow") + Text(line))
+    return hooks
 
 
 def _check_not_the_package(workspace: Path, *, given: bool) -> None:
@@ -365,11 +395,21 @@ async def _demo(args: argparse.Namespace) -> int:
     return 0 if diff else EXIT_CRASH  # the demo's own job (a change) not done: unexpected
 
 
-async def _run(params: Any, args: argparse.Namespace, console: Console, nobody: _NobodyToAsk, replayed: Any) -> int:
+async def _run(params: Any, args: argparse.Namespace, console: Console, nobody: _NobodyToAsk,
+               replayed: Any) -> int:
+    from .hooks import submit_prompt
     from .query import query
-    from .render import print_run
+    from .render import TurnPrinter, print_run
 
     console.print(f"workspace: {params.workspace}")
+    if params.hooks is not None:  # user_prompt_submit runs before the loop; a block means no run
+        check = await submit_prompt(params.hooks, args.prompt, workspace=params.workspace,
+                                    permission_mode=params.permission_mode)
+        if check.blocked:
+            for message in check.messages:
+                TurnPrinter(console).message(message)
+            return EXIT_PROMPT_BLOCKED
+        params = params.model_copy(update={"messages": [*params.messages, *check.messages]})
     run = query(params)
     with _ctrl_c_stops(run):
         if args.json:
@@ -380,8 +420,9 @@ async def _run(params: Any, args: argparse.Namespace, console: Console, nobody: 
             await print_run(run, console)
     if args.json:
         transcript = [m.model_dump(mode="json") for m in run.messages]
+        switches = {"hooks": params.hooks is not None}
         print(json.dumps({"terminal": run.terminal.model_dump(mode="json"), "usage": _usage(run.messages),
-                          "transcript": transcript}, indent=2))
+                          "switches": switches, "transcript": transcript}, indent=2))
     if args.trace:
         run.trace.save(args.trace)
     recorder = params.model.recorder

@@ -5,6 +5,7 @@
     ├── ScriptExhausted         the offline script has no item for this request (fake_api)
     ├── FileFormatError         a line of a session file or cassette is not what it should be
     │                           (also a ValueError; claude_code.py, fake_api/cassette.py)
+    ├── HookError               a Python hook raised: your bug, raised out of the loop (hooks.py)
     └── TranscriptError         a transcript line a crash cannot explain (transcript.py)
 
     UserWarning
@@ -18,8 +19,8 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["DreamloopError", "FileFormatError", "IncompleteStreamError", "ScriptExhausted", "TranscriptError",
-           "TranscriptWarning"]
+__all__ = ["DreamloopError", "FileFormatError", "HookError", "IncompleteStreamError", "ScriptExhausted",
+           "TranscriptError", "TranscriptWarning"]
 
 
 class DreamloopError(Exception):
@@ -53,6 +54,14 @@ class FileFormatError(DreamloopError, ValueError):
         super().__init__(f"{where}: {problem}")
         self.path = path
         self.line = line
+
+class HookError(DreamloopError):
+    """A Python hook raised (or returned something that is not a decision).
+
+    Not turned into a tool result or a Terminal: a broken hook is the author's bug, so it
+    leaves the loop with its traceback (``__cause__`` is the hook's own exception). A command
+    hook that fails is not this: its exit code is a decision or a non-blocking error.
+    """
 
 
 class TranscriptError(DreamloopError):

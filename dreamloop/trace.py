@@ -24,6 +24,10 @@ __all__ = ["Checkpoint", "Trace"]
 
 _MESSAGE = TypeAdapter(LoopMessage)
 
+TRACE_VERSION = 3
+"""The JSONL format's version: 2 added ``Checkpoint.stop_hook_active``; 3 the header's ``source`` and
+``Checkpoint.notes`` (a trace imported from a Claude Code session); versions 1 and 2 still load."""
+
 
 class Checkpoint(BaseModel):
     """One loop iteration, by message uuid (resolve with ``Trace.resolve``).
@@ -37,6 +41,7 @@ class Checkpoint(BaseModel):
     * ``events``: the turn's yielded events as dicts, each with ``t`` (seconds
       since the run started) and ``type``; stream events carry the raw event.
     * ``next_transition`` / ``terminal``: how the iteration ended (one of them).
+    * ``stop_hook_active``: the State's flag (set while the model answers a stop hook's feedback).
     * ``notes``: short remarks for a reader (an imported Claude Code session puts
       what the file says beside the messages here: usage, interrupts, hooks,
       synthesized results, an exchange the real API would have rejected).
@@ -53,6 +58,7 @@ class Checkpoint(BaseModel):
     events: list[dict[str, Any]] = Field(default_factory=list)
     next_transition: Continue | None = None
     terminal: Terminal | None = None
+    stop_hook_active: bool = False
     notes: list[str] = Field(default_factory=list)
 
     @property
@@ -125,6 +131,7 @@ class Trace:
             events=self._events,
             next_transition=next_transition,
             terminal=terminal,
+            stop_hook_active=state.stop_hook_active,
         )
         self._events = []
         self.checkpoints.append(point)
@@ -167,7 +174,7 @@ class Trace:
         """Write the trace as JSONL: a header, one line per message, per checkpoint."""
         path = Path(path)
         with path.open("w", encoding="utf-8") as out:
-            header: dict[str, Any] = {"kind": "trace", "version": 1}
+            header: dict[str, Any] = {"kind": "trace", "version": TRACE_VERSION}
             if self.source is not None:
                 header["source"] = self.source
             out.write(json.dumps(header) + "\n")
