@@ -4,6 +4,8 @@
     ├── IncompleteStreamError   the stream ended without message_delta (model.py)
     ├── ScriptExhausted         the offline script has no item for this request (fake_api)
     ├── CompactionFailed        a compaction could not summarise the history (context/autocompact.py)
+    ├── FileFormatError         a line of a session file or cassette is not what it should be
+    │                           (also a ValueError; claude_code.py, fake_api/cassette.py)
     ├── HookError               a Python hook raised: your bug, raised out of the loop (hooks.py)
     └── TranscriptError         a transcript line a crash cannot explain (transcript.py)
 
@@ -18,8 +20,8 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["CompactionFailed", "DreamloopError", "HookError", "IncompleteStreamError", "ScriptExhausted",
-           "TranscriptError", "TranscriptWarning"]
+__all__ = ["CompactionFailed", "DreamloopError", "FileFormatError", "HookError", "IncompleteStreamError",
+           "ScriptExhausted", "TranscriptError", "TranscriptWarning"]
 
 
 class DreamloopError(Exception):
@@ -45,6 +47,19 @@ class CompactionFailed(DreamloopError):
     """A compaction did not happen: nothing to summarise, the summarising request failed, or it
     came back without text. The autocompact stage turns it into a notice; recovery into a Terminal."""
 
+
+class FileFormatError(DreamloopError, ValueError):
+    """A JSONL file dreamloop reads (a Claude Code session, a cassette) has a bad line.
+
+    The message names the file and the line (1-based): ``path, line 7: not JSON (...)``.
+    ``path`` and ``line`` are kept as attributes (``line`` None: the file as a whole).
+    """
+
+    def __init__(self, path: object, line: int | None, problem: str) -> None:
+        where = f"{path}, line {line}" if line is not None else str(path)
+        super().__init__(f"{where}: {problem}")
+        self.path = path
+        self.line = line
 
 class HookError(DreamloopError):
     """A Python hook raised (or returned something that is not a decision).

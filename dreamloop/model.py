@@ -19,6 +19,7 @@ tools or history; it only guarantees that what it calls finished is finished:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, AsyncIterator, Union
 
 import anthropic
@@ -28,6 +29,7 @@ from anthropic.types import ContentBlock, Message, RawContentBlockStopEvent, Raw
 from dreamloop.errors import IncompleteStreamError
 from dreamloop.fake_api import DEFAULT_CONTEXT_WINDOW, FakeMessagesAPI
 from dreamloop.fake_api.cache import MIN_CACHEABLE_TOKENS
+from dreamloop.recording import CassetteRecorder
 from dreamloop.scripts import Script
 
 __all__ = ["DEFAULT_LIVE_MODEL", "AnthropicModel", "CutBlock", "ModelStreamItem", "live", "offline"]
@@ -39,6 +41,7 @@ ModelStreamItem = Union[RawMessageStreamEvent, Message]
 """What ``AnthropicModel.stream()`` yields: raw events, then one final ``Message``."""
 
 _HELPER_EVENTS = {"text", "input_json", "thinking", "signature", "citation"}  # synthesized by the SDK helper, not sent
+_COUNT_TOKENS_FIELDS = {"thinking", "tool_choice", "mcp_servers"}  # request options count_tokens also takes
 
 
 @dataclass(frozen=True)
@@ -59,16 +62,21 @@ class AnthropicModel:
     """A model behind the official SDK: ``client`` (``anthropic.AsyncAnthropic``) and ``model`` (its name).
 
     ``api`` is the ``FakeMessagesAPI`` behind an offline model (None for a live
-    one). After each ``stream()``: ``last_request_id`` (the ``request-id``
+    one). ``request_options``: fields sent with every request (e.g.
+    ``thinking``); ``recorder``: the ``CassetteRecorder`` writing this model's
+    exchanges, if any. After each ``stream()``: ``last_request_id`` (the ``request-id``
     header, also set from an API error) and ``last_cut_blocks``. These describe
     the most recent call; a model shared by concurrent calls should read them
     right after its own call finishes.
     """
 
-    def __init__(self, client: anthropic.AsyncAnthropic, model: str, *, api: FakeMessagesAPI | None = None) -> None:
+    def __init__(self, client: anthropic.AsyncAnthropic, model: str, *, api: FakeMessagesAPI | None = None,
+                 request_options: dict[str, Any] | None = None, recorder: CassetteRecorder | None = None) -> None:
         self.client = client
         self.model = model
         self.api = api
+        self.request_options = dict(request_options or {})
+        self.recorder = recorder
         self.last_request_id: str | None = None
         self.last_cut_blocks: list[CutBlock] = []
         self._context_window: int | None = None
@@ -107,7 +115,8 @@ class AnthropicModel:
             async for item in model.stream(messages=[{"role": "user", "content": "Hello"}], max_tokens=256):
                 print(item.type)   # message_start … message_stop, then "message": the final Message
         """
-        params: dict[str, Any] = {"model": self.model, "messages": messages, "max_tokens": max_tokens, **extra}
+        params: dict[str, Any] = {"model": self.model, "messages": messages, "max_tokens": max_tokens,
+                                  **self.request_options, **extra}
         if system is not None:
             params["system"] = system
         if tools is not None:
@@ -143,7 +152,8 @@ class AnthropicModel:
     async def count_tokens(self, *, messages: list[Any], system: Any = None, tools: list[Any] | None = None,
                            **extra: Any) -> int:
         """Input tokens of a request, from ``/v1/messages/count_tokens`` (offline: the kit's estimator)."""
-        params: dict[str, Any] = {"model": self.model, "messages": messages, **extra}
+        options = {k: v for k, v in self.request_options.items() if k in _COUNT_TOKENS_FIELDS}
+        params: dict[str, Any] = {"model": self.model, "messages": messages, **options, **extra}
         if system is not None:
             params["system"] = system
         if tools is not None:
@@ -224,24 +234,57 @@ def _snapshot(stream: Any) -> Any:
 # Constructors
 
 
-def offline(script: Script | list[Any], *, model: str = "claude-scripted-1", max_retries: int = 2,
-            context_window: int = DEFAULT_CONTEXT_WINDOW, cache_min_tokens: int = MIN_CACHEABLE_TOKENS) -> AnthropicModel:
+def offline(script: Script | list[Any], *, model: str | None = None, max_retries: int = 2,
+            record: str | Path | CassetteRecorder | None = None,
+            thinking: dict[str, Any] | None = None, context_window: int = DEFAULT_CONTEXT_WINDOW,
+            cache_min_tokens: int = MIN_CACHEABLE_TOKENS) -> AnthropicModel:
     """An ``AnthropicModel`` on a fresh in-process ``FakeMessagesAPI(script)``; no network, no key.
 
-    ``model.api`` is the fake API (``.requests`` shows what was sent).
+    ``model.api`` is the fake API (``.requests`` shows what was sent). ``model``:
+    the name sent (default: a cassette's recorded model, else ``claude-scripted-1``).
+    ``record``: a cassette path (or ``CassetteRecorder``) to record the exchanges
+    to; ``thinking``: the ``thinking`` request field (e.g.
+    ``{"type": "enabled", "budget_tokens": 2048}``), sent with every request.
     ``context_window``: the largest request (estimated tokens) it accepts, also
     what ``await model.context_window()`` reports; ``cache_min_tokens``: the
     shortest prefix its prompt cache keeps (the API's is 1,024).
+
+    Example::
+
+        model = offline(cassette("run.cassette.jsonl"))   # replay a recorded live run
     """
-    api = FakeMessagesAPI(script, model=model, context_window=context_window, cache_min_tokens=cache_min_tokens)
-    return AnthropicModel(api.client(max_retries=max_retries), model, api=api)
+    name = model or getattr(script, "model", None) or "claude-scripted-1"
+    api = FakeMessagesAPI(script, model=name, context_window=context_window, cache_min_tokens=cache_min_tokens)
+    recorder = _recorder(record, name)
+    client = api.client(max_retries=max_retries, event_hooks=recorder.event_hooks() if recorder else None)
+    return AnthropicModel(client, name, api=api, request_options=_options(thinking), recorder=recorder)
 
 
 def live(model: str = DEFAULT_LIVE_MODEL, *, api_key: str | None = None, base_url: str | None = None,
-         max_retries: int = 2) -> AnthropicModel:
+         max_retries: int = 2, record: str | Path | CassetteRecorder | None = None,
+         thinking: dict[str, Any] | None = None) -> AnthropicModel:
     """An ``AnthropicModel`` on a live endpoint (the SDK reads ``ANTHROPIC_API_KEY`` / ``ANTHROPIC_BASE_URL``
     when ``api_key`` / ``base_url`` are None). Any Anthropic-compatible server works; nothing is sent until
     the first call.
+
+    ``record``: a cassette path (or ``CassetteRecorder``): every request, the raw
+    bytes of every response and every tool result are written there (never a
+    header, so never the key); replay it with ``offline(cassette(path))``.
+    ``thinking``: the ``thinking`` request field, passed through unchanged
+    (``{"type": "enabled", "budget_tokens": N}``, N ≥ 1024 and below ``max_tokens``).
     """
-    client = anthropic.AsyncAnthropic(api_key=api_key, base_url=base_url, max_retries=max_retries)
-    return AnthropicModel(client, model)
+    recorder = _recorder(record, model)
+    http_client = anthropic.DefaultAsyncHttpxClient(event_hooks=recorder.event_hooks()) if recorder else None
+    client = anthropic.AsyncAnthropic(api_key=api_key, base_url=base_url, max_retries=max_retries,
+                                      http_client=http_client)
+    return AnthropicModel(client, model, request_options=_options(thinking), recorder=recorder)
+
+
+def _recorder(record: str | Path | CassetteRecorder | None, model: str) -> CassetteRecorder | None:
+    if record is None or isinstance(record, CassetteRecorder):
+        return record
+    return CassetteRecorder(record, model=model)
+
+
+def _options(thinking: dict[str, Any] | None) -> dict[str, Any]:
+    return {"thinking": thinking} if thinking is not None else {}

@@ -6,7 +6,7 @@ holds the turn's ``State`` (messages, turn_count, transition), the
 ``messages_for_query`` that were sent, the turn's ``assistant_messages`` and
 ``tool_results``, the turn's events, and what the context pipeline did
 (``context``). Messages are stored once and referred to by uuid. Saved as
-JSONL (version 3; versions 1 and 2 still load). The widgets read traces; this
+JSONL (version 4; versions 1 to 3 still load). The widgets read traces; this
 module knows nothing about rendering.
 """
 
@@ -25,9 +25,10 @@ __all__ = ["TRACE_VERSION", "Checkpoint", "Trace"]
 
 _MESSAGE = TypeAdapter(LoopMessage)
 
-TRACE_VERSION = 3
-"""The JSONL format's version: 2 added ``Checkpoint.stop_hook_active``; 3 added ``Checkpoint.context`` and
-the run's feature ``switches`` in the header. Versions 1 and 2 still load (those fields empty)."""
+TRACE_VERSION = 4
+"""The JSONL format's version: 2 added ``Checkpoint.stop_hook_active``; 3 the header's ``source`` and
+``Checkpoint.notes`` (a trace imported from a Claude Code session); 4 ``Checkpoint.context`` and the run's
+feature ``switches`` in the header. Versions 1 to 3 still load (the fields they lack empty)."""
 
 
 class Checkpoint(BaseModel):
@@ -43,10 +44,13 @@ class Checkpoint(BaseModel):
       since the run started) and ``type``; stream events carry the raw event.
     * ``next_transition`` / ``terminal``: how the iteration ended (one of them).
     * ``stop_hook_active``: the State's flag (set while the model answers a stop hook's feedback).
+    * ``notes``: short remarks for a reader (an imported Claude Code session puts
+      what the file says beside the messages here: usage, interrupts, hooks,
+      synthesized results, an exchange the real API would have rejected).
     * ``context``: what phase 2 did (``dreamloop.context.ContextRecord.as_dict()``:
       window, thresholds, tokens before the stages and as sent, each stage's
       tokens before and after, staged folds, the compaction's usage); None
-      when the pipeline is off (and in traces before version 3).
+      when the pipeline is off (and in traces before version 4).
     """
 
     index: int
@@ -61,6 +65,7 @@ class Checkpoint(BaseModel):
     next_transition: Continue | None = None
     terminal: Terminal | None = None
     stop_hook_active: bool = False
+    notes: list[str] = Field(default_factory=list)
     context: dict[str, Any] | None = None
 
     @property
@@ -73,12 +78,17 @@ class Trace:
     """Checkpoints of one run plus every message they refer to.
 
     Build one live by passing it to ``query(params, trace=...)`` (the loop
-    fills it), or ``Trace.load(path)``. ``trace.checkpoints[i]`` is iteration
-    i; ``trace.resolve(uuids)`` gives the messages; ``trace.terminal`` the end;
-    ``trace.switches`` the run's feature switches (``{"context": {...} | None}``).
+    fills it), ``Trace.load(path)``, or ``Trace.from_claude_code(path)`` (a
+    Claude Code session file, one checkpoint per model call).
+    ``trace.checkpoints[i]`` is iteration i; ``trace.resolve(uuids)`` gives the
+    messages; ``trace.terminal`` the end. ``trace.source`` says where a trace
+    that the loop did not record came from (None for the loop's own):
+    ``{"kind": "claude_code_session", "path", "note", ...}``; ``trace.switches`` the
+    run's feature switches (``{"hooks": bool, "context": {...} | None}``).
     """
 
     def __init__(self) -> None:
+        self.source: dict[str, Any] | None = None
         self.switches: dict[str, Any] = {}
         self.messages: dict[str, Any] = {}
         self.checkpoints: list[Checkpoint] = []
@@ -175,13 +185,32 @@ class Trace:
         end = self.terminal.reason if self.terminal else "running"
         return f"Trace(checkpoints={len(self.checkpoints)}, messages={len(self.messages)}, terminal={end})"
 
+    @classmethod
+    def from_claude_code(cls, path: str | Path, *, branch: str | None = None) -> "Trace":
+        """A Claude Code session file (``~/.claude/projects/<project>/<session>.jsonl``) as a Trace.
+
+        One checkpoint per model call of one branch (default: the last main-thread
+        branch; ``branch``: the uuid, or a prefix of it, of a branch's tip or any record on it;
+        ``dreamloop.claude_code.read_session(path).branches`` lists them). The
+        file holds neither the system prompt nor the tool definitions, so
+        ``messages_for_query`` is the conversation the model was sent without
+        them; ``trace.source["note"]`` says so. Raises ``FileFormatError`` for a
+        corrupt line (a torn last line is tolerated), ``KeyError`` for an unknown branch.
+        """
+        from .claude_code import read_session
+
+        return read_session(path).trace(branch)
+
     # -- JSONL ------------------------------------------------------------
 
     def save(self, path: str | Path) -> Path:
         """Write the trace as JSONL: a header, one line per message, per checkpoint."""
         path = Path(path)
         with path.open("w", encoding="utf-8") as out:
-            out.write(json.dumps({"kind": "trace", "version": TRACE_VERSION, "switches": self.switches}) + "\n")
+            header: dict[str, Any] = {"kind": "trace", "version": TRACE_VERSION, "switches": self.switches}
+            if self.source is not None:
+                header["source"] = self.source
+            out.write(json.dumps(header) + "\n")
             for message in self.messages.values():
                 out.write(json.dumps({"kind": "message", "message": message.model_dump(mode="json")}) + "\n")
             for point in self.checkpoints:
@@ -203,6 +232,7 @@ class Trace:
             raise ValueError(f"{path} is a version-{header['version']} trace; this dreamloop reads up to "
                              f"version {TRACE_VERSION}")
         trace.switches = dict(header.get("switches") or {})
+        trace.source = header.get("source")
         for number, line in enumerate(lines[1:], start=2):
             try:
                 record = json.loads(line)

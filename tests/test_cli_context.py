@@ -23,7 +23,7 @@ def test_run_turns_every_stage_on_with_thresholds_from_the_models_window(capsys,
     assert status == 0 and result["terminal"]["reason"] == "completed"
     context = result["switches"]["context"]
     assert [stage for stage in STAGES if stage in context] == list(STAGES) and context["prompt_caching"] is True
-    assert context["system_prompt"]["system_context"] == {"workspace": str(workspace.resolve())}
+    assert context["system_prompt"] == {"system_context": {}, "user_context": {}}
     assert trace.switches == result["switches"]
     record = trace.checkpoints[0].context
     assert record["window"] == 200_000 and record["thresholds"]["autocompact"] == 167_000

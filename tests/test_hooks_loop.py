@@ -27,7 +27,7 @@ from dreamloop.hooks import (
 )
 from dreamloop.query import QueryParams, query
 from dreamloop.tools import Allow, tool
-from dreamloop.trace import Trace
+from dreamloop.trace import TRACE_VERSION, Trace
 
 
 class PathInput(BaseModel):
@@ -421,7 +421,7 @@ async def test_trace_round_trip_keeps_stop_hook_active(offline, tmp_path):
     await drain(run)
     path = run.trace.save(tmp_path / "trace.jsonl")
     header = json.loads(path.read_text().splitlines()[0])
-    assert header["kind"] == "trace" and header["version"] == 3 and header["switches"]["hooks"] is True
+    assert header["kind"] == "trace" and header["version"] == TRACE_VERSION and header["switches"]["hooks"] is True
     loaded = Trace.load(path)
     assert [c.stop_hook_active for c in loaded.checkpoints] == [False, True]
     old = tmp_path / "v1.jsonl"

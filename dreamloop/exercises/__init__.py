@@ -12,7 +12,7 @@ Each check is held against at least three plausible wrong answers in
 Checks are plain calls, also for ``async def`` answers: code that needs the
 model runs against the offline API on a fresh event loop in a worker thread
 (a notebook's own loop is already running). Each chapter's checks live in their own module (``ch00`` ...
-``ch04``, ``ch06``, ``ch07``);
+``ch04``, ``ch06``, ``ch07``, ``ch10``);
 the shared checking helpers in ``_checking``. This package knows nothing about
 notebooks or widgets.
 
@@ -27,6 +27,7 @@ from .ch03 import check_last_answer, check_max_turns, check_next_state
 from .ch04 import check_can_use_tool, check_partition, check_tool_definition
 from .ch06 import check_clearable, check_first_stage, check_safe_cut
 from .ch07 import check_no_recursive_rm, check_settings_hook, check_tests_stop_hook
+from .ch10 import check_interrupted, check_model_calls
 
 __all__ = [
     "check_answer_tool_uses",
@@ -37,8 +38,10 @@ __all__ = [
     "check_first_stage",
     "check_four_steps",
     "check_hello_script",
+    "check_interrupted",
     "check_last_answer",
     "check_max_turns",
+    "check_model_calls",
     "check_next_state",
     "check_no_recursive_rm",
     "check_partition",

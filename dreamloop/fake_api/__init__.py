@@ -14,6 +14,7 @@ script of ``Turn``s (``dreamloop.scripts``) or recorded ``RawTurn``s.
     signatures.py  thinking-block signatures (issued and verified)
     cache.py       prompt caching: cache_control breakpoints, cache reads and writes in usage
     recorded.py    RawTurn and the recorded-fixture loaders
+    cassette.py    cassette(path): a recorded run replayed response by response
     server.py      loopback server and ``serve-fake``
 
 The package knows nothing about the agent loop that calls it.
@@ -21,6 +22,7 @@ The package knows nothing about the agent loop that calls it.
 
 from .api import DEFAULT_CONTEXT_WINDOW, OFFLINE_API_KEY, OFFLINE_BASE_URL, FakeMessagesAPI, ReceivedRequest
 from .cache import CacheUsage, PromptCache
+from .cassette import Cassette, RequestDifference, cassette
 from .recorded import RawTurn, RecordedInteraction, load_cassette, load_recorded, recorded_turn
 from .server import FakeServer, load_script, serve, serve_fake_main
 from .signatures import sign_thinking
@@ -29,6 +31,7 @@ from .validation import InvalidRequest, merge_consecutive, validate_request
 __all__ = [
     "CacheUsage",
     "DEFAULT_CONTEXT_WINDOW",
+    "Cassette",
     "OFFLINE_API_KEY",
     "OFFLINE_BASE_URL",
     "FakeMessagesAPI",
@@ -38,6 +41,8 @@ __all__ = [
     "RawTurn",
     "ReceivedRequest",
     "RecordedInteraction",
+    "RequestDifference",
+    "cassette",
     "load_cassette",
     "load_recorded",
     "load_script",
