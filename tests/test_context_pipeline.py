@@ -412,3 +412,11 @@ async def test_a_pre_compact_hook_can_stop_the_run(offline, tmp_path):
     events = [event async for event in run]
     assert run.terminal.reason == "hook_stopped" and policy.compactions == 0
     assert events[-1].type == "system" and "no compaction" in events[-1].content
+
+
+def test_a_state_holds_its_messages_as_a_tuple():
+    from dreamloop.messages import user_message
+
+    message = user_message("hi")
+    state = State(messages=[message])
+    assert state.messages == (message,) and isinstance(state.messages, tuple)
