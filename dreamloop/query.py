@@ -258,7 +258,7 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
         turn = _Turn(state, prepared.messages_for_query, prepared.record.as_dict() if prepared.record else None)
         for message in prepared.yielded:
             yield run.note(message)
-        if prepared.terminal is not None:  # blocking_limit: nothing is sent
+        if prepared.terminal is not None:  # blocking_limit (or an abort or a hook during a compaction): no request
             run.end(prepared.terminal, turn)
             return
 

@@ -420,3 +420,28 @@ def test_a_state_holds_its_messages_as_a_tuple():
     message = user_message("hi")
     state = State(messages=[message])
     assert state.messages == (message,) and isinstance(state.messages, tuple)
+
+
+async def test_an_abort_during_a_compaction_ends_the_run_cleanly(offline, tmp_path):
+    import asyncio
+
+    from dreamloop.context import is_compaction_request
+
+    holder = {}
+    plain = reader(LONG_SESSION[:16], notes=3)
+
+    def policy(body, index):
+        if is_compaction_request(body):  # stop while the summary streams (slowly)
+            asyncio.get_running_loop().call_later(0.05, holder["run"].abort)
+            return S.reply("A summary that takes a while to arrive. " * 10, tokens_per_second=50, chunk_size=4)
+        return plain(body, index)
+
+    model = offline(policy, context_window=20_000)
+    run = holder["run"] = dl.query(dl.QueryParams(
+        messages="read the files", model=model, tools=[read], workspace=tmp_path,
+        context=ContextOptions(autocompact=Autocompact(threshold=2000, keep_recent=4)),
+        deps=QueryDeps(uuid=counting_uuids())))
+    events = [event async for event in run]
+    assert run.terminal.reason == "aborted_streaming"
+    assert events[-1].type == "system" and events[-1].subtype == "interrupted"
+    assert not any(e.type == "system" and e.subtype == "compact_boundary" for e in events)
