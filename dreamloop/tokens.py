@@ -180,7 +180,9 @@ def message_tokens(message: Any) -> MessageTokens:
     if kind == "user":
         content = message.message.get("content")
         if isinstance(content, str):
-            return MessageTokens("user", _text_tokens(content) + _PER_BLOCK) if content.strip() else MessageTokens(None, 0)
+            if not content.strip():
+                return MessageTokens(None, 0)
+            return MessageTokens("user", _text_tokens(content) + _PER_BLOCK)
         blocks = [b for b in content or [] if not (b.get("type") == "text" and not str(b.get("text", "")).strip())]
         return MessageTokens("user", sum(_block_tokens(b) for b in blocks)) if blocks else MessageTokens(None, 0)
     from .messages import normalize_messages_for_api
