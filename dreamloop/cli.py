@@ -102,9 +102,12 @@ def _parser() -> argparse.ArgumentParser:
     replay = sub.add_parser("replay", help="print a saved trace")
     replay.add_argument("trace", type=Path, metavar="FILE", help="a trace saved with --trace")
 
-    fake = sub.add_parser("serve-fake", help="serve the offline Messages API on 127.0.0.1")
-    fake.add_argument("--port", type=int, default=8765)
-    fake.add_argument("--script", default=None, help="JSON/YAML list of turns, or module:function policy")
+    from .fake_api.server import add_serve_fake_arguments
+
+    add_serve_fake_arguments(sub.add_parser(
+        "serve-fake", help="serve the offline Messages API on 127.0.0.1 (a free port, printed)",
+        description="Serve the offline Messages API on 127.0.0.1 for curl or any SDK, until Ctrl-C. It prints\n"
+                    "the port it chose and the ANTHROPIC_BASE_URL to use."))
     return parser
 
 
@@ -142,9 +145,9 @@ def main(argv: list[str] | None = None) -> int:
 
         print_trace(trace, _console())
         return 0
-    from .fake_api import serve_fake_main
+    from .fake_api.server import run_serve_fake
 
-    return serve_fake_main(["--port", str(args.port)] + (["--script", args.script] if args.script else []))
+    return run_serve_fake(args, _subparser(parser, "serve-fake"))
 
 
 def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
