@@ -9,6 +9,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 import anthropic
 import httpx2
@@ -272,3 +273,11 @@ def test_bad_scripts_are_usage_errors_on_the_command_line(tmp_path, capsys):
 def test_the_listen_backlog_holds_a_room():
     with serve([reply("x")]) as handle:
         assert handle._httpd.request_queue_size >= 128  # socketserver's default is 5
+
+
+def test_the_readme_script_example_loads(tmp_path):
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    block = readme.split("# turns.yaml: dreamloop serve-fake --script turns.yaml\n", 1)[1].split("```", 1)[0]
+    script = load_script(write(tmp_path, "turns.yaml", block))
+    assert [t.content[-1].get("name") for t in script[:1]] == ["Read"]
+    assert script[2].fault.kind == "http_error" and len(script) == 3
