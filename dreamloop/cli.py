@@ -19,6 +19,7 @@ import os
 import shutil
 import signal
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -291,7 +292,8 @@ async def _demo(args: argparse.Namespace) -> int:
     from .tools import builtin_tools
 
     console = _console()
-    workspace = copy_sample_project()
+    # --keep: a folder of its own that outlives the process; otherwise the kit's temporary one
+    workspace = copy_sample_project(Path(tempfile.mkdtemp(prefix="dreamloop-demo-")) if args.keep else None)
     console.print("[bold]dreamloop demo[/]: offline API, demo policy, real tools on a copy of the sample project")
     console.print(f"workspace: {workspace}")
     console.print(f"[bold]user:[/] {DEMO_PROMPT}")
