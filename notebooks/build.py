@@ -22,9 +22,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import re
 import sys
 import time
+from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 import nbformat
 from nbclient import NotebookClient
@@ -102,6 +105,74 @@ async def build(path: Path, slots: asyncio.Semaphore, **settings: object) -> tup
         nb.metadata.pop("widgets", None)
         nbformat.write(nb, path)
         return path, time.monotonic() - started, None
+
+
+SANITIZE_CFG = HERE.parent / "tests" / "nbval_sanitize.cfg"
+"""The volatile-text patterns nbval applies (``regex:`` / ``replace:`` pairs)."""
+
+SKIP_COMPARE = ("metadata", "traceback", "prompt_number", "output_type", "name", "execution_count",
+                "application/vnd.jupyter.widget-view+json", "image/png", "image/jpeg")
+"""What nbval leaves out of a comparison (its defaults: widget model ids are random)."""
+
+
+def output_differences(stored: nbformat.NotebookNode, fresh: nbformat.NotebookNode) -> list[str]:
+    """Where ``fresh``'s outputs differ from ``stored``'s, as ``make nbval`` would judge: one line per cell.
+
+    Streams are merged per name, volatile text is sanitized with
+    ``SANITIZE_CFG``, and each output field is compared in order (as nbval
+    does; widget model ids and images are skipped). Cells stored unrun are not
+    compared. Used where a notebook runs outside nbval: ``bench/room.py``,
+    ``make hub-test``.
+    """
+    patterns = _sanitize_patterns()
+    differences = []
+    stored_cells = [c for c in stored.cells if c.cell_type == "code"]
+    fresh_cells = [c for c in fresh.cells if c.cell_type == "code"]
+    if len(stored_cells) != len(fresh_cells):
+        return [f"{len(fresh_cells)} code cells, stored {len(stored_cells)}"]
+    for number, (old, new) in enumerate(zip(stored_cells, fresh_cells), start=1):
+        if old.get("execution_count") is None:
+            continue
+        want, got = _flatten(old.outputs, patterns), _flatten(new.get("outputs", []), patterns)
+        if want != got:
+            keys = sorted(k for k in set(want) | set(got) if want.get(k) != got.get(k))
+            differences.append(f"code cell {number}: {', '.join(keys)} differ")
+    return differences
+
+
+def _sanitize_patterns() -> list[tuple[str, str]]:
+    lines = [line.strip() for line in SANITIZE_CFG.read_text(encoding="utf-8").splitlines()]
+    regexes = [line[len("regex:"):].strip() for line in lines if line.startswith("regex:")]
+    replaces = [line[len("replace:"):].strip() for line in lines if line.startswith("replace:")]
+    return list(zip(regexes, replaces))
+
+
+def _flatten(outputs: list[Any], patterns: list[tuple[str, str]]) -> dict[str, list[Any]]:
+    """nbval's view of a cell's outputs: field -> values in order, streams merged per name, text sanitized."""
+    def clean(value: Any) -> Any:
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            value = "".join(value)
+        if isinstance(value, str):
+            for regex, replace in patterns:
+                value = re.sub(regex, replace, value)
+        return value
+
+    fields: dict[str, list[Any]] = defaultdict(list)
+    streams: dict[str, str] = {}
+    for output in outputs:
+        if output["output_type"] == "stream":
+            streams[output["name"]] = streams.get(output["name"], "") + clean(output["text"])
+            continue
+        for key, value in output.items():
+            if key == "data":
+                for mime, data in value.items():
+                    if mime not in SKIP_COMPARE:
+                        fields[mime].append(clean(data))
+            elif key not in SKIP_COMPARE:
+                fields[key].append(clean(value))
+    for name, text in streams.items():
+        fields[name].append(text)
+    return dict(fields)
 
 
 def _summary(error: Exception) -> str:
