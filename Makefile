@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 NB_ENV := DREAMLOOP_AUTO_ANSWER=1 NO_COLOR=1 JUPYTER_COLUMNS=100 PYDEVD_DISABLE_FILE_VALIDATION=1
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=120
 
-.PHONY: help venv demo test unit nbval lab notebooks images bench browser-test screenshots binder-check clean
+.PHONY: help venv demo test unit nbval lab notebooks images bench browser-test screenshots binder-check hub-test clean
 
 help:
 	@echo "make demo          run the main job offline (change value to 2 on a sample project)"
@@ -18,6 +18,7 @@ help:
 	@echo "make bench         print the benchmarks' figures"
 	@echo "make browser-test  the chapters in JupyterLab in headless Chromium (installs chromium, playwright if missing)"
 	@echo "make screenshots   browser-test, then copy its screenshots into images/ (the README uses them)"
+	@echo "make hub-test      a real JupyterHub on loopback: 3 users run chapter 03 at once through it (not in make test)"
 	@echo "make binder-check  Binder's install command (.binder/requirements.txt) in a fresh venv, from a clean copy"
 
 $(STAMP): pyproject.toml
@@ -79,6 +80,21 @@ binder-check:
 	  assert V(k) >= V('7.4'), k; assert 'site-packages' in dreamloop.__file__, dreamloop.__file__; \
 	  print('binder-check ok: Python', sys.version.split()[0], '(Binder: $(shell cat .binder/runtime.txt))', \
 	        '| dreamloop', md.version('dreamloop'), '| ipykernel', k, '| jupyterlab', md.version('jupyterlab'))"
+
+# A real JupyterHub on 127.0.0.1 (dummy login, local process spawner, configurable-http-proxy from npm): three users
+# run chapter 03 at once through it, outputs compared with the stored ones, everything stopped (tests/hub/check_hub.py).
+# Its own venv holds the kit as an instructor installs it: not editable, with the lab and hub extras.
+HUB := build/hub
+$(HUB)/.installed: pyproject.toml
+	rm -rf $(HUB)/venv && mkdir -p $(HUB) && $(PYTHON) -m venv $(HUB)/venv
+	$(HUB)/venv/bin/python -m pip install -q --upgrade pip
+	$(HUB)/venv/bin/python -m pip install -q '.[lab,hub]'
+	npm install --silent --no-audit --no-fund --prefix $(HUB) configurable-http-proxy@5
+	@touch $@
+
+hub-test: $(HUB)/.installed
+	$(HUB)/venv/bin/python -m pip install -q --no-deps --force-reinstall .   # this checkout's kit, not editable
+	$(HUB)/venv/bin/python tests/hub/check_hub.py --proxy $(HUB)/node_modules/.bin/configurable-http-proxy
 
 clean:
 	rm -rf $(VENV) build .pytest_cache
