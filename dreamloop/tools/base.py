@@ -70,6 +70,10 @@ class ToolUseContext:
     * ``workspace``: the root every built-in tool is confined to (``None``: file tools refuse).
     * ``permission_mode`` (``permissionMode``): ``"default"``, ``"accept-edits"``, ``"bypass"``.
     * ``bash_timeout_s``: Bash's default timeout in seconds (the model may pass its own, in ms).
+    * ``tool_timeout_s``: the most any one call may take, in seconds; ``run_tool_use`` stops a
+      call over it with an ``is_error`` result, and the file tools stop their worker threads.
+    * ``secrets``: credential values (the model's API key) that no command a tool runs may see;
+      Bash drops every environment variable holding one (``command_environment``).
     * ``max_output_chars``: the cap on a built-in tool's output text.
     * ``max_concurrency``: at most this many calls of a parallel batch run at once.
     * ``uuid``: makes the ids of the progress and tool-result messages (the loop passes ``QueryDeps.uuid``).
@@ -82,6 +86,8 @@ class ToolUseContext:
     workspace: Path | None = None
     permission_mode: PermissionMode = "default"
     bash_timeout_s: float = 120.0
+    tool_timeout_s: float = 600.0
+    secrets: tuple[str, ...] = ()
     max_output_chars: int = 30_000
     max_concurrency: int = 10
     uuid: Callable[[], str] = new_uuid
