@@ -15,6 +15,7 @@ import json
 import os
 import shutil
 import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -65,11 +66,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "run":
             return asyncio.run(_run(args))
         if args.command == "replay":
-            from .render import print_trace
-            from .trace import Trace
-
-            print_trace(Trace.load(args.trace), _console())
-            return 0
+            return _replay(args.trace)
     except (ValidationError, ValueError, FileNotFoundError, MissingCredentials) as error:
         parser.error(_one_line(error))
     from .fake_api import serve_fake_main
@@ -179,6 +176,20 @@ async def _run(args: argparse.Namespace) -> int:
     if args.trace:
         run.trace.save(args.trace)
     return 0 if run.terminal.reason == "completed" else 1
+
+
+def _replay(path: Path) -> int:
+    """Print a saved trace; a torn last line is skipped with a warning on stderr."""
+    from .render import print_trace
+    from .trace import Trace
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        trace = Trace.load(path)
+    for warning in caught:
+        print(f"dreamloop replay: warning: {warning.message}", file=sys.stderr)
+    print_trace(trace, _console())
+    return 0
 
 
 def _console(stderr: bool = False) -> Console:

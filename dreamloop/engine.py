@@ -13,12 +13,12 @@ import json
 from pathlib import Path
 from typing import Any, AsyncIterator
 
-from pydantic import TypeAdapter
+from pydantic import TypeAdapter, ValidationError
 
 from .messages import AttachmentMessage, LoopMessage, user_message
 from .query import QueryParams, QueryRun, query
 from .state import Terminal
-from .trace import Trace
+from .trace import Trace, jsonl_records
 
 __all__ = ["QueryEngine", "load_transcript"]
 
@@ -120,12 +120,18 @@ def _transcript_line(message: Any, parent: str | None, session_id: str) -> dict[
 
 
 def load_transcript(path: str | Path) -> list[Any]:
-    """The loop messages of a transcript JSONL written by ``QueryEngine``, in order."""
+    """The loop messages of a transcript JSONL written by ``QueryEngine``, in order.
+
+    A torn last line is skipped with a warning; any other corrupt line raises
+    ``ValueError`` naming it (see ``trace.jsonl_records``).
+    """
     messages = []
-    for raw in Path(path).read_text(encoding="utf-8").splitlines():
-        if raw.strip():
-            line = json.loads(raw)
-            line.pop("parentUuid", None)
-            line.pop("sessionId", None)
+    for number, line in jsonl_records(path):
+        line = {k: v for k, v in line.items() if k not in ("parentUuid", "sessionId")}
+        try:
             messages.append(_MESSAGE.validate_python(line))
+        except ValidationError as error:
+            first = error.errors(include_url=False)[0]
+            where = ".".join(str(p) for p in first["loc"]) or "value"
+            raise ValueError(f"{path}, line {number}: not a loop message ({where}: {first['msg']})") from None
     return messages

@@ -134,6 +134,9 @@ def print_trace(trace: Any, console: Console | None = None) -> None:
             printer.message(message)
         if point.terminal:
             printer.terminal(point.terminal)
+    if trace.terminal is None:
+        printer.console.print(Text("(the trace ends without a Terminal: the run did not finish, or its last "
+                                   "checkpoint was lost)", style="yellow"))
 
 
 def workspace_diff(before: Path, after: Path, files: Iterable[str] | None = None) -> str:
