@@ -73,12 +73,15 @@ class QueryEngine:
         The new user message, every message the loop yields and the closing
         messages of an interrupted run go into ``self.messages`` and the
         transcript. ``overrides`` replace ``defaults`` for this run only.
+        A blank prompt raises ``ValueError`` (from ``QueryParams``) before
+        anything is recorded or sent.
         """
         deps = overrides.get("deps", self.defaults.get("deps"))
-        self.messages.append(user_message(prompt, **({"uuid": deps.uuid()} if deps else {})))
+        new = user_message(prompt, **({"uuid": deps.uuid()} if deps else {}))
+        params = QueryParams(**{**self.defaults, **overrides, "messages": [*self.messages, new],
+                                "queued_input": self._drain_queue})  # a blank prompt is refused here, unrecorded
+        self.messages.append(new)
         self._persist()
-        params = QueryParams(**{**self.defaults, **overrides, "messages": self.messages,
-                                "queued_input": self._drain_queue})
         run = self.last_run = query(params, trace=trace)
         try:
             async for event in run:

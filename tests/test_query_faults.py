@@ -17,6 +17,7 @@ from dreamloop.deps import QueryDeps, counting_uuids
 from dreamloop.engine import QueryEngine, load_transcript
 from dreamloop.errors import ScriptExhausted
 from dreamloop.fake_api import RawTurn
+from dreamloop.messages import user_message
 from dreamloop.query import QueryParams, query
 from dreamloop.tools import tool
 
@@ -268,3 +269,56 @@ async def test_an_abort_at_every_event_index_leaves_one_result_per_call(offline)
                 assert answers == uses, (k, answers, uses)
         async for _ in engine.submit_message("continue"):  # the offline fixture rejects any invalid request
             pass
+
+
+# ---------------------------------------------------------------------------
+# A blank prompt is refused when QueryParams is built; F12: no empty block at any depth
+
+
+@pytest.mark.parametrize("prompt", ["", "   \n", [{"type": "text", "text": " "}], []])
+async def test_a_blank_prompt_is_refused_before_anything_is_sent(offline, tmp_path, prompt):
+    model = offline([S.reply("never")])
+    with pytest.raises(ValueError, match="prompt is blank") as caught:
+        QueryParams(messages=prompt if isinstance(prompt, str) else [user_message(prompt)], model=model)
+    assert caught.value.errors()[0]["loc"] == ("messages",)  # the field is named
+    path = tmp_path / "session.jsonl"
+    engine = QueryEngine(model=model, transcript=path)
+    with pytest.raises(ValueError, match="prompt is blank"):
+        async for _ in engine.submit_message(prompt):
+            pass
+    assert engine.messages == [] and not path.exists() and model.api.requests == []
+
+
+@pytest.mark.parametrize("content", ["", "  ", [], [{"type": "text", "text": ""}],
+                                     [{"type": "text", "text": " "}, {"type": "text", "text": ""}]])
+@pytest.mark.parametrize("is_error", [True, False])
+async def test_f12_an_empty_result_is_never_sent(offline, content, is_error):
+    from dreamloop.tools import ToolResult
+
+    @tool(ProbeInput, name="quiet", read_only=True)
+    async def quiet(input: ProbeInput) -> ToolResult:
+        """Fail (or succeed) without a word."""
+        return ToolResult(content, is_error=is_error)
+
+    model = offline([S.reply(S.tool_use("quiet", {}, id="T1")), S.reply("ok")])
+    run = query(QueryParams(messages="go", model=model, tools=[quiet]))
+    await drain(run)
+    (result,) = requests_of(model)[1]["messages"][-1]["content"]
+    said = "(quiet failed with no error message)" if is_error else "(quiet completed with no output)"
+    assert result == {"type": "tool_result", "tool_use_id": "T1", "content": said, **({"is_error": True} if is_error else {})}
+
+
+async def test_f12_blank_blocks_inside_a_result_are_dropped_the_rest_kept(offline):
+    from dreamloop.tools import ToolResult
+
+    blocks = [{"type": "text", "text": ""}, {"type": "text", "text": "stderr: boom"}]
+
+    @tool(ProbeInput, name="loud", read_only=True)
+    async def loud(input: ProbeInput) -> ToolResult:
+        """Fail with one empty and one real block."""
+        return ToolResult(blocks, is_error=True)
+
+    model = offline([S.reply(S.tool_use("loud", {}, id="T1")), S.reply("ok")])
+    await drain(query(QueryParams(messages="go", model=model, tools=[loud])))
+    (result,) = requests_of(model)[1]["messages"][-1]["content"]
+    assert result["content"] == [{"type": "text", "text": "stderr: boom"}] and result["is_error"] is True
