@@ -10,6 +10,8 @@ This module knows nothing about ordering calls, asking people, or the loop.
 from __future__ import annotations
 
 import asyncio
+import copy
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, AsyncIterator, Callable, Protocol, runtime_checkable
@@ -209,7 +211,13 @@ def input_schema(model: type[BaseModel]) -> dict[str, Any]:
     field (``x: int | None = None``) shown as its plain type instead of
     ``anyOf [..., null]`` with ``default: null``. Nested models keep their
     ``$defs``/``$ref``. Always ``{"type": "object", "properties": ..., ...}``.
+    Computed once per model class (every request sends it); each call returns a fresh copy.
     """
+    return copy.deepcopy(_input_schema(model))
+
+
+@functools.cache
+def _input_schema(model: type[BaseModel]) -> dict[str, Any]:
     schema = _clean(model.model_json_schema())
     return {"type": schema.pop("type", "object"), "properties": schema.pop("properties", {}), **schema}
 
