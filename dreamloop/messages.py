@@ -177,8 +177,12 @@ class AssistantMessage(_LoopMessageBase):
 class SystemMessage(_LoopMessageBase):
     """A message for the person, never sent to the model (warnings, errors, notices).
 
-    Mirrors ``SystemMessage`` (``type: 'system'``); ``subtype`` names the kind
-    (``"api_error"``, ``"incomplete_response"``, ``"stop_reason_without_tool_use"``, ...).
+    Mirrors ``SystemMessage`` (``type: 'system'``); ``subtype`` names the kind:
+    ``api_error``, ``incomplete_response``, ``malformed_stream`` (the run ended
+    ``model_error``); ``interrupted`` (an abort); ``stop_reason_without_tool_use``,
+    ``max_output_tokens``; ``unknown_stop_reason``, ``unknown_stream_content``
+    (what a later API version may send: reported, the run goes on). Later
+    branches add theirs here.
     """
 
     type: Literal["system"] = "system"

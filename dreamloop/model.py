@@ -138,6 +138,9 @@ class AnthropicModel:
                 except json.JSONDecodeError as err:  # the SDK parses each data frame as JSON
                     raise MalformedStreamError(f"a data frame of the stream is not JSON ({err})",
                                                partial=response.message()) from None
+                except UnicodeDecodeError as err:  # ... after decoding its lines as UTF-8
+                    raise MalformedStreamError(f"a line of the stream is not UTF-8 ({err.reason})",
+                                               partial=response.message()) from None
         except anthropic.APIStatusError as err:
             self.last_request_id = err.request_id or self.last_request_id
             self._raise_script_error(err)

@@ -461,8 +461,9 @@ def _stream_notices(turn: _Turn, partial: PartialResponse, deps: QueryDeps) -> l
     """Warnings for what this version does not know (a later API may send it): the run goes on."""
     notices = []
     if partial.unknown:
+        unknown = ", ".join(partial.unknown)
         notices.append(_system(deps, "unknown_stream_content",
-                               f"The stream held what this version of dreamloop does not know: {', '.join(partial.unknown)}. "
+                               f"The stream held what this version of dreamloop does not know: {unknown}. "
                                "Unknown blocks are kept and sent back as received; the rest is ignored.", "warning"))
     if turn.stop_reason is not None and turn.stop_reason not in KNOWN_STOP_REASONS:
         notices.append(_system(deps, "unknown_stop_reason",

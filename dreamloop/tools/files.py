@@ -436,7 +436,7 @@ class GrepTool(_ReadingTool):
     description = (
         "Searches file contents in the workspace with a regular expression (Python re syntax). "
         'Returns matching lines as "path:line_number:line", paths relative to the workspace root. '
-        "Hidden files and directories, binary files and files that are not UTF-8 are skipped."
+        "Hidden files and directories and binary files are skipped."
     )
     input_model = GrepInput
 
