@@ -234,7 +234,8 @@ class Session:
 def sessions(draw: Any) -> Session:
     counter = itertools.count(1)
     item = st.one_of(*[model_turns(counter)] * 5, raw_turns(counter))
-    prompt = st.sampled_from(["go", "read notes.txt and probe it", "again", "", "   "])
+    prompt = st.sampled_from(["go", "read notes.txt and probe it", "again", "go on", "probe twice", "next",
+                              "finish", "check", "", "   "])  # one in five blank
     return Session(
         script=draw(st.lists(item, min_size=1, max_size=6)),
         prompts=draw(st.lists(prompt, min_size=1, max_size=3)),
