@@ -32,6 +32,7 @@ from .scripts import Fault, Turn, reply, text, thinking, tool_use
 from .state import Continue, State, Terminal
 from .tools import Allow, Ask, BaseTool, Deny, ToolResult, ToolUseContext, builtin_tools, run_tools, tool
 from .trace import Checkpoint, Trace
+from .transcript import inspect_transcript
 
 __version__ = "0.1.0"
 
@@ -67,6 +68,7 @@ __all__ = [
     "UserMessage",
     "agent_loop",
     "builtin_tools",
+    "inspect_transcript",
     "live",
     "normalize_messages_for_api",
     "offline",

@@ -5,7 +5,11 @@
     │   ├── IncompleteStreamError   it ended before message_delta, or the connection dropped
     │   └── MalformedStreamError    it broke the stream protocol (no message_start, a delta for a
     │                               block never started, a data frame that is not JSON, ...)
-    └── ScriptExhausted             the offline script has no item for this request (fake_api)
+    ├── ScriptExhausted             the offline script has no item for this request (fake_api)
+    └── TranscriptError             a transcript line a crash cannot explain (transcript.py)
+
+    UserWarning
+    └── TranscriptWarning           a torn last line skipped, or a transcript repaired on resume
 
 API errors stay the SDK's own types (``anthropic.APIStatusError`` and its
 subclasses); the loop decides what they mean. ``abort.Aborted`` is internal.
@@ -15,7 +19,15 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["DreamloopError", "IncompleteStreamError", "MalformedStreamError", "ScriptExhausted", "StreamError"]
+__all__ = [
+    "DreamloopError",
+    "IncompleteStreamError",
+    "MalformedStreamError",
+    "ScriptExhausted",
+    "StreamError",
+    "TranscriptError",
+    "TranscriptWarning",
+]
 
 
 class DreamloopError(Exception):
@@ -48,3 +60,12 @@ class MalformedStreamError(StreamError):
 
 class ScriptExhausted(DreamloopError):
     """The offline script has no turn left for request ``index``."""
+
+
+class TranscriptError(DreamloopError):
+    """A transcript line that is neither a record nor a torn last line (the file was changed by hand
+    or by another program). The message names the file and the line; nothing is repaired."""
+
+
+class TranscriptWarning(UserWarning):
+    """A transcript was read past a torn last line, or repaired by ``QueryEngine.resume``."""

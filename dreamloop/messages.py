@@ -181,8 +181,9 @@ class SystemMessage(_LoopMessageBase):
     ``api_error``, ``incomplete_response``, ``malformed_stream`` (the run ended
     ``model_error``); ``interrupted`` (an abort); ``stop_reason_without_tool_use``,
     ``max_output_tokens``; ``unknown_stop_reason``, ``unknown_stream_content``
-    (what a later API version may send: reported, the run goes on). Later
-    branches add theirs here.
+    (what a later API version may send: reported, the run goes on);
+    ``resume_repair`` (a resume repaired what a crash left, ``transcript.py``).
+    Later branches add theirs here.
     """
 
     type: Literal["system"] = "system"

@@ -321,7 +321,9 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
             )
             turn.attachments.append(reached)
             yield run.note(reached)
-            run.end(Terminal(reason="max_turns", turn_count=state.turn_count), turn)
+            # Like the source (``turnCount: nextTurnCount``): the attachment and the Terminal both carry
+            # the turn the loop refused to start, max_turns + 1.
+            run.end(Terminal(reason="max_turns", turn_count=next_turn_count), turn)
             return
         transition = Continue(reason="next_turn")
         run.trace.checkpoint(**turn.collected(), next_transition=transition)

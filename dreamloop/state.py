@@ -52,7 +52,7 @@ TerminalReason = Literal[
 * ``completed``: the model asked for no tools; the loop ended (not: the task is done).
 * ``aborted_streaming`` / ``aborted_tools``: the abort signal fired while the model
   streamed / while tools ran.
-* ``max_turns``: ``turn_count`` would exceed ``max_turns``.
+* ``max_turns``: the next turn would exceed ``max_turns`` (``Terminal.turn_count`` is that next turn).
 * ``model_error``: an API error or an incomplete stream that no branch recovered.
 * ``prompt_too_long``: the API said the prompt is too long and recovery failed.
 * ``blocking_limit``: the context is over the hard limit before the request (no call made).
@@ -78,8 +78,11 @@ class Continue(BaseModel):
 class Terminal(BaseModel):
     """How a run of the loop ended (queryLoop()'s ``return {reason}``).
 
-    ``turn_count`` is the State's turn when it ended; ``error`` carries the
-    error text for ``model_error`` / ``prompt_too_long`` (never put in history).
+    ``turn_count`` is the State's turn when it ended, except for ``max_turns``:
+    there it is the turn the loop refused to start (``max_turns + 1``, the
+    source's ``turnCount: nextTurnCount``, the same number the
+    ``max_turns_reached`` attachment carries). ``error`` carries the error text
+    for ``model_error`` / ``prompt_too_long`` (never put in history).
     """
 
     model_config = ConfigDict(frozen=True)

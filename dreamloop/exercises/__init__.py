@@ -1,9 +1,14 @@
 """The chapters' exercise checks: each compares a learner's answer with the package, the answer key.
 
 Every ``check_*`` prints "✅ <what passed>" or "❌ <what is wrong>" plus a
-"Hint:" line, returns True or False, and never raises: a wrong answer, a
-wrong type, an exception in the learner's code (``NotImplementedError`` from
-an unfinished stub included) and a hang all end as a ❌ that says what to fix.
+"Hint:" line, returns a ``Verdict`` (truthy when passed; it displays as
+nothing, so a check cell shows only the printed line), and never raises: a
+wrong answer, a wrong type, an exception in the learner's code and a hang all
+end as a ❌. Hints are a ladder: the untouched exercise (``None``, or the
+stub's ``NotImplementedError``) is told what to do, a wrong answer the idea
+it missed, never the answer's code (that is in ``notebooks/solutions/``).
+Each check is held against at least three plausible wrong answers in
+``tests/test_exercises.py``.
 Checks are plain calls, also for ``async def`` answers: code that needs the
 model runs against the offline API on a fresh event loop in a worker thread
 (a notebook's own loop is already running). Each chapter's checks live in their own module (``ch00`` ... ``ch04``);

@@ -1,4 +1,4 @@
-"""The offline Anthropic Messages API (DESIGN §3): faithful enough that a broken loop fails as it would live.
+"""The offline Anthropic Messages API: faithful enough that a broken loop fails as it would live.
 
 ``FakeMessagesAPI(script)`` serves ``POST /v1/messages`` (streaming SSE and
 JSON) and ``/v1/messages/count_tokens`` to the official ``anthropic`` SDK

@@ -5,7 +5,7 @@ It owns the order of things: each request gets a request id, is validated
 ``Reply`` (``replies.py``), which becomes an ``httpx2.Response`` for the SDK's
 ``MockTransport`` (async or sync) or bytes on a socket (``server.py``).
 
-Script consumption (a decision; DESIGN §3 says "every request consumes"):
+Script consumption (a decision; the design brief said "every request consumes"):
 every *valid* request to ``/v1/messages`` consumes exactly one script item,
 faults included, so an SDK retry after a scripted 529 takes the next item. A
 request that fails validation is answered 400 and consumes nothing: a

@@ -185,7 +185,7 @@ async def _run(command: str, cwd: Path, timeout_s: float, limit: int,
     """
     read_end, write_end = os.pipe()
     try:
-        proc = await asyncio.create_subprocess_exec(
+        proc = await _start(
             "/bin/bash", "-c", command,
             cwd=cwd,
             stdin=asyncio.subprocess.DEVNULL,
@@ -199,12 +199,13 @@ async def _run(command: str, cwd: Path, timeout_s: float, limit: int,
         raise
     finally:
         os.close(write_end)
-    stream = asyncio.StreamReader()
-    pipe, _ = await asyncio.get_running_loop().connect_read_pipe(
-        lambda: asyncio.StreamReaderProtocol(stream), os.fdopen(read_end, "rb", buffering=0))
+    stream, output = asyncio.StreamReader(), os.fdopen(read_end, "rb", buffering=0)
     capture = _Capture(limit)
     reader = asyncio.create_task(capture.drain(stream))
+    pipe: asyncio.BaseTransport | None = None
     try:
+        pipe, _ = await asyncio.get_running_loop().connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stream),
+                                                                     output)
         exited = await _wait_for_exit(proc, reader, timeout_s)
         _kill_group(proc)  # the command itself on timeout; background jobs it left behind otherwise
         await asyncio.wait({reader}, timeout=_DRAIN_S)
@@ -214,11 +215,29 @@ async def _run(command: str, cwd: Path, timeout_s: float, limit: int,
         return capture.text(), (proc.returncode if exited else None), left
     finally:
         reader.cancel()
-        pipe.close()  # a process that left the group may still hold the other end: cut it off
+        (pipe or output).close()  # a process that left the group may still hold the other end: cut it off
         if proc.returncode is None:  # cancelled (or failed) while running: take the group down
             _kill_group(proc)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(proc.wait(), _DRAIN_S)
+
+
+async def _start(*args: Any, **kwargs: Any) -> asyncio.subprocess.Process:
+    """``create_subprocess_exec`` that never leaves a process group behind when cancelled.
+
+    The process runs (and may fork) before ``create_subprocess_exec`` returns; a
+    cancellation in that window would make asyncio kill bash alone and leak its
+    children. So the start is shielded, and a cancelled start kills the whole group.
+    """
+    starting = asyncio.ensure_future(asyncio.create_subprocess_exec(*args, **kwargs))
+    try:
+        return await asyncio.shield(starting)
+    except asyncio.CancelledError:
+        proc = await starting
+        _kill_group(proc)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(proc.wait(), _DRAIN_S)
+        raise
 
 
 def _left_running(read_end: int) -> str:

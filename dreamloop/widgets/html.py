@@ -100,7 +100,7 @@ def badge(label: str, kind: str, *, filled: bool = False) -> str:
 
     ``badge("is_error", "error", filled=True)`` is the red ``is_error`` mark.
     """
-    return f'<span class="dl-b {"dl-f-" if filled else "dl-c-"}{kind}">{esc(label)}</span>'
+    return f'<span class="dl-b {"dl-f-" if filled else "dl-c-"}{kind}">{esc(label)}</span> '
 
 
 def preview(text: str, max_chars: int = MAX_CHARS) -> str:

@@ -18,6 +18,7 @@ import ipywidgets as W
 
 from ..trace import Checkpoint, Trace
 from .html import badge, esc, message_html, pane, terminal_html, tool_names
+from .static import StaticHTML
 
 __all__ = ["PANES", "StateInspector"]
 
@@ -33,7 +34,7 @@ _PANE_NOTES = {
 }
 
 
-class StateInspector(W.VBox):
+class StateInspector(StaticHTML, W.VBox):
     """Step through a run's checkpoints: ``StateInspector(trace)``; ``display(inspector)``.
 
     ``trace``: a ``Trace`` (live or ``Trace.load(path)``), a ``QueryRun``
@@ -48,7 +49,9 @@ class StateInspector(W.VBox):
     ``refresh()`` re-reads a trace that is still being filled. ``max_messages``
     caps the messages drawn per pane (the latest are kept; None: all).
     Rendering a checkpoint costs O(messages shown), with per-message HTML
-    cached by uuid, so stepping through a 500-turn trace stays fast.
+    cached by uuid, so stepping through a 500-turn trace stays fast. The
+    stored output carries ``static_html()`` (``StaticHTML``): a table of every
+    checkpoint, then the shown checkpoint's header and panes.
     """
 
     def __init__(self, trace: Trace | Any, *, index: int = 0, max_messages: int | None = 200) -> None:
@@ -111,6 +114,24 @@ class StateInspector(W.VBox):
 
     def __repr__(self) -> str:
         return f"StateInspector(checkpoints={len(self.trace.checkpoints)})"
+
+    def static_html(self) -> str:
+        """Every checkpoint as a table row, then the shown one's header and panes (for a stored notebook)."""
+        points = self.trace.checkpoints
+        if not points:
+            return self.header.value
+        cell = 'style="padding:1px 8px;border-bottom:1px solid #e2e8f0;text-align:left"'
+        rows = [f"<tr>{''.join(f'<th {cell}>{h}</th>' for h in ('checkpoint', 'turn_count', 'transition', 'State.messages', 'messages_for_query', 'assistant_messages', 'tool_results', 'then'))}</tr>"]
+        for point in points:
+            then = (f"Terminal {point.terminal.reason}" if point.terminal is not None else
+                    f"continue: {point.next_transition.reason}" if point.next_transition is not None else "…")
+            values = (point.index, point.turn_count, point.transition.reason if point.transition else "None",
+                      len(point.state_messages), len(point.messages_for_query), len(point.assistant_messages),
+                      len(point.tool_results), then)
+            rows.append(f"<tr>{''.join(f'<td {cell}>{esc(v)}</td>' for v in values)}</tr>")
+        table = f'<table style="border-collapse:collapse;font-size:12px;margin:4px 0">{"".join(rows)}</table>'
+        panes = "".join(f'<div style="margin-top:8px">{self.panes[name].value}</div>' for name in PANES)
+        return table + self.header.value + panes
 
     # -- parts --------------------------------------------------------------
 

@@ -20,6 +20,7 @@ import ipywidgets as W
 from ..diagram import loop_flowchart_svg
 from .html import badge, esc, message_html, pane, pretty_json, terminal_html, tool_names, tool_result_html
 from .kernel import warn_if_old_kernel
+from .static import StaticHTML
 
 __all__ = ["LiveView"]
 
@@ -86,7 +87,7 @@ class _TurnView:
         return head + "".join(e if isinstance(e, str) else e.html() for e in self.entries)
 
 
-class LiveView(W.VBox):
+class LiveView(StaticHTML, W.VBox):
     """A running loop, live: ``display(live)`` then ``async for event in live.follow(run)``.
 
     Usage in a notebook cell (top-level await, never a background task)::
@@ -105,7 +106,9 @@ class LiveView(W.VBox):
     response streaming now; refreshed at most every ``throttle`` seconds or at
     a block's end). ``phases`` lists every phase lit, in order (stable across
     runs of the same script: print it in a notebook). ``run`` is the run
-    being (or last) followed; ``terminal`` its Terminal once it ended.
+    being (or last) followed; ``terminal`` its Terminal once it ended. When
+    the run ends, the outputs showing the view get its final state as static
+    HTML (``StaticHTML.refresh_static``), for a notebook read without a kernel.
     """
 
     def __init__(self, *, throttle: float = 0.05, max_turns_shown: int = 10) -> None:
@@ -156,6 +159,11 @@ class LiveView(W.VBox):
     def __repr__(self) -> str:
         return "LiveView()"
 
+    def static_html(self) -> str:
+        """The status line, the flowchart as lit and the transcript, as the view shows them now."""
+        return (self.status.value + '<div style="display:flex;gap:8px;align-items:flex-start">'
+                f'{self.diagram.value}<div style="flex:1 1 auto">{self.transcript.value}</div></div>')
+
     # -- the run's life -------------------------------------------------------
 
     def _reset(self) -> None:
@@ -183,6 +191,7 @@ class LiveView(W.VBox):
             return
         self._running = False
         self.stop_button.disabled = True
+        self.stop_button.description = "Stop"
         self._flush_stream(force=True, label="streamed before the end (blocks that never finished are not kept)")
         self.terminal = run.terminal if getattr(run, "done", False) else None
         if self.terminal is not None:
@@ -195,6 +204,7 @@ class LiveView(W.VBox):
             self.status.value = self._status_html(f"ended with {type(error).__name__}")
         else:
             self._update_status()
+        self.refresh_static()
 
     def _clicked(self, _button: Any) -> None:
         # The click may arrive on another thread (ipykernel 7.0–7.3 subshells): hop onto the run's loop.
