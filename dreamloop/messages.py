@@ -18,11 +18,11 @@ from anthropic.types import Message as APIMessage
 from anthropic.types import MessageParam
 from pydantic import (
     BaseModel,
-    BeforeValidator,
     ConfigDict,
     Field,
     SerializationInfo,
     ValidationError,
+    WrapValidator,
     field_serializer,
 )
 
@@ -147,6 +147,19 @@ def api_message(data: Any) -> APIMessage:
     return skeleton.model_copy(update={"content": blocks, "stop_reason": stop_reason})
 
 
+def _tolerant(value: Any, handler: Any) -> APIMessage:
+    # The SDK's own validation first (its error paths, e.g. ``message.id``, stay as they are); only
+    # what it rejects for an unknown block type or stop_reason is taken leniently (``api_message``).
+    try:
+        return handler(value)
+    except ValidationError:
+        try:
+            return api_message(value)
+        except ValueError:
+            pass
+        raise
+
+
 def _first_error(error: ValidationError) -> str:
     first = error.errors(include_url=False)[0]
     return f"{'.'.join(str(p) for p in first['loc']) or 'value'}: {first['msg']}"
@@ -164,7 +177,7 @@ class AssistantMessage(_LoopMessageBase):
     """
 
     type: Literal["assistant"] = "assistant"
-    message: Annotated[APIMessage, BeforeValidator(api_message)]
+    message: Annotated[APIMessage, WrapValidator(_tolerant)]
     request_id: str | None = None
 
     @field_serializer("message")
