@@ -53,6 +53,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/wire.py
 	$(BIN)/python bench/loop_overhead.py
 	$(BIN)/python bench/inspector.py
+	$(BIN)/python bench/hooks.py
 	$(BIN)/python bench/transcript.py
 
 soak: $(STAMP)

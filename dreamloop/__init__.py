@@ -12,6 +12,7 @@ Importing has no side effects: nothing is started, read or sent.
 from .abort import AbortController
 from .engine import QueryEngine
 from .events import Event, RequestStart, StreamEvent
+from .hooks import Hooks, load_hooks
 from .messages import (
     AssistantMessage,
     AttachmentMessage,
@@ -49,6 +50,7 @@ __all__ = [
     "Deny",
     "Event",
     "Fault",
+    "Hooks",
     "LoopMessage",
     "ProgressMessage",
     "QueryEngine",
@@ -70,6 +72,7 @@ __all__ = [
     "builtin_tools",
     "inspect_transcript",
     "live",
+    "load_hooks",
     "normalize_messages_for_api",
     "offline",
     "query",

@@ -26,6 +26,7 @@ from typing import Any, Iterator
 from pydantic import ValidationError
 from rich.console import Console
 from rich.syntax import Syntax
+from rich.text import Text
 
 __all__ = ["EXIT_CODES", "main"]
 
@@ -50,12 +51,16 @@ own code from 3 up. The numbers are documented (``--help``, README): never renum
 
 EXIT_CRASH, EXIT_USAGE = 1, 2
 
+EXIT_PROMPT_BLOCKED = 12
+"""``dreamloop run``'s exit status when a ``UserPromptSubmit`` hook blocked the prompt: no run, no Terminal."""
+
 
 def _exit_codes_help() -> str:
     rows = [f"  {code:>2}  {reason}" for reason, code in EXIT_CODES.items()]
     return "\n".join(["exit status (the run's Terminal reason):", *rows[:1],
                       f"  {EXIT_CRASH:>2}  an unexpected crash (a traceback)",
-                      f"  {EXIT_USAGE:>2}  a usage error (bad arguments; nothing ran)", *rows[1:]])
+                      f"  {EXIT_USAGE:>2}  a usage error (bad arguments; nothing ran)", *rows[1:],
+                      f"  {EXIT_PROMPT_BLOCKED:>2}  a UserPromptSubmit hook blocked the prompt (nothing ran)"])
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -99,6 +104,11 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--json", action="store_true",
                      help="print the Terminal, token totals and the transcript as JSON on stdout (the rest goes "
                           "to stderr)")
+    run.add_argument("--settings", type=Path, action="append", default=[], metavar="FILE",
+                     help="run the hooks of this Claude Code settings file (repeatable; merged in order). "
+                          "Without it the hooks branch is on with no hook: a workspace's own settings never run "
+                          "unasked")
+    run.add_argument("--no-hooks", action="store_true", help="turn the hooks branch off")
 
     replay = sub.add_parser("replay", help="print a saved trace")
     replay.add_argument("trace", type=Path, metavar="FILE", help="a trace saved with --trace")
@@ -199,6 +209,7 @@ def _prepare_run(args: argparse.Namespace) -> tuple[Any, argparse.Namespace, Any
 
         model = offline(demo_policy, **({"model": args.model} if args.model else {}))
     console = _console(stderr=args.json)
+    hooks = None if args.no_hooks else _load_hooks(args.settings, console)
     interactive = sys.stdin.isatty() and not args.json
     nobody = _NobodyToAsk()
     params = QueryParams(
@@ -210,8 +221,27 @@ def _prepare_run(args: argparse.Namespace) -> tuple[Any, argparse.Namespace, Any
         ask=_terminal_ask(console) if interactive else nobody,
         can_use_tool=None if args.live else allow_test_commands(),
         max_turns=args.max_turns,
+        hooks=hooks,
     )
     return params, args, console, nobody
+
+
+def _load_hooks(settings: list[Path], console: Console) -> Any:
+    """The hooks branch, on: the settings files' hooks (none given: no hook, the branch still on).
+
+    Hooks that cannot run are said on the console, not dropped silently; a broken file is a
+    usage error (``load_hooks`` raises ``ValueError`` / ``FileNotFoundError``).
+    """
+    import warnings
+
+    from .hooks import Hooks, load_hooks
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        hooks = load_hooks(*settings) if settings else Hooks()
+    for line in hooks.unsupported:
+        console.print(Text("hook not run: ", style="yellow") + Text(line))
+    return hooks
 
 
 def _check_not_the_package(workspace: Path, *, given: bool) -> None:
@@ -323,10 +353,19 @@ async def _demo(args: argparse.Namespace) -> int:
 
 
 async def _run(params: Any, args: argparse.Namespace, console: Console, nobody: _NobodyToAsk) -> int:
+    from .hooks import submit_prompt
     from .query import query
-    from .render import print_run
+    from .render import TurnPrinter, print_run
 
     console.print(f"workspace: {params.workspace}")
+    if params.hooks is not None:  # user_prompt_submit runs before the loop; a block means no run
+        check = await submit_prompt(params.hooks, args.prompt, workspace=params.workspace,
+                                    permission_mode=params.permission_mode)
+        if check.blocked:
+            for message in check.messages:
+                TurnPrinter(console).message(message)
+            return EXIT_PROMPT_BLOCKED
+        params = params.model_copy(update={"messages": [*params.messages, *check.messages]})
     run = query(params)
     with _ctrl_c_stops(run):
         if args.json:
@@ -337,8 +376,9 @@ async def _run(params: Any, args: argparse.Namespace, console: Console, nobody: 
             await print_run(run, console)
     if args.json:
         transcript = [m.model_dump(mode="json") for m in run.messages]
+        switches = {"hooks": params.hooks is not None}
         print(json.dumps({"terminal": run.terminal.model_dump(mode="json"), "usage": _usage(run.messages),
-                          "transcript": transcript}, indent=2))
+                          "switches": switches, "transcript": transcript}, indent=2))
     if args.trace:
         run.trace.save(args.trace)
     if nobody.denied:

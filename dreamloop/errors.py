@@ -6,6 +6,7 @@
     │   └── MalformedStreamError    it broke the stream protocol (no message_start, a delta for a
     │                               block never started, a data frame that is not JSON, ...)
     ├── ScriptExhausted             the offline script has no item for this request (fake_api)
+    ├── HookError                   a Python hook raised: your bug, raised out of the loop (hooks.py)
     └── TranscriptError             a transcript line a crash cannot explain (transcript.py)
 
     UserWarning
@@ -21,6 +22,7 @@ from typing import Any
 
 __all__ = [
     "DreamloopError",
+    "HookError",
     "IncompleteStreamError",
     "MalformedStreamError",
     "ScriptExhausted",
@@ -60,6 +62,15 @@ class MalformedStreamError(StreamError):
 
 class ScriptExhausted(DreamloopError):
     """The offline script has no turn left for request ``index``."""
+
+
+class HookError(DreamloopError):
+    """A Python hook raised (or returned something that is not a decision).
+
+    Not turned into a tool result or a Terminal: a broken hook is the author's bug, so it
+    leaves the loop with its traceback (``__cause__`` is the hook's own exception). A command
+    hook that fails is not this: its exit code is a decision or a non-blocking error.
+    """
 
 
 class TranscriptError(DreamloopError):

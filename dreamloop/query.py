@@ -5,7 +5,7 @@ One ``while True``, five phases in the order of the source's flowchart:
     1. State in          take this iteration's State (messages, turn_count, transition)
     2. context pipeline  prepare ``messages_for_query`` (stages arrive in later chapters)
     3. stream the model  yield raw events, collect ``assistant_messages`` and tool_use blocks
-    4. tools or stop     no tool_use → stop checks → Terminal; else run tools → ``tool_results``
+    4. tools or stop     no tool_use → stop checks (stop hooks) → Terminal; else run tools → ``tool_results``
     5. next State        attachments (queued input), the max_turns check, a new State, continue
 
 It yields events as they happen and ends with a ``Terminal``. Python async
@@ -29,6 +29,7 @@ from .abort import AbortController, Aborted
 from .deps import QueryDeps
 from .errors import IncompleteStreamError, MalformedStreamError, StreamError
 from .events import RequestStart, StreamEvent
+from .hooks import Hooks, StopCheck, run_stop_hooks
 from .messages import (
     KNOWN_STOP_REASONS,
     AssistantMessage,
@@ -74,7 +75,10 @@ class QueryParams(BaseModel):
     for a blank prompt: a prompt with no text is refused here, never sent.
 
     Feature switches (streaming tool execution, hooks, context stages,
-    recovery, fallback model, token budget) arrive as new fields, off by default.
+    recovery, fallback model, token budget) arrive as new fields, off by default:
+
+    * ``hooks``: ``Hooks`` (chapter 07): ``pre_tool_use`` / ``post_tool_use`` around
+      each call, ``stop`` when the model asks for no tools. None: no hook runs.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -93,6 +97,7 @@ class QueryParams(BaseModel):
     abort: AbortController = Field(default_factory=AbortController)
     queued_input: Callable[[], list[AttachmentMessage]] | None = None
     deps: QueryDeps = Field(default_factory=QueryDeps)
+    hooks: Hooks | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -232,6 +237,7 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
         uuid=deps.uuid,
         tool_timeout_s=params.tool_timeout_s,
         secrets=_credentials(params.model),
+        hooks=params.hooks,
     )
     state = State(messages=tuple(params.messages), tool_use_context=context)
 
@@ -288,6 +294,26 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
             for notice in _stop_notices(turn, deps):
                 turn.attachments.append(notice)
                 yield run.note(notice)
+            if params.hooks is not None:  # stop hooks may send the model back to work
+                stop = await _stop_hooks(params, state, run, turn)
+                for message in stop.messages:
+                    turn.attachments.append(message)
+                    yield run.note(message)
+                if stop.verdict == "block":  # the feedback is in turn.attachments: the model reads it next
+                    transition = Continue(reason="stop_hook_blocking", attempt=state.stop_hook_blocks + 1)
+                    run.trace.checkpoint(**turn.collected(), next_transition=transition)
+                    state = State(
+                        messages=(*turn.messages_for_query, *turn.assistant_messages, *turn.attachments),
+                        turn_count=state.turn_count,  # not a new turn: the same one, answered again
+                        transition=transition,
+                        stop_hook_active=True,
+                        stop_hook_blocks=state.stop_hook_blocks + 1,
+                        tool_use_context=context,
+                    )
+                    continue
+                if stop.verdict != "stop":  # a hook prevented continuation, or the runaway guard fired
+                    run.end(Terminal(reason="stop_hook_prevented", turn_count=state.turn_count), turn)
+                    return
             run.end(Terminal(reason="completed", turn_count=state.turn_count), turn)
             return
 
@@ -298,6 +324,8 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
                     results[update.tool_use_id] = update.data["result"]
                 elif update.type == "user":
                     turn.tool_results.append(update)
+                elif update.type == "attachment":  # hook records, and what hooks tell the model
+                    turn.attachments.append(update)
                 yield run.note(update)
         except Aborted:
             for message in _tools_interrupted(turn, tool_uses, results, deps):
@@ -308,6 +336,12 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
             run.end(Terminal(reason="aborted_tools", turn_count=state.turn_count), turn,
                     *_tools_interrupted(turn, tool_uses, results, deps))
             raise
+        stopped = _hook_stopped(turn, deps)  # a hook said `continue: false` while tools ran
+        if stopped is not None:
+            turn.attachments.append(stopped)
+            yield run.note(stopped)
+            run.end(Terminal(reason="hook_stopped", turn_count=state.turn_count), turn)
+            return
 
         # -- 5. attachments, max_turns, next State ------------------------------
         for attachment in params.queued_input() if params.queued_input else []:
@@ -331,6 +365,8 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
             messages=(*turn.messages_for_query, *turn.assistant_messages, *turn.tool_results, *turn.attachments),
             turn_count=next_turn_count,
             transition=transition,
+            stop_hook_active=state.stop_hook_active,
+            stop_hook_blocks=state.stop_hook_blocks,
             tool_use_context=context,
         )
 
@@ -472,6 +508,35 @@ def _stream_notices(turn: _Turn, partial: PartialResponse, deps: QueryDeps) -> l
                                f"The model stopped with stop_reason {turn.stop_reason!r}, which this version does not "
                                "know; the loop goes on from the content blocks.", "warning"))
     return notices
+
+
+async def _stop_hooks(params: QueryParams, state: State, run: QueryRun, turn: _Turn) -> StopCheck:
+    """handleStopHooks(): run the stop hooks and decide (``hooks.stop_verdict``).
+
+    An abort while they run cancels them (a command's process group is killed) and prevents
+    continuation, as in the source; a cancelled task closes the run and re-raises.
+    """
+    assert params.hooks is not None
+    try:
+        with params.abort.guard():
+            return await run_stop_hooks(params.hooks, stop_hook_active=state.stop_hook_active,
+                                        blocks_so_far=state.stop_hook_blocks, workspace=params.workspace,
+                                        permission_mode=params.permission_mode, uuid=params.deps.uuid)
+    except Aborted:
+        return StopCheck("prevent", (_system(params.deps, "interrupted", "Interrupted while the stop hooks ran.",
+                                             "warning"),))
+    except asyncio.CancelledError:
+        run.end(Terminal(reason="stop_hook_prevented", turn_count=state.turn_count), turn)
+        raise
+
+
+def _hook_stopped(turn: _Turn, deps: QueryDeps) -> SystemMessage | None:
+    """The notice that ends the run when a tool hook said ``continue: false`` (``hook_stopped``)."""
+    for attachment in (m.attachment for m in turn.attachments if m.type == "attachment"):
+        if attachment.get("type") == "hook_stopped_continuation":
+            return _system(deps, "hook_stopped", f"{attachment['hookName']} hook stopped the run: "
+                                                 f"{attachment['stopReason']}", "warning")
+    return None
 
 
 def _stop_notices(turn: _Turn, deps: QueryDeps) -> list[SystemMessage]:

@@ -19,6 +19,7 @@ from rich.panel import Panel
 from rich.rule import Rule
 from rich.text import Text
 
+from .hooks import describe_record
 from .messages import AssistantMessage, AttachmentMessage, SystemMessage, UserMessage
 from .state import Continue, Terminal
 
@@ -87,6 +88,8 @@ class TurnPrinter:
         if isinstance(message, SystemMessage):
             style = {"error": "bold red", "warning": "yellow"}.get(message.level, "blue")
             self.console.print(Text(f"  [{message.subtype}] {message.content}", style=style))
+        elif isinstance(message, AttachmentMessage) and str(message.attachment.get("type")).startswith("hook_"):
+            self.console.print(Text(f"  hook  {describe_record(message.attachment)}", style="magenta"))
         elif isinstance(message, AttachmentMessage):
             self.console.print(Text(f"  attachment {json.dumps(message.attachment)}", style="blue"))
         elif isinstance(message, UserMessage) and not message.source_tool_use_ids:

@@ -25,8 +25,8 @@ __all__ = ["TRACE_VERSION", "Checkpoint", "Trace", "jsonl_records"]
 
 _MESSAGE = TypeAdapter(LoopMessage)
 
-TRACE_VERSION = 1
-"""The trace file format ``save`` writes and ``load`` reads (bump it when the format changes; keep reading old ones)."""
+TRACE_VERSION = 2
+"""The JSONL format's version: 2 added ``Checkpoint.stop_hook_active``; version 1 files still load."""
 
 
 class Checkpoint(BaseModel):
@@ -41,6 +41,7 @@ class Checkpoint(BaseModel):
     * ``events``: the turn's yielded events as dicts, each with ``t`` (seconds
       since the run started) and ``type``; stream events carry the raw event.
     * ``next_transition`` / ``terminal``: how the iteration ended (one of them).
+    * ``stop_hook_active``: the State's flag (set while the model answers a stop hook's feedback).
     """
 
     index: int
@@ -54,6 +55,7 @@ class Checkpoint(BaseModel):
     events: list[dict[str, Any]] = Field(default_factory=list)
     next_transition: Continue | None = None
     terminal: Terminal | None = None
+    stop_hook_active: bool = False
 
     @property
     def messages_after(self) -> list[str]:
@@ -121,6 +123,7 @@ class Trace:
             events=self._events,
             next_transition=next_transition,
             terminal=terminal,
+            stop_hook_active=state.stop_hook_active,
         )
         self._events = []
         self.checkpoints.append(point)

@@ -13,7 +13,7 @@ from dreamloop.cli import main
 from dreamloop.deps import QueryDeps, counting_uuids
 from dreamloop.query import QueryParams, query
 from dreamloop.tools import tool
-from dreamloop.trace import Trace
+from dreamloop.trace import TRACE_VERSION, Trace
 
 
 class NoInput(BaseModel):
@@ -80,7 +80,7 @@ CORRUPTIONS = {
     "a checkpoint with unknown uuids": (lambda rows: [rows[0], rows[-1]], "line 2: checkpoint 1 refers to message "
                                         "00000000-0000-4000-8000-000000000001, which the trace does not hold"),
     "a newer version": (lambda rows: corrupt(rows, 1, '{"kind": "trace", "version": 99}'),
-                        "trace version 99; this dreamloop reads version 1"),
+                        f"trace version 99; this dreamloop reads version {TRACE_VERSION}"),
     "no header": (lambda rows: rows[1:], "is not a dreamloop trace"),
 }
 

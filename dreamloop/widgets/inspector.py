@@ -30,7 +30,7 @@ _PANE_NOTES = {
     "messages_for_query": "what phase 2 (the context pipeline) handed to the model call",
     "assistant_messages": "phase 3: the model's response(s) this turn",
     "tool_results": "phase 4: the tool_result messages this turn",
-    "attachments": "phase 5 and notices: queued input, max_turns_reached, warnings",
+    "attachments": "phase 5 and notices: queued input, max_turns_reached, hook records, stop hook feedback",
 }
 
 
@@ -185,6 +185,9 @@ class StateInspector(StaticHTML, W.VBox):
             f"<b>checkpoint {point.index} / {total - 1}</b> · turn_count=<b>{point.turn_count}</b> · "
             f"transition=<b>{esc(transition)}</b> · State.messages: {len(point.state_messages)}"
         ]
+        if point.stop_hook_active:
+            lines.append('<span class="dl-c-system">stop_hook_active=<b>True</b>: the model is answering a stop '
+                         "hook's feedback (the meta user message marked new in messages)</span>")
         if previous is None:
             lines.append('<span class="dl-dim">changed: nothing before this (the loop\'s first State)</span>')
         else:
@@ -208,6 +211,8 @@ def _changes(before: Checkpoint, after: Checkpoint) -> str:
     new = after.transition.reason if after.transition else "None"
     if old != new:
         parts.append(f"transition {old}→{new}")
+    if before.stop_hook_active != after.stop_hook_active:
+        parts.append(f"stop_hook_active {before.stop_hook_active}→{after.stop_hook_active}")
     delta = len(after.state_messages) - len(before.state_messages)
     parts.append(f"{delta:+d} message{'s' if abs(delta) != 1 else ''}")
     return ", ".join(parts)
