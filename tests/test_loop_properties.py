@@ -32,6 +32,7 @@ from dreamloop.engine import QueryEngine, load_transcript
 from dreamloop.fake_api import RawTurn, merge_consecutive, validate_request
 from dreamloop.fake_api.replies import turn_message
 from dreamloop.fake_api.sse import encode_event, message_events
+from dreamloop.hooks import Hooks
 from dreamloop.messages import normalize_messages_for_api, user_message
 from dreamloop.model import offline
 from dreamloop.scripts import Fault, Turn, reply
@@ -43,8 +44,32 @@ from dreamloop.tools import GrepTool, ReadTool, ToolResult, tool, tool_schemas
 #     "hooks": st.none() | hooks_strategy(),
 # Every generated session runs with one draw of this table (a dict of QueryParams overrides).
 
+def _hooks(choice: dict[str, str | None]) -> Hooks | None:
+    """Python hooks (command hooks are too slow for 500 sessions; tests/test_hooks_*.py run those)."""
+    hooks = Hooks(max_stop_hook_blocks=2)
+    said = {
+        "context": {"additional_context": "hook says: note this"},
+        "block": {"decision": "block", "reason": "hook says: not this one"},
+        "deny": {"decision": "deny", "reason": "hook says: no"},
+        "allow": {"decision": "allow"},
+        "stop": {"continue_": False, "stop_reason": "hook says: stop"},
+    }
+    for event, behaviour in choice.items():
+        if behaviour is not None:
+            hooks.add(event, lambda input, answer=said[behaviour]: answer)
+    return hooks if hooks.entries else None
+
+
+HOOKS = st.fixed_dictionaries({
+    "user_prompt_submit": st.sampled_from([None, None, "context", "block"]),
+    "pre_tool_use": st.sampled_from([None, None, "allow", "deny", "stop"]),
+    "post_tool_use": st.sampled_from([None, None, "context", "block", "stop"]),
+    "stop": st.sampled_from([None, None, "block", "stop"]),
+}).map(_hooks)
+
 SWITCHES: dict[str, st.SearchStrategy[Any]] = {
     "max_turns": st.none() | st.integers(min_value=1, max_value=4),
+    "hooks": st.none() | HOOKS,
 }
 
 INVARIANTS = (
@@ -261,6 +286,7 @@ class Outcome:
     errors: list[str] = field(default_factory=list)  # exceptions that escaped the loop
     blank: list[str] = field(default_factory=list)  # per blank prompt: "" if refused right, else what happened
     aborted: bool = False
+    blocked: int = 0  # prompts a hook blocked (no run)
     transcript: Path | None = None
     tools: list[Any] = field(default_factory=list)
 
@@ -287,8 +313,9 @@ async def run_session(session: Session, workdir: Path) -> Outcome:
         try:
             async for event in engine.submit_message(prompt):
                 for kind in ("any", event.type):
-                    if (kind, seen[kind]) == session.abort_at:
-                        engine.last_run.abort()
+                    running = engine.last_run  # None, or done, while prompt hooks run: nothing to stop yet
+                    if (kind, seen[kind]) == session.abort_at and running is not None and not running.done:
+                        running.abort()
                         outcome.aborted = True
                     seen[kind] += 1
         except ValueError as error:
@@ -303,6 +330,9 @@ async def run_session(session: Session, workdir: Path) -> Outcome:
             continue
         if not prompt.strip():
             outcome.blank.append("a blank prompt was not refused")
+        if engine.last_run is None:  # a user_prompt_submit hook blocked it: no run, no Terminal
+            outcome.blocked += 1
+            continue
         outcome.terminals.append(engine.terminal)
     return outcome
 
@@ -318,7 +348,7 @@ def check(outcome: Outcome) -> list[tuple[str, str]]:
     non_blank = [p for p in outcome.session.prompts if p.strip()]
     for error in outcome.errors:
         found.append(("ended_in_terminal", error))
-    if len(outcome.terminals) != len(non_blank) - len(outcome.errors) or None in outcome.terminals:
+    if len(outcome.terminals) != len(non_blank) - len(outcome.errors) - outcome.blocked or None in outcome.terminals:
         found.append(("ended_in_terminal", f"terminals {outcome.terminals} for prompts {non_blank}"))
     for problem in outcome.blank:
         if problem:
