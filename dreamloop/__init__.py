@@ -2,6 +2,7 @@
 
     import dreamloop as dl
     model = dl.offline([dl.reply("Hello!")])          # the in-process Messages API
+                                                       # (dl.offline(dl.cassette(path)): a recorded live run)
     run = dl.query(dl.QueryParams(messages="hi", model=model))
     async for event in run: ...
     run.terminal                                       # Terminal(reason='completed', ...)
@@ -12,6 +13,7 @@ Importing has no side effects: nothing is started, read or sent.
 from .abort import AbortController
 from .engine import QueryEngine
 from .events import Event, RequestStart, StreamEvent
+from .fake_api.cassette import cassette
 from .hooks import Hooks, load_hooks
 from .messages import (
     AssistantMessage,
@@ -70,6 +72,7 @@ __all__ = [
     "UserMessage",
     "agent_loop",
     "builtin_tools",
+    "cassette",
     "inspect_transcript",
     "live",
     "load_hooks",

@@ -6,6 +6,8 @@
     │   └── MalformedStreamError    it broke the stream protocol (no message_start, a delta for a
     │                               block never started, a data frame that is not JSON, ...)
     ├── ScriptExhausted             the offline script has no item for this request (fake_api)
+    ├── FileFormatError             a line of a session file or cassette is not what it should be
+    │                               (also a ValueError; claude_code.py, fake_api/cassette.py)
     ├── HookError                   a Python hook raised: your bug, raised out of the loop (hooks.py)
     └── TranscriptError             a transcript line a crash cannot explain (transcript.py)
 
@@ -22,6 +24,7 @@ from typing import Any
 
 __all__ = [
     "DreamloopError",
+    "FileFormatError",
     "HookError",
     "IncompleteStreamError",
     "MalformedStreamError",
@@ -63,6 +66,19 @@ class MalformedStreamError(StreamError):
 class ScriptExhausted(DreamloopError):
     """The offline script has no turn left for request ``index``."""
 
+
+class FileFormatError(DreamloopError, ValueError):
+    """A JSONL file dreamloop reads (a Claude Code session, a cassette) has a bad line.
+
+    The message names the file and the line (1-based): ``path, line 7: not JSON (...)``.
+    ``path`` and ``line`` are kept as attributes (``line`` None: the file as a whole).
+    """
+
+    def __init__(self, path: object, line: int | None, problem: str) -> None:
+        where = f"{path}, line {line}" if line is not None else str(path)
+        super().__init__(f"{where}: {problem}")
+        self.path = path
+        self.line = line
 
 class HookError(DreamloopError):
     """A Python hook raised (or returned something that is not a decision).

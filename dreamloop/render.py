@@ -125,19 +125,28 @@ async def print_run(run: Any, console: Console | None = None) -> Terminal:
 
 
 def print_trace(trace: Any, console: Console | None = None) -> None:
-    """Print a saved ``Trace`` the way ``print_run`` printed it live."""
+    """Print a saved ``Trace`` the way ``print_run`` printed it live.
+
+    A trace of several runs (an imported Claude Code session) prints the
+    prompts that started each later run too, and every checkpoint's notes.
+    """
     printer = TurnPrinter(console)
-    prompts = [m for m in trace.resolve(trace.checkpoints[0].state_messages) if m.type == "user"] \
-        if trace.checkpoints else []
-    if prompts:
-        printer.notice(prompts[-1])
+    before: set[str] = set()
     for point in trace.checkpoints:
+        if point.index == 0 or point.transition is None:
+            prompts = [m for m in trace.resolve(point.state_messages) if m.uuid not in before
+                       and m.type == "user" and not m.source_tool_use_ids and not m.is_meta]
+            for prompt in prompts[-1:] if point.index == 0 else prompts:
+                printer.notice(prompt)
         printer.turn(point.turn_count, point.transition)
         for message in trace.resolve(point.assistant_messages + point.tool_results + point.attachments):
             printer.message(message)
+        for note in point.notes:
+            printer.console.print(Text(f"  note: {note}", style="dim italic"))
         if point.terminal:
             printer.terminal(point.terminal)
-    if trace.terminal is None:
+        before = set(point.messages_after)
+    if trace.terminal is None and trace.source is None:
         printer.console.print(Text("(the trace ends without a Terminal: the run did not finish, or its last "
                                    "checkpoint was lost)", style="yellow"))
 

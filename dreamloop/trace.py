@@ -25,8 +25,9 @@ __all__ = ["TRACE_VERSION", "Checkpoint", "Trace", "jsonl_records"]
 
 _MESSAGE = TypeAdapter(LoopMessage)
 
-TRACE_VERSION = 2
-"""The JSONL format's version: 2 added ``Checkpoint.stop_hook_active``; version 1 files still load."""
+TRACE_VERSION = 3
+"""The JSONL format's version: 2 added ``Checkpoint.stop_hook_active``; 3 the header's ``source`` and
+``Checkpoint.notes`` (a trace imported from a Claude Code session); versions 1 and 2 still load."""
 
 
 class Checkpoint(BaseModel):
@@ -42,6 +43,9 @@ class Checkpoint(BaseModel):
       since the run started) and ``type``; stream events carry the raw event.
     * ``next_transition`` / ``terminal``: how the iteration ended (one of them).
     * ``stop_hook_active``: the State's flag (set while the model answers a stop hook's feedback).
+    * ``notes``: short remarks for a reader (an imported Claude Code session puts
+      what the file says beside the messages here: usage, interrupts, hooks,
+      synthesized results, an exchange the real API would have rejected).
     """
 
     index: int
@@ -56,6 +60,7 @@ class Checkpoint(BaseModel):
     next_transition: Continue | None = None
     terminal: Terminal | None = None
     stop_hook_active: bool = False
+    notes: list[str] = Field(default_factory=list)
 
     @property
     def messages_after(self) -> list[str]:
@@ -67,11 +72,16 @@ class Trace:
     """Checkpoints of one run plus every message they refer to.
 
     Build one live by passing it to ``query(params, trace=...)`` (the loop
-    fills it), or ``Trace.load(path)``. ``trace.checkpoints[i]`` is iteration
-    i; ``trace.resolve(uuids)`` gives the messages; ``trace.terminal`` the end.
+    fills it), ``Trace.load(path)``, or ``Trace.from_claude_code(path)`` (a
+    Claude Code session file, one checkpoint per model call).
+    ``trace.checkpoints[i]`` is iteration i; ``trace.resolve(uuids)`` gives the
+    messages; ``trace.terminal`` the end. ``trace.source`` says where a trace
+    that the loop did not record came from (None for the loop's own):
+    ``{"kind": "claude_code_session", "path", "note", ...}``.
     """
 
     def __init__(self) -> None:
+        self.source: dict[str, Any] | None = None
         self.messages: dict[str, Any] = {}
         self.checkpoints: list[Checkpoint] = []
         self.terminal: Terminal | None = None
@@ -144,13 +154,32 @@ class Trace:
         end = self.terminal.reason if self.terminal else "running"
         return f"Trace(checkpoints={len(self.checkpoints)}, messages={len(self.messages)}, terminal={end})"
 
+    @classmethod
+    def from_claude_code(cls, path: str | Path, *, branch: str | None = None) -> "Trace":
+        """A Claude Code session file (``~/.claude/projects/<project>/<session>.jsonl``) as a Trace.
+
+        One checkpoint per model call of one branch (default: the last main-thread
+        branch; ``branch``: the uuid, or a prefix of it, of a branch's tip or any record on it;
+        ``dreamloop.claude_code.read_session(path).branches`` lists them). The
+        file holds neither the system prompt nor the tool definitions, so
+        ``messages_for_query`` is the conversation the model was sent without
+        them; ``trace.source["note"]`` says so. Raises ``FileFormatError`` for a
+        corrupt line (a torn last line is tolerated), ``KeyError`` for an unknown branch.
+        """
+        from .claude_code import read_session
+
+        return read_session(path).trace(branch)
+
     # -- JSONL ------------------------------------------------------------
 
     def save(self, path: str | Path) -> Path:
         """Write the trace as JSONL: a header, one line per message, per checkpoint."""
         path = Path(path)
         with path.open("w", encoding="utf-8") as out:
-            out.write(json.dumps({"kind": "trace", "version": TRACE_VERSION}) + "\n")
+            header: dict[str, Any] = {"kind": "trace", "version": TRACE_VERSION}
+            if self.source is not None:
+                header["source"] = self.source
+            out.write(json.dumps(header) + "\n")
             for message in self.messages.values():
                 out.write(json.dumps({"kind": "message", "message": message.model_dump(mode="json")}) + "\n")
             for point in self.checkpoints:
@@ -181,6 +210,7 @@ class Trace:
         if not isinstance(header.get("version"), int) or header["version"] > TRACE_VERSION:
             raise ValueError(f"{path}: trace version {header.get('version')!r}; this dreamloop reads version "
                              f"{TRACE_VERSION} (a newer dreamloop wrote it?)")
+        trace.source = header.get("source")
         for number, record in records[1:]:
             try:
                 trace._load_record(record)

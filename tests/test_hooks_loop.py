@@ -27,7 +27,7 @@ from dreamloop.hooks import (
 )
 from dreamloop.query import QueryParams, query
 from dreamloop.tools import Allow, tool
-from dreamloop.trace import Trace
+from dreamloop.trace import TRACE_VERSION, Trace
 
 
 class PathInput(BaseModel):
@@ -420,7 +420,7 @@ async def test_trace_round_trip_keeps_stop_hook_active(offline, tmp_path):
     run = query(params(model, Hooks().add("stop", lambda i: next(stops))))
     await drain(run)
     path = run.trace.save(tmp_path / "trace.jsonl")
-    assert json.loads(path.read_text().splitlines()[0]) == {"kind": "trace", "version": 2}
+    assert json.loads(path.read_text().splitlines()[0]) == {"kind": "trace", "version": TRACE_VERSION}
     loaded = Trace.load(path)
     assert [c.stop_hook_active for c in loaded.checkpoints] == [False, True]
     old = tmp_path / "v1.jsonl"

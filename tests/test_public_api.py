@@ -12,7 +12,7 @@ def test_all_is_pinned():
         "BaseTool", "Checkpoint", "Continue", "Deny", "Event", "Fault", "Hooks", "LoopMessage", "ProgressMessage",
         "QueryEngine", "QueryParams", "QueryRun", "RequestStart", "State", "StreamEvent", "SystemMessage",
         "Terminal", "TombstoneMessage", "ToolResult", "ToolUseContext", "ToolUseSummaryMessage", "Trace",
-        "Turn", "UserMessage", "agent_loop", "builtin_tools", "inspect_transcript", "live", "load_hooks",
+        "Turn", "UserMessage", "agent_loop", "builtin_tools", "cassette", "inspect_transcript", "live", "load_hooks",
         "normalize_messages_for_api",
         "offline", "query", "reply", "run_tools", "text", "thinking", "tool", "tool_result_block",
         "tool_use", "user_message",

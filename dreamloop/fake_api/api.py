@@ -115,13 +115,16 @@ class FakeMessagesAPI:
 
     # -- clients ---------------------------------------------------------------
 
-    def client(self, max_retries: int = 2) -> anthropic.AsyncAnthropic:
-        """An ``anthropic.AsyncAnthropic`` whose every request lands in this fake API (no network, no key)."""
+    def client(self, max_retries: int = 2, *, event_hooks: dict[str, list[Any]] | None = None) -> anthropic.AsyncAnthropic:
+        """An ``anthropic.AsyncAnthropic`` whose every request lands in this fake API (no network, no key).
+
+        ``event_hooks``: ``httpx2`` event hooks for its HTTP client (a cassette recorder's).
+        """
         return anthropic.AsyncAnthropic(
             api_key=OFFLINE_API_KEY,
             base_url=OFFLINE_BASE_URL,
             max_retries=max_retries,
-            http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(self.handler)),
+            http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(self.handler), event_hooks=event_hooks),
         )
 
     def sync_client(self, max_retries: int = 2) -> anthropic.Anthropic:

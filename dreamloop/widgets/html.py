@@ -199,6 +199,8 @@ def block_html(block: Any, names: Mapping[str, str], *, max_chars: int = MAX_CHA
         return tool_result_html(data, names.get(data.get("tool_use_id", "")), max_chars=max_chars)
     if kind == "thinking":
         text = str(_field(block, "thinking", ""))
+        if not text and _field(block, "signature"):  # the text was not kept, only its signature
+            return f'<div>{badge("thinking", "thinking")}<i class="dl-dim">(hidden: only its signature was kept)</i></div>'
         return f'<div>{badge("thinking", "thinking")}{_pre(text, cls="dl-think", max_chars=max_chars)}</div>'
     if kind == "redacted_thinking":
         return f'<div>{badge("redacted_thinking", "thinking")}<i class="dl-dim">(encrypted)</i></div>'
