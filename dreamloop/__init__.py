@@ -2,6 +2,7 @@
 
     import dreamloop as dl
     model = dl.offline([dl.reply("Hello!")])          # the in-process Messages API
+                                                       # (dl.offline(dl.cassette(path)): a recorded live run)
     run = dl.query(dl.QueryParams(messages="hi", model=model))
     async for event in run: ...
     run.terminal                                       # Terminal(reason='completed', ...)
@@ -34,6 +35,7 @@ _EXPORTS: dict[str, str] = {
     "Deny": "tools",
     "Event": "events",
     "Fault": "scripts",
+    "Hooks": "hooks",
     "LoopMessage": "messages",
     "ProgressMessage": "messages",
     "QueryEngine": "engine",
@@ -53,8 +55,10 @@ _EXPORTS: dict[str, str] = {
     "UserMessage": "messages",
     "agent_loop": "minimal",
     "builtin_tools": "tools",
+    "cassette": "fake_api.cassette",
     "inspect_transcript": "transcript",
     "live": "model",
+    "load_hooks": "hooks",
     "normalize_messages_for_api": "messages",
     "offline": "model",
     "query": "query",

@@ -1,11 +1,13 @@
-"""The ``dreamloop`` command: ``demo``, ``sample``, ``run``, ``replay``, ``serve-fake``.
+"""The ``dreamloop`` command: ``demo``, ``sample``, ``run``, ``replay``, ``import-claude-code``, ``serve-fake``.
 
 ``demo`` is the main job: a small real project is copied to a temporary
 directory and "change value to 2" runs through ``query()`` against the
 offline API with the real tools, printed turn by turn. ``sample DIR`` copies
 that project to DIR, a safe place to try ``run``, which runs any prompt,
-offline (the demo policy) or ``--live``, and exits with the code of its
-Terminal reason (``EXIT_CODES``). This module parses arguments, checks them
+offline (the demo policy), ``--live`` (``--record`` writes a cassette) or
+from a recorded cassette (``--cassette``), and exits with the code of its
+Terminal reason (``EXIT_CODES``). ``import-claude-code`` rebuilds a Claude
+Code session file call by call. This module parses arguments, checks them
 before anything runs, and wires the pieces; the loop lives in ``query.py``.
 """
 
@@ -20,12 +22,14 @@ import shutil
 import signal
 import sys
 import tempfile
+import warnings
 from pathlib import Path
 from typing import Any, Iterator
 
 from pydantic import ValidationError
 from rich.console import Console
 from rich.syntax import Syntax
+from rich.text import Text
 
 __all__ = ["EXIT_CODES", "main"]
 
@@ -50,12 +54,16 @@ own code from 3 up. The numbers are documented (``--help``, README): never renum
 
 EXIT_CRASH, EXIT_USAGE = 1, 2
 
+EXIT_PROMPT_BLOCKED = 12
+"""``dreamloop run``'s exit status when a ``UserPromptSubmit`` hook blocked the prompt: no run, no Terminal."""
+
 
 def _exit_codes_help() -> str:
     rows = [f"  {code:>2}  {reason}" for reason, code in EXIT_CODES.items()]
     return "\n".join(["exit status (the run's Terminal reason):", *rows[:1],
                       f"  {EXIT_CRASH:>2}  an unexpected crash (a traceback)",
-                      f"  {EXIT_USAGE:>2}  a usage error (bad arguments; nothing ran)", *rows[1:]])
+                      f"  {EXIT_USAGE:>2}  a usage error (bad arguments; nothing ran)", *rows[1:],
+                      f"  {EXIT_PROMPT_BLOCKED:>2}  a UserPromptSubmit hook blocked the prompt (nothing ran)"])
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -99,9 +107,32 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--json", action="store_true",
                      help="print the Terminal, token totals and the transcript as JSON on stdout (the rest goes "
                           "to stderr)")
+    run.add_argument("--record", type=Path, metavar="CASSETTE",
+                     help="record every request, response (raw SSE) and tool result here (never the key)")
+    run.add_argument("--cassette", type=Path, metavar="CASSETTE",
+                     help="replay a recorded run: the model's side comes from CASSETTE, offline")
+    run.add_argument("--recorded-tools", action="store_true",
+                     help="with --cassette: answer tool calls with the recorded results instead of running them")
+    run.add_argument("--thinking-budget", type=int, metavar="TOKENS",
+                     help="extended thinking with this budget (>= 1024; max_tokens becomes TOKENS + 4096)")
+    run.add_argument("--settings", type=Path, action="append", default=[], metavar="FILE",
+                     help="run the hooks of this Claude Code settings file (repeatable; merged in order). "
+                          "Without it the hooks branch is on with no hook: a workspace's own settings never run "
+                          "unasked")
+    run.add_argument("--no-hooks", action="store_true", help="turn the hooks branch off")
 
     replay = sub.add_parser("replay", help="print a saved trace")
     replay.add_argument("trace", type=Path, metavar="FILE", help="a trace saved with --trace")
+
+    claude = sub.add_parser("import-claude-code", help="rebuild the model calls of a Claude Code session file",
+                            description="Rebuild a Claude Code session file (~/.claude/projects/<project>/"
+                                        "<session>.jsonl) as one checkpoint per model call, print it, and save "
+                                        "it as a trace for the State inspector.")
+    claude.add_argument("file", type=Path, metavar="FILE", help="a session file (or a subagent's agent-*.jsonl)")
+    claude.add_argument("--branch", default=None, metavar="UUID",
+                        help="the branch to rebuild (a uuid or a prefix; default: the last main-thread branch)")
+    claude.add_argument("--list-branches", action="store_true", help="list the branches (rewinds, sidechains) and stop")
+    claude.add_argument("--trace", type=Path, metavar="FILE", help="save the rebuilt trace (JSONL) here")
 
     from .fake_api.server import add_serve_fake_arguments
 
@@ -134,8 +165,14 @@ def main(argv: list[str] | None = None) -> int:
 
             if args.trace.is_dir():
                 raise ValueError(f"{args.trace} is a directory; give a trace file saved with --trace")
-            trace = Trace.load(args.trace)
-    except (ValidationError, ValueError, FileNotFoundError, FileExistsError, MissingCredentials) as error:
+            with warnings.catch_warnings(record=True) as caught:  # a torn last line: skipped, said on stderr
+                warnings.simplefilter("always")
+                trace = Trace.load(args.trace)
+            for warning in caught:
+                print(f"dreamloop replay: warning: {warning.message}", file=sys.stderr)
+        elif args.command == "import-claude-code":
+            session, trace = _prepare_import(args)
+    except (ValidationError, ValueError, FileNotFoundError, FileExistsError, KeyError, MissingCredentials) as error:
         _subparser(parser, args.command).error(_one_line(error))
     if args.command == "demo":
         return asyncio.run(_demo(args))
@@ -146,6 +183,8 @@ def main(argv: list[str] | None = None) -> int:
 
         print_trace(trace, _console())
         return 0
+    if args.command == "import-claude-code":
+        return _import_claude_code(args, session, trace)
     from .fake_api.server import run_serve_fake
 
     return run_serve_fake(args, _subparser(parser, "serve-fake"))
@@ -170,10 +209,11 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def _prepare_run(args: argparse.Namespace) -> tuple[Any, argparse.Namespace, Any, _NobodyToAsk]:
+def _prepare_run(args: argparse.Namespace) -> tuple[Any, argparse.Namespace, Any, _NobodyToAsk, Any]:
     """Everything ``run`` checks before it starts; a usage error is raised here, never after an edit.
 
-    Returns the ``QueryParams``, the arguments, the console and the non-interactive ``ask``.
+    Returns the ``QueryParams``, the arguments, the console, the non-interactive ``ask`` and the
+    ``Cassette`` being replayed (or None).
     """
     from .model import live, offline
     from .query import QueryParams
@@ -188,29 +228,70 @@ def _prepare_run(args: argparse.Namespace) -> tuple[Any, argparse.Namespace, Any
     workspace = workspace.resolve()
     _check_not_the_package(workspace, given=args.workspace is not None)
     _check_output_path(args.trace, "--trace")
+    _check_output_path(args.record, "--record")
+    if args.thinking_budget is not None and args.thinking_budget < 1024:
+        raise ValueError(f"--thinking-budget must be at least 1024 tokens (the API's minimum), "
+                         f"not {args.thinking_budget}")
+    if args.recorded_tools and not args.cassette:
+        raise ValueError("--recorded-tools replays a cassette's tool results: give --cassette too")
+    thinking = {"type": "enabled", "budget_tokens": args.thinking_budget} if args.thinking_budget else None
+    options: dict[str, Any] = {"record": args.record, "thinking": thinking}
+    if args.model:
+        options["model"] = args.model
+    console = _console(stderr=args.json)
+    hooks = None if args.no_hooks else _load_hooks(args.settings, console)
+    tools, replayed = builtin_tools(), None  # last: a recording model creates its cassette file
     if args.live:
+        if args.cassette:
+            raise ValueError("--live and --cassette exclude each other (a cassette replays a live run offline)")
         if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
             raise MissingCredentials("--live needs ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN); "
                                      "set ANTHROPIC_BASE_URL too for an Anthropic-compatible endpoint")
-        model = live(args.model) if args.model else live()
+        model = live(**options)
+    elif args.cassette:
+        from .fake_api.cassette import cassette
+
+        replayed = cassette(args.cassette)
+        model = offline(replayed, **options)
+        if args.recorded_tools:
+            tools = replayed.tools(like=tools)
     else:
         from .demo import demo_policy
 
-        model = offline(demo_policy, **({"model": args.model} if args.model else {}))
-    console = _console(stderr=args.json)
+        model = offline(demo_policy, **options)
     interactive = sys.stdin.isatty() and not args.json
     nobody = _NobodyToAsk()
     params = QueryParams(
         messages=args.prompt,
         model=model,
-        tools=builtin_tools(),
+        tools=tools,
         workspace=workspace,
         permission_mode=args.permission_mode or "default",
         ask=_terminal_ask(console) if interactive else nobody,
-        can_use_tool=None if args.live else allow_test_commands(),
+        can_use_tool=None if args.live or args.cassette else allow_test_commands(),
         max_turns=args.max_turns,
+        **({"max_tokens": args.thinking_budget + 4096} if thinking else {}),
+        hooks=hooks,
     )
-    return params, args, console, nobody
+    return params, args, console, nobody, replayed
+
+
+def _load_hooks(settings: list[Path], console: Console) -> Any:
+    """The hooks branch, on: the settings files' hooks (none given: no hook, the branch still on).
+
+    Hooks that cannot run are said on the console, not dropped silently; a broken file is a
+    usage error (``load_hooks`` raises ``ValueError`` / ``FileNotFoundError``).
+    """
+    import warnings
+
+    from .hooks import Hooks, load_hooks
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        hooks = load_hooks(*settings) if settings else Hooks()
+    for line in hooks.unsupported:
+        console.print(Text("hook not run: ", style="yellow") + Text(line))
+    return hooks
 
 
 def _check_not_the_package(workspace: Path, *, given: bool) -> None:
@@ -259,6 +340,8 @@ _FLAGS = {"messages": "prompt", "max_turns": "--max-turns", "permission_mode": "
 
 
 def _one_line(error: Exception) -> str:
+    if isinstance(error, KeyError):  # str() of a KeyError quotes its message
+        return str(error.args[0]) if error.args else "not found"
     if isinstance(error, ValidationError):
         return "; ".join(f"{_FLAGS.get(str(e['loc'][0]), '.'.join(map(str, e['loc']))) if e['loc'] else 'input'}: "
                          f"{e['msg']}" for e in error.errors())
@@ -322,11 +405,21 @@ async def _demo(args: argparse.Namespace) -> int:
     return 0 if diff else EXIT_CRASH  # the demo's own job (a change) not done: unexpected
 
 
-async def _run(params: Any, args: argparse.Namespace, console: Console, nobody: _NobodyToAsk) -> int:
+async def _run(params: Any, args: argparse.Namespace, console: Console, nobody: _NobodyToAsk,
+               replayed: Any) -> int:
+    from .hooks import submit_prompt
     from .query import query
-    from .render import print_run
+    from .render import TurnPrinter, print_run
 
     console.print(f"workspace: {params.workspace}")
+    if params.hooks is not None:  # user_prompt_submit runs before the loop; a block means no run
+        check = await submit_prompt(params.hooks, args.prompt, workspace=params.workspace,
+                                    permission_mode=params.permission_mode)
+        if check.blocked:
+            for message in check.messages:
+                TurnPrinter(console).message(message)
+            return EXIT_PROMPT_BLOCKED
+        params = params.model_copy(update={"messages": [*params.messages, *check.messages]})
     run = query(params)
     with _ctrl_c_stops(run):
         if args.json:
@@ -337,10 +430,21 @@ async def _run(params: Any, args: argparse.Namespace, console: Console, nobody: 
             await print_run(run, console)
     if args.json:
         transcript = [m.model_dump(mode="json") for m in run.messages]
+        switches = {"hooks": params.hooks is not None}
         print(json.dumps({"terminal": run.terminal.model_dump(mode="json"), "usage": _usage(run.messages),
-                          "transcript": transcript}, indent=2))
+                          "switches": switches, "transcript": transcript}, indent=2))
     if args.trace:
         run.trace.save(args.trace)
+    recorder = params.model.recorder
+    if recorder is not None:
+        recorder.finish(run)  # the results of a last turn no request carried
+        console.print(f"recorded {recorder.exchanges} exchanges to {args.record} "
+                      f"(replay: dreamloop run ... --cassette {args.record})", highlight=False, markup=False,
+                      soft_wrap=True)
+    if replayed is not None:
+        said = str(replayed.first_difference) if replayed.first_difference else "every request matched the recording"
+        console.print(f"replayed {params.model.api.consumed} of {len(replayed)} recorded responses; {said}",
+                      highlight=False, markup=False, soft_wrap=True)
     if nobody.denied:
         _say_denied(nobody.denied, args.permission_mode)
     return EXIT_CODES[run.terminal.reason]
@@ -404,6 +508,50 @@ def _say_denied(denied: list[tuple[str, str]], mode: str | None) -> None:
     lines.append(f"to let them run, re-run with {fix}"
                  + (" (file edits in the workspace)" if "accept-edits" in fix else " (everything: not a sandbox)"))
     print("\n".join(lines), file=sys.stderr)
+
+
+def _prepare_import(args: argparse.Namespace) -> tuple[Any, Any]:
+    """``import-claude-code``'s checks: the file reads, the branch exists, --trace is writable."""
+    from .claude_code import read_session
+
+    if args.file.is_dir():
+        raise ValueError(f"{args.file} is a directory; give a session file (<session>.jsonl)")
+    _check_output_path(args.trace, "--trace")
+    session = read_session(args.file)
+    trace = None if args.list_branches or not session.branches else session.trace(args.branch)
+    return session, trace
+
+
+def _import_claude_code(args: argparse.Namespace, session: Any, trace: Any) -> int:
+    from .claude_code import NOT_IN_THE_FILE
+    from .render import print_trace
+
+    console = _console()
+    kinds = ", ".join(f"{n} {kind}" for kind, n in session.record_types.most_common())
+    console.print(f"{args.file.name}: Claude Code {', '.join(session.versions) or '?'}; {len(session.records)} "
+                  f"records ({kinds or 'none'}); {len(session.branches)} branch(es)", highlight=False, markup=False)
+    if session.torn_line:
+        console.print(f"line {session.torn_line} is torn (a write cut short) and was skipped", style="yellow")
+    if trace is None:
+        for branch in session.branches:
+            console.print(str(branch), highlight=False, markup=False)
+        if not session.branches:
+            console.print("no branch with a model call: nothing to rebuild")
+        return 0
+    branch = session.branch(args.branch)
+    console.print(f"branch {branch.tip}{' (default)' if branch.default else ''}: {len(trace)} model calls "
+                  f"(--list-branches lists all {len(session.branches)})", highlight=False, markup=False)
+    console.print(NOT_IN_THE_FILE, style="yellow", highlight=False, markup=False)
+    print_trace(trace, console)
+    rejected = trace.source["rejected_exchanges"]
+    console.print(f"{len(trace)} exchanges rebuilt; " + (
+        f"the real API would have rejected {len(rejected)}: checkpoints {rejected}" if rejected
+        else "every one passes the offline API's validation"), highlight=False, markup=False)
+    if args.trace:
+        trace.save(args.trace)
+        console.print(f"trace saved to {args.trace} (StateInspector(Trace.load(...)) or dreamloop replay)",
+                      highlight=False, markup=False)
+    return 0
 
 
 def _console(stderr: bool = False) -> Console:

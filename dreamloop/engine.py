@@ -5,7 +5,8 @@ input typed while the loop runs, and the transcript file (``transcript.py``
 holds its format: one record per loop message, plus one per finished tool
 call). Every record an event makes is on disk before the event is handed on,
 so a crash loses at most the line being written; ``QueryEngine.resume``
-repairs what a crash left before anything is sent. The loop itself is ``query()``.
+repairs what a crash left before anything is sent. The loop itself is ``query()``;
+the ``user_prompt_submit`` hooks run here, before it starts.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any, AsyncIterator, Sequence
 
 from .errors import TranscriptWarning
+from .hooks import submit_prompt
 from .messages import AttachmentMessage, SystemMessage, new_uuid, user_message
 from .query import QueryParams, QueryRun, query
 from .state import Terminal
@@ -110,12 +112,38 @@ class QueryEngine:
         transcript, and so does each finished tool call's result (its ``done``
         progress): each before its event is yielded, so whatever the caller has
         seen survives a crash. ``overrides`` replace ``defaults`` for this run only.
+        A blank prompt raises ``ValueError`` (from ``QueryParams``) before any
+        hook runs or anything is recorded or sent.
+
+        With ``hooks``, the ``user_prompt_submit`` hooks run first (their inputs
+        name this session and transcript): their records and any context for the
+        model follow the prompt; a block erases the prompt and starts no run
+        (``last_run`` is None): the records and a ``SystemMessage``
+        (``user_prompt_blocked``) saying why are yielded and kept instead.
         """
-        deps = overrides.get("deps", self.defaults.get("deps"))
-        self.messages.append(user_message(prompt, **({"uuid": deps.uuid()} if deps else {})))
+        settings = {**self.defaults, **overrides}
+        deps, hooks = settings.get("deps"), settings.get("hooks")
+        uuid = deps.uuid if deps else new_uuid
+        said: tuple[Any, ...] = ()
+        # A blank prompt is refused here, unrecorded (the check takes no id, so ids stay as they were).
+        QueryParams(**{**settings, "messages": [*self.messages, user_message(prompt, uuid="unsent")]})
+        if hooks is not None:
+            hooks = settings["hooks"] = hooks.for_session(self.session_id, self.transcript)
+            check = await submit_prompt(hooks, prompt, workspace=settings.get("workspace"),
+                                        permission_mode=settings.get("permission_mode", "default"), uuid=uuid)
+            if check.blocked:
+                self.last_run = None
+                self.messages.extend(check.messages)
+                self._save()
+                for message in check.messages:
+                    yield message
+                return
+            said = check.messages
+        self.messages.extend([user_message(prompt, uuid=uuid()), *said])
         self._save()
-        params = QueryParams(**{**self.defaults, **overrides, "messages": self.messages,
-                                "queued_input": self._drain_queue})
+        for message in said:
+            yield message
+        params = QueryParams(**{**settings, "messages": self.messages, "queued_input": self._drain_queue})
         run = self.last_run = query(params, trace=trace)
         try:
             async for event in run:

@@ -5,28 +5,37 @@ request and yields the raw stream events as they arrive, then the finished
 ``anthropic.types.Message``. The same class serves the offline fake API
 (``offline(script)``) and any live Anthropic-compatible endpoint
 (``live(...)``): only the SDK client differs. It knows nothing about the loop,
-tools or history; it only guarantees that what it calls finished is finished:
+tools or history; it only guarantees that what it calls finished is finished
+(the events are followed by ``partial.PartialResponse``):
 
 * a block that never got ``content_block_stop`` (a ``max_tokens`` cut inside a
   tool_use's JSON) is removed from the final Message, because its input is not
   valid and the loop must never run it; it is kept in ``last_cut_blocks``;
 * a stream that ends without ``message_delta`` (no ``stop_reason``), or whose
-  connection drops mid-stream, raises ``IncompleteStreamError``;
+  connection drops mid-stream, raises ``IncompleteStreamError``; one that breaks
+  the stream protocol raises ``MalformedStreamError``;
+* what a later API version may add (unknown events, blocks, ``stop_reason``
+  values) passes through: the final Message keeps it, never re-validated;
 * API errors propagate unchanged (``anthropic.APIStatusError`` and subclasses,
   also an ``error`` event inside a 200 stream, ``APIConnectionError``).
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, AsyncIterator, Union
 
 import anthropic
 import httpx2
-from anthropic.types import ContentBlock, Message, RawContentBlockStopEvent, RawMessageStopEvent, RawMessageStreamEvent
+from anthropic.types import Message, RawMessageStreamEvent
 
-from dreamloop.errors import IncompleteStreamError
+from dreamloop.errors import IncompleteStreamError, MalformedStreamError
 from dreamloop.fake_api import FakeMessagesAPI
+from dreamloop.messages import UnknownContentBlock, content_block
+from dreamloop.partial import PartialResponse
+from dreamloop.recording import CassetteRecorder
 from dreamloop.scripts import Script
 
 __all__ = ["DEFAULT_LIVE_MODEL", "AnthropicModel", "CutBlock", "ModelStreamItem", "live", "offline"]
@@ -37,7 +46,7 @@ DEFAULT_LIVE_MODEL = "claude-sonnet-5-5"
 ModelStreamItem = Union[RawMessageStreamEvent, Message]
 """What ``AnthropicModel.stream()`` yields: raw events, then one final ``Message``."""
 
-_HELPER_EVENTS = {"text", "input_json", "thinking", "signature", "citation"}  # synthesized by the SDK helper, not sent
+_COUNT_TOKENS_FIELDS = {"thinking", "tool_choice", "mcp_servers"}  # request options count_tokens also takes
 
 
 @dataclass(frozen=True)
@@ -45,12 +54,13 @@ class CutBlock:
     """A content block that never got ``content_block_stop`` (the stream stopped inside it).
 
     ``index``: its position in the stream; ``block``: the SDK block as far as it
-    was accumulated (a tool_use's ``input`` holds only what parsed);
-    ``partial_json``: the raw ``input_json_delta`` text received (tool_use only).
+    was accumulated (a tool_use's ``input`` is what its ``content_block_start``
+    held, usually ``{}``); ``partial_json``: the raw ``input_json_delta`` text
+    received (tool_use only).
     """
 
     index: int
-    block: ContentBlock
+    block: Any
     partial_json: str = ""
 
 
@@ -58,16 +68,21 @@ class AnthropicModel:
     """A model behind the official SDK: ``client`` (``anthropic.AsyncAnthropic``) and ``model`` (its name).
 
     ``api`` is the ``FakeMessagesAPI`` behind an offline model (None for a live
-    one). After each ``stream()``: ``last_request_id`` (the ``request-id``
+    one). ``request_options``: fields sent with every request (e.g.
+    ``thinking``); ``recorder``: the ``CassetteRecorder`` writing this model's
+    exchanges, if any. After each ``stream()``: ``last_request_id`` (the ``request-id``
     header, also set from an API error) and ``last_cut_blocks``. These describe
     the most recent call; a model shared by concurrent calls should read them
     right after its own call finishes.
     """
 
-    def __init__(self, client: anthropic.AsyncAnthropic, model: str, *, api: FakeMessagesAPI | None = None) -> None:
+    def __init__(self, client: anthropic.AsyncAnthropic, model: str, *, api: FakeMessagesAPI | None = None,
+                 request_options: dict[str, Any] | None = None, recorder: CassetteRecorder | None = None) -> None:
         self.client = client
         self.model = model
         self.api = api
+        self.request_options = dict(request_options or {})
+        self.recorder = recorder
         self.last_request_id: str | None = None
         self.last_cut_blocks: list[CutBlock] = []
 
@@ -89,15 +104,18 @@ class AnthropicModel:
         Events are the SDK's ``RawMessageStreamEvent`` objects, in wire order:
         ``message_start``, ``content_block_start`` / ``content_block_delta`` /
         ``content_block_stop``…, ``message_delta``, ``message_stop`` (``ping`` is
-        dropped by the SDK). ``extra`` goes to ``client.messages.stream()``
-        unchanged (``thinking``, ``tool_choice``, ``metadata``, ``model``…);
-        ``system`` / ``tools`` are sent only when given.
+        dropped by the SDK), and any event type a later API version adds.
+        ``extra`` goes to ``client.messages.create()`` unchanged (``thinking``,
+        ``tool_choice``, ``metadata``, ``model``…); ``system`` / ``tools`` are
+        sent only when given.
 
         Raises ``IncompleteStreamError`` (``.partial``: the Message so far, its
         finished blocks only; None before ``message_start``) when the stream ends
-        without ``message_delta`` or the connection drops mid-stream; SDK errors
-        unchanged; for an offline model, the script's own exception
-        (``ScriptExhausted``, a policy bug) instead of the 500 that carried it.
+        without ``message_delta`` or the connection drops mid-stream;
+        ``MalformedStreamError`` (``.partial`` likewise) when it breaks the
+        stream protocol (see ``partial.PartialResponse``); SDK errors unchanged;
+        for an offline model, the script's own exception (``ScriptExhausted``, a
+        policy bug) instead of the 500 that carried it.
 
         Example::
 
@@ -105,35 +123,43 @@ class AnthropicModel:
             async for item in model.stream(messages=[{"role": "user", "content": "Hello"}], max_tokens=256):
                 print(item.type)   # message_start … message_stop, then "message": the final Message
         """
-        params: dict[str, Any] = {"model": self.model, "messages": messages, "max_tokens": max_tokens, **extra}
+        params: dict[str, Any] = {"model": self.model, "messages": messages, "max_tokens": max_tokens,
+                                  **self.request_options, **extra}
         if system is not None:
             params["system"] = system
         if tools is not None:
             params["tools"] = tools
         self.last_request_id = None
         self.last_cut_blocks = []
-        tracker = _BlockTracker()
+        response = PartialResponse()
         try:
-            async with self.client.messages.stream(**params) as stream:
-                self.last_request_id = stream.request_id
+            events = await self.client.messages.create(**params, stream=True)
+            self.last_request_id = events.response.headers.get("request-id")
+            async with events:
                 try:
-                    async for event in stream:
-                        raw = _raw_event(event)
-                        if raw is not None:
-                            tracker.see(raw)
-                            yield raw
+                    async for event in events:
+                        response.add(event)
+                        yield event
                 except httpx2.TransportError as err:
-                    partial = tracker.finish(_snapshot(stream))[0]
                     raise IncompleteStreamError(
                         f"the connection dropped mid-stream ({type(err).__name__}: {err}); the response is incomplete",
-                        partial=partial,
+                        partial=response.message(),
                     ) from err
-                message, self.last_cut_blocks = tracker.finish(_snapshot(stream))
+                except json.JSONDecodeError as err:  # the SDK parses each data frame as JSON
+                    raise MalformedStreamError(f"a data frame of the stream is not JSON ({err})",
+                                               partial=response.message()) from None
+                except UnicodeDecodeError as err:  # ... after decoding its lines as UTF-8
+                    raise MalformedStreamError(f"a line of the stream is not UTF-8 ({err.reason})",
+                                               partial=response.message()) from None
         except anthropic.APIStatusError as err:
             self.last_request_id = err.request_id or self.last_request_id
             self._raise_script_error(err)
             raise
-        if not tracker.saw_message_delta:
+        message = response.message()
+        if message is None:
+            raise MalformedStreamError("the stream ended without message_start: there is no response")
+        self.last_cut_blocks = [CutBlock(i, _cut_block(block), raw) for i, block, raw in response.cut_blocks()]
+        if not response.saw_message_delta:
             raise IncompleteStreamError("the stream ended without message_delta (no stop_reason): an incomplete response",
                                         partial=message)
         yield message
@@ -141,7 +167,8 @@ class AnthropicModel:
     async def count_tokens(self, *, messages: list[Any], system: Any = None, tools: list[Any] | None = None,
                            **extra: Any) -> int:
         """Input tokens of a request, from ``/v1/messages/count_tokens`` (offline: the kit's estimator)."""
-        params: dict[str, Any] = {"model": self.model, "messages": messages, **extra}
+        options = {k: v for k, v in self.request_options.items() if k in _COUNT_TOKENS_FIELDS}
+        params: dict[str, Any] = {"model": self.model, "messages": messages, **options, **extra}
         if system is not None:
             params["system"] = system
         if tools is not None:
@@ -154,72 +181,64 @@ class AnthropicModel:
             raise self.api.script_errors[err.request_id] from err
 
 
-class _BlockTracker:
-    """Which blocks started and stopped, and the raw tool JSON received, over one stream."""
-
-    def __init__(self) -> None:
-        self.started: list[int] = []
-        self.stopped: set[int] = set()
-        self.partial_json: dict[int, str] = {}
-        self.saw_message_delta = False
-
-    def see(self, event: RawMessageStreamEvent) -> None:
-        if event.type == "content_block_start":
-            self.started.append(event.index)
-        elif event.type == "content_block_stop":
-            self.stopped.add(event.index)
-        elif event.type == "content_block_delta" and event.delta.type == "input_json_delta":
-            self.partial_json[event.index] = self.partial_json.get(event.index, "") + event.delta.partial_json
-        elif event.type == "message_delta":
-            self.saw_message_delta = True
-
-    def finish(self, snapshot: Any) -> tuple[Message | None, list[CutBlock]]:
-        """The snapshot as a plain ``Message`` with unfinished blocks removed, and those blocks."""
-        if snapshot is None:
-            return None, []
-        message = Message.model_validate(snapshot.to_dict())
-        cut = [CutBlock(i, block, self.partial_json.get(i, "")) for i, block in enumerate(message.content) if i not in self.stopped]
-        if cut:
-            message = message.model_copy(update={"content": [b for i, b in enumerate(message.content) if i in self.stopped]})
-        return message, cut
-
-
-def _raw_event(event: Any) -> RawMessageStreamEvent | None:
-    """The raw wire event behind a helper-stream event (None for the helper's own synthesized ones)."""
-    if event.type in _HELPER_EVENTS:
-        return None
-    if event.type == "content_block_stop":
-        return RawContentBlockStopEvent(type="content_block_stop", index=event.index)
-    if event.type == "message_stop":
-        return RawMessageStopEvent(type="message_stop")
-    return event
-
-
-def _snapshot(stream: Any) -> Any:
+def _cut_block(data: dict[str, Any]) -> Any:
     try:
-        return stream.current_message_snapshot
-    except AssertionError:  # nothing arrived before the stream ended: no message_start
-        return None
+        return content_block(data)
+    except ValueError:
+        return UnknownContentBlock.model_validate(data)
 
 
 # ---------------------------------------------------------------------------
 # Constructors
 
 
-def offline(script: Script | list[Any], *, model: str = "claude-scripted-1", max_retries: int = 2) -> AnthropicModel:
+def offline(script: Script | list[Any], *, model: str | None = None, max_retries: int = 2,
+            record: str | Path | CassetteRecorder | None = None,
+            thinking: dict[str, Any] | None = None) -> AnthropicModel:
     """An ``AnthropicModel`` on a fresh in-process ``FakeMessagesAPI(script)``; no network, no key.
 
-    ``model.api`` is the fake API (``.requests`` shows what was sent).
+    ``model.api`` is the fake API (``.requests`` shows what was sent). ``model``:
+    the name sent (default: a cassette's recorded model, else ``claude-scripted-1``).
+    ``record``: a cassette path (or ``CassetteRecorder``) to record the exchanges
+    to; ``thinking``: the ``thinking`` request field (e.g.
+    ``{"type": "enabled", "budget_tokens": 2048}``), sent with every request.
+
+    Example::
+
+        model = offline(cassette("run.cassette.jsonl"))   # replay a recorded live run
     """
-    api = FakeMessagesAPI(script, model=model)
-    return AnthropicModel(api.client(max_retries=max_retries), model, api=api)
+    name = model or getattr(script, "model", None) or "claude-scripted-1"
+    api = FakeMessagesAPI(script, model=name)
+    recorder = _recorder(record, name)
+    client = api.client(max_retries=max_retries, event_hooks=recorder.event_hooks() if recorder else None)
+    return AnthropicModel(client, name, api=api, request_options=_options(thinking), recorder=recorder)
 
 
 def live(model: str = DEFAULT_LIVE_MODEL, *, api_key: str | None = None, base_url: str | None = None,
-         max_retries: int = 2) -> AnthropicModel:
+         max_retries: int = 2, record: str | Path | CassetteRecorder | None = None,
+         thinking: dict[str, Any] | None = None) -> AnthropicModel:
     """An ``AnthropicModel`` on a live endpoint (the SDK reads ``ANTHROPIC_API_KEY`` / ``ANTHROPIC_BASE_URL``
     when ``api_key`` / ``base_url`` are None). Any Anthropic-compatible server works; nothing is sent until
     the first call.
+
+    ``record``: a cassette path (or ``CassetteRecorder``): every request, the raw
+    bytes of every response and every tool result are written there (never a
+    header, so never the key); replay it with ``offline(cassette(path))``.
+    ``thinking``: the ``thinking`` request field, passed through unchanged
+    (``{"type": "enabled", "budget_tokens": N}``, N ≥ 1024 and below ``max_tokens``).
     """
-    client = anthropic.AsyncAnthropic(api_key=api_key, base_url=base_url, max_retries=max_retries)
-    return AnthropicModel(client, model)
+    recorder = _recorder(record, model)
+    http_client = anthropic.DefaultAsyncHttpxClient(event_hooks=recorder.event_hooks()) if recorder else None
+    client = anthropic.AsyncAnthropic(api_key=api_key, base_url=base_url, max_retries=max_retries,
+                                      http_client=http_client)
+    return AnthropicModel(client, model, request_options=_options(thinking), recorder=recorder)
+
+
+def _recorder(record: str | Path | CassetteRecorder | None, model: str) -> CassetteRecorder | None:
+    if record is None or isinstance(record, CassetteRecorder):
+        return record
+    return CassetteRecorder(record, model=model)
+
+
+def _options(thinking: dict[str, Any] | None) -> dict[str, Any]:
+    return {"thinking": thinking} if thinking is not None else {}

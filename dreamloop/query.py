@@ -5,7 +5,7 @@ One ``while True``, five phases in the order of the source's flowchart:
     1. State in          take this iteration's State (messages, turn_count, transition)
     2. context pipeline  prepare ``messages_for_query`` (stages arrive in later chapters)
     3. stream the model  yield raw events, collect ``assistant_messages`` and tool_use blocks
-    4. tools or stop     no tool_use → stop checks → Terminal; else run tools → ``tool_results``
+    4. tools or stop     no tool_use → stop checks (stop hooks) → Terminal; else run tools → ``tool_results``
     5. next State        attachments (queued input), the max_turns check, a new State, continue
 
 It yields events as they happen and ends with a ``Terminal``. Python async
@@ -27,13 +27,16 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from .abort import AbortController, Aborted
 from .deps import QueryDeps
-from .errors import IncompleteStreamError
+from .errors import IncompleteStreamError, MalformedStreamError, StreamError
 from .events import RequestStart, StreamEvent
+from .hooks import Hooks, StopCheck, run_stop_hooks
 from .messages import (
+    KNOWN_STOP_REASONS,
     AssistantMessage,
     AttachmentMessage,
     LoopMessage,
     SystemMessage,
+    UserMessage,
     assistant_tool_uses,
     normalize_messages_for_api,
     user_message,
@@ -61,12 +64,21 @@ class QueryParams(BaseModel):
       ``workspace``: the root the built-in tools are confined to.
     * ``max_tokens``: output limit per request; ``max_turns``: stop before
       turn ``max_turns + 1`` (None: no limit).
+    * ``tool_timeout_s``: the most one tool call may take, in seconds (a call
+      over it is stopped and gets an ``is_error`` result; Bash's own timeout
+      is usually shorter). No tool call can hold the loop longer.
     * ``abort``: the abort signal (``AbortController``); ``queued_input``: a
       callable returning queued ``AttachmentMessage``s, drained at phase 5.
     * ``deps``: ids and clock (``QueryDeps``).
 
+    Raises ``ValueError`` (a pydantic ``ValidationError`` naming the field)
+    for a blank prompt: a prompt with no text is refused here, never sent.
+
     Feature switches (streaming tool execution, hooks, context stages,
-    recovery, fallback model, token budget) arrive as new fields, off by default.
+    recovery, fallback model, token budget) arrive as new fields, off by default:
+
+    * ``hooks``: ``Hooks`` (chapter 07): ``pre_tool_use`` / ``post_tool_use`` around
+      each call, ``stop`` when the model asks for no tools. None: no hook runs.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -81,9 +93,11 @@ class QueryParams(BaseModel):
     workspace: Path | None = None
     max_tokens: int = Field(default=4096, ge=1)
     max_turns: int | None = Field(default=None, ge=1)
+    tool_timeout_s: float = Field(default=600.0, gt=0)
     abort: AbortController = Field(default_factory=AbortController)
     queued_input: Callable[[], list[AttachmentMessage]] | None = None
     deps: QueryDeps = Field(default_factory=QueryDeps)
+    hooks: Hooks | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -92,6 +106,16 @@ class QueryParams(BaseModel):
             deps = data.get("deps") or QueryDeps()
             data = {**data, "messages": [user_message(data["messages"], uuid=deps.uuid())]}
         return data
+
+    @field_validator("messages")
+    @classmethod
+    def _prompt_not_blank(cls, messages: list[Any]) -> list[Any]:
+        if not messages:
+            raise ValueError("no messages: give the loop a prompt")
+        last = messages[-1]
+        if isinstance(last, UserMessage) and not last.source_tool_use_ids and not normalize_messages_for_api([last]):
+            raise ValueError("the prompt is blank (the last user message has no text): nothing to send")
+        return messages
 
     @field_validator("model")
     @classmethod
@@ -211,6 +235,9 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
         workspace=params.workspace,
         permission_mode=params.permission_mode,
         uuid=deps.uuid,
+        tool_timeout_s=params.tool_timeout_s,
+        secrets=_credentials(params.model),
+        hooks=params.hooks,
     )
     state = State(messages=tuple(params.messages), tool_use_context=context)
 
@@ -248,12 +275,15 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
             run.end(Terminal(reason="aborted_streaming", turn_count=state.turn_count), turn,
                     *_stream_interrupted(turn, partial, deps))
             raise
-        except (anthropic.APIError, IncompleteStreamError) as error:
+        except (anthropic.APIError, StreamError) as error:
             terminal = _model_error(error, state.turn_count)
             for message in _model_failed(turn, partial, deps, error, terminal):
                 yield run.note(message)
             run.end(terminal, turn)
             return
+        for notice in _stream_notices(turn, partial, deps):  # what a later API version may add: said, not fatal
+            turn.attachments.append(notice)
+            yield run.note(notice)
 
         # -- 4. tools, or stop ------------------------------------------------
         # needs_follow_up comes from the tool_use blocks received, never from
@@ -264,6 +294,26 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
             for notice in _stop_notices(turn, deps):
                 turn.attachments.append(notice)
                 yield run.note(notice)
+            if params.hooks is not None:  # stop hooks may send the model back to work
+                stop = await _stop_hooks(params, state, run, turn)
+                for message in stop.messages:
+                    turn.attachments.append(message)
+                    yield run.note(message)
+                if stop.verdict == "block":  # the feedback is in turn.attachments: the model reads it next
+                    transition = Continue(reason="stop_hook_blocking", attempt=state.stop_hook_blocks + 1)
+                    run.trace.checkpoint(**turn.collected(), next_transition=transition)
+                    state = State(
+                        messages=(*turn.messages_for_query, *turn.assistant_messages, *turn.attachments),
+                        turn_count=state.turn_count,  # not a new turn: the same one, answered again
+                        transition=transition,
+                        stop_hook_active=True,
+                        stop_hook_blocks=state.stop_hook_blocks + 1,
+                        tool_use_context=context,
+                    )
+                    continue
+                if stop.verdict != "stop":  # a hook prevented continuation, or the runaway guard fired
+                    run.end(Terminal(reason="stop_hook_prevented", turn_count=state.turn_count), turn)
+                    return
             run.end(Terminal(reason="completed", turn_count=state.turn_count), turn)
             return
 
@@ -274,6 +324,8 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
                     results[update.tool_use_id] = update.data["result"]
                 elif update.type == "user":
                     turn.tool_results.append(update)
+                elif update.type == "attachment":  # hook records, and what hooks tell the model
+                    turn.attachments.append(update)
                 yield run.note(update)
         except Aborted:
             for message in _tools_interrupted(turn, tool_uses, results, deps):
@@ -284,6 +336,12 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
             run.end(Terminal(reason="aborted_tools", turn_count=state.turn_count), turn,
                     *_tools_interrupted(turn, tool_uses, results, deps))
             raise
+        stopped = _hook_stopped(turn, deps)  # a hook said `continue: false` while tools ran
+        if stopped is not None:
+            turn.attachments.append(stopped)
+            yield run.note(stopped)
+            run.end(Terminal(reason="hook_stopped", turn_count=state.turn_count), turn)
+            return
 
         # -- 5. attachments, max_turns, next State ------------------------------
         for attachment in params.queued_input() if params.queued_input else []:
@@ -307,6 +365,8 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
             messages=(*turn.messages_for_query, *turn.assistant_messages, *turn.tool_results, *turn.attachments),
             turn_count=next_turn_count,
             transition=transition,
+            stop_hook_active=state.stop_hook_active,
+            stop_hook_blocks=state.stop_hook_blocks,
             tool_use_context=context,
         )
 
@@ -349,13 +409,27 @@ async def _guarded(events: AsyncIterator[Any], abort: AbortController) -> AsyncI
 
 def _stream_interrupted(turn: _Turn, partial: PartialResponse, deps: QueryDeps) -> list[Any]:
     """Abort while streaming: keep what finished, answer its tool_use calls, say so."""
-    notice = _system(deps, "interrupted", "Interrupted while the model was streaming.", "warning")
+    if turn.assistant_messages:  # the response had arrived whole; its calls were not started
+        said = "Interrupted after the model's response arrived, before its tools ran."
+    else:
+        said = "Interrupted while the model was streaming."
+    closing = _close_stream(turn, partial, deps, INTERRUPTED)
+    notice = _system(deps, "interrupted", said, "warning")
     turn.attachments.append(notice)
-    return [*_close_stream(turn, partial, deps, INTERRUPTED), notice]
+    return [*closing, notice]
 
 
 def _tools_interrupted(turn: _Turn, tool_uses: list[Any], results: dict[str, Any], deps: QueryDeps) -> list[Any]:
-    """Abort while tools ran: finished results stay, the others become error results, in call order."""
+    """Abort while tools ran: finished results stay, the others become error results, in call order.
+
+    If the results message was already delivered (the abort came while the
+    caller handled it), every call is answered: nothing is added but the
+    notice, which says so (the source checks the signal after the tool phase).
+    """
+    if turn.tool_results:
+        notice = _system(deps, "interrupted", "Interrupted after every tool call had finished.", "warning")
+        turn.attachments.append(notice)
+        return [notice]
     turn.tool_results = [tool_results_message(tool_uses, results, missing=INTERRUPTED, uuid=deps.uuid())]
     notice = _system(deps, "interrupted", "Interrupted while tools were running.", "warning")
     turn.attachments.append(notice)
@@ -366,7 +440,8 @@ def _model_failed(turn: _Turn, partial: PartialResponse, deps: QueryDeps, error:
                   terminal: Terminal) -> list[Any]:
     """An unrecovered model error: close the transcript, then tell the person (never the model)."""
     closing = _close_stream(turn, partial, deps, f"Not run: {terminal.error}")
-    subtype = "incomplete_response" if isinstance(error, IncompleteStreamError) else "api_error"
+    subtype = {IncompleteStreamError: "incomplete_response", MalformedStreamError: "malformed_stream"}.get(
+        type(error), "api_error")
     notice = _system(deps, subtype, terminal.error or "", "error")
     turn.attachments.append(notice)
     return [*closing, notice]
@@ -401,6 +476,8 @@ def _model_error(error: Exception, turn_count: int) -> Terminal:
     """Name the Terminal for an unrecovered model error."""
     if isinstance(error, IncompleteStreamError):
         return Terminal(reason="model_error", turn_count=turn_count, error=f"Incomplete response: {error}")
+    if isinstance(error, MalformedStreamError):
+        return Terminal(reason="model_error", turn_count=turn_count, error=f"Malformed stream: {error}")
     said = getattr(error, "api_message", None) or str(error)
     if isinstance(error, anthropic.BadRequestError) and "prompt is too long" in said:
         return Terminal(reason="prompt_too_long", turn_count=turn_count, error=said)
@@ -418,6 +495,50 @@ def _error_text(error: Exception) -> str:
     return getattr(error, "message", None) or str(error)
 
 
+def _stream_notices(turn: _Turn, partial: PartialResponse, deps: QueryDeps) -> list[SystemMessage]:
+    """Warnings for what this version does not know (a later API may send it): the run goes on."""
+    notices = []
+    if partial.unknown:
+        unknown = ", ".join(partial.unknown)
+        notices.append(_system(deps, "unknown_stream_content",
+                               f"The stream held what this version of dreamloop does not know: {unknown}. "
+                               "Unknown blocks are kept and sent back as received; the rest is ignored.", "warning"))
+    if turn.stop_reason is not None and turn.stop_reason not in KNOWN_STOP_REASONS:
+        notices.append(_system(deps, "unknown_stop_reason",
+                               f"The model stopped with stop_reason {turn.stop_reason!r}, which this version does not "
+                               "know; the loop goes on from the content blocks.", "warning"))
+    return notices
+
+
+async def _stop_hooks(params: QueryParams, state: State, run: QueryRun, turn: _Turn) -> StopCheck:
+    """handleStopHooks(): run the stop hooks and decide (``hooks.stop_verdict``).
+
+    An abort while they run cancels them (a command's process group is killed) and prevents
+    continuation, as in the source; a cancelled task closes the run and re-raises.
+    """
+    assert params.hooks is not None
+    try:
+        with params.abort.guard():
+            return await run_stop_hooks(params.hooks, stop_hook_active=state.stop_hook_active,
+                                        blocks_so_far=state.stop_hook_blocks, workspace=params.workspace,
+                                        permission_mode=params.permission_mode, uuid=params.deps.uuid)
+    except Aborted:
+        return StopCheck("prevent", (_system(params.deps, "interrupted", "Interrupted while the stop hooks ran.",
+                                             "warning"),))
+    except asyncio.CancelledError:
+        run.end(Terminal(reason="stop_hook_prevented", turn_count=state.turn_count), turn)
+        raise
+
+
+def _hook_stopped(turn: _Turn, deps: QueryDeps) -> SystemMessage | None:
+    """The notice that ends the run when a tool hook said ``continue: false`` (``hook_stopped``)."""
+    for attachment in (m.attachment for m in turn.attachments if m.type == "attachment"):
+        if attachment.get("type") == "hook_stopped_continuation":
+            return _system(deps, "hook_stopped", f"{attachment['hookName']} hook stopped the run: "
+                                                 f"{attachment['stopReason']}", "warning")
+    return None
+
+
 def _stop_notices(turn: _Turn, deps: QueryDeps) -> list[SystemMessage]:
     """Warnings when a response asks for no tools but its stop_reason says something else."""
     stop_reason = turn.stop_reason
@@ -428,6 +549,12 @@ def _stop_notices(turn: _Turn, deps: QueryDeps) -> list[SystemMessage]:
         return [_system(deps, "max_output_tokens",
                         "The response was cut at max_tokens (recovery is off), so the loop ends here.", "warning")]
     return []
+
+
+def _credentials(model: Any) -> tuple[str, ...]:
+    """The model's own credentials (API key, auth token): tools must not hand them to commands."""
+    client = getattr(model, "client", None)
+    return tuple(v for v in (getattr(client, "api_key", None), getattr(client, "auth_token", None)) if v)
 
 
 def _system(deps: QueryDeps, subtype: str, content: str, level: str = "info") -> SystemMessage:

@@ -57,8 +57,8 @@ TerminalReason = Literal[
 * ``prompt_too_long``: the API said the prompt is too long and recovery failed.
 * ``blocking_limit``: the context is over the hard limit before the request (no call made).
 * ``image_error``: an image or media error from the API.
-* ``stop_hook_prevented``: a stop hook prevented continuation.
-* ``hook_stopped``: a hook stopped the loop after tools ran.
+* ``stop_hook_prevented``: a stop hook prevented continuation, or the runaway guard fired.
+* ``hook_stopped``: a hook stopped the loop while tools ran (``continue: false``).
 """
 
 
@@ -104,7 +104,10 @@ class State(BaseModel):
     * ``has_attempted_reactive_compact`` (``hasAttemptedReactiveCompact``): one reactive compaction per turn.
     * ``auto_compact_tracking`` (``autoCompactTracking``): compaction bookkeeping, if the stage is on.
     * ``pending_tool_use_summary`` (``pendingToolUseSummary``): a summary to yield next iteration.
-    * ``stop_hook_active`` (``stopHookActive``): set while a stop hook's feedback is being answered.
+    * ``stop_hook_active`` (``stopHookActive``): set when a stop hook blocked; stays set (next_turn
+      carries it) while the model answers that feedback; the stop hooks' input says it.
+    * ``stop_hook_blocks``: how many times the stop hooks blocked in this run, for the runaway
+      guard (``Hooks.max_stop_hook_blocks``); dreamloop's own, the source has no such field.
     * ``tool_use_context`` (``toolUseContext``): tools, abort signal, permissions; not serialized.
     """
 
@@ -119,4 +122,5 @@ class State(BaseModel):
     auto_compact_tracking: dict[str, Any] | None = None
     pending_tool_use_summary: str | None = None
     stop_hook_active: bool = False
+    stop_hook_blocks: int = 0
     tool_use_context: Any = Field(default=None, exclude=True, repr=False)

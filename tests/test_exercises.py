@@ -11,6 +11,8 @@ The solutions here are the ones in notebooks/solutions/; the checks compare them
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -20,8 +22,10 @@ from pydantic import BaseModel
 import dreamloop as dl
 import dreamloop.exercises as ex
 import dreamloop.exercises._checking  # noqa: F401  (the checks' shared settings)
+from dreamloop.exercises.ch07 import recursive_rm
 from dreamloop.fake_api import validate_request
-from dreamloop.tools import Allow
+from dreamloop.hooks import PreToolUseDecision, StopDecision
+from dreamloop.tools import Allow, Deny
 
 # ---------------------------------------------------------------------------
 # Solutions (kept in step with notebooks/solutions/*.ipynb)
@@ -131,6 +135,39 @@ async def can_use_tool(tool, input, context):
     return await tool.check_permissions(tool.input_model.model_validate(input), context)
 
 
+def interrupted(trace):
+    for point in trace.checkpoints:
+        if point.terminal and point.terminal.reason.startswith("aborted"):
+            blocks = [b for m in trace.resolve(point.tool_results) for b in m.message["content"]]
+            return point.index, [b["tool_use_id"] for b in blocks if b.get("is_error")]
+    return None
+
+
+def model_calls(records):
+    return len({r["message"]["id"] for r in records if r["type"] == "assistant" and not r.get("isSidechain")})
+def block_while_tests_fail(input):
+    done = subprocess.run([sys.executable, "-m", "unittest", "discover", "-s", "tests", "-p", "check_*.py"],
+                          cwd=input.cwd, capture_output=True, text=True)
+    if done.returncode == 0:
+        return None
+    failures = [line for line in done.stderr.splitlines() if line.startswith(("FAIL:", "ERROR:", "AssertionError"))]
+    return StopDecision(decision="block",
+                        reason="The tests fail:\n" + "\n".join(failures) + "\nmake the failing test pass")
+
+
+def no_recursive_rm(input):
+    if recursive_rm(input.tool_input.get("command", "")):
+        return PreToolUseDecision(decision="deny", reason="A recursive rm is not allowed in this project.")
+    return None
+
+
+PUSH_GUARD = "grep -q 'git push' && { echo 'No git push from this session.' >&2; exit 2; }; exit 0"
+
+
+def settings_with(command=PUSH_GUARD, matcher="Bash", kind="command", event="PreToolUse"):
+    return {"hooks": {event: [{"matcher": matcher, "hooks": [{"type": kind, "command": command}]}]}}
+
+
 # ---------------------------------------------------------------------------
 # The untouched exercises, as the notebooks have them
 
@@ -155,6 +192,11 @@ STUBS = {
     ex.check_tool_definition: None,
     ex.check_partition: stub("return a list of batches, each a list of tool_use ids"),
     ex.check_can_use_tool: stub("Allow the test command; otherwise the tool's own decision"),
+    ex.check_interrupted: stub("find the first checkpoint whose run was interrupted"),
+    ex.check_model_calls: stub("count the main thread's model calls"),
+    ex.check_tests_stop_hook: stub("block while the tests fail, None when they pass"),
+    ex.check_no_recursive_rm: stub("deny a recursive rm, None for anything else"),
+    ex.check_settings_hook: {"hooks": {"PreToolUse": []}},
 }
 
 
@@ -468,6 +510,61 @@ async def decide_without_await(tool, input, context):
     return tool.check_permissions(tool.input_model.model_validate(input), context)  # not awaited
 
 
+def interrupted_at_first_error(trace):
+    for point in trace.checkpoints:
+        blocks = [b for m in trace.resolve(point.tool_results) for b in m.message["content"]]
+        errors = [b["tool_use_id"] for b in blocks if b.get("is_error")]
+        if errors:
+            return point.index, errors
+    return None
+
+
+def interrupted_where_the_marker_is_sent(trace):
+    for point in trace.checkpoints:
+        texts = [m.message["content"] for m in trace.resolve(point.messages_for_query) if m.type == "user"]
+        if any("[Request interrupted" in str(t) for t in texts):
+            return point.index, []
+    return None
+
+
+def interrupted_every_call(trace):
+    for point in trace.checkpoints:
+        if point.terminal and point.terminal.reason.startswith("aborted"):
+            return point.index, [b.id for m in trace.resolve(point.assistant_messages)
+                                 for b in m.message.content if b.type == "tool_use"]
+    return None
+
+
+def interrupted_turn_count(trace):
+    for point in trace.checkpoints:
+        if point.terminal and point.terminal.reason.startswith("aborted"):
+            blocks = [b for m in trace.resolve(point.tool_results) for b in m.message["content"]]
+            return point.turn_count, [b["tool_use_id"] for b in blocks if b.get("is_error")]
+    return None
+
+
+def model_calls_by_runs(records):
+    count, previous = 0, None
+    for record in records:
+        if record.get("isSidechain"):
+            continue
+        if record["type"] == "assistant" and previous != "assistant":
+            count += 1
+        previous = record["type"]
+    return count
+
+
+def block_without_the_task_line(input):
+    decision = block_while_tests_fail(input)
+    return decision and StopDecision(decision="block", reason="The tests fail.")
+
+
+def rm_rf_substring(input):
+    if "rm -rf" in input.tool_input["command"]:
+        return PreToolUseDecision(decision="deny", reason="no rm -rf")
+    return None
+
+
 # ---------------------------------------------------------------------------
 # The table: check, solution, wrong answers (each with a phrase its ❌ must contain), and the solution's code
 # that no hint may give away
@@ -567,6 +664,45 @@ CASES = [
         (deny_everything_else, "return the tool's own decision"),
         (decide_without_await, "await it"),
     ]),
+    (ex.check_interrupted, interrupted, [
+        (interrupted_at_first_error, "an is_error result is not an interrupt"),
+        (interrupted_where_the_marker_is_sent, "the checkpoint after the interrupt"),
+        (interrupted_every_call, "a call whose result is not is_error did run"),
+        (interrupted_turn_count, "its position among the checkpoints"),
+    ]),
+    (ex.check_model_calls, model_calls, [
+        (lambda records: sum(r["type"] == "assistant" for r in records), "you counted records"),
+        (lambda records: len({r["message"]["id"] for r in records if r["type"] == "assistant"}),
+         "a subagent's own conversation"),
+        (model_calls_by_runs, "tool_result records can sit between the blocks"),
+        (lambda records: float(model_calls(records)), "expected a whole number"),
+    ]),
+    (ex.check_tests_stop_hook, block_while_tests_fail, [
+        (lambda input: None, "never blocked"),
+        (lambda input: StopDecision(decision="block", reason="make the failing test pass"), "never lets the loop end"),
+        (block_without_the_task_line, "could not act on your feedback"),
+        (lambda input: StopDecision(continue_=False) if block_while_tests_fail(input) else None,
+         "prevented continuation"),
+        (lambda input: "block", "returned str"),
+    ]),
+    (ex.check_no_recursive_rm, no_recursive_rm, [
+        (rm_rf_substring, "'rm -fr /' was not denied"),
+        (lambda input: PreToolUseDecision(decision="deny", reason="no Bash"), "'ls -la' was denied"),
+        (lambda input: Deny("no") if recursive_rm(input.tool_input["command"]) else None, "not a hook's"),
+        (lambda input: PreToolUseDecision(decision="deny") if recursive_rm(input.tool_input["command"]) else None,
+         "without a reason"),
+        (lambda input: PreToolUseDecision(decision="deny", reason="r") if recursive_rm(input.tool_input["command"])
+         else PreToolUseDecision(decision="allow"), "expected None"),
+    ]),
+    (ex.check_settings_hook, settings_with(), [
+        (settings_with("grep -q 'git push' && { echo 'no' >&2; exit 1; }; exit 0"), "fails open"),
+        (settings_with(matcher="bash"), "case-sensitive"),
+        (settings_with('[[ "$1" == *"git push"* ]] && { echo no >&2; exit 2; }; exit 0'), "stdin"),
+        (settings_with(kind="prompt"), "only type 'command' runs"),
+        (settings_with(event="pre_tool_use"), "no pre_tool_use event"),
+        (settings_with("grep -q 'git push' && exit 2; exit 0"), "nothing on stderr"),
+        (settings_with("grep -q 'git' && { echo 'no git' >&2; exit 2; }; exit 0"), "'git status' was blocked too"),
+    ]),
 ]
 
 GIVEAWAYS = {
@@ -583,6 +719,11 @@ GIVEAWAYS = {
     ex.check_tool_definition: ["text: str", "unique: bool = False", "len(set(", "read_only=True", ".split()"],
     ex.check_partition: ["batches[-1].append", "is_concurrency_safe(tool.input_model"],
     ex.check_can_use_tool: ['startswith(("python', "tool.check_permissions(tool.input_model.model_validate(input)"],
+    ex.check_interrupted: ['reason.startswith("aborted")', "trace.resolve(point.tool_results)", 'b.get("is_error")'],
+    ex.check_model_calls: ['r["message"]["id"]', 'not r.get("isSidechain")', "len({"],
+    ex.check_tests_stop_hook: ["subprocess.run(", "returncode", 'StopDecision(decision="block"', "cwd=input.cwd"],
+    ex.check_no_recursive_rm: ["shlex.split", "re.split(", 'PreToolUseDecision(decision="deny"'],
+    ex.check_settings_hook: ["grep -q 'git push'", ">&2; exit 2", '"matcher": "Bash"'],
 }
 
 
@@ -659,7 +800,8 @@ def test_a_verdict_shows_nothing_in_a_notebook():
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 
 
-@pytest.mark.parametrize("path", sorted(NOTEBOOKS.glob("0[0-4]_*.ipynb")) + sorted(NOTEBOOKS.glob("solutions/0[0-4]_*.ipynb")),
+@pytest.mark.parametrize("path", [p for pattern in ("0[0-47]_*.ipynb", "10_*.ipynb", "solutions/0[0-47]_*.ipynb",
+                                                   "solutions/10_*.ipynb") for p in sorted(NOTEBOOKS.glob(pattern))],
                          ids=lambda p: str(p.relative_to(NOTEBOOKS)))
 def test_a_stored_check_cell_shows_one_verdict_line_and_nothing_else(path):
     cells = [c for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code"

@@ -9,10 +9,11 @@ import dreamloop
 def test_all_is_pinned():
     assert sorted(dreamloop.__all__) == sorted([
         "AbortController", "Allow", "AnthropicModel", "Ask", "AssistantMessage", "AttachmentMessage",
-        "BaseTool", "Checkpoint", "Continue", "Deny", "Event", "Fault", "LoopMessage", "ProgressMessage",
+        "BaseTool", "Checkpoint", "Continue", "Deny", "Event", "Fault", "Hooks", "LoopMessage", "ProgressMessage",
         "QueryEngine", "QueryParams", "QueryRun", "RequestStart", "State", "StreamEvent", "SystemMessage",
         "Terminal", "TombstoneMessage", "ToolResult", "ToolUseContext", "ToolUseSummaryMessage", "Trace",
-        "Turn", "UserMessage", "agent_loop", "builtin_tools", "inspect_transcript", "live", "normalize_messages_for_api",
+        "Turn", "UserMessage", "agent_loop", "builtin_tools", "cassette", "inspect_transcript", "live", "load_hooks",
+        "normalize_messages_for_api",
         "offline", "query", "reply", "run_tools", "text", "thinking", "tool", "tool_result_block",
         "tool_use", "user_message",
     ])

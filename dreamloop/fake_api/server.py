@@ -30,9 +30,9 @@ from pydantic import ValidationError
 
 from dreamloop.scripts import Fault, Script, Turn, reply
 
-from .api import OFFLINE_API_KEY, FakeMessagesAPI
+from .api import OFFLINE_API_KEY, TOO_LARGE_MESSAGE, FakeMessagesAPI
 from .recorded import RawTurn, load_recorded
-from .replies import Reply
+from .replies import Reply, error_reply
 
 __all__ = ["SCRIPT_FORMAT", "FakeServer", "add_serve_fake_arguments", "default_policy", "load_script", "run_serve_fake",
            "serve", "serve_fake_main"]
@@ -84,7 +84,7 @@ def serve(script: Script | FakeMessagesAPI, host: str = "127.0.0.1", port: int =
     api = script if isinstance(script, FakeMessagesAPI) else FakeMessagesAPI(script, model=model)
     handler = type("FakeAPIRequestHandler", (_Handler,), {"api": api})
     try:
-        httpd = _HTTPServer(("127.0.0.1", port), handler)
+        httpd = _Server(("127.0.0.1", port), handler)
     except OSError as error:
         if error.errno == errno.EADDRINUSE:
             raise OSError(error.errno, f"port {port} on 127.0.0.1 is already in use (another serve-fake, or "
@@ -99,9 +99,9 @@ def serve(script: Script | FakeMessagesAPI, host: str = "127.0.0.1", port: int =
     return FakeServer(httpd, thread, api)
 
 
-class _HTTPServer(ThreadingHTTPServer):
+class _Server(ThreadingHTTPServer):
     daemon_threads = True
-    request_queue_size = 128  # listen backlog: a room's worth of clients connecting at once (socketserver: 5)
+    request_queue_size = 1024  # the listen backlog (the default, 5, drops bursts of concurrent clients)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -112,13 +112,26 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
     def _handle(self) -> None:
-        length = int(self.headers.get("content-length") or 0)
-        content = self.rfile.read(length) if length else b""
-        answer = self.api.respond(self.command, urlsplit(self.path).path, dict(self.headers.items()), content)
+        answer = self._refusal()
+        if answer is None:
+            length = int(self.headers.get("content-length") or 0)
+            content = self.rfile.read(length) if length else b""
+            answer = self.api.respond(self.command, urlsplit(self.path).path, dict(self.headers.items()), content)
         try:
             self._send(answer)
         except (BrokenPipeError, ConnectionResetError):  # the client went away mid-stream
             self.close_connection = True
+
+    def _refusal(self) -> Reply | None:
+        """A 400 / 413 for a body that cannot or must not be read (then the connection closes)."""
+        raw = (self.headers.get("content-length") or "0").strip()
+        if not raw.isdigit():
+            self.close_connection = True
+            return error_reply(400, f"Invalid Content-Length header: {raw!r}", "req_fake_unread")
+        if int(raw) > self.api.max_body_bytes:
+            self.close_connection = True
+            return error_reply(413, TOO_LARGE_MESSAGE, "req_fake_unread")
+        return None
 
     do_POST = do_GET = do_PUT = do_DELETE = do_PATCH = _handle
 

@@ -2,8 +2,9 @@
 
 Owns the order of execution (``partition_tool_calls``: consecutive
 concurrency-safe calls run in parallel, every other call alone), the life of
-one call (``run_tool_use``: look up, validate, decide permission, call, turn
-failures into ``is_error`` results), and pairing results with calls by id
+one call (``run_tool_use``: look up, validate, ``pre_tool_use`` hooks, decide
+permission, call, ``post_tool_use`` hooks, turn failures into ``is_error``
+results), and pairing results with calls by id
 (``tool_results_message``). It knows nothing about the model, the loop's
 State, or what a particular tool does.
 """
@@ -12,15 +13,18 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import json
 from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any, AsyncIterator, Iterable, Mapping
 
 from pydantic import ValidationError
 
-from ..messages import ProgressMessage, UserMessage, tool_result_block
+from .. import hooks as _hooks  # a module, not names: hooks.py imports from this package too
+from ..errors import HookError
+from ..messages import AttachmentMessage, ProgressMessage, UserMessage, tool_result_block
 from .base import Tool, ToolResult, ToolUseContext, find_tool
-from .permissions import Allow, decide_permission
+from .permissions import Allow, Deny, decide_permission
 
 __all__ = [
     "INTERRUPTED",
@@ -66,7 +70,9 @@ def partition_tool_calls(tool_uses: Iterable[Any], tools: list[Tool]) -> list[To
     return batches
 
 
-async def run_tools(tool_uses: Iterable[Any], context: ToolUseContext) -> AsyncIterator[ProgressMessage | UserMessage]:
+async def run_tools(
+    tool_uses: Iterable[Any], context: ToolUseContext,
+) -> AsyncIterator[ProgressMessage | AttachmentMessage | UserMessage]:
     """Run one assistant message's tool calls; yield progress, then one user message of results.
 
     ``tool_uses``: the message's ``tool_use`` blocks in order (the SDK's
@@ -76,12 +82,14 @@ async def run_tools(tool_uses: Iterable[Any], context: ToolUseContext) -> AsyncI
 
     Yields ``ProgressMessage``s as things happen, in completion order: per
     call ``{"stage": "started"}``, any ``{"stage": "progress", ...}``, and
-    ``{"stage": "done", "result": <tool_result block>}``. Last, one
-    ``UserMessage`` whose content is every ``tool_result`` block in *call*
+    ``{"stage": "done", "result": <tool_result block>}``; with hooks
+    (``context.hooks``) also their ``AttachmentMessage``s (see ``run_tool_use``).
+    Last, one ``UserMessage`` whose content is every ``tool_result`` block in *call*
     order (``source_tool_use_ids`` likewise). Nothing to run: yields nothing.
 
     Never raises for a tool's failure: unknown tool, bad input, denial and
-    exceptions become ``is_error`` results. Cancelling the task that iterates
+    exceptions become ``is_error`` results (a Python hook that raises is not a
+    tool's failure: ``HookError`` propagates). Cancelling the task that iterates
     this cancels the running calls (Bash kills its process group) and the
     ``CancelledError`` propagates; close the transcript then with
     ``tool_results_message(tool_uses, results_so_far)``.
@@ -103,48 +111,86 @@ async def run_tools(tool_uses: Iterable[Any], context: ToolUseContext) -> AsyncI
             messages = run_tool_use(batch.tool_uses[0], context)
         async with aclosing(messages):
             async for message in messages:
-                if message.data["stage"] == "done":
+                if message.type == "progress" and message.data["stage"] == "done":
                     results[message.tool_use_id] = message.data["result"]
                 yield message
     yield tool_results_message(tool_uses, results, uuid=context.uuid())
 
 
-async def run_tool_use(tool_use: Any, context: ToolUseContext) -> AsyncIterator[ProgressMessage]:
-    """Run one call and yield its progress, ending with ``{"stage": "done", "result": block}``.
+async def run_tool_use(tool_use: Any, context: ToolUseContext) -> AsyncIterator[ProgressMessage | AttachmentMessage]:
+    """Run one call and yield its progress, with ``{"stage": "done", "result": block}`` once it has a result.
 
     The source's ``runToolUse()``: find the tool (unknown → ``"Error: No such
-    tool available: NAME"``), validate the input against ``input_model``
-    (``"InputValidationError: field: message"``), decide permission
+    tool available: NAME"``), refuse an input that is not a JSON object (the
+    model's JSON did not parse, or was an array, a string...: never run),
+    validate the input against ``input_model``
+    (``"InputValidationError: field: message"``), run the ``pre_tool_use`` hooks
+    (``context.hooks``; their deny is the result, their allow skips the prompt,
+    their ``updated_input`` is validated again), decide permission
     (``decide_permission``; a ``Deny`` → its reason; ``Allow(updated_input)``
-    → the new input, validated again), then iterate ``tool.call``. Every
-    failure ends as an ``is_error`` block with the original id; only
-    cancellation (and other ``BaseException``) propagates.
+    → the new input, validated again), then iterate ``tool.call`` for at most
+    ``context.tool_timeout_s`` seconds; after a call that ran, the
+    ``post_tool_use`` hooks. Hook records and a ``hook_additional_context``
+    attachment (what the hooks tell the model) are yielded as
+    ``AttachmentMessage``s. Every failure ends as an ``is_error`` block with the
+    original id; a result never has empty content (it says what happened
+    instead); only cancellation, ``HookError`` (a Python hook's own bug) and
+    other ``BaseException`` propagate.
     """
     tool_use_id, name, raw_input = _field(tool_use, "id"), _field(tool_use, "name"), _field(tool_use, "input")
     yield ProgressMessage(uuid=context.uuid(), tool_use_id=tool_use_id,
                           data={"stage": "started", "name": name, "input": raw_input})
     tool = find_tool(context.tools, name)
+    result: ToolResult | None = None
     if tool is None:
         result = ToolResult(f"Error: No such tool available: {name}", is_error=True)
+    elif not isinstance(raw_input, dict):
+        result = ToolResult(_not_an_object(name, raw_input), is_error=True)
     elif context.abort.aborted:
         result = ToolResult(INTERRUPTED, is_error=True)
     else:
-        result = None
+        deadline = asyncio.get_running_loop().time() + context.tool_timeout_s
+        timer: asyncio.Timeout | None = None
         try:
-            async with aclosing(_call_tool(tool, raw_input, context)) as items:
-                async for item in items:
-                    if isinstance(item, ToolResult):
-                        result = item
+            async with aclosing(_call_tool(tool, tool_use_id, raw_input, context)) as items:
+                while True:
+                    try:
+                        if result is None:  # the tool's time limit (hooks after the result keep their own)
+                            async with (timer := asyncio.timeout_at(deadline)):  # the await only, never a yield
+                                item = await anext(items)
+                        else:
+                            item = await anext(items)
+                    except StopAsyncIteration:
                         break
-                    data = {**item, "stage": "progress", "name": name}
-                    yield ProgressMessage(uuid=context.uuid(), tool_use_id=tool_use_id, data=data)
+                    if isinstance(item, ToolResult):  # the result; post_tool_use records may follow
+                        result = item
+                        yield _done(tool_use_id, name, result, context)
+                    elif isinstance(item, AttachmentMessage):
+                        yield item
+                    else:
+                        data = {**item, "stage": "progress", "name": name}
+                        yield ProgressMessage(uuid=context.uuid(), tool_use_id=tool_use_id, data=data)
             if result is None:
                 raise RuntimeError(f"{name}.call ended without yielding a ToolResult")
+            return
+        except HookError:
+            raise
         except Exception as exc:  # a tool's failure is a result the model reads; CancelledError passes
-            result = ToolResult(f"Error: {type(exc).__name__}: {exc}", is_error=True)
-    block = tool_result_block(tool_use_id, _non_empty(result.content, name), is_error=result.is_error)
-    yield ProgressMessage(uuid=context.uuid(), tool_use_id=tool_use_id,
-                          data={"stage": "done", "name": name, "result": block})
+            if result is not None:
+                raise
+            if isinstance(exc, TimeoutError) and timer is not None and timer.expired():
+                result = ToolResult(f"Error: {name} did not finish within {context.tool_timeout_s:g} s "
+                                    "(the tool time limit) and was stopped.", is_error=True)
+            else:
+                result = ToolResult(f"Error: {type(exc).__name__}: {exc}", is_error=True)
+    yield _done(tool_use_id, name, result, context)
+
+
+def _done(tool_use_id: str, name: str, result: ToolResult, context: ToolUseContext) -> ProgressMessage:
+    content = _non_empty(result.content, name, result.is_error)
+    block = tool_result_block(tool_use_id, content, is_error=result.is_error)
+    return ProgressMessage(uuid=context.uuid(), tool_use_id=tool_use_id,
+                           data={"stage": "done", "name": name, "result": block})
 
 
 def tool_results_message(
@@ -162,6 +208,7 @@ def tool_results_message(
     ids = [_field(tool_use, "id") for tool_use in tool_uses]
     if not ids:
         raise ValueError("tool_results_message() needs at least one tool_use to answer")
+    missing = missing if missing.strip() else INTERRUPTED  # never an empty error result
     blocks = [results.get(i) or tool_result_block(i, missing, is_error=True) for i in ids]
     message = UserMessage(message={"role": "user", "content": blocks}, source_tool_use_ids=tuple(ids))
     return message.model_copy(update={"uuid": uuid}) if uuid else message
@@ -184,13 +231,30 @@ def tool_schemas(tools: Iterable[Tool]) -> list[dict[str, Any]]:
 # One call: validate → permission → call
 
 
-async def _call_tool(tool: Tool, raw_input: Any, context: ToolUseContext) -> AsyncIterator[dict[str, Any] | ToolResult]:
+async def _call_tool(tool: Tool, tool_use_id: str, raw_input: Any,
+                     context: ToolUseContext) -> AsyncIterator[dict[str, Any] | ToolResult | AttachmentMessage]:
     try:
         parsed = tool.input_model.model_validate(raw_input)
     except ValidationError as exc:
         yield ToolResult(_validation_message(exc), is_error=True)
         return
-    decision = await decide_permission(tool, parsed, context)
+    hook_decision = None
+    if context.hooks is not None:
+        outcome = await _pre_tool_use(tool, tool_use_id, parsed, context)
+        for record in outcome.records:
+            yield record
+        if outcome.stopped:
+            yield ToolResult(f"Not run: {outcome.stop_reason}", is_error=True)
+            return
+        hook_decision = _hooks.permission_from_hook(outcome)
+        updated = outcome.decision.updated_input
+        if updated is not None and not isinstance(hook_decision, Deny):
+            try:
+                parsed = tool.input_model.model_validate(updated)
+            except ValidationError as exc:
+                yield ToolResult(f"{outcome.hook_name} hook's updatedInput: {_validation_message(exc)}", is_error=True)
+                return
+    decision = await decide_permission(tool, parsed, context, hook_decision)
     if not isinstance(decision, Allow):
         yield ToolResult(decision.reason, is_error=True)
         return
@@ -200,18 +264,46 @@ async def _call_tool(tool: Tool, raw_input: Any, context: ToolUseContext) -> Asy
         except ValidationError as exc:
             yield ToolResult(_validation_message(exc), is_error=True)
             return
+    result = None
     produced = tool.call(parsed, context)
     if inspect.isawaitable(produced):  # a plain `async def call` that returns its result
-        yield ToolResult.of(await produced)
+        result = ToolResult.of(await produced)
+    else:
+        async with aclosing(produced) as items:
+            async for item in items:
+                if isinstance(item, ToolResult):
+                    result = item
+                    break
+                if not isinstance(item, dict):
+                    kind = type(item).__name__
+                    raise TypeError(f"{tool.name}.call yielded {kind}; expected a progress dict or a ToolResult")
+                yield item
+    if result is None:
         return
-    async with aclosing(produced) as items:
-        async for item in items:
-            if not isinstance(item, (dict, ToolResult)):
-                kind = type(item).__name__
-                raise TypeError(f"{tool.name}.call yielded {kind}; expected a progress dict or a ToolResult")
-            yield item
-            if isinstance(item, ToolResult):
-                return
+    yield result
+    if context.hooks is not None:
+        for message in await _post_tool_use(tool, tool_use_id, parsed, result, context):
+            yield message
+
+
+async def _pre_tool_use(tool: Tool, tool_use_id: str, parsed: Any, context: ToolUseContext) -> _hooks.HookOutcome:
+    hooks = context.hooks
+    input = hooks.input("pre_tool_use", workspace=context.workspace, permission_mode=context.permission_mode,
+                        tool_name=tool.name, tool_input=parsed.model_dump(mode="json", exclude_unset=True),
+                        tool_use_id=tool_use_id)
+    return await _hooks.run_hooks(hooks, input, value=tool.name, tool_use_id=tool_use_id, uuid=context.uuid)
+
+
+async def _post_tool_use(tool: Tool, tool_use_id: str, parsed: Any, result: ToolResult,
+                         context: ToolUseContext) -> list[AttachmentMessage]:
+    """The post_tool_use records, then what they tell the model (it goes with this call's result)."""
+    hooks = context.hooks
+    input = hooks.input("post_tool_use", workspace=context.workspace, permission_mode=context.permission_mode,
+                        tool_name=tool.name, tool_input=parsed.model_dump(mode="json", exclude_unset=True),
+                        tool_use_id=tool_use_id, tool_response=result.content, is_error=result.is_error)
+    outcome = await _hooks.run_hooks(hooks, input, value=tool.name, tool_use_id=tool_use_id, uuid=context.uuid)
+    context_message = _hooks.post_tool_use_context(outcome, context.uuid, tool_use_id)
+    return [*outcome.records, *([context_message] if context_message else [])]
 
 
 def _validation_message(exc: ValidationError) -> str:
@@ -233,10 +325,38 @@ def _is_concurrency_safe(tool_use: Any, tools: list[Tool]) -> bool:
         return False
 
 
-def _non_empty(content: str | list[dict[str, Any]], name: str) -> str | list[dict[str, Any]]:
-    if (isinstance(content, str) and not content.strip()) or (isinstance(content, list) and not content):
-        return f"({name} completed with no output)"
-    return content
+def _non_empty(content: str | list[dict[str, Any]], name: str, is_error: bool) -> str | list[dict[str, Any]]:
+    """``content`` without blank text blocks at any depth; if nothing is left, a text saying what happened.
+
+    The API rejects an ``is_error`` result with empty content, and empty text
+    blocks anywhere (field case F12); a failure never reads as "completed".
+    """
+    if isinstance(content, list):
+        content = _without_blank_text(content)
+    if (isinstance(content, str) and content.strip()) or (isinstance(content, list) and content):
+        return content
+    return f"({name} failed with no error message)" if is_error else f"({name} completed with no output)"
+
+
+def _without_blank_text(blocks: list[Any]) -> list[Any]:
+    kept = []
+    for block in blocks:
+        if isinstance(block, dict) and block.get("type") == "text" and not str(block.get("text", "")).strip():
+            continue
+        if isinstance(block, dict) and isinstance(block.get("content"), list):  # e.g. a search_result's own blocks
+            block = {**block, "content": _without_blank_text(block["content"])}
+        kept.append(block)
+    return kept
+
+
+def _not_an_object(name: str, raw_input: Any) -> str:
+    if isinstance(raw_input, str):
+        sent = f"text that is not a JSON object: {raw_input[:300]!r}"
+    else:
+        kind = {list: "array", bool: "boolean", int: "number", float: "number", type(None): "null"}.get(
+            type(raw_input), type(raw_input).__name__)
+        sent = f"a JSON {kind}: {json.dumps(raw_input)[:300]}"
+    return f"Error: {name} was not run: its input must be a JSON object, but the model sent {sent}"
 
 
 def _field(block: Any, key: str) -> Any:
@@ -247,8 +367,9 @@ def _field(block: Any, key: str) -> Any:
 # A parallel batch: one task per call, progress merged in completion order
 
 
-async def _run_parallel(tool_uses: tuple[Any, ...], context: ToolUseContext) -> AsyncIterator[ProgressMessage]:
-    queue: asyncio.Queue[ProgressMessage | None] = asyncio.Queue()
+async def _run_parallel(tool_uses: tuple[Any, ...],
+                        context: ToolUseContext) -> AsyncIterator[ProgressMessage | AttachmentMessage]:
+    queue: asyncio.Queue[ProgressMessage | AttachmentMessage | None] = asyncio.Queue()
     slots = asyncio.Semaphore(context.max_concurrency)
 
     async def pump(tool_use: Any) -> None:
