@@ -3,7 +3,9 @@
 Chapters, the demo and the CLI work on copies of the sample project in
 temporary folders. ``scratch_dir()`` makes each one under a single root per
 user, ``$TMPDIR/dreamloop-<uid>`` (mode 0700), in a subfolder that belongs to
-the process that made it. The process holds a lock (``flock``) on its own lock
+the process that made it. The names have a fixed width (uid and pid
+zero-padded), so a path's length, and with it the token count of a request
+that quotes it, is the same for every user and process. The process holds a lock (``flock``) on its own lock
 file for as long as it lives; the operating system releases the lock however
 the process ends (a normal exit, SIGKILL, a hub stopping a server, an nbval
 run killing its kernel). A normal exit removes the process's folders at once;
@@ -36,14 +38,14 @@ _owners: dict[Path, _Owner] = {}  # this process's subfolder under each root it 
 
 
 def scratch_root() -> Path:
-    """The user's root for the kit's temporary folders: ``<tempdir>/dreamloop-<uid>``, created (mode 0700) if missing.
+    """The user's root for the kit's temporary folders: ``<tempdir>/dreamloop-<uid, 10 digits>``, made (mode 0700).
 
     ``<tempdir>`` is Python's ``tempfile.gettempdir()`` (``$TMPDIR``, else
     ``/tmp``). Raises ``PermissionError`` if the path exists but is not a
     private directory of this user (a link, another user's, readable by others):
     set ``TMPDIR`` to a directory of your own then.
     """
-    user = os.getuid() if hasattr(os, "getuid") else os.getlogin()
+    user = f"{os.getuid():010d}" if hasattr(os, "getuid") else os.getlogin()
     root = Path(tempfile.gettempdir()) / f"dreamloop-{user}"
     try:
         root.mkdir(mode=0o700)
@@ -122,7 +124,7 @@ class _Owner:
 
     def __init__(self, root: Path) -> None:
         self.pid = os.getpid()
-        self.name = f"{self.pid}-{secrets.token_hex(4)}"
+        self.name = f"{self.pid:07d}-{secrets.token_hex(4)}"  # pid_max is at most 4194304: 7 digits
         self.folder = root / self.name
         self.lock_path = root / f"{self.name}{_LOCK_SUFFIX}"
         # Locked before it gets its name, so no cleaner ever sees it unlocked.

@@ -39,7 +39,7 @@ MAKE_AND_WAIT = ("from dreamloop.demo import copy_sample_project; import sys, ti
 def test_one_private_root_per_user(tmpdir_env, tmp_path):
     folder = scratch_dir("ch04-")  # even when this process made folders under another root before
     root = scratch_root()
-    assert root == tmp_path / f"dreamloop-{os.getuid()}"
+    assert root == tmp_path / f"dreamloop-{os.getuid():010d}"
     assert folder.parent.parent == root and folder.name.startswith("ch04-")
     assert oct(root.stat().st_mode & 0o777) == "0o700"
     assert copy_sample_project().parent == folder.parent  # the demo's copies go there too
@@ -48,12 +48,12 @@ def test_one_private_root_per_user(tmpdir_env, tmp_path):
 
 def test_a_root_that_is_not_private_is_refused(tmpdir_env, tmp_path):
     (tmp_path / "elsewhere").mkdir()
-    (tmp_path / f"dreamloop-{os.getuid()}").symlink_to(tmp_path / "elsewhere")
+    (tmp_path / f"dreamloop-{os.getuid():010d}").symlink_to(tmp_path / "elsewhere")
     with pytest.raises(PermissionError, match="set TMPDIR"):
         scratch_dir()
-    (tmp_path / f"dreamloop-{os.getuid()}").unlink()
-    (tmp_path / f"dreamloop-{os.getuid()}").mkdir(mode=0o755)
-    os.chmod(tmp_path / f"dreamloop-{os.getuid()}", 0o755)
+    (tmp_path / f"dreamloop-{os.getuid():010d}").unlink()
+    (tmp_path / f"dreamloop-{os.getuid():010d}").mkdir(mode=0o755)
+    os.chmod(tmp_path / f"dreamloop-{os.getuid():010d}", 0o755)
     with pytest.raises(PermissionError, match="not a private directory"):
         scratch_dir()
 
