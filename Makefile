@@ -57,6 +57,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/inspector.py
 	$(BIN)/python bench/hooks.py
 	$(BIN)/python bench/transcript.py
+	$(BIN)/python bench/import_cost.py
 
 soak: $(STAMP)
 	$(BIN)/python bench/soak.py
