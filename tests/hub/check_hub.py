@@ -217,10 +217,10 @@ async def learner(hub: Hub, user: str, stored: nbformat.NotebookNode) -> dict[st
 async def run_cells(hub: Hub, user: str, kernel_id: str, headers: dict[str, str],
                     stored: nbformat.NotebookNode) -> tuple[nbformat.NotebookNode, list[str]]:
     """Execute every code cell over the kernel websocket; the notebook with fresh outputs, and unexpected errors."""
-    url = f"{hub.url.replace('http', 'ws', 1)}/user/{user}/api/kernels/{kernel_id}/channels"
+    session, errors = uuid.uuid4().hex, []
+    url = f"{hub.url.replace('http', 'ws', 1)}/user/{user}/api/kernels/{kernel_id}/channels?session_id={session}"
     socket_ = await websocket_connect(HTTPRequest(url, headers=headers), max_message_size=256 * 2**20)
     fresh = nbformat.from_dict(json.loads(json.dumps(stored)))
-    session, errors = uuid.uuid4().hex, []
     try:
         for number, cell in enumerate((c for c in fresh.cells if c.cell_type == "code"), start=1):
             msg_id = uuid.uuid4().hex
