@@ -3,8 +3,11 @@
 Any HTTP client (curl, another SDK, a browser tool) can talk to the fake API
 here; it answers exactly what the in-process transport answers (the same
 ``Reply``s), streaming SSE with chunked transfer encoding and real pacing. It
-binds 127.0.0.1 only: it is a teaching fake, never a network service.
-A dropped connection (the ``disconnect`` fault) ends a chunked body without
+binds 127.0.0.1 only, on a free port unless told one: it is a teaching fake,
+never a network service, and two learners on one machine never collide.
+Scripts come from a JSON/YAML file or a ``module:function`` (``load_script``,
+strict: an unknown key is an error); ``serve-fake`` says what is wrong with
+one, or with a taken port, as a usage error. A dropped connection (the ``disconnect`` fault) ends a chunked body without
 its last chunk, so clients see an incomplete read, as with a real drop.
 This module knows nothing about validation or rendering.
 """
