@@ -363,7 +363,7 @@ def test_a_version_1_trace_still_loads(tmp_path):
     trace = Trace.load(path)
     assert trace.checkpoints[0].context is None and trace.switches == {} and trace.terminal.reason == "completed"
     path.write_text(json.dumps({"kind": "trace", "version": 99}) + "\n")
-    with pytest.raises(ValueError, match="version-99"):
+    with pytest.raises(ValueError, match="trace version 99"):
         Trace.load(path)
 
 
@@ -445,3 +445,44 @@ async def test_an_abort_during_a_compaction_ends_the_run_cleanly(offline, tmp_pa
     assert run.terminal.reason == "aborted_streaming"
     assert events[-1].type == "system" and events[-1].subtype == "interrupted"
     assert not any(e.type == "system" and e.subtype == "compact_boundary" for e in events)
+
+
+MALFORMED = (  # a delta for a block that never started: the SDK's stream is malformed (found by the property test)
+    'event: message_start\ndata: {"type":"message_start","message":{"id":"msg_raw","type":"message",'
+    '"role":"assistant","model":"claude-scripted-1","content":[],"stop_reason":null,"stop_sequence":null,'
+    '"usage":{"input_tokens":12,"output_tokens":0}}}\n\n'
+    'event: content_block_delta\ndata: {"type":"content_block_delta","index":99,"delta":{"type":"text_delta",'
+    '"text":"x"}}\n\n'
+    'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},'
+    '"usage":{"output_tokens":1}}\n\nevent: message_stop\ndata: {"type":"message_stop"}\n\n')
+
+
+@pytest.mark.parametrize("answer", ["malformed", "disconnect", "http_error"])
+async def test_a_summarising_request_that_breaks_is_a_failed_compaction(offline, tmp_path, answer):
+    from dreamloop.context import is_compaction_request
+    from dreamloop.fake_api import RawTurn
+
+    plain = reader(LONG_SESSION[:12], notes=3)
+    broken = {"malformed": RawTurn(sse=MALFORMED), "disconnect": S.disconnect("Summ", after_events=2),
+              "http_error": S.http_error(500, retry_after_ms=None)}[answer]
+
+    def policy(body, index):
+        return broken if is_compaction_request(body) else plain(body, index)
+
+    model = offline(policy, context_window=20_000, max_retries=0)
+    run = dl.query(dl.QueryParams(messages="read the files", model=model, tools=[read], workspace=tmp_path,
+                                  context=ContextOptions(autocompact=Autocompact(threshold=1500, keep_recent=4)),
+                                  deps=QueryDeps(uuid=counting_uuids())))
+    events = [event async for event in run]
+    failed = notices(events, "autocompact_failed")
+    assert run.terminal.reason == "completed" and failed
+    assert "the summarising request failed" in failed[0].content
+
+
+def test_the_budget_needs_somewhere_to_write_before_anything_runs(tmp_path):
+    model = dl.offline([S.reply("hi")])
+    with pytest.raises(ValueError, match="tool_result_budget writes oversized results to a file"):
+        dl.QueryParams(messages="hi", model=model, context=ContextOptions(tool_result_budget=True))
+    dl.QueryParams(messages="hi", model=model, context=ContextOptions(tool_result_budget=True), workspace=tmp_path)
+    dl.QueryParams(messages="hi", model=model,
+                   context=ContextOptions(tool_result_budget=ToolResultBudget(directory=tmp_path)))

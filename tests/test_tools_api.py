@@ -13,7 +13,8 @@ from dreamloop.tools import FunctionTool, Tool, ToolResult, ToolUseContext, buil
 
 def test_public_surface():
     assert sorted(tools.__all__) == sorted([
-        "Allow", "Ask", "AskUser", "BaseTool", "BashTool", "CanUseTool", "Deny", "EditTool", "FunctionTool",
+        "Allow", "Ask", "AskUser", "BaseTool", "BashTool", "CREDENTIAL_VARIABLES", "CanUseTool", "Deny", "EditTool",
+        "FunctionTool", "command_environment",
         "GlobTool", "GrepTool", "INTERRUPTED", "PermissionDecision", "PermissionMode", "ReadTool", "Tool",
         "ToolBatch", "ToolResult", "ToolUseContext", "WriteTool", "builtin_tools", "decide_permission",
         "find_tool", "input_schema", "is_read_only_command", "partition_tool_calls", "resolve_in_workspace",

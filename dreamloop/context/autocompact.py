@@ -25,7 +25,7 @@ import anthropic
 from anthropic.types import Message
 
 from ..abort import AbortController
-from ..errors import CompactionFailed, IncompleteStreamError
+from ..errors import CompactionFailed, StreamError
 from ..messages import (AssistantMessage, AttachmentMessage, SystemMessage, UserMessage, normalize_messages_for_api,
                         user_message)
 from ..tokens import TokenCounter
@@ -238,7 +238,8 @@ async def compact_conversation(
     uuid to the transcript uuids it came from (for ``metadata["kept"]``).
 
     Raises ``CompactionFailed`` when there is nothing to summarise, the
-    request fails (an SDK error, an incomplete stream) or the answer has no text.
+    request fails (an SDK error, an incomplete or malformed stream) or the
+    answer has no text.
 
     Example (offline: the script answers the summarising request)::
 
@@ -267,7 +268,7 @@ async def compact_conversation(
             async for item in model.stream(messages=sent, max_tokens=max_tokens, system=COMPACT_SYSTEM_PROMPT):
                 if isinstance(item, Message):
                     answer = item
-    except (anthropic.APIError, IncompleteStreamError) as error:
+    except (anthropic.APIError, StreamError) as error:  # incomplete or malformed streams too
         said = getattr(error, "api_message", None) or getattr(error, "message", None) or str(error)
         raise CompactionFailed(f"the summarising request failed: {said}") from error
     text = "".join(b.text for b in answer.content if b.type == "text").strip() if answer else ""

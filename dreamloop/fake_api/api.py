@@ -55,6 +55,9 @@ DEFAULT_CONTEXT_WINDOW = 200_000
 
 OFFLINE_API_KEY = "offline-not-a-key"
 OFFLINE_BASE_URL = "http://fake-anthropic.invalid"
+MAX_BODY_BYTES = 32 * 1024 * 1024
+"""The largest request body answered; a larger one gets HTTP 413 ``request_too_large`` (the real limit: 32 MB)."""
+TOO_LARGE_MESSAGE = "Request exceeds the maximum allowed number of bytes."
 _REDACTED_HEADERS = {"authorization", "x-api-key"}
 _DROP_MESSAGE = "peer closed connection without sending complete message body (incomplete chunked read)"
 
@@ -93,6 +96,7 @@ class FakeMessagesAPI:
     name reported when a turn does not set one. ``context_window``: the
     largest input it accepts, in (estimated) tokens. ``cache_min_tokens``: the
     shortest prefix the prompt cache keeps (``cache``, a ``PromptCache``).
+    ``max_body_bytes``: larger bodies get HTTP 413 ``request_too_large``.
 
     Example::
 
@@ -104,10 +108,12 @@ class FakeMessagesAPI:
     """
 
     def __init__(self, script: Script | list[Any], *, model: str = "claude-scripted-1",
-                 context_window: int = DEFAULT_CONTEXT_WINDOW, cache_min_tokens: int = MIN_CACHEABLE_TOKENS) -> None:
+                 context_window: int = DEFAULT_CONTEXT_WINDOW, cache_min_tokens: int = MIN_CACHEABLE_TOKENS,
+                 max_body_bytes: int = MAX_BODY_BYTES) -> None:
         self.model = model
         self.context_window = context_window
         self.cache = PromptCache(min_tokens=cache_min_tokens)
+        self.max_body_bytes = max_body_bytes
         self.requests: list[ReceivedRequest] = []
         self.script_errors: dict[str, BaseException] = {}
         self._script = script
@@ -170,12 +176,15 @@ class FakeMessagesAPI:
             request_id = self._next_id("req")
             body: Any = None
             script_index: int | None = None
-            try:
-                body = json.loads(content) if content else None
-            except ValueError as err:
-                reply = error_reply(400, f"The request body is not valid JSON: {err}", request_id)
+            if len(content) > self.max_body_bytes:
+                reply = error_reply(413, TOO_LARGE_MESSAGE, request_id)
             else:
-                reply, script_index = self._route(method, path, body, request_id)
+                try:
+                    body = json.loads(content) if content else None
+                except ValueError as err:
+                    reply = error_reply(400, f"The request body is not valid JSON: {err}", request_id)
+                else:
+                    reply, script_index = self._route(method, path, body, request_id)
             self.requests.append(
                 ReceivedRequest(
                     index=len(self.requests),
@@ -261,11 +270,12 @@ class FakeMessagesAPI:
             item = self._script[index]
         else:
             raise ScriptExhausted(
-                f"the offline script has no item for model request #{index} (it has {len(self._script)}); "
+                f"the offline script has no item for model request #{index + 1} (it has {len(self._script)}); "
                 "add turns to the script or use a policy function"
             )
         if not isinstance(item, (Turn, RawTurn)):
-            raise TypeError(f"script item #{index} is a {type(item).__name__}, expected Turn or RawTurn")
+            raise TypeError(f"the script's answer to model request #{index + 1} is a {type(item).__name__}, "
+                            "expected Turn or RawTurn")
         self._consumed += 1
         return item
 

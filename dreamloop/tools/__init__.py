@@ -6,7 +6,7 @@
 * ``orchestration``: ``run_tools()`` (``runTools()``), ``partition_tool_calls``,
   ``tool_results_message`` (``yieldMissingToolResultBlocks``), ``tool_schemas``.
 * ``workspace``: path confinement; ``files``: Read, Write, Edit, Glob, Grep; ``bash``: Bash
-  (not a sandbox).
+  (not a sandbox); ``environment``: what a command's environment holds (no credentials).
 
 This package knows nothing about the model or the loop's State; the loop
 hands it tool_use blocks and a ``ToolUseContext`` and gets messages back.
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from .base import BaseTool, Tool, ToolResult, ToolUseContext, find_tool, input_schema
 from .bash import BashTool, is_read_only_command
+from .environment import CREDENTIAL_VARIABLES, command_environment
 from .files import EditTool, GlobTool, GrepTool, ReadTool, WriteTool
 from .function import FunctionTool, tool
 from .orchestration import (
@@ -68,12 +69,14 @@ __all__ = [
     "tool_schemas",
     # built-in tools
     "BashTool",
+    "CREDENTIAL_VARIABLES",
     "EditTool",
     "GlobTool",
     "GrepTool",
     "ReadTool",
     "WriteTool",
     "builtin_tools",
+    "command_environment",
     "is_read_only_command",
     "resolve_in_workspace",
 ]
