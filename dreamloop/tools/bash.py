@@ -162,7 +162,7 @@ async def _run(command: str, cwd: Path, timeout_s: float, limit: int) -> tuple[s
 
     On cancellation the process group is killed before ``CancelledError`` propagates.
     """
-    proc = await asyncio.create_subprocess_exec(
+    spawning = asyncio.ensure_future(asyncio.create_subprocess_exec(
         "/bin/bash", "-c", command,
         cwd=cwd,
         stdin=asyncio.subprocess.DEVNULL,
@@ -170,7 +170,8 @@ async def _run(command: str, cwd: Path, timeout_s: float, limit: int) -> tuple[s
         stderr=asyncio.subprocess.STDOUT,  # one stream, interleaved as written
         start_new_session=True,  # its own process group, so we can kill all of it
         env={**os.environ, "PAGER": "cat", "GIT_PAGER": "cat"},
-    )  # fmt: skip
+    ))  # fmt: skip
+    proc = await _spawned(spawning)
     capture = _Capture(limit)
     reader = asyncio.create_task(capture.drain(proc.stdout))
     try:
@@ -186,6 +187,20 @@ async def _run(command: str, cwd: Path, timeout_s: float, limit: int) -> tuple[s
             _kill_group(proc)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(proc.wait(), _DRAIN_S)
+
+
+async def _spawned(spawning: asyncio.Future) -> asyncio.subprocess.Process:
+    """The process being spawned. Cancelled meanwhile, the spawn still finishes (bash may already be
+    running its command) and its group is killed before ``CancelledError`` propagates."""
+    try:
+        return await asyncio.shield(spawning)
+    except asyncio.CancelledError:
+        with contextlib.suppress(Exception):
+            proc = await spawning
+            _kill_group(proc)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(proc.wait(), _DRAIN_S)
+        raise
 
 
 async def _wait_for_exit(proc: asyncio.subprocess.Process, reader: asyncio.Task, timeout_s: float) -> bool:
