@@ -3,8 +3,9 @@
 Owns the order of execution (``partition_tool_calls``: consecutive
 concurrency-safe calls run in parallel, every other call alone), the life of
 one call (``run_tool_use``: look up, validate, decide permission, call, turn
-failures into ``is_error`` results), and pairing results with calls by id
-(``tool_results_message``). It knows nothing about the model, the loop's
+failures into ``is_error`` results), the sibling rule as ``run_tools()``
+applies it (``cancellation.py`` decides), and pairing results with calls by
+id (``tool_results_message``). It knows nothing about the model, the loop's
 State, or what a particular tool does.
 """
 
@@ -12,28 +13,29 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import itertools
+import uuid as _uuid
 from contextlib import aclosing
 from dataclasses import dataclass
-from typing import Any, AsyncIterator, Iterable, Mapping
+from typing import Any, AsyncIterator, Collection, Iterable, Mapping
 
 from pydantic import ValidationError
 
 from ..messages import ProgressMessage, UserMessage, tool_result_block
 from .base import Tool, ToolResult, ToolUseContext, find_tool
+from .cancellation import NOT_STARTED, USER_INTERRUPT, Unfinished, cancels_siblings, sibling_failure
 from .permissions import Allow, decide_permission
 
 __all__ = [
-    "INTERRUPTED",
     "ToolBatch",
     "partition_tool_calls",
+    "progress_uuid",
     "run_tool_use",
     "run_tools",
     "tool_results_message",
     "tool_schemas",
+    "unfinished_progress",
 ]
-
-INTERRUPTED = "Interrupted by user"
-"""The result text of a call that never finished because the run was interrupted."""
 
 
 @dataclass(frozen=True)
@@ -76,15 +78,20 @@ async def run_tools(tool_uses: Iterable[Any], context: ToolUseContext) -> AsyncI
 
     Yields ``ProgressMessage``s as things happen, in completion order: per
     call ``{"stage": "started"}``, any ``{"stage": "progress", ...}``, and
-    ``{"stage": "done", "result": <tool_result block>}``. Last, one
-    ``UserMessage`` whose content is every ``tool_result`` block in *call*
-    order (``source_tool_use_ids`` likewise). Nothing to run: yields nothing.
+    ``{"stage": "done", "result": <tool_result block>}`` (a call that never
+    started gets only its ``done``). Last, one ``UserMessage`` whose content
+    is every ``tool_result`` block in *call* order (``source_tool_use_ids``
+    likewise). Nothing to run: yields nothing.
+
+    The sibling rule (``cancels_siblings``): when a Bash call's result is an
+    error, the calls still running beside it are cancelled and the later ones
+    never start; each gets an ``is_error`` result naming the failed call.
 
     Never raises for a tool's failure: unknown tool, bad input, denial and
     exceptions become ``is_error`` results. Cancelling the task that iterates
     this cancels the running calls (Bash kills its process group) and the
     ``CancelledError`` propagates; close the transcript then with
-    ``tool_results_message(tool_uses, results_so_far)``.
+    ``tool_results_message(tool_uses, results_so_far, started=started_ids)``.
 
     Example::
 
@@ -95,8 +102,16 @@ async def run_tools(tool_uses: Iterable[Any], context: ToolUseContext) -> AsyncI
     tool_uses = list(tool_uses)
     if not tool_uses:
         return
+    by_id = {_field(tool_use, "id"): tool_use for tool_use in tool_uses}
     results: dict[str, dict[str, Any]] = {}
+    failed: Unfinished | None = None  # set once a Bash call failed: nothing else starts
     for batch in partition_tool_calls(tool_uses, context.tools):
+        if failed is not None:
+            for tool_use in batch.tool_uses:
+                message = unfinished_progress(tool_use, failed.not_started)
+                results[message.tool_use_id] = message.data["result"]
+                yield message
+            continue
         if batch.concurrency_safe and len(batch.tool_uses) > 1:
             messages = _run_parallel(batch.tool_uses, context)
         else:
@@ -104,7 +119,9 @@ async def run_tools(tool_uses: Iterable[Any], context: ToolUseContext) -> AsyncI
         async with aclosing(messages):
             async for message in messages:
                 if message.data["stage"] == "done":
-                    results[message.tool_use_id] = message.data["result"]
+                    result = results[message.tool_use_id] = message.data["result"]
+                    if failed is None and cancels_siblings(by_id[message.tool_use_id], result):
+                        failed = sibling_failure(by_id[message.tool_use_id])
                 yield message
     yield tool_results_message(tool_uses, results, uuid=context.uuid())
 
@@ -118,16 +135,20 @@ async def run_tool_use(tool_use: Any, context: ToolUseContext) -> AsyncIterator[
     (``decide_permission``; a ``Deny`` → its reason; ``Allow(updated_input)``
     → the new input, validated again), then iterate ``tool.call``. Every
     failure ends as an ``is_error`` block with the original id; only
-    cancellation (and other ``BaseException``) propagates.
+    cancellation (and other ``BaseException``) propagates. If the abort signal
+    has already fired, the call never starts: only its ``done`` is yielded,
+    with ``NOT_STARTED``.
     """
     tool_use_id, name, raw_input = _field(tool_use, "id"), _field(tool_use, "name"), _field(tool_use, "input")
-    yield ProgressMessage(uuid=context.uuid(), tool_use_id=tool_use_id,
+    if context.abort.aborted:
+        yield unfinished_progress(tool_use, NOT_STARTED)
+        return
+    seq = itertools.count()
+    yield ProgressMessage(uuid=progress_uuid(tool_use_id, next(seq)), tool_use_id=tool_use_id,
                           data={"stage": "started", "name": name, "input": raw_input})
     tool = find_tool(context.tools, name)
     if tool is None:
         result = ToolResult(f"Error: No such tool available: {name}", is_error=True)
-    elif context.abort.aborted:
-        result = ToolResult(INTERRUPTED, is_error=True)
     else:
         result = None
         try:
@@ -137,34 +158,66 @@ async def run_tool_use(tool_use: Any, context: ToolUseContext) -> AsyncIterator[
                         result = item
                         break
                     data = {**item, "stage": "progress", "name": name}
-                    yield ProgressMessage(uuid=context.uuid(), tool_use_id=tool_use_id, data=data)
+                    yield ProgressMessage(uuid=progress_uuid(tool_use_id, next(seq)), tool_use_id=tool_use_id,
+                                          data=data)
             if result is None:
                 raise RuntimeError(f"{name}.call ended without yielding a ToolResult")
         except Exception as exc:  # a tool's failure is a result the model reads; CancelledError passes
             result = ToolResult(f"Error: {type(exc).__name__}: {exc}", is_error=True)
     block = tool_result_block(tool_use_id, _non_empty(result.content, name), is_error=result.is_error)
-    yield ProgressMessage(uuid=context.uuid(), tool_use_id=tool_use_id,
+    yield ProgressMessage(uuid=progress_uuid(tool_use_id, next(seq)), tool_use_id=tool_use_id,
                           data={"stage": "done", "name": name, "result": block})
 
 
 def tool_results_message(
-    tool_uses: Iterable[Any], results: Mapping[str, dict[str, Any]], missing: str = INTERRUPTED,
-    *, uuid: str | None = None,
+    tool_uses: Iterable[Any], results: Mapping[str, dict[str, Any]], missing: str | Unfinished = USER_INTERRUPT,
+    *, started: Collection[str] = (), uuid: str | None = None,
 ) -> UserMessage:
     """The user message answering ``tool_uses``: one ``tool_result`` per call, in call order.
 
     ``results`` maps ``tool_use_id`` → ``tool_result`` block (e.g. collected
     from the ``"done"`` progress so far); a call without one gets an
-    ``is_error`` block with text ``missing``, like the source's
-    ``yieldMissingToolResultBlocks()``, so the transcript stays valid after
-    an interrupt or a model error. Raises ``ValueError`` if ``tool_uses`` is empty.
+    ``is_error`` block, like the source's ``yieldMissingToolResultBlocks()``,
+    so the transcript stays valid after an interrupt or a model error. Its
+    text is ``missing``: a string for every such call, or an ``Unfinished``
+    pair, whose ``running`` text goes to the calls in ``started`` (ids of
+    calls that had started) and ``not_started`` to the others (default:
+    ``INTERRUPTED`` / ``NOT_STARTED``). Raises ``ValueError`` if ``tool_uses``
+    is empty.
     """
     ids = [_field(tool_use, "id") for tool_use in tool_uses]
     if not ids:
         raise ValueError("tool_results_message() needs at least one tool_use to answer")
-    blocks = [results.get(i) or tool_result_block(i, missing, is_error=True) for i in ids]
+
+    def unanswered(i: str) -> dict[str, Any]:
+        text = missing.text(i in started) if isinstance(missing, Unfinished) else missing
+        return tool_result_block(i, text, is_error=True)
+
+    blocks = [results.get(i) or unanswered(i) for i in ids]
     message = UserMessage(message={"role": "user", "content": blocks}, source_tool_use_ids=tuple(ids))
     return message.model_copy(update={"uuid": uuid}) if uuid else message
+
+
+def unfinished_progress(tool_use: Any, text: str) -> ProgressMessage:
+    """The ``done`` progress of a call that got no result of its own: an ``is_error`` result saying ``text``."""
+    tool_use_id = _field(tool_use, "id")
+    block = tool_result_block(tool_use_id, text, is_error=True)
+    return ProgressMessage(uuid=progress_uuid(tool_use_id, "unfinished"), tool_use_id=tool_use_id,
+                           data={"stage": "done", "name": _field(tool_use, "name"), "result": block})
+
+
+_PROGRESS_IDS = _uuid.UUID("5b1f3c2e-8d47-4a6b-9c0e-7f2a1d3e4b5c")
+
+
+def progress_uuid(tool_use_id: str, seq: int | str) -> str:
+    """The uuid of a call's ``seq``-th progress message: a uuid5 of the call's id and ``seq``.
+
+    Progress is UI only and never enters the State, so its ids are derived
+    from the call rather than drawn from ``ToolUseContext.uuid``: however
+    progress interleaves with the stream (streaming tool execution on or
+    off), the ids of the State's messages stay the same.
+    """
+    return str(_uuid.uuid5(_PROGRESS_IDS, f"{tool_use_id}/{seq}"))
 
 
 def tool_schemas(tools: Iterable[Tool]) -> list[dict[str, Any]]:
@@ -260,21 +313,54 @@ async def _run_parallel(tool_uses: tuple[Any, ...], context: ToolUseContext) -> 
         finally:
             queue.put_nowait(None)  # this call is over, however it ended
 
-    tasks = [asyncio.create_task(pump(t), name=f"tool {_field(t, 'id')}") for t in tool_uses]
+    tasks = {_field(t, "id"): asyncio.create_task(pump(t), name=f"tool {_field(t, 'id')}") for t in tool_uses}
+    started: set[str] = set()
+    done: set[str] = set()
     try:
         remaining = len(tasks)
         while remaining:
             message = await queue.get()
-            if message is not None:
-                yield message
+            if message is None:
+                remaining -= 1
+                for task in tasks.values():  # a BaseException in a call (not a tool error) surfaces here
+                    if task.done() and not task.cancelled() and task.exception() is not None:
+                        raise task.exception()  # type: ignore[misc]
                 continue
-            remaining -= 1
-            for task in tasks:  # a BaseException in a call (not a tool error) surfaces here
-                if task.done() and not task.cancelled() and task.exception() is not None:
-                    raise task.exception()  # type: ignore[misc]
+            stage = message.data["stage"]
+            if stage == "started":
+                started.add(message.tool_use_id)
+            yield message
+            if stage != "done":
+                continue
+            done.add(message.tool_use_id)
+            failed = next(t for t in tool_uses if _field(t, "id") == message.tool_use_id)
+            if cancels_siblings(failed, message.data["result"]):
+                async for stopped in _stop_siblings(tool_uses, tasks, queue, started, done, sibling_failure(failed)):
+                    yield stopped
+                return
     finally:
         # Reached on completion, on cancellation of the consumer, or on aclose():
         # stop whatever still runs and wait for it to unwind.
-        for task in tasks:
+        for task in tasks.values():
             task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await asyncio.gather(*tasks.values(), return_exceptions=True)
+
+
+async def _stop_siblings(tool_uses: tuple[Any, ...], tasks: dict[str, asyncio.Task], queue: asyncio.Queue,
+                         started: set[str], done: set[str], why: Unfinished) -> AsyncIterator[ProgressMessage]:
+    """The sibling rule in a parallel batch: cancel the calls still running, answer each in call order."""
+    for ident, task in tasks.items():
+        if ident not in done:
+            task.cancel()
+    await asyncio.gather(*tasks.values(), return_exceptions=True)
+    while not queue.empty():  # what finished while they were being cancelled keeps its real result
+        message = queue.get_nowait()
+        if message is not None and message.tool_use_id not in done:
+            started.add(message.tool_use_id)
+            if message.data["stage"] == "done":
+                done.add(message.tool_use_id)
+            yield message
+    for tool_use in tool_uses:
+        ident = _field(tool_use, "id")
+        if ident not in done:
+            yield unfinished_progress(tool_use, why.text(ident in started))
