@@ -19,7 +19,11 @@ __all__ = ["PartialResponse"]
 
 
 class PartialResponse:
-    """Feed raw stream events with ``add(event)``; ``message()`` gives the finished blocks."""
+    """Feed raw stream events with ``add(event)``; ``message()`` gives the finished blocks.
+
+    ``add`` returns the block (an API-shaped dict) that ``event`` finished, if
+    it was a ``content_block_stop``; else None.
+    """
 
     def __init__(self) -> None:
         self._start: Any = None
@@ -27,7 +31,7 @@ class PartialResponse:
         self._json: dict[int, str] = {}
         self._done: list[dict[str, Any]] = []
 
-    def add(self, event: Any) -> None:
+    def add(self, event: Any) -> dict[str, Any] | None:
         kind = event.type
         if kind == "message_start":
             self._start = event.message
@@ -42,6 +46,8 @@ class PartialResponse:
             if block.get("type") == "tool_use" and raw:
                 block["input"] = json.loads(raw)
             self._done.append(block)
+            return block
+        return None
 
     def _apply(self, index: int, delta: Any) -> None:
         block = self._open.get(index)

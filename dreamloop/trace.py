@@ -62,10 +62,13 @@ class Trace:
 
     Build one live by passing it to ``query(params, trace=...)`` (the loop
     fills it), or ``Trace.load(path)``. ``trace.checkpoints[i]`` is iteration
-    i; ``trace.resolve(uuids)`` gives the messages; ``trace.terminal`` the end.
+    i; ``trace.resolve(uuids)`` gives the messages; ``trace.terminal`` the end;
+    ``trace.switches`` which feature switches were on (``QueryParams.switches()``;
+    saved in the header line; empty for a trace saved before switches existed).
     """
 
     def __init__(self) -> None:
+        self.switches: dict[str, Any] = {}
         self.messages: dict[str, Any] = {}
         self.checkpoints: list[Checkpoint] = []
         self.terminal: Terminal | None = None
@@ -142,7 +145,8 @@ class Trace:
         """Write the trace as JSONL: a header, one line per message, per checkpoint."""
         path = Path(path)
         with path.open("w", encoding="utf-8") as out:
-            out.write(json.dumps({"kind": "trace", "version": 1}) + "\n")
+            header = {"kind": "trace", "version": 1, "switches": _plain(self.switches)}
+            out.write(json.dumps(header) + "\n")
             for message in self.messages.values():
                 out.write(json.dumps({"kind": "message", "message": message.model_dump(mode="json")}) + "\n")
             for point in self.checkpoints:
@@ -160,6 +164,7 @@ class Trace:
             header = {}
         if not isinstance(header, dict) or header.get("kind") != "trace":
             raise ValueError(f"{path} is not a dreamloop trace (its first line must be the trace header)")
+        trace.switches = dict(header.get("switches") or {})
         for number, line in enumerate(lines[1:], start=2):
             try:
                 record = json.loads(line)
@@ -172,3 +177,16 @@ class Trace:
                 trace.checkpoints.append(point)
                 trace.terminal = point.terminal or trace.terminal
         return trace
+
+
+def _plain(switches: dict[str, Any]) -> dict[str, Any]:
+    """Switch values as JSON: plain values as they are; an options object as its dump, or its repr."""
+    out: dict[str, Any] = {}
+    for name, value in switches.items():
+        if value is None or isinstance(value, (bool, int, float, str)):
+            out[name] = value
+        elif hasattr(value, "model_dump"):
+            out[name] = value.model_dump(mode="json")
+        else:
+            out[name] = repr(value)
+    return out
