@@ -182,11 +182,12 @@ async def _run(command: str, cwd: Path, timeout_s: float, limit: int) -> tuple[s
             await asyncio.wait_for(proc.wait(), _DRAIN_S)
         return capture.text(), (proc.returncode if exited else None)
     finally:
-        reader.cancel()
         if proc.returncode is None:  # cancelled (or failed) while running: take the group down
             _kill_group(proc)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(proc.wait(), _DRAIN_S)
+            await asyncio.wait({reader}, timeout=_DRAIN_S)  # the pipe's end closes the transport now, not at GC
+        reader.cancel()
 
 
 async def _spawned(spawning: asyncio.Future) -> asyncio.subprocess.Process:
@@ -200,6 +201,7 @@ async def _spawned(spawning: asyncio.Future) -> asyncio.subprocess.Process:
             _kill_group(proc)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(proc.wait(), _DRAIN_S)
+                await asyncio.wait_for(proc.stdout.read(), _DRAIN_S)  # the pipe's end closes the transport
         raise
 
 

@@ -264,6 +264,8 @@ class StreamingToolExecutor:
                 break
             self._wake.clear()
             await self._wake.wait()
+        # calls cancelled by a failing sibling unwind before the results are handed over (Bash: its group is dead)
+        await asyncio.gather(*(call.task for call in self._calls if call.task is not None), return_exceptions=True)
         results = {call.id: call.result for call in self._calls if call.result is not None}
         yield tool_results_message([call.tool_use for call in self._calls], results, uuid=self.context.uuid())
 

@@ -23,15 +23,17 @@ from .kernel import warn_if_old_kernel
 
 __all__ = ["LiveView"]
 
-_SVG: dict[str | None, str] = {}
+_SVG: dict[tuple[str | None, frozenset[str]], str] = {}
 
 
-def _diagram(phase: str | None) -> str:
-    """The flowchart with ``phase`` lit, scaled to its box (cached: 10 variants at most)."""
-    if phase not in _SVG:
-        svg = loop_flowchart_svg(phase).replace("<svg ", '<svg style="width:100%;height:auto" ', 1)
-        _SVG[phase] = f'<div style="width:340px;max-width:100%">{svg}</div>'
-    return _SVG[phase]
+def _diagram(phase: str | None, also: frozenset[str] = frozenset()) -> str:
+    """The flowchart with ``phase`` (and ``also``) lit, scaled to its box (cached: a dozen variants)."""
+    key = (phase, also)
+    if key not in _SVG:
+        lit = [p for p in (phase, *sorted(also)) if p is not None]
+        svg = loop_flowchart_svg(lit).replace("<svg ", '<svg style="width:100%;height:auto" ', 1)
+        _SVG[key] = f'<div style="width:340px;max-width:100%">{svg}</div>'
+    return _SVG[key]
 
 
 class _Call:
@@ -104,8 +106,11 @@ class LiveView(W.VBox):
     calls, turn by turn; the last ``max_turns_shown`` turns), ``stream`` (the
     response streaming now; refreshed at most every ``throttle`` seconds or at
     a block's end). ``phases`` lists every phase lit, in order (stable across
-    runs of the same script: print it in a notebook). ``run`` is the run
-    being (or last) followed; ``terminal`` its Terminal once it ended.
+    runs of the same script: print it in a notebook). With streaming tool
+    execution, a call that starts while the model still streams lights
+    ``tools`` with ``model`` still lit (``also``): both phases at once.
+    ``run`` is the run being (or last) followed; ``terminal`` its Terminal
+    once it ended.
     """
 
     def __init__(self, *, throttle: float = 0.05, max_turns_shown: int = 10) -> None:
@@ -113,8 +118,10 @@ class LiveView(W.VBox):
         self.throttle = throttle
         self.max_turns_shown = max_turns_shown
         self.phase: str | None = None
+        self.also: frozenset[str] = frozenset()
         self.phases: list[str] = []
         self.terminal: Any = None
+        self._streaming = False
         self.status = W.HTML(self._status_html("waiting for a run"))
         self.stop_button = W.Button(description="Stop", button_style="danger", icon="stop", disabled=True,
                                     tooltip="Fire the run's abort signal")
@@ -164,7 +171,8 @@ class LiveView(W.VBox):
         self._names: dict[str, str] = {}
         self._blocks: dict[int, dict[str, Any]] = {}
         self._flushed = 0.0
-        self.phase, self.phases, self.terminal = None, [], None
+        self._streaming = False
+        self.phase, self.also, self.phases, self.terminal = None, frozenset(), [], None
         self.transcript.value = self.stream.value = ""
         self.diagram.value = _diagram(None)
 
@@ -220,6 +228,7 @@ class LiveView(W.VBox):
         elif kind == "stream_request_start":
             self._on_request(run, event)
         elif kind == "assistant":
+            self._streaming = False
             self._flush_stream(force=True)
             self.stream.value = ""
             self._blocks = {}
@@ -250,6 +259,7 @@ class LiveView(W.VBox):
         else:  # another request in the same turn (a retry, a recovery)
             self._light("context", "model")
         self._blocks = {}
+        self._streaming = True
         self._render_transcript()
         self._update_status()
 
@@ -280,7 +290,8 @@ class LiveView(W.VBox):
         elif stage == "done":
             call.result = data.get("result")
             call.seconds = time.monotonic() - call.started
-        self._light("tools")
+        # streaming tool execution: the call runs while the model still streams, both phases lit
+        self._light("tools", also=("model",) if self._streaming else ())
         self._render_transcript()
 
     def _on_results(self, event: Any) -> None:
@@ -308,12 +319,13 @@ class LiveView(W.VBox):
             self._turns.append(_TurnView(1, None))
         return self._turns[-1]
 
-    def _light(self, *path: str) -> None:
+    def _light(self, *path: str, also: tuple[str, ...] = ()) -> None:
         for phase in path:
             if phase != self.phase:
                 self.phases.append(phase)
                 self.phase = phase
-        self.diagram.value = _diagram(self.phase)
+        self.also = frozenset(also)
+        self.diagram.value = _diagram(self.phase, self.also)
         self._update_status()
 
     def _flush_stream(self, force: bool = False, label: str = "streaming…") -> None:
@@ -358,7 +370,8 @@ class LiveView(W.VBox):
             parts.append(f"turn_count=<b>{turn.turn_count}</b>")
             parts.append(f"transition=<b>{esc(turn.transition)}</b>")
         if self.phase:
-            parts.append(f"phase: <b>{esc(self.phase)}</b>")
+            lit = " + ".join(sorted(self.also)) + " + " + self.phase if self.also else self.phase
+            parts.append(f"phase: <b>{esc(lit)}</b>")
         if self.stop_button.description == "Stopping…" and self._running:
             parts.append('<span class="dl-c-error">stopping (abort signal fired)</span>')
         self.status.value = self._status_html(" · ".join(parts), raw=True)

@@ -2,8 +2,9 @@
 
 Owns the spans (the model's from ``stream_request_start`` to the assistant
 message; each tool call's from progress ``started`` to ``done``), a bar chart
-of them (one SVG in one HTML value; overlapping bars are a parallel batch)
-and a one-line-per-turn text summary. It reads trace events only and knows
+of them (one SVG in one HTML value; overlapping bars are a parallel batch; a
+dashed line marks where the stream ended, so calls that started while the
+model still streamed show left of it) and a one-line-per-turn text summary. It reads trace events only and knows
 nothing about how the loop schedules tools. Times vary from run to run, so
 they appear in the chart and the summary but never in the ``repr``.
 """
@@ -55,6 +56,22 @@ class TurnSpans:
     model: list[Span] = field(default_factory=list)
     tools: list[Span] = field(default_factory=list)
 
+    @property
+    def stream_end(self) -> float | None:
+        """When this turn's (last) model stream ended; None without one."""
+        return max((s.end for s in self.model), default=None)
+
+    @property
+    def seconds(self) -> float:
+        """The turn's wall time: from its first span's start to its last span's end."""
+        spans = [*self.model, *self.tools]
+        return max((s.end for s in spans), default=0.0) - min((s.start for s in spans), default=0.0)
+
+    def early(self) -> list[Span]:
+        """Tool spans that started before the stream ended (streaming tool execution)."""
+        end = self.stream_end
+        return [s for s in self.tools if end is not None and s.start < end]
+
     def batches(self) -> list[list[Span]]:
         """Tool spans grouped where they overlap in time (a parallel batch shows as one group)."""
         groups: list[list[Span]] = []
@@ -69,7 +86,11 @@ class TurnSpans:
         return groups
 
     def summary(self, times: bool = True) -> str:
-        """``turn 1: model 0.12 s, tools: Read ×4 in parallel 0.21 s`` (``times=False``: without the seconds)."""
+        """``turn 1: model 0.12 s, tools: Read ×4 in parallel 0.21 s`` (``times=False``: without the seconds).
+
+        Calls that started while the model still streamed say so:
+        ``Read ×3 in parallel 1.00 s (started while the model streamed)``.
+        """
         model = sum(s.seconds for s in self.model)
         text = f"turn {self.turn_count}: model" + (f" {model:.2f} s" if times else "")
         if any(not s.finished for s in self.model):
@@ -88,6 +109,10 @@ class TurnSpans:
                 notes.append(f"{errors} is_error")
             if any(not s.finished for s in group):
                 notes.append("interrupted")
+            early = sum(s in self.early() for s in group)
+            if early:
+                notes.append("started while the model streamed" if early == len(group)
+                             else f"{early} started while the model streamed")
             extra = f" ({', '.join(notes)})" if notes else ""
             took = f" {seconds:.2f} s" if times else ""
             described.append(f"{calls}{together}{took}{extra}")
@@ -194,6 +219,7 @@ class Timeline(W.VBox):
         rows: list[str] = []
         y = 28
         for turn in self.turns:
+            top = y
             rows.append(f'<line x1="0" x2="{self.width}" y1="{y - 2}" y2="{y - 2}" stroke="#e2e8f0"/>')
             rows.append(_label(4, y + row - 4, f"turn {turn.turn_count} model", COLORS["assistant"]))
             for span in turn.model:
@@ -207,6 +233,11 @@ class Timeline(W.VBox):
                     color = COLORS["error"] if span.is_error else "#dd6b20"
                     rows.append(_bar(x(span.start), y, x(span.end), row - pad, color, span))
                 y += row
+            if turn.early():  # the calls left of this line started while the model streamed
+                end = x(turn.stream_end or 0.0)
+                rows.append(f'<line class="stream-end" x1="{end:.1f}" x2="{end:.1f}" y1="{top}" y2="{y}" '
+                            f'stroke="{COLORS["user"]}" stroke-dasharray="3,2"><title>the stream ended here'
+                            f'</title></line>')
             y += pad
         ticks = []
         step = _tick_step(total)
