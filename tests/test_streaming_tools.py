@@ -570,7 +570,6 @@ async def test_the_timeline_shows_calls_overlapping_the_stream(offline):
         "turn 1: model, tools: Read ×2 in parallel (started while the model streamed)"
     assert off.turns[0].summary(times=False) == "turn 1: model, tools: Read ×2 in parallel"
     assert 'class="stream-end"' in on.chart.value and 'class="stream-end"' not in off.chart.value
-    assert on.turns[0].seconds < off.turns[0].seconds  # the calls ran under the stream
 
 
 def test_the_flowchart_lights_several_phases():
