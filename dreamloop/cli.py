@@ -3,8 +3,10 @@
 ``demo`` is the main job: a small real project is copied to a temporary
 directory and "change value to 2" runs through ``query()`` against the
 offline API with the real tools, printed turn by turn. ``run`` runs any
-prompt, offline (the demo policy) or ``--live``. This module parses
-arguments and wires the pieces; the loop lives in ``query.py``.
+prompt, offline (the demo policy) or ``--live``; it is the production loop:
+every branch that exists is on (``--no-…`` turns one off; ``--json`` and the
+trace say which were on). This module parses arguments and wires the pieces;
+the loop lives in ``query.py``.
 """
 
 from __future__ import annotations
@@ -44,7 +46,10 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--max-turns", type=int, default=None)
     run.add_argument("--permission-mode", choices=["default", "accept-edits", "bypass"], default="default")
     run.add_argument("--trace", type=Path, help="save the run's trace (JSONL) here")
-    run.add_argument("--json", action="store_true", help="print the Terminal and the transcript as JSON")
+    run.add_argument("--json", action="store_true",
+                     help="print the Terminal, the switches that were on and the transcript as JSON")
+    run.add_argument("--no-streaming-tools", dest="streaming_tools", action="store_false",
+                     help="run tools after the whole response (default: each call starts when its block is complete)")
 
     replay = sub.add_parser("replay", help="print a saved trace")
     replay.add_argument("trace", type=Path)
@@ -166,13 +171,15 @@ async def _run(args: argparse.Namespace) -> int:
         ask=_terminal_ask(console) if sys.stdin.isatty() and not args.json else None,
         can_use_tool=None if args.live else allow_test_commands(),
         max_turns=args.max_turns,
+        streaming_tool_execution=args.streaming_tools,
     )
     run = query(params)
     if args.json:
         async for _ in run:
             pass
         transcript = [m.model_dump(mode="json") for m in run.messages]
-        print(json.dumps({"terminal": run.terminal.model_dump(mode="json"), "transcript": transcript}, indent=2))
+        print(json.dumps({"terminal": run.terminal.model_dump(mode="json"), "switches": params.switches(),
+                          "transcript": transcript}, indent=2))
     else:
         console.print(f"[bold]user:[/] {args.prompt}")
         await print_run(run, console)

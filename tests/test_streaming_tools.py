@@ -599,3 +599,26 @@ def test_query_params_list_their_switches():
 
     params = QueryParams(messages="hi", model=make_offline([]))
     assert params.switches() == {"streaming_tool_execution": False}
+
+
+# ---------------------------------------------------------------------------
+# `dreamloop run` is the production loop: the switch is on unless --no-streaming-tools
+
+
+@pytest.mark.parametrize("flags, on", [([], True), (["--no-streaming-tools"], False)])
+def test_dreamloop_run_turns_streaming_tools_on_by_default(flags, on, capsys, tmp_path):
+    import json
+
+    from dreamloop.cli import main
+    from dreamloop.demo import copy_sample_project
+    from dreamloop.trace import Trace
+
+    workspace = copy_sample_project(tmp_path / "sample")
+    trace = tmp_path / "run.jsonl"
+    status = main(["run", "change value to 2", "--workspace", str(workspace), "--permission-mode", "bypass",
+                   "--json", "--trace", str(trace), *flags])
+    result = json.loads(capsys.readouterr().out)
+    assert status == 0 and result["terminal"]["reason"] == "completed"
+    assert result["switches"] == {"streaming_tool_execution": on}
+    assert Trace.load(trace).switches == {"streaming_tool_execution": on}
+    assert "value = 2" in (workspace / "config.py").read_text()
