@@ -622,3 +622,26 @@ def test_dreamloop_run_turns_streaming_tools_on_by_default(flags, on, capsys, tm
     assert result["switches"] == {"streaming_tool_execution": on}
     assert Trace.load(trace).switches == {"streaming_tool_execution": on}
     assert "value = 2" in (workspace / "config.py").read_text()
+
+
+# ---------------------------------------------------------------------------
+# The ordering rule as a pure function
+
+S_, U_ = True, False  # concurrency-safe, not
+
+
+@pytest.mark.parametrize("calls, starting", [
+    ([], []),
+    ([(S_, "queued"), (S_, "queued"), (U_, "queued"), (S_, "queued")], [0, 1]),
+    ([(U_, "queued"), (S_, "queued")], [0]),
+    ([(S_, "running"), (S_, "queued")], [1]),
+    ([(S_, "running"), (U_, "queued"), (S_, "queued")], []),  # the waiting Edit holds back the read after it
+    ([(U_, "running"), (S_, "queued"), (S_, "queued")], []),
+    ([(U_, "done"), (S_, "queued"), (S_, "queued"), (U_, "queued")], [1, 2]),
+    ([(S_, "done"), (U_, "queued"), (U_, "queued")], [1]),  # one non-safe call at a time
+    ([(S_, "done"), (S_, "running"), (S_, "queued"), (U_, "queued"), (S_, "queued")], [2]),
+])
+def test_ready_to_start(calls, starting):
+    from dreamloop.tools import ready_to_start
+
+    assert ready_to_start(calls) == starting

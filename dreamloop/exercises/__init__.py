@@ -19,6 +19,7 @@ from .ch01 import check_find_tool_uses, check_four_steps
 from .ch02 import check_answer_tool_uses, check_close_dangling
 from .ch03 import check_last_answer, check_max_turns, check_next_state
 from .ch04 import check_can_use_tool, check_partition, check_tool_definition
+from .ch05 import check_interrupt_results, check_ordering_rule, check_run_together
 
 __all__ = [
     "check_answer_tool_uses",
@@ -27,10 +28,13 @@ __all__ = [
     "check_find_tool_uses",
     "check_four_steps",
     "check_hello_script",
+    "check_interrupt_results",
     "check_last_answer",
     "check_max_turns",
     "check_next_state",
+    "check_ordering_rule",
     "check_partition",
+    "check_run_together",
     "check_setup",
     "check_tool_definition",
     "check_tool_script",

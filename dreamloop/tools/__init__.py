@@ -51,7 +51,7 @@ from .permissions import (
     PermissionMode,
     decide_permission,
 )
-from .streaming import StreamingToolExecutor
+from .streaming import CallStatus, StreamingToolExecutor, ready_to_start
 from .workspace import resolve_in_workspace
 
 __all__ = [
@@ -74,10 +74,12 @@ __all__ = [
     "PermissionMode",
     "decide_permission",
     # running calls
+    "CallStatus",
     "StreamingToolExecutor",
     "ToolBatch",
     "partition_tool_calls",
     "progress_uuid",
+    "ready_to_start",
     "run_tool_use",
     "run_tools",
     "tool_results_message",

@@ -15,7 +15,7 @@ import asyncio
 from collections import deque
 from contextlib import aclosing
 from dataclasses import dataclass
-from typing import Any, AsyncIterator, Literal
+from typing import Any, AsyncIterator, Literal, Sequence
 
 from anthropic.types import Message, ToolUseBlock
 
@@ -25,7 +25,36 @@ from .base import ToolUseContext
 from .cancellation import Unfinished, cancels_siblings, sibling_failure
 from .orchestration import _field, _is_concurrency_safe, run_tool_use, tool_results_message, unfinished_progress
 
-__all__ = ["StreamingToolExecutor"]
+__all__ = ["CallStatus", "StreamingToolExecutor", "ready_to_start"]
+
+CallStatus = Literal["queued", "running", "done"]
+"""Where a call of the executor is: waiting to start, running (its task exists), ended."""
+
+
+def ready_to_start(calls: Sequence[tuple[bool, CallStatus]]) -> list[int]:
+    """The ordering rule: which queued calls may start now. Pure; the executor applies it.
+
+    ``calls``: one ``(concurrency_safe, status)`` per call, in call order.
+    Returns the indexes of the queued calls to start, in order. Walking the
+    calls in order: a concurrency-safe call starts unless a non-safe call is
+    running; a non-safe call starts only when nothing runs, and while it
+    waits it holds back every call after it. A call that starts counts as
+    running for the calls after it. The same semantics as
+    ``partition_tool_calls``, applied as calls arrive and end::
+
+        ready_to_start([(True, "running"), (True, "queued"), (False, "queued"), (True, "queued")]) == [1]
+    """
+    running = [safe for safe, status in calls if status == "running"]
+    starting: list[int] = []
+    for index, (safe, status) in enumerate(calls):
+        if status != "queued":
+            continue
+        if not running or (safe and all(running)):
+            starting.append(index)
+            running.append(safe)
+        elif not safe:
+            break  # a waiting non-safe call holds back every call after it
+    return starting
 
 
 @dataclass(eq=False)
@@ -34,7 +63,7 @@ class _Call:
 
     tool_use: Any
     safe: bool
-    status: Literal["queued", "running", "done"] = "queued"
+    status: CallStatus = "queued"
     started: bool = False  # run_tool_use said "started": the call may have had effects
     result: dict[str, Any] | None = None
     task: asyncio.Task | None = None
@@ -189,20 +218,14 @@ class StreamingToolExecutor:
     # -- the ordering rule ---------------------------------------------------
 
     def _start_ready(self) -> None:
-        """Apply the ordering rule in call order; called when a call arrives and when one ends."""
-        for call in self._calls:
-            if call.status != "queued":
-                continue
-            if self._failed is not None:  # after a failing Bash call nothing else starts
-                self._end(call, unfinished_progress(call.tool_use, self._failed.not_started))
-            elif self._can_start(call):
-                self._start(call)
-            elif not call.safe:
-                break  # a waiting non-safe call holds back every call after it
-
-    def _can_start(self, call: _Call) -> bool:
-        running = [c for c in self._calls if c.status == "running"]
-        return not running or (call.safe and all(c.safe for c in running))
+        """Apply the ordering rule (``ready_to_start``); called when a call arrives and when one ends."""
+        if self._failed is not None:  # after a failing Bash call nothing else starts
+            for call in self._calls:
+                if call.status == "queued":
+                    self._end(call, unfinished_progress(call.tool_use, self._failed.not_started))
+            return
+        for index in ready_to_start([(call.safe, call.status) for call in self._calls]):
+            self._start(self._calls[index])
 
     def _start(self, call: _Call) -> None:
         call.status = "running"
