@@ -350,6 +350,17 @@ async def test_the_same_script_gives_the_same_state_with_the_switch_on_and_off(o
         [checkpoint_without_events(p) for p in off.trace.checkpoints]
     assert [m.model_dump() for m in on.messages] == [m.model_dump() for m in off.messages]
     assert on_requests == off_requests
+    # what the State inspector shows, checkpoint by checkpoint, is the same too
+    from dreamloop.widgets import StateInspector
+
+    seen = [StateInspector(off.trace), StateInspector(on.trace)]
+    for index in range(len(off.trace.checkpoints)):
+        shown = []
+        for inspector in seen:
+            inspector.slider.value = index
+            inspector.render()
+            shown.append([inspector.header.value, *(pane.value for pane in inspector.panes.values())])
+        assert shown[0] == shown[1]
 
 
 # ---------------------------------------------------------------------------
@@ -570,6 +581,14 @@ async def test_the_timeline_shows_calls_overlapping_the_stream(offline):
         "turn 1: model, tools: Read ×2 in parallel (started while the model streamed)"
     assert off.turns[0].summary(times=False) == "turn 1: model, tools: Read ×2 in parallel"
     assert 'class="stream-end"' in on.chart.value and 'class="stream-end"' not in off.chart.value
+
+    from dreamloop.widgets import side_by_side
+
+    both = side_by_side({"switch off": off.trace, "switch on": on.trace})
+    assert repr(both) == ("VBox(children=(HTML(value='<b>switch off</b>'), Timeline(turns=2), "
+                          "HTML(value='<b>switch on</b>'), Timeline(turns=2)), _dom_classes=('dreamloop-timelines',))")
+    first, second = both.children[1], both.children[3]
+    assert first.seconds == second.seconds == max(first._end(), second._end())  # one time axis for both
 
 
 def test_the_flowchart_lights_several_phases():

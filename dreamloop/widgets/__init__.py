@@ -5,7 +5,8 @@
   assistant_messages, tool_results, attachments.
 * ``LiveView()``: a running loop, live (streaming text, tool calls, the phase
   lit on the flowchart) with a Stop button: ``async for e in live.follow(run)``.
-* ``Timeline(trace)``: model streaming vs tool runs per turn.
+* ``Timeline(trace)``: model streaming vs tool runs per turn; ``side_by_side`` draws
+  several runs on one time axis.
 * ``AskPrompt(auto=None)``: Allow / Deny buttons as ``QueryParams(ask=...)``.
 
 Every widget has a stable ``text/plain`` repr (no ids, no times) for nbval.
@@ -19,7 +20,7 @@ from .ask import AUTO_ANSWER_ENV, AskPrompt
 from .inspector import PANES, StateInspector
 from .kernel import warn_if_old_kernel
 from .live import LiveView
-from .timeline import Span, Timeline, TurnSpans, turn_spans
+from .timeline import Span, Timeline, TurnSpans, side_by_side, turn_spans
 
 __all__ = [
     "AUTO_ANSWER_ENV",
@@ -30,6 +31,7 @@ __all__ = [
     "StateInspector",
     "Timeline",
     "TurnSpans",
+    "side_by_side",
     "turn_spans",
     "warn_if_old_kernel",
 ]

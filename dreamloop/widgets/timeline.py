@@ -20,7 +20,7 @@ import ipywidgets as W
 from ..trace import Checkpoint, Trace
 from .html import COLORS, esc, pane
 
-__all__ = ["Span", "Timeline", "TurnSpans", "turn_spans"]
+__all__ = ["Span", "Timeline", "TurnSpans", "side_by_side", "turn_spans"]
 
 
 @dataclass(frozen=True)
@@ -164,15 +164,18 @@ class Timeline(W.VBox):
     ``HTML`` with an SVG bar chart (a row for the model, one lane per
     overlapping tool call, so a parallel batch shows as stacked, overlapping
     bars) and the text summary under it; ``summary()`` returns that text.
-    ``refresh()`` re-reads a trace still being filled. The repr is
+    ``refresh()`` re-reads a trace still being filled. ``seconds`` fixes the
+    time axis (default: the trace's last end), so timelines drawn with the
+    same ``seconds`` compare bar for bar (``side_by_side``). The repr is
     ``Timeline(turns=N)``: times never appear in it.
     """
 
-    def __init__(self, trace: Trace | Any, *, width: int = 720) -> None:
+    def __init__(self, trace: Trace | Any, *, width: int = 720, seconds: float | None = None) -> None:
         self.trace = trace if isinstance(trace, Trace) else getattr(trace, "trace", None)
         if not isinstance(self.trace, Trace):
             raise TypeError(f"Timeline needs a Trace or a QueryRun, not {type(trace).__name__}")
         self.width = width
+        self.seconds = seconds
         self.turns: list[TurnSpans] = []
         self.chart = W.HTML()
         super().__init__(children=[self.chart])
@@ -214,7 +217,7 @@ class Timeline(W.VBox):
             return pane('<span class="dl-dim">No checkpoint yet.</span>')
         left, row, pad = 150, 16, 4
         plot = self.width - left - 20
-        total = self._end() or 1.0
+        total = max(self.seconds or 0.0, self._end()) or 1.0
         x = lambda t: left + plot * t / total  # noqa: E731
         rows: list[str] = []
         y = 28
@@ -256,6 +259,24 @@ class Timeline(W.VBox):
                 f'viewBox="0 0 {self.width} {height + 14}" font-family="sans-serif">'
                 f'<rect width="100%" height="100%" fill="white"/>'
                 f'<g transform="translate(0,14)">{"".join(ticks)}{"".join(rows)}</g>{legend}</svg>')
+
+
+def side_by_side(traces: dict[str, Trace | Any], *, width: int = 720) -> W.VBox:
+    """One labelled ``Timeline`` per trace (or ``QueryRun``), all on the same time axis, one above the other.
+
+    ``traces``: label → trace, e.g. ``{"switch off": off.trace, "switch on": on.trace}``. Returns a
+    ``VBox`` of a label (``HTML``) and a ``Timeline`` per entry; its repr names no times.
+    """
+    timelines = {label: Timeline(trace, width=width) for label, trace in traces.items()}
+    axis = max((t._end() for t in timelines.values()), default=0.0)
+    children: list[W.Widget] = []
+    for label, timeline in timelines.items():
+        timeline.seconds = axis
+        timeline.refresh()
+        children += [W.HTML(f"<b>{esc(label)}</b>"), timeline]
+    box = W.VBox(children)
+    box.add_class("dreamloop-timelines")
+    return box
 
 
 def _lanes(spans: list[Span]) -> list[list[Span]]:
