@@ -64,6 +64,7 @@ browser-test: $(STAMP)
 # The README's screenshots, from a passing browser-test.
 screenshots: browser-test
 	cp build/browser/state-inspector.png build/browser/live-view.png images/
+	cp build/browser/timelines.png images/streaming-timelines.png
 
 clean:
 	rm -rf $(VENV) build .pytest_cache
