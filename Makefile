@@ -52,6 +52,8 @@ bench: $(STAMP)
 	$(BIN)/python bench/wire.py
 	$(BIN)/python bench/loop_overhead.py
 	$(BIN)/python bench/inspector.py
+	$(BIN)/python bench/hooks.py
+	$(BIN)/python bench/transcript.py
 	$(BIN)/python bench/streaming_tools.py
 
 # The chapters as a learner sees them: JupyterLab in headless Chromium, checked (tests/browser/check_lab.py,

@@ -2,6 +2,7 @@
 
     import dreamloop as dl
     model = dl.offline([dl.reply("Hello!")])          # the in-process Messages API
+                                                       # (dl.offline(dl.cassette(path)): a recorded live run)
     run = dl.query(dl.QueryParams(messages="hi", model=model))
     async for event in run: ...
     run.terminal                                       # Terminal(reason='completed', ...)
@@ -12,6 +13,8 @@ Importing has no side effects: nothing is started, read or sent.
 from .abort import AbortController
 from .engine import QueryEngine
 from .events import Event, RequestStart, StreamEvent
+from .fake_api.cassette import cassette
+from .hooks import Hooks, load_hooks
 from .messages import (
     AssistantMessage,
     AttachmentMessage,
@@ -32,6 +35,7 @@ from .scripts import Fault, Turn, reply, text, thinking, tool_use
 from .state import Continue, State, Terminal
 from .tools import Allow, Ask, BaseTool, Deny, ToolResult, ToolUseContext, builtin_tools, run_tools, tool
 from .trace import Checkpoint, Trace
+from .transcript import inspect_transcript
 
 __version__ = "0.1.0"
 
@@ -48,6 +52,7 @@ __all__ = [
     "Deny",
     "Event",
     "Fault",
+    "Hooks",
     "LoopMessage",
     "ProgressMessage",
     "QueryEngine",
@@ -67,7 +72,10 @@ __all__ = [
     "UserMessage",
     "agent_loop",
     "builtin_tools",
+    "cassette",
+    "inspect_transcript",
     "live",
+    "load_hooks",
     "normalize_messages_for_api",
     "offline",
     "query",

@@ -1,58 +1,141 @@
-"""The ``dreamloop`` command: ``demo``, ``run``, ``replay``, ``serve-fake``.
+"""The ``dreamloop`` command: ``demo``, ``sample``, ``run``, ``replay``, ``import-claude-code``, ``serve-fake``.
 
 ``demo`` is the main job: a small real project is copied to a temporary
 directory and "change value to 2" runs through ``query()`` against the
-offline API with the real tools, printed turn by turn. ``run`` runs any
-prompt, offline (the demo policy) or ``--live``; it is the production loop:
-every branch that exists is on (``--no-…`` turns one off; ``--json`` and the
-trace say which were on). This module parses arguments and wires the pieces;
-the loop lives in ``query.py``.
+offline API with the real tools, printed turn by turn. ``sample DIR`` copies
+that project to DIR, a safe place to try ``run``, which runs any prompt,
+offline (the demo policy), ``--live`` (``--record`` writes a cassette) or
+from a recorded cassette (``--cassette``), and exits with the code of its
+Terminal reason (``EXIT_CODES``). ``import-claude-code`` rebuilds a Claude
+Code session file call by call. ``run`` is the production loop: every branch
+that exists is on (``--no-…`` turns one off; ``--json`` and the trace say which
+were on). This module parses arguments, checks them before anything runs, and
+wires the pieces; the loop lives in ``query.py``.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import shutil
+import signal
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from pydantic import ValidationError
 from rich.console import Console
 from rich.syntax import Syntax
+from rich.text import Text
 
-__all__ = ["main"]
+__all__ = ["EXIT_CODES", "main"]
 
 DEMO_PROMPT = "change value to 2"
 TEST_COMMAND_PREFIXES = ("python -m unittest", "python3 -m unittest")
 
+EXIT_CODES: dict[str, int] = {
+    "completed": 0,
+    "aborted_streaming": 3,
+    "aborted_tools": 4,
+    "max_turns": 5,
+    "model_error": 6,
+    "prompt_too_long": 7,
+    "blocking_limit": 8,
+    "image_error": 9,
+    "stop_hook_prevented": 10,
+    "hook_stopped": 11,
+}
+"""``dreamloop run``'s exit status per Terminal reason. 1 is left to an unexpected crash (a traceback) and
+2 to a usage error (bad arguments, nothing ran), as command-line tools expect; every other reason has its
+own code from 3 up. The numbers are documented (``--help``, README): never renumber, only add."""
+
+EXIT_CRASH, EXIT_USAGE = 1, 2
+
+EXIT_PROMPT_BLOCKED = 12
+"""``dreamloop run``'s exit status when a ``UserPromptSubmit`` hook blocked the prompt: no run, no Terminal."""
+
+
+def _exit_codes_help() -> str:
+    rows = [f"  {code:>2}  {reason}" for reason, code in EXIT_CODES.items()]
+    return "\n".join(["exit status (the run's Terminal reason):", *rows[:1],
+                      f"  {EXIT_CRASH:>2}  an unexpected crash (a traceback)",
+                      f"  {EXIT_USAGE:>2}  a usage error (bad arguments; nothing ran)", *rows[1:],
+                      f"  {EXIT_PROMPT_BLOCKED:>2}  a UserPromptSubmit hook blocked the prompt (nothing ran)"])
+
 
 def _parser() -> argparse.ArgumentParser:
+    from .model import DEFAULT_LIVE_MODEL
+
     parser = argparse.ArgumentParser(prog="dreamloop", description="The agent loop of a coding agent, running.")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    demo = sub.add_parser("demo", help='run "change value to 2" on a copy of the sample project, offline')
-    demo.add_argument("--trace", type=Path, help="save the run's trace (JSONL) here")
-    demo.add_argument("--keep", action="store_true", help="keep the temporary workspace")
+    demo = sub.add_parser("demo", help='run "change value to 2" on a copy of the sample project, offline',
+                          description='Run "change value to 2" on a fresh copy of the sample project, offline '
+                                      "(the demo policy plays the model; the tools are real).")
+    demo.add_argument("--trace", type=Path, metavar="FILE", help="save the run's trace (JSONL) here")
+    demo.add_argument("--keep", action="store_true", help="keep the temporary workspace (its path is printed)")
 
-    run = sub.add_parser("run", help="run any prompt through the loop")
-    run.add_argument("prompt")
-    run.add_argument("--workspace", type=Path, default=Path.cwd(), help="root the tools are confined to (default: .)")
+    sample = sub.add_parser("sample", help="copy the sample project to DIR: a safe workspace for `run`",
+                            description="Copy the sample project (config.py, greeter.py and their tests) to "
+                                        "DIR, which must be empty or not exist yet. Then: "
+                                        'dreamloop run "set retries to 5" --workspace DIR')
+    sample.add_argument("dir", type=Path, metavar="DIR", help="where the copy goes (empty or new)")
+
+    run = sub.add_parser("run", help="run any prompt through the loop (exit status: its Terminal reason)",
+                         description="Run one prompt through the production loop with the built-in tools\n"
+                                     "in --workspace (default: the current directory, as Claude Code does;\n"
+                                     "`dreamloop sample DIR` makes a safe one to try). Offline, the demo\n"
+                                     "policy plays the model; --live uses a real one. Ctrl-C stops the run\n"
+                                     "(Terminal aborted_streaming or aborted_tools).",
+                         epilog=_exit_codes_help(), formatter_class=argparse.RawDescriptionHelpFormatter)
+    run.add_argument("prompt", help="what to ask (not empty)")
+    run.add_argument("--workspace", type=Path, default=None, metavar="DIR",
+                     help="root the tools are confined to; every edit lands here (default: the current directory)")
     run.add_argument("--live", action="store_true", help="use the live API (ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL)")
-    run.add_argument("--model", default=None, help="model name (live: default dreamloop.model.DEFAULT_LIVE_MODEL)")
-    run.add_argument("--max-turns", type=int, default=None)
-    run.add_argument("--permission-mode", choices=["default", "accept-edits", "bypass"], default="default")
-    run.add_argument("--trace", type=Path, help="save the run's trace (JSONL) here")
+    run.add_argument("--model", default=None, metavar="NAME",
+                     help=f"model name (default: {DEFAULT_LIVE_MODEL} with --live, claude-scripted-1 offline)")
+    run.add_argument("--max-turns", type=_positive_int, default=None, metavar="N",
+                     help="end with Terminal max_turns instead of starting turn N+1 (default: no limit)")
+    run.add_argument("--permission-mode", choices=["default", "accept-edits", "bypass"], default=None,
+                     help="what runs without asking: default (read-only calls), accept-edits (+ file edits "
+                          "in the workspace), bypass (everything). Without a terminal to ask on, anything "
+                          "else is denied. (default: default)")
+    run.add_argument("--trace", type=Path, metavar="FILE", help="save the run's trace (JSONL) here")
     run.add_argument("--json", action="store_true",
-                     help="print the Terminal, the switches that were on and the transcript as JSON")
+                     help="print the Terminal, token totals, the switches that were on and the transcript as "
+                          "JSON on stdout (the rest goes to stderr)")
+    run.add_argument("--record", type=Path, metavar="CASSETTE",
+                     help="record every request, response (raw SSE) and tool result here (never the key)")
+    run.add_argument("--cassette", type=Path, metavar="CASSETTE",
+                     help="replay a recorded run: the model's side comes from CASSETTE, offline")
+    run.add_argument("--recorded-tools", action="store_true",
+                     help="with --cassette: answer tool calls with the recorded results instead of running them")
+    run.add_argument("--thinking-budget", type=int, metavar="TOKENS",
+                     help="extended thinking with this budget (>= 1024; max_tokens becomes TOKENS + 4096)")
+    run.add_argument("--settings", type=Path, action="append", default=[], metavar="FILE",
+                     help="run the hooks of this Claude Code settings file (repeatable; merged in order). "
+                          "Without it the hooks branch is on with no hook: a workspace's own settings never run "
+                          "unasked")
+    run.add_argument("--no-hooks", action="store_true", help="turn the hooks branch off")
     run.add_argument("--no-streaming-tools", dest="streaming_tools", action="store_false",
-                     help="run tools after the whole response (default: each call starts when its block is complete)")
+                     help="run tools after the whole response (default: each call starts as soon as its "
+                          "tool_use block is complete, while the model still streams)")
 
     replay = sub.add_parser("replay", help="print a saved trace")
-    replay.add_argument("trace", type=Path)
+    replay.add_argument("trace", type=Path, metavar="FILE", help="a trace saved with --trace")
+
+    claude = sub.add_parser("import-claude-code", help="rebuild the model calls of a Claude Code session file",
+                            description="Rebuild a Claude Code session file (~/.claude/projects/<project>/"
+                                        "<session>.jsonl) as one checkpoint per model call, print it, and save "
+                                        "it as a trace for the State inspector.")
+    claude.add_argument("file", type=Path, metavar="FILE", help="a session file (or a subagent's agent-*.jsonl)")
+    claude.add_argument("--branch", default=None, metavar="UUID",
+                        help="the branch to rebuild (a uuid or a prefix; default: the last main-thread branch)")
+    claude.add_argument("--list-branches", action="store_true", help="list the branches (rewinds, sidechains) and stop")
+    claude.add_argument("--trace", type=Path, metavar="FILE", help="save the rebuilt trace (JSONL) here")
 
     fake = sub.add_parser("serve-fake", help="serve the offline Messages API on 127.0.0.1")
     fake.add_argument("--port", type=int, default=8765)
@@ -61,34 +144,204 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``dreamloop`` command; returns the exit status (2: bad input)."""
+    """Entry point of the ``dreamloop`` command; returns the exit status.
+
+    Each command checks everything it can first: a problem there is a usage
+    error (exit 2, said on stderr) and nothing has run. Then it runs: ``run``
+    exits with ``EXIT_CODES[terminal.reason]``; 1 is only ever an unexpected
+    crash (Python's own status for an uncaught exception).
+    """
     parser = _parser()
     args = parser.parse_args(argv)
     try:
         if args.command == "demo":
-            return asyncio.run(_demo(args))
+            _check_output_path(args.trace, "--trace")
+        elif args.command == "sample":
+            return _sample(args)
         if args.command == "run":
-            return asyncio.run(_run(args))
-        if args.command == "replay":
-            from .render import print_trace
+            prepared = _prepare_run(args)
+        elif args.command == "replay":
             from .trace import Trace
 
-            print_trace(Trace.load(args.trace), _console())
-            return 0
-    except (ValidationError, ValueError, FileNotFoundError, MissingCredentials) as error:
-        parser.error(_one_line(error))
+            if args.trace.is_dir():
+                raise ValueError(f"{args.trace} is a directory; give a trace file saved with --trace")
+            trace = Trace.load(args.trace)
+        elif args.command == "import-claude-code":
+            session, trace = _prepare_import(args)
+    except (ValidationError, ValueError, FileNotFoundError, FileExistsError, KeyError, MissingCredentials) as error:
+        _subparser(parser, args.command).error(_one_line(error))
+    if args.command == "demo":
+        return asyncio.run(_demo(args))
+    if args.command == "run":
+        return asyncio.run(_run(*prepared))
+    if args.command == "replay":
+        from .render import print_trace
+
+        print_trace(trace, _console())
+        return 0
+    if args.command == "import-claude-code":
+        return _import_claude_code(args, session, trace)
     from .fake_api import serve_fake_main
 
     return serve_fake_main(["--port", str(args.port)] + (["--script", args.script] if args.script else []))
+
+
+def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
+    """The parser of ``command`` (its usage line heads an error about it)."""
+    for action in parser._subparsers._group_actions if parser._subparsers else []:  # noqa: SLF001
+        if command in getattr(action, "choices", {}):
+            return action.choices[command]
+    return parser
+
+
+def _positive_int(text: str) -> int:
+    """argparse type for counts: an int >= 1 (argparse names the flag in its error)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _prepare_run(args: argparse.Namespace) -> tuple[Any, argparse.Namespace, Any, _NobodyToAsk, Any]:
+    """Everything ``run`` checks before it starts; a usage error is raised here, never after an edit.
+
+    Returns the ``QueryParams``, the arguments, the console, the non-interactive ``ask`` and the
+    ``Cassette`` being replayed (or None).
+    """
+    from .model import live, offline
+    from .query import QueryParams
+    from .tools import builtin_tools
+
+    if not args.prompt.strip():
+        raise ValueError("the prompt is empty: say what the agent should do, e.g. "
+                         'dreamloop run "set retries to 5" --workspace DIR')
+    workspace = args.workspace if args.workspace is not None else Path.cwd()
+    if not workspace.is_dir():
+        raise FileNotFoundError(f"--workspace {workspace} is not a directory")
+    workspace = workspace.resolve()
+    _check_not_the_package(workspace, given=args.workspace is not None)
+    _check_output_path(args.trace, "--trace")
+    _check_output_path(args.record, "--record")
+    if args.thinking_budget is not None and args.thinking_budget < 1024:
+        raise ValueError(f"--thinking-budget must be at least 1024 tokens (the API's minimum), "
+                         f"not {args.thinking_budget}")
+    if args.recorded_tools and not args.cassette:
+        raise ValueError("--recorded-tools replays a cassette's tool results: give --cassette too")
+    thinking = {"type": "enabled", "budget_tokens": args.thinking_budget} if args.thinking_budget else None
+    options: dict[str, Any] = {"record": args.record, "thinking": thinking}
+    if args.model:
+        options["model"] = args.model
+    console = _console(stderr=args.json)
+    hooks = None if args.no_hooks else _load_hooks(args.settings, console)
+    tools, replayed = builtin_tools(), None  # last: a recording model creates its cassette file
+    if args.live:
+        if args.cassette:
+            raise ValueError("--live and --cassette exclude each other (a cassette replays a live run offline)")
+        if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
+            raise MissingCredentials("--live needs ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN); "
+                                     "set ANTHROPIC_BASE_URL too for an Anthropic-compatible endpoint")
+        model = live(**options)
+    elif args.cassette:
+        from .fake_api.cassette import cassette
+
+        replayed = cassette(args.cassette)
+        model = offline(replayed, **options)
+        if args.recorded_tools:
+            tools = replayed.tools(like=tools)
+    else:
+        from .demo import demo_policy
+
+        model = offline(demo_policy, **options)
+    interactive = sys.stdin.isatty() and not args.json
+    nobody = _NobodyToAsk()
+    params = QueryParams(
+        messages=args.prompt,
+        model=model,
+        tools=tools,
+        workspace=workspace,
+        permission_mode=args.permission_mode or "default",
+        ask=_terminal_ask(console) if interactive else nobody,
+        can_use_tool=None if args.live or args.cassette else allow_test_commands(),
+        max_turns=args.max_turns,
+        **({"max_tokens": args.thinking_budget + 4096} if thinking else {}),
+        hooks=hooks,
+        streaming_tool_execution=args.streaming_tools,
+    )
+    return params, args, console, nobody, replayed
+
+
+def _load_hooks(settings: list[Path], console: Console) -> Any:
+    """The hooks branch, on: the settings files' hooks (none given: no hook, the branch still on).
+
+    Hooks that cannot run are said on the console, not dropped silently; a broken file is a
+    usage error (``load_hooks`` raises ``ValueError`` / ``FileNotFoundError``).
+    """
+    import warnings
+
+    from .hooks import Hooks, load_hooks
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        hooks = load_hooks(*settings) if settings else Hooks()
+    for line in hooks.unsupported:
+        console.print(Text("hook not run: ", style="yellow") + Text(line))
+    return hooks
+
+
+def _check_not_the_package(workspace: Path, *, given: bool) -> None:
+    """Refuse a workspace that holds dreamloop's own source: a run there could edit the sample project."""
+    package = Path(__file__).resolve().parent
+    if package == workspace or workspace in package.parents or package in workspace.parents:
+        where = f"--workspace {workspace}" if given else f"the current directory ({workspace})"
+        raise ValueError(f"{where} is or holds dreamloop's own package ({package}); a run there could edit the "
+                         "package's sample project. Make a copy to work on: dreamloop sample DIR, then "
+                         "dreamloop run ... --workspace DIR")
+
+
+def _check_output_path(path: Path | None, flag: str) -> None:
+    """An output file must be writable where it is going, checked before the run changes anything."""
+    if path is None:
+        return
+    if path.is_dir():
+        raise ValueError(f"{flag} {path} is a directory; give a file name (e.g. {path / 'run.jsonl'})")
+    if path.is_symlink() and not path.exists():
+        raise FileNotFoundError(f"{flag} {path} is a link to {os.readlink(path)}, which does not exist")
+    parent = path.parent
+    if not parent.is_dir():
+        raise FileNotFoundError(f"{flag} {path}: the directory {parent} does not exist")
+    if not os.access(parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise ValueError(f"{flag} {path}: not writable")
+
+
+def _sample(args: argparse.Namespace) -> int:
+    from .demo import copy_sample_project
+
+    if args.dir.exists() and not args.dir.is_dir():
+        raise FileExistsError(f"{args.dir} is a file; the sample project goes to an empty directory")
+    workspace = copy_sample_project(args.dir)
+    print(f"copied the sample project to {workspace}")
+    print(f'try: dreamloop run "set retries to 5" --workspace {workspace}')
+    return 0
 
 
 class MissingCredentials(Exception):
     """``--live`` without a key: said before anything is sent."""
 
 
+_FLAGS = {"messages": "prompt", "max_turns": "--max-turns", "permission_mode": "--permission-mode",
+          "workspace": "--workspace", "model": "--model"}
+"""QueryParams fields set from a command-line flag: an error names the flag, not the field."""
+
+
 def _one_line(error: Exception) -> str:
+    if isinstance(error, KeyError):  # str() of a KeyError quotes its message
+        return str(error.args[0]) if error.args else "not found"
     if isinstance(error, ValidationError):
-        return "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors())
+        return "; ".join(f"{_FLAGS.get(str(e['loc'][0]), '.'.join(map(str, e['loc']))) if e['loc'] else 'input'}: "
+                         f"{e['msg']}" for e in error.errors())
     return str(error)
 
 
@@ -139,53 +392,162 @@ async def _demo(args: argparse.Namespace) -> int:
     if args.trace:
         run.trace.save(args.trace)
         console.print(f"trace saved to {args.trace} (dreamloop replay {args.trace})")
-    if not args.keep:
+    if args.keep:
+        console.print(f"the workspace is kept: {workspace}")
+    else:
         shutil.rmtree(workspace, ignore_errors=True)
-    return 0 if terminal.reason == "completed" and diff else 1
+    if terminal.reason != "completed":
+        return EXIT_CODES[terminal.reason]
+    return 0 if diff else EXIT_CRASH  # the demo's own job (a change) not done: unexpected
 
 
-async def _run(args: argparse.Namespace) -> int:
-    from .model import live, offline
-    from .query import QueryParams, query
-    from .render import print_run
-    from .tools import builtin_tools
+async def _run(params: Any, args: argparse.Namespace, console: Console, nobody: _NobodyToAsk,
+               replayed: Any) -> int:
+    from .hooks import submit_prompt
+    from .query import query
+    from .render import TurnPrinter, print_run
 
-    if args.live:
-        if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
-            raise MissingCredentials("--live needs ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN); "
-                                     "set ANTHROPIC_BASE_URL too for an Anthropic-compatible endpoint")
-        model = live(args.model) if args.model else live()
-    else:
-        from .demo import demo_policy
-
-        model = offline(demo_policy, **({"model": args.model} if args.model else {}))
-    if not args.workspace.is_dir():
-        raise FileNotFoundError(f"--workspace {args.workspace} is not a directory")
-    console = _console(stderr=args.json)
-    params = QueryParams(
-        messages=args.prompt,
-        model=model,
-        tools=builtin_tools(),
-        workspace=args.workspace.resolve(),
-        permission_mode=args.permission_mode,
-        ask=_terminal_ask(console) if sys.stdin.isatty() and not args.json else None,
-        can_use_tool=None if args.live else allow_test_commands(),
-        max_turns=args.max_turns,
-        streaming_tool_execution=args.streaming_tools,
-    )
+    console.print(f"workspace: {params.workspace}")
+    if params.hooks is not None:  # user_prompt_submit runs before the loop; a block means no run
+        check = await submit_prompt(params.hooks, args.prompt, workspace=params.workspace,
+                                    permission_mode=params.permission_mode)
+        if check.blocked:
+            for message in check.messages:
+                TurnPrinter(console).message(message)
+            return EXIT_PROMPT_BLOCKED
+        params = params.model_copy(update={"messages": [*params.messages, *check.messages]})
     run = query(params)
+    with _ctrl_c_stops(run):
+        if args.json:
+            async for _ in run:
+                pass
+        else:
+            console.print(f"[bold]user:[/] {args.prompt}")
+            await print_run(run, console)
     if args.json:
-        async for _ in run:
-            pass
         transcript = [m.model_dump(mode="json") for m in run.messages]
-        print(json.dumps({"terminal": run.terminal.model_dump(mode="json"), "switches": params.switches(),
-                          "transcript": transcript}, indent=2))
-    else:
-        console.print(f"[bold]user:[/] {args.prompt}")
-        await print_run(run, console)
+        switches = params.switches()  # which branches were on
+        print(json.dumps({"terminal": run.terminal.model_dump(mode="json"), "usage": _usage(run.messages),
+                          "switches": switches, "transcript": transcript}, indent=2))
     if args.trace:
         run.trace.save(args.trace)
-    return 0 if run.terminal.reason == "completed" else 1
+    recorder = params.model.recorder
+    if recorder is not None:
+        recorder.finish(run)  # the results of a last turn no request carried
+        console.print(f"recorded {recorder.exchanges} exchanges to {args.record} "
+                      f"(replay: dreamloop run ... --cassette {args.record})", highlight=False, markup=False,
+                      soft_wrap=True)
+    if replayed is not None:
+        said = str(replayed.first_difference) if replayed.first_difference else "every request matched the recording"
+        console.print(f"replayed {params.model.api.consumed} of {len(replayed)} recorded responses; {said}",
+                      highlight=False, markup=False, soft_wrap=True)
+    if nobody.denied:
+        _say_denied(nobody.denied, args.permission_mode)
+    return EXIT_CODES[run.terminal.reason]
+
+
+@contextlib.contextmanager
+def _ctrl_c_stops(run: Any) -> Iterator[None]:
+    """While the run goes, Ctrl-C fires its abort signal (Terminal aborted_*); a second Ctrl-C is Python's."""
+    loop = asyncio.get_running_loop()
+
+    def stop() -> None:
+        loop.remove_signal_handler(signal.SIGINT)
+        print("\nstopping (Ctrl-C fired the abort signal; press it again to quit at once)", file=sys.stderr)
+        run.abort("interrupted (Ctrl-C)")
+
+    try:
+        loop.add_signal_handler(signal.SIGINT, stop)
+    except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no signals here
+        yield
+        return
+    try:
+        yield
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
+
+
+def _usage(messages: list[Any]) -> dict[str, int]:
+    """Token totals over the run's assistant messages (the API's usage, summed)."""
+    totals = {"input_tokens": 0, "output_tokens": 0}
+    for message in messages:
+        if message.type == "assistant":
+            usage = message.message.usage
+            totals["input_tokens"] += usage.input_tokens
+            totals["output_tokens"] += usage.output_tokens
+    totals["requests"] = sum(1 for m in messages if m.type == "assistant")
+    return totals
+
+
+class _NobodyToAsk:
+    """``run``'s ``ask`` without a terminal: deny, say why to the model, and remember it for stderr."""
+
+    def __init__(self) -> None:
+        self.denied: list[tuple[str, str]] = []
+
+    async def __call__(self, tool: Any, input: dict[str, Any], reason: str) -> Any:
+        from .tools import Deny
+
+        self.denied.append((tool.name, reason))
+        return Deny(f"{tool.name} needs permission and there is no one to ask: dreamloop run has no terminal "
+                    f"to ask on ({reason}). Nothing was run.")
+
+
+def _say_denied(denied: list[tuple[str, str]], mode: str | None) -> None:
+    edits = any(name in ("Write", "Edit") for name, _ in denied)
+    fix = "--permission-mode accept-edits" if edits and mode != "accept-edits" else "--permission-mode bypass"
+    lines = [(f"dreamloop: {len(denied)} tool call(s) needed permission and there was no terminal to ask "
+              "on, so they were denied and changed nothing:")]
+    lines += [f"  {name}: {reason}" for name, reason in denied[:5]]
+    if len(denied) > 5:
+        lines.append(f"  … and {len(denied) - 5} more")
+    lines.append(f"to let them run, re-run with {fix}"
+                 + (" (file edits in the workspace)" if "accept-edits" in fix else " (everything: not a sandbox)"))
+    print("\n".join(lines), file=sys.stderr)
+
+
+def _prepare_import(args: argparse.Namespace) -> tuple[Any, Any]:
+    """``import-claude-code``'s checks: the file reads, the branch exists, --trace is writable."""
+    from .claude_code import read_session
+
+    if args.file.is_dir():
+        raise ValueError(f"{args.file} is a directory; give a session file (<session>.jsonl)")
+    _check_output_path(args.trace, "--trace")
+    session = read_session(args.file)
+    trace = None if args.list_branches or not session.branches else session.trace(args.branch)
+    return session, trace
+
+
+def _import_claude_code(args: argparse.Namespace, session: Any, trace: Any) -> int:
+    from .claude_code import NOT_IN_THE_FILE
+    from .render import print_trace
+
+    console = _console()
+    kinds = ", ".join(f"{n} {kind}" for kind, n in session.record_types.most_common())
+    console.print(f"{args.file.name}: Claude Code {', '.join(session.versions) or '?'}; {len(session.records)} "
+                  f"records ({kinds or 'none'}); {len(session.branches)} branch(es)", highlight=False, markup=False)
+    if session.torn_line:
+        console.print(f"line {session.torn_line} is torn (a write cut short) and was skipped", style="yellow")
+    if trace is None:
+        for branch in session.branches:
+            console.print(str(branch), highlight=False, markup=False)
+        if not session.branches:
+            console.print("no branch with a model call: nothing to rebuild")
+        return 0
+    branch = session.branch(args.branch)
+    console.print(f"branch {branch.tip}{' (default)' if branch.default else ''}: {len(trace)} model calls "
+                  f"(--list-branches lists all {len(session.branches)})", highlight=False, markup=False)
+    console.print(NOT_IN_THE_FILE, style="yellow", highlight=False, markup=False)
+    print_trace(trace, console)
+    rejected = trace.source["rejected_exchanges"]
+    console.print(f"{len(trace)} exchanges rebuilt; " + (
+        f"the real API would have rejected {len(rejected)}: checkpoints {rejected}" if rejected
+        else "every one passes the offline API's validation"), highlight=False, markup=False)
+    if args.trace:
+        trace.save(args.trace)
+        console.print(f"trace saved to {args.trace} (StateInspector(Trace.load(...)) or dreamloop replay)",
+                      highlight=False, markup=False)
+    return 0
 
 
 def _console(stderr: bool = False) -> Console:

@@ -1,28 +1,37 @@
 """QueryEngine: a session across several user inputs (``QueryEngine.submitMessage()``).
 
 The engine owns what outlives one run of the loop: the history, the queue of
-input typed while the loop runs, and the transcript file, shaped like Claude
-Code's session files (one JSON object per line: ``type``, ``uuid``,
-``parentUuid``, ``sessionId``, ``message`` / ``attachment`` / ...). It is
-persisted after every message and can be resumed. The loop itself is ``query()``.
+input typed while the loop runs, and the transcript file (``transcript.py``
+holds its format: one record per loop message, plus one per finished tool
+call). Every record an event makes is on disk before the event is handed on,
+so a crash loses at most the line being written; ``QueryEngine.resume``
+repairs what a crash left before anything is sent. The loop itself is ``query()``;
+the ``user_prompt_submit`` hooks run here, before it starts.
 """
 
 from __future__ import annotations
 
-import json
+import os
+import warnings
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, Sequence
 
-from pydantic import TypeAdapter
-
-from .messages import AttachmentMessage, LoopMessage, user_message
+from .errors import TranscriptWarning
+from .hooks import submit_prompt
+from .messages import AttachmentMessage, SystemMessage, new_uuid, user_message
 from .query import QueryParams, QueryRun, query
 from .state import Terminal
 from .trace import Trace
+from .transcript import (
+    append_records,
+    finished_call,
+    inspect_transcript,
+    load_transcript,
+    repair_messages,
+    transcript_record,
+)
 
 __all__ = ["QueryEngine", "load_transcript"]
-
-_MESSAGE = TypeAdapter(LoopMessage)
 
 
 class QueryEngine:
@@ -30,10 +39,12 @@ class QueryEngine:
 
     ``defaults`` are ``QueryParams`` fields used for every run (``model``,
     ``tools``, ``system_prompt``, ``max_turns``, ``workspace``, ...).
-    ``transcript`` is a JSONL path written after every message (None: memory
-    only). ``enqueue(text)`` queues input while a run is going; the loop
+    ``transcript`` is a JSONL path (None: memory only): each message and each
+    finished tool call is appended and fsynced before its event is yielded.
+    ``enqueue(text)`` queues input while a run is going; the loop
     drains the queue at phase 5 as ``queued_command`` attachments.
-    ``last_run`` is the latest ``QueryRun`` (its ``terminal`` and ``trace``).
+    ``last_run`` is the latest ``QueryRun`` (its ``terminal`` and ``trace``);
+    ``repair`` is the ``resume_repair`` notice of ``resume()``, if it repaired anything.
     """
 
     def __init__(self, *, transcript: str | Path | None = None, session_id: str = "dreamloop-session",
@@ -44,16 +55,42 @@ class QueryEngine:
         self.transcript = Path(transcript) if transcript else None
         self.queue: list[str] = []
         self.last_run: QueryRun | None = None
-        self._written = 0
-        if self.transcript and self.messages:
-            self._persist()
+        self.repair: SystemMessage | None = None
+        self._written = 0  # how many of self.messages are in the transcript
+        self._parent: str | None = None  # uuid of the last record written (parentUuid of the next)
+        self._save()
 
     @classmethod
     def resume(cls, transcript: str | Path, **defaults: Any) -> "QueryEngine":
-        """Continue a session saved in ``transcript`` (raises ``FileNotFoundError`` if missing)."""
-        messages = load_transcript(transcript)
-        engine = cls(transcript=None, messages=messages, **defaults)
-        engine.transcript, engine._written = Path(transcript), len(messages)
+        """Continue the session saved in ``transcript``, repaired first if a crash left it broken.
+
+        What a killed process can leave (``transcript.py`` says how each is found): a torn
+        last line is set aside; ``tool_use`` blocks with no results message are answered in
+        one user message, in call order, each with its saved result if the call finished and
+        otherwise an ``is_error`` result saying the session ended first. The repair and a
+        ``SystemMessage`` (subtype ``resume_repair``) saying what it did are written to the
+        transcript, kept in ``engine.repair`` and warned about (``TranscriptWarning``); a
+        second resume finds nothing to repair. ``defaults`` as for ``QueryEngine()``
+        (``deps`` makes the repair's uuids). Raises ``FileNotFoundError`` if missing,
+        ``TranscriptError`` for a line a crash cannot explain.
+
+        Claude Code's resume (its conversation recovery) drops unresolved ``tool_use``
+        blocks instead; dreamloop answers them, because the call may have had effects.
+        """
+        path = Path(transcript)
+        report = inspect_transcript(path)
+        defaults.setdefault("session_id", report.session_id or "dreamloop-session")
+        engine = cls(transcript=None, messages=report.messages, **defaults)
+        engine.transcript, engine._written, engine._parent = path, len(report.messages), report.last_uuid
+        deps = defaults.get("deps")
+        repair = repair_messages(report, uuid=deps.uuid if deps else new_uuid)
+        if repair:
+            if report.torn:  # cut the torn bytes off; the torn_line record keeps them
+                os.truncate(path, report.torn.offset)
+            engine.messages.extend(repair)
+            engine._save(first=[report.torn.record()] if report.torn else [])
+            engine.repair = repair[-1]
+            warnings.warn(f"{path}: {engine.repair.content}", TranscriptWarning, stacklevel=2)
         return engine
 
     def enqueue(self, text: str) -> None:
@@ -72,60 +109,66 @@ class QueryEngine:
 
         The new user message, every message the loop yields and the closing
         messages of an interrupted run go into ``self.messages`` and the
-        transcript. ``overrides`` replace ``defaults`` for this run only.
+        transcript, and so does each finished tool call's result (its ``done``
+        progress): each before its event is yielded, so whatever the caller has
+        seen survives a crash. ``overrides`` replace ``defaults`` for this run only.
+
+        With ``hooks``, the ``user_prompt_submit`` hooks run first (their inputs
+        name this session and transcript): their records and any context for the
+        model follow the prompt; a block erases the prompt and starts no run
+        (``last_run`` is None): the records and a ``SystemMessage``
+        (``user_prompt_blocked``) saying why are yielded and kept instead.
         """
-        deps = overrides.get("deps", self.defaults.get("deps"))
-        self.messages.append(user_message(prompt, **({"uuid": deps.uuid()} if deps else {})))
-        self._persist()
-        params = QueryParams(**{**self.defaults, **overrides, "messages": self.messages,
-                                "queued_input": self._drain_queue})
+        settings = {**self.defaults, **overrides}
+        deps, hooks = settings.get("deps"), settings.get("hooks")
+        uuid = deps.uuid if deps else new_uuid
+        said: tuple[Any, ...] = ()
+        if hooks is not None:
+            hooks = settings["hooks"] = hooks.for_session(self.session_id, self.transcript)
+            check = await submit_prompt(hooks, prompt, workspace=settings.get("workspace"),
+                                        permission_mode=settings.get("permission_mode", "default"), uuid=uuid)
+            if check.blocked:
+                self.last_run = None
+                self.messages.extend(check.messages)
+                self._save()
+                for message in check.messages:
+                    yield message
+                return
+            said = check.messages
+        self.messages.extend([user_message(prompt, uuid=uuid()), *said])
+        self._save()
+        for message in said:
+            yield message
+        params = QueryParams(**{**settings, "messages": self.messages, "queued_input": self._drain_queue})
         run = self.last_run = query(params, trace=trace)
         try:
             async for event in run:
+                if finished_call(event) or len(run.messages) != len(self.messages):
+                    self._save(run, finished=event if finished_call(event) else None)
                 yield event
-                if len(run.messages) != len(self.messages):
-                    self._sync(run)
         finally:
-            self._sync(run)
+            self._save(run)
 
     @property
     def terminal(self) -> Terminal | None:
         """The Terminal of the latest run, if it ended."""
         return self.last_run.terminal if self.last_run and self.last_run.done else None
 
-    def _sync(self, run: QueryRun) -> None:
-        self.messages = list(run.messages)
-        self._persist()
+    def _save(self, run: QueryRun | None = None, *, finished: Any = None,
+              first: Sequence[dict[str, Any]] = ()) -> None:
+        """Bring ``self.messages`` up to ``run``'s and append what is new to the transcript.
 
-    def _persist(self) -> None:
+        New messages, then ``finished`` (a done ``ProgressMessage``), each a record chained to
+        the one before; ``first``: records without a uuid written ahead of them (``torn_line``).
+        """
+        if run is not None:
+            self.messages = list(run.messages)
+        new = [*self.messages[self._written:], *([finished] if finished is not None else [])]
+        self._written = len(self.messages)
         if self.transcript is None:
             return
-        new = self.messages[self._written:]
-        if not new:
-            return
-        parent = self.messages[self._written - 1].uuid if self._written else None
-        with self.transcript.open("a", encoding="utf-8") as out:
-            for message in new:
-                out.write(json.dumps(_transcript_line(message, parent, self.session_id)) + "\n")
-                parent = message.uuid
-        self._written = len(self.messages)
-
-
-def _transcript_line(message: Any, parent: str | None, session_id: str) -> dict[str, Any]:
-    """One session-file line (Claude Code's shape) holding the full loop message."""
-    data = message.model_dump(mode="json")
-    line = {"type": data.pop("type"), "uuid": data.pop("uuid"), "parentUuid": parent, "sessionId": session_id}
-    line.update(data)
-    return line
-
-
-def load_transcript(path: str | Path) -> list[Any]:
-    """The loop messages of a transcript JSONL written by ``QueryEngine``, in order."""
-    messages = []
-    for raw in Path(path).read_text(encoding="utf-8").splitlines():
-        if raw.strip():
-            line = json.loads(raw)
-            line.pop("parentUuid", None)
-            line.pop("sessionId", None)
-            messages.append(_MESSAGE.validate_python(line))
-    return messages
+        records = list(first)
+        for item in new:
+            records.append(transcript_record(item, self._parent, self.session_id))
+            self._parent = item.uuid
+        append_records(self.transcript, records)

@@ -2,7 +2,14 @@
 
     DreamloopError
     ├── IncompleteStreamError   the stream ended without message_delta (model.py)
-    └── ScriptExhausted         the offline script has no item for this request (fake_api)
+    ├── ScriptExhausted         the offline script has no item for this request (fake_api)
+    ├── FileFormatError         a line of a session file or cassette is not what it should be
+    │                           (also a ValueError; claude_code.py, fake_api/cassette.py)
+    ├── HookError               a Python hook raised: your bug, raised out of the loop (hooks.py)
+    └── TranscriptError         a transcript line a crash cannot explain (transcript.py)
+
+    UserWarning
+    └── TranscriptWarning       a torn last line skipped, or a transcript repaired on resume
 
 API errors stay the SDK's own types (``anthropic.APIStatusError`` and its
 subclasses); the loop decides what they mean. ``abort.Aborted`` is internal.
@@ -12,7 +19,8 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["DreamloopError", "IncompleteStreamError", "ScriptExhausted"]
+__all__ = ["DreamloopError", "FileFormatError", "HookError", "IncompleteStreamError", "ScriptExhausted",
+           "TranscriptError", "TranscriptWarning"]
 
 
 class DreamloopError(Exception):
@@ -32,3 +40,34 @@ class IncompleteStreamError(DreamloopError):
 
 class ScriptExhausted(DreamloopError):
     """The offline script has no turn left for request ``index``."""
+
+
+class FileFormatError(DreamloopError, ValueError):
+    """A JSONL file dreamloop reads (a Claude Code session, a cassette) has a bad line.
+
+    The message names the file and the line (1-based): ``path, line 7: not JSON (...)``.
+    ``path`` and ``line`` are kept as attributes (``line`` None: the file as a whole).
+    """
+
+    def __init__(self, path: object, line: int | None, problem: str) -> None:
+        where = f"{path}, line {line}" if line is not None else str(path)
+        super().__init__(f"{where}: {problem}")
+        self.path = path
+        self.line = line
+
+class HookError(DreamloopError):
+    """A Python hook raised (or returned something that is not a decision).
+
+    Not turned into a tool result or a Terminal: a broken hook is the author's bug, so it
+    leaves the loop with its traceback (``__cause__`` is the hook's own exception). A command
+    hook that fails is not this: its exit code is a decision or a non-blocking error.
+    """
+
+
+class TranscriptError(DreamloopError):
+    """A transcript line that is neither a record nor a torn last line (the file was changed by hand
+    or by another program). The message names the file and the line; nothing is repaired."""
+
+
+class TranscriptWarning(UserWarning):
+    """A transcript was read past a torn last line, or repaired by ``QueryEngine.resume``."""

@@ -94,7 +94,11 @@ class AttachmentMessage(_LoopMessageBase):
     Mirrors ``AttachmentMessage`` (``type: 'attachment'``). ``attachment`` is a
     dict with a ``type``: ``"queued_command"`` (text typed while the loop ran;
     sent to the model as user text), ``"edited_file"`` (sent as user text),
-    ``"max_turns_reached"`` (UI only: ``max_turns``, ``turn_count``).
+    ``"hook_additional_context"`` (what hooks tell the model: its ``content``
+    lines, sent as one ``<system-reminder>`` text), ``"max_turns_reached"`` (UI
+    only: ``max_turns``, ``turn_count``), and the hook records (UI only:
+    ``hook_success``, ``hook_blocking_error``, ``hook_non_blocking_error``,
+    ``hook_stopped_continuation``; see ``dreamloop.hooks.HookOutcome``).
     """
 
     type: Literal["attachment"] = "attachment"
@@ -178,7 +182,7 @@ def assistant_tool_uses(message: AssistantMessage) -> list[Any]:
 # ---------------------------------------------------------------------------
 # normalizeMessagesForAPI()
 
-_API_ATTACHMENTS = {"queued_command", "edited_file", "text"}
+_API_ATTACHMENTS = {"queued_command", "edited_file", "hook_additional_context", "text"}
 
 
 def _assistant_param(message: AssistantMessage) -> MessageParam | None:
@@ -205,6 +209,9 @@ def _attachment_text(attachment: dict[str, Any]) -> str | None:
         return None
     if kind == "queued_command":
         return str(attachment.get("prompt", ""))
+    if kind == "hook_additional_context":
+        lines = attachment.get("content") or []
+        return "<system-reminder>\n" + "\n".join(map(str, lines)) + "\n</system-reminder>" if lines else None
     if kind == "edited_file":
         return f"<system-reminder>The file {attachment.get('path')} was changed: {attachment.get('summary', '')}</system-reminder>"
     return str(attachment.get("text", ""))
@@ -214,7 +221,7 @@ def normalize_messages_for_api(messages: list[Any]) -> list[MessageParam]:
     """The request's ``messages`` array from loop messages (``normalizeMessagesForAPI()``).
 
     Keeps user and assistant messages; turns API-visible attachments
-    (``queued_command``, ``edited_file``) into user text; drops system,
+    (``queued_command``, ``edited_file``, ``hook_additional_context``) into user text; drops system,
     progress, tombstone, tool-use-summary and UI-only attachments; drops empty
     text blocks; merges adjacent user messages into one, ``tool_result``
     blocks first (the API's rule), the rest in arrival order. Returns

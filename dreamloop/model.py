@@ -19,6 +19,7 @@ tools or history; it only guarantees that what it calls finished is finished:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, AsyncIterator, Union
 
 import anthropic
@@ -27,6 +28,7 @@ from anthropic.types import ContentBlock, Message, RawContentBlockStopEvent, Raw
 
 from dreamloop.errors import IncompleteStreamError
 from dreamloop.fake_api import FakeMessagesAPI
+from dreamloop.recording import CassetteRecorder
 from dreamloop.scripts import Script
 
 __all__ = ["DEFAULT_LIVE_MODEL", "AnthropicModel", "CutBlock", "ModelStreamItem", "live", "offline"]
@@ -38,6 +40,7 @@ ModelStreamItem = Union[RawMessageStreamEvent, Message]
 """What ``AnthropicModel.stream()`` yields: raw events, then one final ``Message``."""
 
 _HELPER_EVENTS = {"text", "input_json", "thinking", "signature", "citation"}  # synthesized by the SDK helper, not sent
+_COUNT_TOKENS_FIELDS = {"thinking", "tool_choice", "mcp_servers"}  # request options count_tokens also takes
 
 
 @dataclass(frozen=True)
@@ -58,16 +61,21 @@ class AnthropicModel:
     """A model behind the official SDK: ``client`` (``anthropic.AsyncAnthropic``) and ``model`` (its name).
 
     ``api`` is the ``FakeMessagesAPI`` behind an offline model (None for a live
-    one). After each ``stream()``: ``last_request_id`` (the ``request-id``
+    one). ``request_options``: fields sent with every request (e.g.
+    ``thinking``); ``recorder``: the ``CassetteRecorder`` writing this model's
+    exchanges, if any. After each ``stream()``: ``last_request_id`` (the ``request-id``
     header, also set from an API error) and ``last_cut_blocks``. These describe
     the most recent call; a model shared by concurrent calls should read them
     right after its own call finishes.
     """
 
-    def __init__(self, client: anthropic.AsyncAnthropic, model: str, *, api: FakeMessagesAPI | None = None) -> None:
+    def __init__(self, client: anthropic.AsyncAnthropic, model: str, *, api: FakeMessagesAPI | None = None,
+                 request_options: dict[str, Any] | None = None, recorder: CassetteRecorder | None = None) -> None:
         self.client = client
         self.model = model
         self.api = api
+        self.request_options = dict(request_options or {})
+        self.recorder = recorder
         self.last_request_id: str | None = None
         self.last_cut_blocks: list[CutBlock] = []
 
@@ -105,7 +113,8 @@ class AnthropicModel:
             async for item in model.stream(messages=[{"role": "user", "content": "Hello"}], max_tokens=256):
                 print(item.type)   # message_start … message_stop, then "message": the final Message
         """
-        params: dict[str, Any] = {"model": self.model, "messages": messages, "max_tokens": max_tokens, **extra}
+        params: dict[str, Any] = {"model": self.model, "messages": messages, "max_tokens": max_tokens,
+                                  **self.request_options, **extra}
         if system is not None:
             params["system"] = system
         if tools is not None:
@@ -141,7 +150,8 @@ class AnthropicModel:
     async def count_tokens(self, *, messages: list[Any], system: Any = None, tools: list[Any] | None = None,
                            **extra: Any) -> int:
         """Input tokens of a request, from ``/v1/messages/count_tokens`` (offline: the kit's estimator)."""
-        params: dict[str, Any] = {"model": self.model, "messages": messages, **extra}
+        options = {k: v for k, v in self.request_options.items() if k in _COUNT_TOKENS_FIELDS}
+        params: dict[str, Any] = {"model": self.model, "messages": messages, **options, **extra}
         if system is not None:
             params["system"] = system
         if tools is not None:
@@ -206,20 +216,53 @@ def _snapshot(stream: Any) -> Any:
 # Constructors
 
 
-def offline(script: Script | list[Any], *, model: str = "claude-scripted-1", max_retries: int = 2) -> AnthropicModel:
+def offline(script: Script | list[Any], *, model: str | None = None, max_retries: int = 2,
+            record: str | Path | CassetteRecorder | None = None,
+            thinking: dict[str, Any] | None = None) -> AnthropicModel:
     """An ``AnthropicModel`` on a fresh in-process ``FakeMessagesAPI(script)``; no network, no key.
 
-    ``model.api`` is the fake API (``.requests`` shows what was sent).
+    ``model.api`` is the fake API (``.requests`` shows what was sent). ``model``:
+    the name sent (default: a cassette's recorded model, else ``claude-scripted-1``).
+    ``record``: a cassette path (or ``CassetteRecorder``) to record the exchanges
+    to; ``thinking``: the ``thinking`` request field (e.g.
+    ``{"type": "enabled", "budget_tokens": 2048}``), sent with every request.
+
+    Example::
+
+        model = offline(cassette("run.cassette.jsonl"))   # replay a recorded live run
     """
-    api = FakeMessagesAPI(script, model=model)
-    return AnthropicModel(api.client(max_retries=max_retries), model, api=api)
+    name = model or getattr(script, "model", None) or "claude-scripted-1"
+    api = FakeMessagesAPI(script, model=name)
+    recorder = _recorder(record, name)
+    client = api.client(max_retries=max_retries, event_hooks=recorder.event_hooks() if recorder else None)
+    return AnthropicModel(client, name, api=api, request_options=_options(thinking), recorder=recorder)
 
 
 def live(model: str = DEFAULT_LIVE_MODEL, *, api_key: str | None = None, base_url: str | None = None,
-         max_retries: int = 2) -> AnthropicModel:
+         max_retries: int = 2, record: str | Path | CassetteRecorder | None = None,
+         thinking: dict[str, Any] | None = None) -> AnthropicModel:
     """An ``AnthropicModel`` on a live endpoint (the SDK reads ``ANTHROPIC_API_KEY`` / ``ANTHROPIC_BASE_URL``
     when ``api_key`` / ``base_url`` are None). Any Anthropic-compatible server works; nothing is sent until
     the first call.
+
+    ``record``: a cassette path (or ``CassetteRecorder``): every request, the raw
+    bytes of every response and every tool result are written there (never a
+    header, so never the key); replay it with ``offline(cassette(path))``.
+    ``thinking``: the ``thinking`` request field, passed through unchanged
+    (``{"type": "enabled", "budget_tokens": N}``, N ≥ 1024 and below ``max_tokens``).
     """
-    client = anthropic.AsyncAnthropic(api_key=api_key, base_url=base_url, max_retries=max_retries)
-    return AnthropicModel(client, model)
+    recorder = _recorder(record, model)
+    http_client = anthropic.DefaultAsyncHttpxClient(event_hooks=recorder.event_hooks()) if recorder else None
+    client = anthropic.AsyncAnthropic(api_key=api_key, base_url=base_url, max_retries=max_retries,
+                                      http_client=http_client)
+    return AnthropicModel(client, model, request_options=_options(thinking), recorder=recorder)
+
+
+def _recorder(record: str | Path | CassetteRecorder | None, model: str) -> CassetteRecorder | None:
+    if record is None or isinstance(record, CassetteRecorder):
+        return record
+    return CassetteRecorder(record, model=model)
+
+
+def _options(thinking: dict[str, Any] | None) -> dict[str, Any]:
+    return {"thinking": thinking} if thinking is not None else {}

@@ -6,7 +6,7 @@ One ``while True``, five phases in the order of the source's flowchart:
     2. context pipeline  prepare ``messages_for_query`` (stages arrive in later chapters)
     3. stream the model  yield raw events, collect ``assistant_messages`` and tool_use blocks
                          (streaming tool execution: calls start as their blocks complete)
-    4. tools or stop     no tool_use → stop checks → Terminal; else run tools → ``tool_results``
+    4. tools or stop     no tool_use → stop checks (stop hooks) → Terminal; else run tools → ``tool_results``
     5. next State        attachments (queued input), the max_turns check, a new State, continue
 
 It yields events as they happen and ends with a ``Terminal``. Python async
@@ -30,6 +30,7 @@ from .abort import AbortController, Aborted
 from .deps import QueryDeps
 from .errors import IncompleteStreamError
 from .events import RequestStart, StreamEvent
+from .hooks import Hooks, StopCheck, run_stop_hooks
 from .messages import (
     AssistantMessage,
     AttachmentMessage,
@@ -84,6 +85,8 @@ class QueryParams(BaseModel):
     * ``streaming_tool_execution`` (chapter 05): start each tool call as soon
       as its ``tool_use`` block is complete in the stream
       (``StreamingToolExecutor``) instead of after the whole response.
+    * ``hooks``: ``Hooks`` (chapter 07): ``pre_tool_use`` / ``post_tool_use`` around
+      each call, ``stop`` when the model asks for no tools. None: no hook runs.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -102,10 +105,20 @@ class QueryParams(BaseModel):
     queued_input: Callable[[], list[AttachmentMessage]] | None = None
     deps: QueryDeps = Field(default_factory=QueryDeps)
     streaming_tool_execution: bool = Field(default=False, json_schema_extra={"switch": True, "chapter": "05"})
+    hooks: Hooks | None = Field(default=None, json_schema_extra={"switch": True, "chapter": "07"})
 
     def switches(self) -> dict[str, Any]:
-        """The feature switches and their values, in field order: ``{"streaming_tool_execution": False, ...}``."""
-        return {name: getattr(self, name) for name, info in type(self).model_fields.items()
+        """Which feature switches are on, in field order, as JSON: ``{"streaming_tool_execution": False, "hooks": True}``.
+
+        A bool switch is itself; an options switch is False when None, its
+        ``model_dump`` when it is a pydantic model, else True.
+        """
+        def plain(value: Any) -> Any:
+            if value is None or isinstance(value, bool):
+                return bool(value)
+            return value.model_dump(mode="json") if isinstance(value, BaseModel) else True
+
+        return {name: plain(getattr(self, name)) for name, info in type(self).model_fields.items()
                 if isinstance(info.json_schema_extra, dict) and info.json_schema_extra.get("switch")}
 
     @model_validator(mode="before")
@@ -215,9 +228,11 @@ class _Turn:
         self.results: dict[str, dict[str, Any]] = {}  # tool_use_id -> tool_result block, as each call ended
 
     def record(self, update: Any) -> None:
-        """Keep what a tool update says: a call started, a call's result, the results message."""
+        """Keep what a tool update says: a call started, a call's result, the results message, a hook's record."""
         if update.type == "user":
             self.tool_results.append(update)
+        elif update.type == "attachment":  # hook records, and what hooks tell the model
+            self.attachments.append(update)
         elif update.data.get("stage") == "started":
             self.started.add(update.tool_use_id)
         elif update.data.get("stage") == "done":
@@ -246,6 +261,7 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
         workspace=params.workspace,
         permission_mode=params.permission_mode,
         uuid=deps.uuid,
+        hooks=params.hooks,
     )
     state = State(messages=tuple(params.messages), tool_use_context=context)
 
@@ -274,7 +290,7 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
                                                    request_id=params.model.last_request_id)
                         turn.assistant_messages.append(message)
                         yield run.note(message)
-                elif item.type == "progress":  # a call the executor started while the model streams
+                elif item.type in ("progress", "attachment"):  # a call the executor started while the model streams
                     turn.record(item)
                     yield run.note(item)
                 else:
@@ -305,6 +321,26 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
             for notice in _stop_notices(turn, deps):
                 turn.attachments.append(notice)
                 yield run.note(notice)
+            if params.hooks is not None:  # stop hooks may send the model back to work
+                stop = await _stop_hooks(params, state, run, turn)
+                for message in stop.messages:
+                    turn.attachments.append(message)
+                    yield run.note(message)
+                if stop.verdict == "block":  # the feedback is in turn.attachments: the model reads it next
+                    transition = Continue(reason="stop_hook_blocking", attempt=state.stop_hook_blocks + 1)
+                    run.trace.checkpoint(**turn.collected(), next_transition=transition)
+                    state = State(
+                        messages=(*turn.messages_for_query, *turn.assistant_messages, *turn.attachments),
+                        turn_count=state.turn_count,  # not a new turn: the same one, answered again
+                        transition=transition,
+                        stop_hook_active=True,
+                        stop_hook_blocks=state.stop_hook_blocks + 1,
+                        tool_use_context=context,
+                    )
+                    continue
+                if stop.verdict != "stop":  # a hook prevented continuation, or the runaway guard fired
+                    run.end(Terminal(reason="stop_hook_prevented", turn_count=state.turn_count), turn)
+                    return
             run.end(Terminal(reason="completed", turn_count=state.turn_count), turn)
             return
 
@@ -323,6 +359,12 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
             run.end(Terminal(reason="aborted_tools", turn_count=state.turn_count), turn,
                     *_tools_interrupted(turn, tool_uses, deps))
             raise
+        stopped = _hook_stopped(turn, deps)  # a hook said `continue: false` while tools ran
+        if stopped is not None:
+            turn.attachments.append(stopped)
+            yield run.note(stopped)
+            run.end(Terminal(reason="hook_stopped", turn_count=state.turn_count), turn)
+            return
 
         # -- 5. attachments, max_turns, next State ------------------------------
         for attachment in params.queued_input() if params.queued_input else []:
@@ -336,7 +378,9 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
             )
             turn.attachments.append(reached)
             yield run.note(reached)
-            run.end(Terminal(reason="max_turns", turn_count=state.turn_count), turn)
+            # Like the source (``turnCount: nextTurnCount``): the attachment and the Terminal both carry
+            # the turn the loop refused to start, max_turns + 1.
+            run.end(Terminal(reason="max_turns", turn_count=next_turn_count), turn)
             return
         transition = Continue(reason="next_turn")
         run.trace.checkpoint(**turn.collected(), next_transition=transition)
@@ -344,6 +388,8 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
             messages=(*turn.messages_for_query, *turn.assistant_messages, *turn.tool_results, *turn.attachments),
             turn_count=next_turn_count,
             transition=transition,
+            stop_hook_active=state.stop_hook_active,
+            stop_hook_blocks=state.stop_hook_blocks,
             tool_use_context=context,
         )
 
@@ -463,6 +509,35 @@ def _error_text(error: Exception) -> str:
         status = getattr(error, "status_code", None)
         return f"{kind}: {said}" + (f" (HTTP {status})" if status and status != 200 else "")
     return getattr(error, "message", None) or str(error)
+
+
+async def _stop_hooks(params: QueryParams, state: State, run: QueryRun, turn: _Turn) -> StopCheck:
+    """handleStopHooks(): run the stop hooks and decide (``hooks.stop_verdict``).
+
+    An abort while they run cancels them (a command's process group is killed) and prevents
+    continuation, as in the source; a cancelled task closes the run and re-raises.
+    """
+    assert params.hooks is not None
+    try:
+        with params.abort.guard():
+            return await run_stop_hooks(params.hooks, stop_hook_active=state.stop_hook_active,
+                                        blocks_so_far=state.stop_hook_blocks, workspace=params.workspace,
+                                        permission_mode=params.permission_mode, uuid=params.deps.uuid)
+    except Aborted:
+        return StopCheck("prevent", (_system(params.deps, "interrupted", "Interrupted while the stop hooks ran.",
+                                             "warning"),))
+    except asyncio.CancelledError:
+        run.end(Terminal(reason="stop_hook_prevented", turn_count=state.turn_count), turn)
+        raise
+
+
+def _hook_stopped(turn: _Turn, deps: QueryDeps) -> SystemMessage | None:
+    """The notice that ends the run when a tool hook said ``continue: false`` (``hook_stopped``)."""
+    for attachment in (m.attachment for m in turn.attachments if m.type == "attachment"):
+        if attachment.get("type") == "hook_stopped_continuation":
+            return _system(deps, "hook_stopped", f"{attachment['hookName']} hook stopped the run: "
+                                                 f"{attachment['stopReason']}", "warning")
+    return None
 
 
 def _stop_notices(turn: _Turn, deps: QueryDeps) -> list[SystemMessage]:

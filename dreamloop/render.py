@@ -19,6 +19,7 @@ from rich.panel import Panel
 from rich.rule import Rule
 from rich.text import Text
 
+from .hooks import describe_record
 from .messages import AssistantMessage, AttachmentMessage, SystemMessage, UserMessage
 from .state import Continue, Terminal
 
@@ -87,6 +88,8 @@ class TurnPrinter:
         if isinstance(message, SystemMessage):
             style = {"error": "bold red", "warning": "yellow"}.get(message.level, "blue")
             self.console.print(Text(f"  [{message.subtype}] {message.content}", style=style))
+        elif isinstance(message, AttachmentMessage) and str(message.attachment.get("type")).startswith("hook_"):
+            self.console.print(Text(f"  hook  {describe_record(message.attachment)}", style="magenta"))
         elif isinstance(message, AttachmentMessage):
             self.console.print(Text(f"  attachment {json.dumps(message.attachment)}", style="blue"))
         elif isinstance(message, UserMessage) and not message.source_tool_use_ids:
@@ -122,18 +125,27 @@ async def print_run(run: Any, console: Console | None = None) -> Terminal:
 
 
 def print_trace(trace: Any, console: Console | None = None) -> None:
-    """Print a saved ``Trace`` the way ``print_run`` printed it live."""
+    """Print a saved ``Trace`` the way ``print_run`` printed it live.
+
+    A trace of several runs (an imported Claude Code session) prints the
+    prompts that started each later run too, and every checkpoint's notes.
+    """
     printer = TurnPrinter(console)
-    prompts = [m for m in trace.resolve(trace.checkpoints[0].state_messages) if m.type == "user"] \
-        if trace.checkpoints else []
-    if prompts:
-        printer.notice(prompts[-1])
+    before: set[str] = set()
     for point in trace.checkpoints:
+        if point.index == 0 or point.transition is None:
+            prompts = [m for m in trace.resolve(point.state_messages) if m.uuid not in before
+                       and m.type == "user" and not m.source_tool_use_ids and not m.is_meta]
+            for prompt in prompts[-1:] if point.index == 0 else prompts:
+                printer.notice(prompt)
         printer.turn(point.turn_count, point.transition)
         for message in trace.resolve(point.assistant_messages + point.tool_results + point.attachments):
             printer.message(message)
+        for note in point.notes:
+            printer.console.print(Text(f"  note: {note}", style="dim italic"))
         if point.terminal:
             printer.terminal(point.terminal)
+        before = set(point.messages_after)
 
 
 def workspace_diff(before: Path, after: Path, files: Iterable[str] | None = None) -> str:

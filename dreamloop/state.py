@@ -52,13 +52,13 @@ TerminalReason = Literal[
 * ``completed``: the model asked for no tools; the loop ended (not: the task is done).
 * ``aborted_streaming`` / ``aborted_tools``: the abort signal fired while the model
   streamed / while tools ran.
-* ``max_turns``: ``turn_count`` would exceed ``max_turns``.
+* ``max_turns``: the next turn would exceed ``max_turns`` (``Terminal.turn_count`` is that next turn).
 * ``model_error``: an API error or an incomplete stream that no branch recovered.
 * ``prompt_too_long``: the API said the prompt is too long and recovery failed.
 * ``blocking_limit``: the context is over the hard limit before the request (no call made).
 * ``image_error``: an image or media error from the API.
-* ``stop_hook_prevented``: a stop hook prevented continuation.
-* ``hook_stopped``: a hook stopped the loop after tools ran.
+* ``stop_hook_prevented``: a stop hook prevented continuation, or the runaway guard fired.
+* ``hook_stopped``: a hook stopped the loop while tools ran (``continue: false``).
 """
 
 
@@ -78,8 +78,11 @@ class Continue(BaseModel):
 class Terminal(BaseModel):
     """How a run of the loop ended (queryLoop()'s ``return {reason}``).
 
-    ``turn_count`` is the State's turn when it ended; ``error`` carries the
-    error text for ``model_error`` / ``prompt_too_long`` (never put in history).
+    ``turn_count`` is the State's turn when it ended, except for ``max_turns``:
+    there it is the turn the loop refused to start (``max_turns + 1``, the
+    source's ``turnCount: nextTurnCount``, the same number the
+    ``max_turns_reached`` attachment carries). ``error`` carries the error text
+    for ``model_error`` / ``prompt_too_long`` (never put in history).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -101,7 +104,10 @@ class State(BaseModel):
     * ``has_attempted_reactive_compact`` (``hasAttemptedReactiveCompact``): one reactive compaction per turn.
     * ``auto_compact_tracking`` (``autoCompactTracking``): compaction bookkeeping, if the stage is on.
     * ``pending_tool_use_summary`` (``pendingToolUseSummary``): a summary to yield next iteration.
-    * ``stop_hook_active`` (``stopHookActive``): set while a stop hook's feedback is being answered.
+    * ``stop_hook_active`` (``stopHookActive``): set when a stop hook blocked; stays set (next_turn
+      carries it) while the model answers that feedback; the stop hooks' input says it.
+    * ``stop_hook_blocks``: how many times the stop hooks blocked in this run, for the runaway
+      guard (``Hooks.max_stop_hook_blocks``); dreamloop's own, the source has no such field.
     * ``tool_use_context`` (``toolUseContext``): tools, abort signal, permissions; not serialized.
     """
 
@@ -116,4 +122,5 @@ class State(BaseModel):
     auto_compact_tracking: dict[str, Any] | None = None
     pending_tool_use_summary: str | None = None
     stop_hook_active: bool = False
+    stop_hook_blocks: int = 0
     tool_use_context: Any = Field(default=None, exclude=True, repr=False)

@@ -24,6 +24,11 @@ __all__ = ["Checkpoint", "Trace"]
 
 _MESSAGE = TypeAdapter(LoopMessage)
 
+TRACE_VERSION = 4
+"""The JSONL format's version: 2 added ``Checkpoint.stop_hook_active``; 3 the header's ``source`` and
+``Checkpoint.notes`` (a trace imported from a Claude Code session); 4 the header's ``switches`` (which
+feature switches were on); versions 1 to 3 still load."""
+
 
 class Checkpoint(BaseModel):
     """One loop iteration, by message uuid (resolve with ``Trace.resolve``).
@@ -37,6 +42,10 @@ class Checkpoint(BaseModel):
     * ``events``: the turn's yielded events as dicts, each with ``t`` (seconds
       since the run started) and ``type``; stream events carry the raw event.
     * ``next_transition`` / ``terminal``: how the iteration ended (one of them).
+    * ``stop_hook_active``: the State's flag (set while the model answers a stop hook's feedback).
+    * ``notes``: short remarks for a reader (an imported Claude Code session puts
+      what the file says beside the messages here: usage, interrupts, hooks,
+      synthesized results, an exchange the real API would have rejected).
     """
 
     index: int
@@ -50,6 +59,8 @@ class Checkpoint(BaseModel):
     events: list[dict[str, Any]] = Field(default_factory=list)
     next_transition: Continue | None = None
     terminal: Terminal | None = None
+    stop_hook_active: bool = False
+    notes: list[str] = Field(default_factory=list)
 
     @property
     def messages_after(self) -> list[str]:
@@ -61,13 +72,18 @@ class Trace:
     """Checkpoints of one run plus every message they refer to.
 
     Build one live by passing it to ``query(params, trace=...)`` (the loop
-    fills it), or ``Trace.load(path)``. ``trace.checkpoints[i]`` is iteration
-    i; ``trace.resolve(uuids)`` gives the messages; ``trace.terminal`` the end;
-    ``trace.switches`` which feature switches were on (``QueryParams.switches()``;
-    saved in the header line; empty for a trace saved before switches existed).
+    fills it), ``Trace.load(path)``, or ``Trace.from_claude_code(path)`` (a
+    Claude Code session file, one checkpoint per model call).
+    ``trace.checkpoints[i]`` is iteration i; ``trace.resolve(uuids)`` gives the
+    messages; ``trace.terminal`` the end. ``trace.source`` says where a trace
+    that the loop did not record came from (None for the loop's own):
+    ``{"kind": "claude_code_session", "path", "note", ...}``. ``trace.switches``
+    says which feature switches were on (``QueryParams.switches()``; empty for a
+    trace the loop did not record, or saved before version 4).
     """
 
     def __init__(self) -> None:
+        self.source: dict[str, Any] | None = None
         self.switches: dict[str, Any] = {}
         self.messages: dict[str, Any] = {}
         self.checkpoints: list[Checkpoint] = []
@@ -119,6 +135,7 @@ class Trace:
             events=self._events,
             next_transition=next_transition,
             terminal=terminal,
+            stop_hook_active=state.stop_hook_active,
         )
         self._events = []
         self.checkpoints.append(point)
@@ -139,13 +156,33 @@ class Trace:
         end = self.terminal.reason if self.terminal else "running"
         return f"Trace(checkpoints={len(self.checkpoints)}, messages={len(self.messages)}, terminal={end})"
 
+    @classmethod
+    def from_claude_code(cls, path: str | Path, *, branch: str | None = None) -> "Trace":
+        """A Claude Code session file (``~/.claude/projects/<project>/<session>.jsonl``) as a Trace.
+
+        One checkpoint per model call of one branch (default: the last main-thread
+        branch; ``branch``: the uuid, or a prefix of it, of a branch's tip or any record on it;
+        ``dreamloop.claude_code.read_session(path).branches`` lists them). The
+        file holds neither the system prompt nor the tool definitions, so
+        ``messages_for_query`` is the conversation the model was sent without
+        them; ``trace.source["note"]`` says so. Raises ``FileFormatError`` for a
+        corrupt line (a torn last line is tolerated), ``KeyError`` for an unknown branch.
+        """
+        from .claude_code import read_session
+
+        return read_session(path).trace(branch)
+
     # -- JSONL ------------------------------------------------------------
 
     def save(self, path: str | Path) -> Path:
         """Write the trace as JSONL: a header, one line per message, per checkpoint."""
         path = Path(path)
         with path.open("w", encoding="utf-8") as out:
-            header = {"kind": "trace", "version": 1, "switches": _plain(self.switches)}
+            header: dict[str, Any] = {"kind": "trace", "version": TRACE_VERSION}
+            if self.source is not None:
+                header["source"] = self.source
+            if self.switches:
+                header["switches"] = self.switches
             out.write(json.dumps(header) + "\n")
             for message in self.messages.values():
                 out.write(json.dumps({"kind": "message", "message": message.model_dump(mode="json")}) + "\n")
@@ -164,6 +201,7 @@ class Trace:
             header = {}
         if not isinstance(header, dict) or header.get("kind") != "trace":
             raise ValueError(f"{path} is not a dreamloop trace (its first line must be the trace header)")
+        trace.source = header.get("source")
         trace.switches = dict(header.get("switches") or {})
         for number, line in enumerate(lines[1:], start=2):
             try:
@@ -178,15 +216,3 @@ class Trace:
                 trace.terminal = point.terminal or trace.terminal
         return trace
 
-
-def _plain(switches: dict[str, Any]) -> dict[str, Any]:
-    """Switch values as JSON: plain values as they are; an options object as its dump, or its repr."""
-    out: dict[str, Any] = {}
-    for name, value in switches.items():
-        if value is None or isinstance(value, (bool, int, float, str)):
-            out[name] = value
-        elif hasattr(value, "model_dump"):
-            out[name] = value.model_dump(mode="json")
-        else:
-            out[name] = repr(value)
-    return out

@@ -63,6 +63,7 @@ LOOP_MMD = """flowchart TD
     B --> C[3. call the model, stream the response]
     C --> D{tool_use received?}
     D -- no --> E[stop checks] --> F[Terminal]
+    E -- a stop hook blocks --> A
     D -- yes --> G[4. run tools, collect tool_result]
     G --> H{abort, hook stop or max_turns?}
     H -- yes --> F

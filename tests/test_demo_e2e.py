@@ -108,7 +108,7 @@ def test_run_json_with_no_one_to_ask_denies_clearly(capsys, tmp_path):
 
 
 @pytest.mark.parametrize("argv, says", [
-    (["run", "hi", "--max-turns", "0"], "max_turns: Input should be greater than or equal to 1"),
+    (["run", "hi", "--max-turns", "0"], "argument --max-turns: must be at least 1, got 0"),
     (["replay", "missing.jsonl"], "No such file"),
     (["run", "hi", "--live"], "--live needs ANTHROPIC_API_KEY"),
     (["run", "hi", "--workspace", "nowhere"], "--workspace nowhere is not a directory"),

@@ -1,12 +1,20 @@
-"""The exercise checks: each passes on the solution, fails (printing a hint) on a wrong answer and on one
-that raises, and never raises itself.
+"""The exercise checks against the answers a learner plausibly gives.
+
+Each check passes on the solution; fails on at least three plausible wrong answers (trusting stop_reason,
+forgetting the assistant message, results out of call order, text that merely contains the right digit,
+...) with a hint that names the idea, never the answer's code; fails on the untouched stub with a hint
+that says what to do; never raises; and shows nothing but its printed line in a notebook.
 
 The solutions here are the ones in notebooks/solutions/; the checks compare them with the package.
 """
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 from pydantic import BaseModel
@@ -14,8 +22,10 @@ from pydantic import BaseModel
 import dreamloop as dl
 import dreamloop.exercises as ex
 import dreamloop.exercises._checking  # noqa: F401  (the checks' shared settings)
+from dreamloop.exercises.ch07 import recursive_rm
 from dreamloop.fake_api import validate_request
-from dreamloop.tools import Allow
+from dreamloop.hooks import PreToolUseDecision, StopDecision
+from dreamloop.tools import INTERRUPTED, NOT_STARTED, Allow, Deny
 
 # ---------------------------------------------------------------------------
 # Solutions (kept in step with notebooks/solutions/*.ipynb)
@@ -81,8 +91,11 @@ def next_state(state, messages_for_query, assistant_messages, tool_results):
     )
 
 
-def predict(max_turns):
-    return max_turns, max_turns
+def predict(max_turns, tool_turns):
+    turns = min(tool_turns, max_turns)  # tool batches run before the max_turns check
+    requests = turns + 1 if tool_turns < max_turns else max_turns
+    reason = "completed" if tool_turns < max_turns else "max_turns"
+    return requests, turns, reason, turns + 1
 
 
 class WordCountInput(BaseModel):
@@ -122,12 +135,106 @@ async def can_use_tool(tool, input, context):
     return await tool.check_permissions(tool.input_model.model_validate(input), context)
 
 
+PREDICTION = {  # chapter 05
+    "A": [["a", "b", "c"]],
+    "B": [["a"], ["b"]],
+    "C": [["a"], ["b"], ["c"]],
+    "D": [["a"], ["b", "c"]],
+}
+
+
+def ready(calls):
+    running = [call["safe"] for call in calls if call["status"] == "running"]
+    starting = []
+    for call in calls:
+        if call["status"] != "queued":
+            continue
+        if not running or (call["safe"] and all(running)):
+            starting.append(call["name"])
+            running.append(call["safe"])
+        elif not call["safe"]:
+            break
+    return starting
+
+
+def close_interrupted(tool_uses, results, started):
+    def unanswered(use):
+        text = INTERRUPTED if use.id in started else NOT_STARTED
+        return {"type": "tool_result", "tool_use_id": use.id, "content": text, "is_error": True}
+
+    return {"role": "user", "content": [results.get(use.id) or unanswered(use) for use in tool_uses]}
+
+
+def interrupted(trace):
+    for point in trace.checkpoints:
+        if point.terminal and point.terminal.reason.startswith("aborted"):
+            blocks = [b for m in trace.resolve(point.tool_results) for b in m.message["content"]]
+            return point.index, [b["tool_use_id"] for b in blocks if b.get("is_error")]
+    return None
+
+
+def model_calls(records):
+    return len({r["message"]["id"] for r in records if r["type"] == "assistant" and not r.get("isSidechain")})
+def block_while_tests_fail(input):
+    done = subprocess.run([sys.executable, "-m", "unittest", "discover", "-s", "tests", "-p", "check_*.py"],
+                          cwd=input.cwd, capture_output=True, text=True)
+    if done.returncode == 0:
+        return None
+    failures = [line for line in done.stderr.splitlines() if line.startswith(("FAIL:", "ERROR:", "AssertionError"))]
+    return StopDecision(decision="block",
+                        reason="The tests fail:\n" + "\n".join(failures) + "\nmake the failing test pass")
+
+
+def no_recursive_rm(input):
+    if recursive_rm(input.tool_input.get("command", "")):
+        return PreToolUseDecision(decision="deny", reason="A recursive rm is not allowed in this project.")
+    return None
+
+
+PUSH_GUARD = "grep -q 'git push' && { echo 'No git push from this session.' >&2; exit 2; }; exit 0"
+
+
+def settings_with(command=PUSH_GUARD, matcher="Bash", kind="command", event="PreToolUse"):
+    return {"hooks": {event: [{"matcher": matcher, "hooks": [{"type": kind, "command": command}]}]}}
+
+
 # ---------------------------------------------------------------------------
-# Wrong answers: one plausible mistake each, and one that raises
+# The untouched exercises, as the notebooks have them
 
 
-def raises(*args):
-    raise NotImplementedError("write your answer here")
+def stub(message):
+    def unfinished(*args):
+        raise NotImplementedError(message)
+
+    return unfinished
+
+
+STUBS = {
+    ex.check_hello_script: None,
+    ex.check_tool_script: None,
+    ex.check_find_tool_uses: stub("return the tool_use blocks of response.content"),
+    ex.check_four_steps: stub("call the model, find tool_use, run tools, append, repeat"),
+    ex.check_answer_tool_uses: stub("one tool_result per call; failures become is_error results"),
+    ex.check_close_dangling: stub("answer every call, in call order"),
+    ex.check_last_answer: stub("async for over the run, then run.terminal"),
+    ex.check_next_state: stub("return dl.State(messages=..., turn_count=..., transition=...)"),
+    ex.check_max_turns: stub("return (requests, tool_batches, reason, turn_count)"),
+    ex.check_tool_definition: None,
+    ex.check_partition: stub("return a list of batches, each a list of tool_use ids"),
+    ex.check_can_use_tool: stub("Allow the test command; otherwise the tool's own decision"),
+    ex.check_run_together: {"A": None, "B": None, "C": None, "D": None},
+    ex.check_ordering_rule: stub("return the names of the queued calls that may start now"),
+    ex.check_interrupt_results: stub("return {'role': 'user', 'content': [...]}"),
+    ex.check_interrupted: stub("find the first checkpoint whose run was interrupted"),
+    ex.check_model_calls: stub("count the main thread's model calls"),
+    ex.check_tests_stop_hook: stub("block while the tests fail, None when they pass"),
+    ex.check_no_recursive_rm: stub("deny a recursive rm, None for anything else"),
+    ex.check_settings_hook: {"hooks": {"PreToolUse": []}},
+}
+
+
+# ---------------------------------------------------------------------------
+# Wrong answers a learner plausibly gives
 
 
 async def loop_without_assistant(model, messages, tools, run_tool):
@@ -149,9 +256,72 @@ async def loop_that_never_stops(model, messages, tools, run_tool):
                     {"role": "user", "content": results or "go on"}]  # never returns
 
 
+async def loop_trusting_stop_reason(model, messages, tools, run_tool):
+    while True:
+        response = await model.client.messages.create(model=model.model, max_tokens=1024, messages=messages, tools=tools)
+        if response.stop_reason != "tool_use":  # the mistake chapter 01 warns about
+            return response
+        tool_uses = [b for b in response.content if b.type == "tool_use"]
+        results = [{"type": "tool_result", "tool_use_id": u.id, "content": run_tool(u.name, u.input)} for u in tool_uses]
+        messages = [*messages, {"role": "assistant", "content": response.content}, {"role": "user", "content": results}]
+
+
+async def loop_with_results_reversed(model, messages, tools, run_tool):
+    while True:
+        response = await model.client.messages.create(model=model.model, max_tokens=1024, messages=messages, tools=tools)
+        tool_uses = [b for b in response.content if b.type == "tool_use"]
+        if not tool_uses:
+            return response
+        results = [{"type": "tool_result", "tool_use_id": u.id, "content": run_tool(u.name, u.input)}
+                   for u in reversed(tool_uses)]
+        messages = [*messages, {"role": "assistant", "content": response.content}, {"role": "user", "content": results}]
+
+
+async def loop_forgetting_earlier_turns(model, messages, tools, run_tool):
+    question = messages[:1]
+    while True:
+        response = await model.client.messages.create(model=model.model, max_tokens=1024, messages=messages, tools=tools)
+        tool_uses = [b for b in response.content if b.type == "tool_use"]
+        if not tool_uses:
+            return response
+        results = [{"type": "tool_result", "tool_use_id": u.id, "content": run_tool(u.name, u.input)} for u in tool_uses]
+        messages = [*question, {"role": "assistant", "content": response.content}, {"role": "user", "content": results}]
+
+
+async def loop_returning_text(model, messages, tools, run_tool):
+    response = await my_agent_loop(model, messages, tools, run_tool)
+    return response.content[0].text
+
+
 def answer_without_errors(tool_uses, functions):
     return {"role": "user", "content": [
         {"type": "tool_result", "tool_use_id": u.id, "content": functions[u.name](**u.input)} for u in tool_uses]}
+
+
+def answer_errors_without_flag(tool_uses, functions):
+    message = answer_tool_uses(tool_uses, functions)
+    for block in message["content"]:
+        block.pop("is_error", None)  # the text says Error, the flag is missing
+    return message
+
+
+def answer_sorted_by_id(tool_uses, functions):
+    message = answer_tool_uses(tool_uses, functions)
+    return {**message, "content": sorted(message["content"], key=lambda b: b["tool_use_id"])}
+
+
+def answer_skipping_failures(tool_uses, functions):
+    message = answer_tool_uses(tool_uses, functions)
+    return {**message, "content": [b for b in message["content"] if not b.get("is_error")]}
+
+
+def answer_one_message_per_result(tool_uses, functions):
+    return [{"role": "user", "content": [block]} for block in answer_tool_uses(tool_uses, functions)["content"]]
+
+
+def answer_with_text_first(tool_uses, functions):
+    message = answer_tool_uses(tool_uses, functions)
+    return {**message, "content": [{"type": "text", "text": "Here are the results:"}, *message["content"]]}
 
 
 def close_in_completion_order(tool_uses, results):
@@ -160,6 +330,18 @@ def close_in_completion_order(tool_uses, results):
     blocks += [{"type": "tool_result", "tool_use_id": u.id, "content": "Interrupted by user", "is_error": True}
                for u in tool_uses if u.id not in answered]
     return {"role": "user", "content": blocks}
+
+
+def close_missing_without_flag(tool_uses, results):
+    return {"role": "user", "content": [
+        results.get(u.id) or {"type": "tool_result", "tool_use_id": u.id, "content": "Interrupted by user"}
+        for u in tool_uses]}
+
+
+def close_all_as_interrupted(tool_uses, results):
+    return {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": u.id, "content": "Interrupted by user", "is_error": True}
+        for u in tool_uses]}
 
 
 async def last_answer_reading_terminal_first(run):
@@ -175,13 +357,66 @@ async def last_answer_first_message(run):
     return "".join(b.text for b in first.message.content if b.type == "text"), run.terminal.reason
 
 
+async def last_answer_assuming_completed(run):
+    text, _ = await last_answer(run)
+    return text, "completed"
+
+
+async def last_answer_the_final_text_only(run):
+    """Keeps only an assistant message that asks for no tool: the 'final answer'."""
+    final = ""
+    async for event in run:
+        if event.type == "assistant" and not any(b.type == "tool_use" for b in event.message.content):
+            final = "".join(b.text for b in event.message.content if b.type == "text")
+    return final, run.terminal.reason
+
+
+async def last_answer_last_message(run):
+    async for _ in run:
+        pass
+    content = run.messages[-1].message.content if hasattr(run.messages[-1], "message") else ""
+    text = content if isinstance(content, str) else "".join(getattr(b, "text", "") for b in content)
+    return text, run.terminal.reason
+
+
 def next_state_results_first(state, messages_for_query, assistant_messages, tool_results):
     return dl.State(messages=(*messages_for_query, *tool_results, *assistant_messages),
                     turn_count=state.turn_count + 1, transition=dl.Continue(reason="next_turn"))
 
 
-def predict_one_short(max_turns):
-    return max_turns, max_turns - 1
+def next_state_same_turn(state, messages_for_query, assistant_messages, tool_results):
+    return dl.State(messages=(*messages_for_query, *assistant_messages, *tool_results),
+                    turn_count=state.turn_count, transition=dl.Continue(reason="next_turn"))
+
+
+def next_state_without_transition(state, messages_for_query, assistant_messages, tool_results):
+    return dl.State(messages=(*messages_for_query, *assistant_messages, *tool_results), turn_count=state.turn_count + 1)
+
+
+def next_state_without_assistant(state, messages_for_query, assistant_messages, tool_results):
+    return dl.State(messages=(*messages_for_query, *tool_results), turn_count=state.turn_count + 1,
+                    transition=dl.Continue(reason="next_turn"))
+
+
+def predict_naive(max_turns, tool_turns):
+    return max_turns, max_turns, "max_turns", max_turns
+
+
+def predict_turn_count_of_the_last_state(max_turns, tool_turns):
+    requests, batches, reason, turn_count = predict(max_turns, tool_turns)
+    return requests, batches, reason, min(tool_turns, max_turns) if reason == "max_turns" else turn_count
+
+
+def predict_completed_at_the_limit(max_turns, tool_turns):
+    """Thinks a model that answers on request max_turns + 1 still gets to answer."""
+    if tool_turns <= max_turns:
+        return tool_turns + 1, tool_turns, "completed", tool_turns + 1
+    return max_turns, max_turns, "max_turns", max_turns + 1
+
+
+def predict_one_request_too_many(max_turns, tool_turns):
+    requests, batches, reason, turn_count = predict(max_turns, tool_turns)
+    return (requests + 1 if reason == "max_turns" else requests), batches, reason, turn_count
 
 
 class WordCountNoDefault(BaseModel):
@@ -199,16 +434,79 @@ def word_count_not_read_only(input: WordCountInput) -> str:
     return str(len(input.text.split()))
 
 
-def partition_by_name(tool_uses, tools):
-    safe_names = {"Read", "Glob", "Grep", "Bash"}
+@dl.tool(WordCountInput, name="WordCount", read_only=True)
+def word_count_split_on_spaces(input: WordCountInput) -> str:
+    words = input.text.split(" ")
+    return str(len(set(words)) if input.unique else len(words))
+
+
+@dl.tool(WordCountInput, name="WordCount", read_only=True)
+def word_count_ignoring_unique(input: WordCountInput) -> str:
+    return str(len(input.text.split()))
+
+
+class WordCountTextOptional(BaseModel):
+    text: str = ""
+    unique: bool = False
+
+
+@dl.tool(WordCountTextOptional, name="WordCount", read_only=True)
+def word_count_text_optional(input: WordCountTextOptional) -> str:
+    return str(len(input.text.split()))
+
+
+def _batches(tool_uses, safe):
     batches, last_safe = [], False
     for use in tool_uses:
-        safe = use.name in safe_names
-        if safe and last_safe:
+        ok = safe(use)
+        if ok and last_safe:
             batches[-1].append(use.id)
         else:
             batches.append([use.id])
-        last_safe = safe
+        last_safe = ok
+    return batches
+
+
+def partition_by_name(tool_uses, tools):
+    return _batches(tool_uses, lambda use: use.name in {"Read", "Glob", "Grep", "Bash"})
+
+
+def partition_all_together(tool_uses, tools):
+    return [[use.id for use in tool_uses]]
+
+
+def partition_each_alone(tool_uses, tools):
+    return [[use.id] for use in tool_uses]
+
+
+def partition_unknown_is_safe(tool_uses, tools):
+    by_name = {t.name: t for t in tools}
+
+    def safe(use):
+        tool = by_name.get(use.name)
+        if tool is None:
+            return True  # the mistake: an unknown tool cannot hurt?
+        try:
+            return tool.is_concurrency_safe(tool.input_model.model_validate(use.input))
+        except Exception:
+            return True
+    return _batches(tool_uses, safe)
+
+
+def partition_joining_after_unsafe(tool_uses, tools):
+    """Adds a safe call to the last batch without asking whether that batch is safe."""
+    by_name = {t.name: t for t in tools}
+    batches = []
+    for use in tool_uses:
+        tool = by_name.get(use.name)
+        try:
+            safe = tool is not None and tool.is_concurrency_safe(tool.input_model.model_validate(use.input))
+        except Exception:
+            safe = False
+        if safe and batches:
+            batches[-1].append(use.id)
+        else:
+            batches.append([use.id])
     return batches
 
 
@@ -216,55 +514,347 @@ async def allow_everything(tool, input, context):
     return Allow()
 
 
+async def allow_by_prefix_only(tool, input, context):
+    if tool.name == "Bash" and input.get("command", "").startswith(("python -m unittest", "python3 -m unittest")):
+        return Allow()
+    return await tool.check_permissions(tool.input_model.model_validate(input), context)
+
+
+async def allow_python_only(tool, input, context):
+    command = input.get("command", "")
+    if tool.name == "Bash" and command.startswith("python -m unittest") and not set(";|&$`<>") & set(command):
+        return Allow()
+    return await tool.check_permissions(tool.input_model.model_validate(input), context)
+
+
+async def deny_everything_else(tool, input, context):
+    command = input.get("command", "")
+    if tool.name == "Bash" and command.startswith(("python -m unittest", "python3 -m unittest")) \
+            and not set(";|&$`<>") & set(command):
+        return Allow()
+    return dl.Deny("only the tests may run")
+
+
+async def decide_without_await(tool, input, context):
+    command = input.get("command", "")
+    if tool.name == "Bash" and command.startswith(("python -m unittest", "python3 -m unittest")) \
+            and not set(";|&$`<>") & set(command):
+        return Allow()
+    return tool.check_permissions(tool.input_model.model_validate(input), context)  # not awaited
+
+
+def ready_without_holding_back(calls):
+    running = [call["safe"] for call in calls if call["status"] == "running"]
+    starting = []
+    for call in calls:
+        if call["status"] == "queued" and (not running or (call["safe"] and all(running))):
+            starting.append(call["name"])
+            running.append(call["safe"])
+    return starting
+
+
+def ready_not_counting_new_starts(calls):
+    running = [call["safe"] for call in calls if call["status"] == "running"]
+    starting = []
+    for call in calls:
+        if call["status"] != "queued":
+            continue
+        if not running or (call["safe"] and all(running)):
+            starting.append(call["name"])
+        elif not call["safe"]:
+            break
+    return starting
+
+
+def ready_unsafe_beside_safe(calls):
+    running = [call["safe"] for call in calls if call["status"] == "running"]
+    starting = []
+    for call in calls:
+        if call["status"] != "queued":
+            continue
+        if not running or all(running):
+            starting.append(call["name"])
+            running.append(call["safe"])
+        elif not call["safe"]:
+            break
+    return starting
+
+
+def close_all_interrupted(tool_uses, results, started):
+    return {"role": "user", "content": [results.get(u.id) or {"type": "tool_result", "tool_use_id": u.id,
+                                                              "content": INTERRUPTED, "is_error": True}
+                                        for u in tool_uses]}
+
+
+def close_swapped(tool_uses, results, started):
+    return {"role": "user", "content": [results.get(u.id) or {"type": "tool_result", "tool_use_id": u.id,
+                                                              "content": NOT_STARTED if u.id in started else INTERRUPTED,
+                                                              "is_error": True}
+                                        for u in tool_uses]}
+
+
+def close_in_completion_order_with_both_texts(tool_uses, results, started):
+    blocks = list(results.values())
+    blocks += [{"type": "tool_result", "tool_use_id": u.id, "content": INTERRUPTED if u.id in started else NOT_STARTED,
+                "is_error": True} for u in tool_uses if u.id not in results]
+    return {"role": "user", "content": blocks}
+
+
+def interrupted_at_first_error(trace):
+    for point in trace.checkpoints:
+        blocks = [b for m in trace.resolve(point.tool_results) for b in m.message["content"]]
+        errors = [b["tool_use_id"] for b in blocks if b.get("is_error")]
+        if errors:
+            return point.index, errors
+    return None
+
+
+def interrupted_where_the_marker_is_sent(trace):
+    for point in trace.checkpoints:
+        texts = [m.message["content"] for m in trace.resolve(point.messages_for_query) if m.type == "user"]
+        if any("[Request interrupted" in str(t) for t in texts):
+            return point.index, []
+    return None
+
+
+def interrupted_every_call(trace):
+    for point in trace.checkpoints:
+        if point.terminal and point.terminal.reason.startswith("aborted"):
+            return point.index, [b.id for m in trace.resolve(point.assistant_messages)
+                                 for b in m.message.content if b.type == "tool_use"]
+    return None
+
+
+def interrupted_turn_count(trace):
+    for point in trace.checkpoints:
+        if point.terminal and point.terminal.reason.startswith("aborted"):
+            blocks = [b for m in trace.resolve(point.tool_results) for b in m.message["content"]]
+            return point.turn_count, [b["tool_use_id"] for b in blocks if b.get("is_error")]
+    return None
+
+
+def model_calls_by_runs(records):
+    count, previous = 0, None
+    for record in records:
+        if record.get("isSidechain"):
+            continue
+        if record["type"] == "assistant" and previous != "assistant":
+            count += 1
+        previous = record["type"]
+    return count
+
+
+def block_without_the_task_line(input):
+    decision = block_while_tests_fail(input)
+    return decision and StopDecision(decision="block", reason="The tests fail.")
+
+
+def rm_rf_substring(input):
+    if "rm -rf" in input.tool_input["command"]:
+        return PreToolUseDecision(decision="deny", reason="no rm -rf")
+    return None
+
+
 # ---------------------------------------------------------------------------
-# The table: check, solution, wrong answers (each with a phrase its ❌ must contain)
+# The table: check, solution, wrong answers (each with a phrase its ❌ must contain), and the solution's code
+# that no hint may give away
 
 CASES = [
-    (ex.check_hello_script, HELLO, [([dl.reply("Hello!")], "not 'Hello, loop!'"),
-                                    (dl.reply("Hello, loop!"), "one Turn"),
-                                    ("Hello, loop!", "list of turns")]),
-    (ex.check_tool_script, TOOL_SCRIPT, [([dl.reply(dl.tool_use("Read", {"file_path": "conf.py"}, id="toolu_1")),
-                                           dl.reply("value is 1")], "expected Read with file_path 'config.py'"),
-                                          ([dl.reply("value is 1")], "no tool_use")]),
-    (ex.check_find_tool_uses, find_tool_uses, [(lambda r: [b for b in r.content if b.type != "text"], "tool_use ids"),
-                                               (lambda r: r.content if r.stop_reason == "tool_use" else [], "tool_use ids"),
-                                               (lambda r: [b for b in r.content if b.type == "tool_use"]
-                                                if r.stop_reason == "tool_use" else [], "never from stop_reason"),
-                                               (raises, "NotImplementedError")]),
-    (ex.check_four_steps, my_agent_loop, [(loop_without_assistant, "400"),
-                                          (loop_that_never_stops, "more often than the script has turns"),
-                                          (raises, "NotImplementedError")]),
-    (ex.check_answer_tool_uses, answer_tool_uses, [(answer_without_errors, "KeyError"),
-                                                   (raises, "NotImplementedError")]),
-    (ex.check_close_dangling, close_dangling, [(close_in_completion_order, "call order"),
-                                               (lambda uses, results: {"role": "user", "content": list(results.values())},
-                                                "the calls were"),
-                                               (raises, "NotImplementedError")]),
-    (ex.check_last_answer, last_answer, [(last_answer_reading_terminal_first, "has not ended yet"),
-                                         (last_answer_first_message, "the last assistant message says"),
-                                         (raises, "NotImplementedError")]),
-    (ex.check_next_state, next_state, [(next_state_results_first, "assistant_messages, then tool_results"),
-                                       (lambda s, q, a, r: dl.State(messages=(*s.messages, *a, *r),
-                                                                    turn_count=s.turn_count + 1,
-                                                                    transition=dl.Continue(reason="next_turn")),
-                                        "not from state.messages"),
-                                       (lambda s, q, a, r: {"messages": q}, "expected a State"),
-                                       (raises, "NotImplementedError")]),
-    (ex.check_max_turns, predict, [(predict_one_short, "ran 1 tool batch(es)"), (raises, "NotImplementedError")]),
-    (ex.check_tool_definition, word_count, [(word_count_required_unique, "required"),
-                                            (word_count_not_read_only, "read-only"),
-                                            (len, "expected a tool")]),
-    (ex.check_partition, partition, [(partition_by_name, "partition_tool_calls gives"),
-                                     (raises, "NotImplementedError")]),
-    (ex.check_can_use_tool, can_use_tool, [(allow_everything, "expected Ask"), (raises, "NotImplementedError")]),
+    (ex.check_hello_script, HELLO, [
+        ([dl.reply("Hello!")], "not 'Hello, loop!'"),
+        (dl.reply("Hello, loop!"), "a script is a list of turns, even when it has one"),
+        ("Hello, loop!", "expected a non-empty list of turns"),
+        ([dl.reply("Hello, loop!", dl.tool_use("Read", {"file_path": "config.py"}))], "a greeting needs no tool"),
+        ([dl.text("Hello, loop!")], "puts blocks into a Turn"),
+    ]),
+    (ex.check_tool_script, TOOL_SCRIPT, [
+        ([dl.reply(dl.tool_use("Read", {"file_path": "conf.py"}, id="toolu_1")), dl.reply("value is 1")],
+         "expected file_path 'config.py'"),
+        ([dl.reply("value is 1")], "answered without reading the file"),
+        ([TOOL_SCRIPT[0], dl.reply("I read 1 file.")], "a 1 somewhere in the text is not enough"),
+        ([TOOL_SCRIPT[0], dl.reply("value is 10.")], "does not say that value is 1"),
+        ([dl.reply(dl.tool_use("read", {"file_path": "config.py"}, id="toolu_1")), dl.reply("value is 1")],
+         "tool names are exact"),
+        ([dl.reply("value is 1.", dl.tool_use("Read", {"file_path": "config.py"}, id="toolu_1"))],
+         "a script that runs out of turns ends the run with model_error"),
+    ]),
+    (ex.check_find_tool_uses, find_tool_uses, [
+        (lambda r: r.content if r.stop_reason == "tool_use" else [], "keep only the tool_use ones"),
+        (lambda r: [b for b in r.content if b.type == "tool_use"] if r.stop_reason == "tool_use" else [],
+         "never from stop_reason"),
+        (lambda r: [b for b in r.content if b.type != "text"], "keep only the tool_use ones"),
+        (lambda r: [b for b in r.content if b.type == "tool_use"][:1], "keep every tool_use block"),
+        (lambda r: [b.id for b in r.content if b.type == "tool_use"], "return the blocks themselves"),
+    ]),
+    (ex.check_four_steps, my_agent_loop, [
+        (loop_without_assistant, "append the assistant message"),
+        (loop_that_never_stops, "more often than the script has turns"),
+        (loop_trusting_stop_reason, "never from stop_reason"),
+        (loop_with_results_reversed, "in the order of the calls"),
+        (loop_forgetting_earlier_turns, "keep the whole history"),
+        (loop_returning_text, "return the model's response itself"),
+    ]),
+    (ex.check_answer_tool_uses, answer_tool_uses, [
+        (answer_without_errors, "a failure is a result, not an exception"),
+        (answer_errors_without_flag, "is_error=False; expected True"),
+        (answer_sorted_by_id, "the calls fix the order"),
+        (answer_skipping_failures, "every tool_use needs a tool_result"),
+        (answer_one_message_per_result, "ONE user message"),
+        (answer_with_text_first, "the tool_result blocks come first"),
+    ]),
+    (ex.check_close_dangling, close_dangling, [
+        (close_in_completion_order, "the calls fix the order"),
+        (lambda uses, results: {"role": "user", "content": list(results.values())}, "every tool_use needs a tool_result"),
+        (close_missing_without_flag, "never finished gets an error result"),
+        (close_all_as_interrupted, "a result that did arrive is kept"),
+    ]),
+    (ex.check_last_answer, last_answer, [
+        (last_answer_reading_terminal_first, "the Terminal is on the run object"),
+        (last_answer_first_message, "the LAST assistant message"),
+        (last_answer_assuming_completed, "don't assume one"),
+        (last_answer_the_final_text_only, "whatever it asked for"),
+        (last_answer_last_message, "the LAST assistant message"),
+    ]),
+    (ex.check_next_state, next_state, [
+        (next_state_results_first, "the order matters"),
+        (lambda s, q, a, r: dl.State(messages=(*s.messages, *a, *r), turn_count=s.turn_count + 1,
+                                     transition=dl.Continue(reason="next_turn")), "not from state.messages"),
+        (lambda s, q, a, r: {"messages": q}, "expected a State"),
+        (next_state_same_turn, "goes up by one"),
+        (next_state_without_transition, "transition records why"),
+        (next_state_without_assistant, "keep this turn's assistant messages"),
+    ]),
+    (ex.check_max_turns, predict, [
+        (predict_naive, "ends the run the ordinary way"),
+        (predict_turn_count_of_the_last_state, "the turn the loop refused to start"),
+        (predict_completed_at_the_limit, "never gets asked"),
+        (predict_one_request_too_many, "each turn the loop starts sends one request"),
+        (lambda m: (m, m), "predict(3, 1) raised TypeError"),
+        (lambda m, k: (m, m), "four values"),
+    ]),
+    (ex.check_tool_definition, word_count, [
+        (word_count_required_unique, "a field with a default is optional"),
+        (word_count_not_read_only, "counting words changes nothing"),
+        (len, "expected a tool"),
+        (word_count_split_on_spaces, "split on any run of whitespace"),
+        (word_count_ignoring_unique, "count each distinct word once"),
+        (word_count_text_optional, "text must be given"),
+    ]),
+    (ex.check_partition, partition, [
+        (partition_by_name, "safety depends on the input"),
+        (partition_all_together, "an unsafe call runs alone"),
+        (partition_each_alone, "consecutive safe calls share a batch"),
+        (partition_unknown_is_safe, "never safe"),
+        (partition_joining_after_unsafe, "a safe call after it starts a new batch"),
+    ]),
+    (ex.check_can_use_tool, can_use_tool, [
+        (allow_everything, "refuse any shell syntax"),
+        (allow_by_prefix_only, "refuse any shell syntax"),
+        (allow_python_only, "python3 as well as python"),
+        (deny_everything_else, "return the tool's own decision"),
+        (decide_without_await, "await it"),
+    ]),
+    (ex.check_run_together, PREDICTION, [
+        ({**PREDICTION, "B": [["a", "b"]]}, "did not run beside it"),  # chapter 04's batches, ignoring arrivals
+        ({**PREDICTION, "C": [["a"], ["b", "c"]]}, "holds back the calls after it"),
+        ({**PREDICTION, "D": [["a", "b", "c"]]}, "nothing starts beside a running non-safe call"),
+        ({**PREDICTION, "A": [["a", "b"]]}, "each in exactly one group"),
+        ([["a"]], "expected a dict of scenarios"),
+    ]),
+    (ex.check_ordering_rule, ready, [
+        (ready_without_holding_back, "holds back every call after it"),
+        (ready_not_counting_new_starts, "counts as running for the calls after it"),
+        (ready_unsafe_beside_safe, "never starts beside another call"),
+    ]),
+    (ex.check_interrupt_results, close_interrupted, [
+        (close_all_interrupted, "never started"),
+        (close_swapped, "had started"),
+        (close_in_completion_order_with_both_texts, "the calls fix the order"),
+    ]),
+    (ex.check_interrupted, interrupted, [
+        (interrupted_at_first_error, "an is_error result is not an interrupt"),
+        (interrupted_where_the_marker_is_sent, "the checkpoint after the interrupt"),
+        (interrupted_every_call, "a call whose result is not is_error did run"),
+        (interrupted_turn_count, "its position among the checkpoints"),
+    ]),
+    (ex.check_model_calls, model_calls, [
+        (lambda records: sum(r["type"] == "assistant" for r in records), "you counted records"),
+        (lambda records: len({r["message"]["id"] for r in records if r["type"] == "assistant"}),
+         "a subagent's own conversation"),
+        (model_calls_by_runs, "tool_result records can sit between the blocks"),
+        (lambda records: float(model_calls(records)), "expected a whole number"),
+    ]),
+    (ex.check_tests_stop_hook, block_while_tests_fail, [
+        (lambda input: None, "never blocked"),
+        (lambda input: StopDecision(decision="block", reason="make the failing test pass"), "never lets the loop end"),
+        (block_without_the_task_line, "could not act on your feedback"),
+        (lambda input: StopDecision(continue_=False) if block_while_tests_fail(input) else None,
+         "prevented continuation"),
+        (lambda input: "block", "returned str"),
+    ]),
+    (ex.check_no_recursive_rm, no_recursive_rm, [
+        (rm_rf_substring, "'rm -fr /' was not denied"),
+        (lambda input: PreToolUseDecision(decision="deny", reason="no Bash"), "'ls -la' was denied"),
+        (lambda input: Deny("no") if recursive_rm(input.tool_input["command"]) else None, "not a hook's"),
+        (lambda input: PreToolUseDecision(decision="deny") if recursive_rm(input.tool_input["command"]) else None,
+         "without a reason"),
+        (lambda input: PreToolUseDecision(decision="deny", reason="r") if recursive_rm(input.tool_input["command"])
+         else PreToolUseDecision(decision="allow"), "expected None"),
+    ]),
+    (ex.check_settings_hook, settings_with(), [
+        (settings_with("grep -q 'git push' && { echo 'no' >&2; exit 1; }; exit 0"), "fails open"),
+        (settings_with(matcher="bash"), "case-sensitive"),
+        (settings_with('[[ "$1" == *"git push"* ]] && { echo no >&2; exit 2; }; exit 0'), "stdin"),
+        (settings_with(kind="prompt"), "only type 'command' runs"),
+        (settings_with(event="pre_tool_use"), "no pre_tool_use event"),
+        (settings_with("grep -q 'git push' && exit 2; exit 0"), "nothing on stderr"),
+        (settings_with("grep -q 'git' && { echo 'no git' >&2; exit 2; }; exit 0"), "'git status' was blocked too"),
+    ]),
 ]
+
+GIVEAWAYS = {
+    ex.check_hello_script: ['dl.reply("Hello, loop!")', "[dl.reply("],
+    ex.check_tool_script: ['dl.tool_use("Read"', '{"file_path": "config.py"}', 'dl.reply("value'],
+    ex.check_find_tool_uses: ['type == "tool_use"', "for b in response.content", "for block in response.content"],
+    ex.check_four_steps: ["messages.create(", '{"role": "assistant", "content": response.content}'],
+    ex.check_answer_tool_uses: ["functions[use.name](**use.input)", '"tool_use_id": use.id', "except Exception"],
+    ex.check_close_dangling: ["results.get(use.id)", "for use in tool_uses"],
+    ex.check_last_answer: ["async for event in run", 'event.type == "assistant"'],
+    ex.check_next_state: ["*messages_for_query, *assistant_messages, *tool_results", "state.turn_count + 1",
+                          'Continue(reason="next_turn")'],
+    ex.check_max_turns: ["min(", "tool_turns + 1", "max_turns + 1"],
+    ex.check_tool_definition: ["text: str", "unique: bool = False", "len(set(", "read_only=True", ".split()"],
+    ex.check_partition: ["batches[-1].append", "is_concurrency_safe(tool.input_model"],
+    ex.check_can_use_tool: ['startswith(("python', "tool.check_permissions(tool.input_model.model_validate(input)"],
+    ex.check_run_together: ['[["a", "b", "c"]]', '[["a"], ["b"]]', '[["a"], ["b", "c"]]'],
+    ex.check_ordering_rule: ["all(running)", "running.append", "break"],
+    ex.check_interrupt_results: ["INTERRUPTED if", "results.get(use.id)", "in started else"],
+    ex.check_interrupted: ['reason.startswith("aborted")', "trace.resolve(point.tool_results)", 'b.get("is_error")'],
+    ex.check_model_calls: ['r["message"]["id"]', 'not r.get("isSidechain")', "len({"],
+    ex.check_tests_stop_hook: ["subprocess.run(", "returncode", 'StopDecision(decision="block"', "cwd=input.cwd"],
+    ex.check_no_recursive_rm: ["shlex.split", "re.split(", 'PreToolUseDecision(decision="deny"'],
+    ex.check_settings_hook: ["grep -q 'git push'", ">&2; exit 2", '"matcher": "Bash"'],
+}
+
+
+def hints(out: str) -> list[str]:
+    return [line.split("Hint: ", 1)[1] for line in out.splitlines() if "Hint: " in line]
+
+
+def test_every_check_has_its_wrong_answers():
+    checked = {check.__name__ for check, _, _ in CASES}
+    assert checked == set(ex.__all__) - {"check_setup"}  # check_setup takes no answer
+    for check, _, wrongs in CASES:
+        assert len(wrongs) >= 3, check.__name__
+        assert check in STUBS and check in GIVEAWAYS, check.__name__
 
 
 @pytest.mark.parametrize("check, solution", [(c, s) for c, s, _ in CASES], ids=[c.__name__ for c, _, _ in CASES])
 def test_check_passes_on_the_solution(check, solution, capsys):
-    assert check(solution) is True
+    verdict = check(solution)
+    assert verdict and verdict == True  # noqa: E712 - a Verdict compares equal to the bool
     out = capsys.readouterr().out
-    assert out.startswith("✅ ") and "❌" not in out
+    assert out.startswith("✅ ") and "❌" not in out and out.count("\n") == 1
 
 
 WRONG = [(c, w, phrase) for c, _, wrongs in CASES for w, phrase in wrongs]
@@ -272,24 +862,68 @@ WRONG = [(c, w, phrase) for c, _, wrongs in CASES for w, phrase in wrongs]
 
 @pytest.mark.parametrize("check, wrong, phrase", WRONG,
                          ids=[f"{c.__name__}-{i}" for i, (c, _, _) in enumerate(WRONG)])
-def test_check_fails_with_a_hint(check, wrong, phrase, capsys):
-    assert check(wrong) is False
+def test_check_fails_with_a_hint_that_names_the_idea(check, wrong, phrase, capsys):
+    verdict = check(wrong)
+    assert not verdict and verdict == False  # noqa: E712
     out = capsys.readouterr().out
-    assert out.startswith("❌ ") and "\n   Hint: " in out
+    assert out.startswith("❌ ") and "\n   Hint: " in out and out.count("❌") == 1
     assert phrase in out
+    for hint in hints(out):
+        for code in GIVEAWAYS[check]:
+            assert code not in hint, (code, hint)
+
+
+@pytest.mark.parametrize("check", list(STUBS), ids=[c.__name__ for c in STUBS])
+def test_the_untouched_exercise_says_what_to_do(check, capsys):
+    assert not check(STUBS[check])
+    out = capsys.readouterr().out
+    assert out.startswith("❌ ") and "not done yet" in out
+    (hint,) = hints(out)
+    assert len(hint) > 40  # what to do, in words
+    for code in GIVEAWAYS[check]:
+        assert code not in hint, (code, hint)
 
 
 @pytest.mark.parametrize("check", [c for c, _, _ in CASES], ids=[c.__name__ for c, _, _ in CASES])
 def test_check_never_raises_on_nonsense(check, capsys):
-    assert check(None) is False
-    assert check(object()) is False
+    assert not check(None)
+    assert not check(object())
     out = capsys.readouterr().out
     assert out.count("❌ ") == 2
 
 
 def test_check_setup_passes(capsys):
-    assert ex.check_setup() is True
+    assert ex.check_setup()
     assert capsys.readouterr().out.startswith("✅ setup")
+
+
+def test_a_verdict_shows_nothing_in_a_notebook():
+    """A check cell shows its printed line only: the returned Verdict has no display (no stray True/False)."""
+    from IPython.core.formatters import DisplayFormatter
+
+    from dreamloop.exercises._checking import Verdict
+
+    assert DisplayFormatter().format(Verdict(True)) == ({}, {})
+    assert repr(Verdict(False)) == "Verdict(passed=False)" and Verdict(True) != Verdict(False)
+
+
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+
+
+@pytest.mark.parametrize("path", [p for pattern in ("0[0-57]_*.ipynb", "10_*.ipynb", "solutions/0[0-57]_*.ipynb",
+                                                   "solutions/10_*.ipynb") for p in sorted(NOTEBOOKS.glob(pattern))],
+                         ids=lambda p: str(p.relative_to(NOTEBOOKS)))
+def test_a_stored_check_cell_shows_one_verdict_line_and_nothing_else(path):
+    cells = [c for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code"
+             and "ex.check_" in "".join(c["source"])]
+    assert cells
+    for cell in cells:
+        outputs = cell["outputs"]
+        assert [o["output_type"] for o in outputs] == ["stream"], "".join(cell["source"])
+        text = "".join(outputs[0]["text"])
+        assert text[:2] in ("✅ ", "❌ ") and text.count("✅") + text.count("❌") == 1, text
+        if "solutions" in str(path):
+            assert text.startswith("✅"), text
 
 
 def test_a_hang_is_reported_not_waited_for(monkeypatch, capsys):
@@ -300,7 +934,7 @@ def test_a_hang_is_reported_not_waited_for(monkeypatch, capsys):
         return []
 
     started = time.monotonic()
-    assert ex.check_find_tool_uses(slow) is False
+    assert not ex.check_find_tool_uses(slow)
     assert time.monotonic() - started < 2.0
     assert "did not finish within 0.3 s" in capsys.readouterr().out
 
@@ -309,7 +943,7 @@ def test_a_learner_exception_inside_a_loop_is_named(capsys):
     async def broken(model, messages, tools, run_tool):
         return 1 / 0
 
-    assert ex.check_four_steps(broken) is False
+    assert not ex.check_four_steps(broken)
     out = capsys.readouterr().out
     assert "raised ZeroDivisionError: division by zero" in out
 

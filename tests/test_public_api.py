@@ -9,10 +9,11 @@ import dreamloop
 def test_all_is_pinned():
     assert sorted(dreamloop.__all__) == sorted([
         "AbortController", "Allow", "AnthropicModel", "Ask", "AssistantMessage", "AttachmentMessage",
-        "BaseTool", "Checkpoint", "Continue", "Deny", "Event", "Fault", "LoopMessage", "ProgressMessage",
+        "BaseTool", "Checkpoint", "Continue", "Deny", "Event", "Fault", "Hooks", "LoopMessage", "ProgressMessage",
         "QueryEngine", "QueryParams", "QueryRun", "RequestStart", "State", "StreamEvent", "SystemMessage",
         "Terminal", "TombstoneMessage", "ToolResult", "ToolUseContext", "ToolUseSummaryMessage", "Trace",
-        "Turn", "UserMessage", "agent_loop", "builtin_tools", "live", "normalize_messages_for_api",
+        "Turn", "UserMessage", "agent_loop", "builtin_tools", "cassette", "inspect_transcript", "live", "load_hooks",
+        "normalize_messages_for_api",
         "offline", "query", "reply", "run_tools", "text", "thinking", "tool", "tool_result_block",
         "tool_use", "user_message",
     ])
@@ -40,3 +41,14 @@ def test_import_has_no_side_effects(tmp_path):
     done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
                           env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
     assert done.stdout.strip() == "ok", done.stderr
+
+
+def test_no_reference_outside_the_repo():
+    """Docstrings cite what a reader of the repo can open: no design-brief sections, no files it lacks."""
+    import re
+    from pathlib import Path
+
+    root = Path(dreamloop.__file__).parent
+    for path in root.rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        assert not re.search(r"DESIGN(\.md)? ?§|reference/[\w-]+\.md|shared/", text), path

@@ -7,6 +7,7 @@ fixture (conftest) asserts that no request the loop sent was rejected.
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 from pydantic import BaseModel
@@ -261,6 +262,9 @@ async def test_f10_max_turns(offline, tmp_path):
     assert run.terminal.reason == "max_turns"
     reached = [e for e in events if e.type == "attachment"]
     assert reached[-1].attachment == {"type": "max_turns_reached", "max_turns": 3, "turn_count": 4}
+    # the source: both carry nextTurnCount (the turn the loop refused to start)
+    assert run.terminal.turn_count == reached[-1].attachment["turn_count"] == 4
+    assert run.trace.checkpoints[-1].turn_count == 3  # the State the last turn ran in
     third_results = [e for e in events if e.type == "user"][-1]
     assert third_results.message["content"][0]["content"].strip() == "noop"
 
@@ -270,6 +274,7 @@ async def test_max_turns_1_still_runs_the_first_tools(offline):
     run = query(QueryParams(messages="x", model=model, tools=[noop], max_turns=1))
     await drain(run)
     assert run.terminal.reason == "max_turns"
+    assert run.terminal.turn_count == 2
     assert run.messages[-2].message["content"][0]["content"] == "ok"
 
 
@@ -343,13 +348,16 @@ async def test_transcript_is_persisted_and_resumable(offline, tmp_path):
     engine = QueryEngine(model=model, tools=[reader()], transcript=path)
     async for _ in engine.submit_message("read a"):
         pass
-    lines = path.read_text().splitlines()
-    assert len(lines) == len(engine.messages) == 4
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    assert [r["type"] for r in records] == ["user", "assistant", "progress", "user", "assistant"]
+    assert [r["parentUuid"] for r in records] == [None] + [r["uuid"] for r in records[:-1]]
+    assert len(engine.messages) == 4  # the finished call's record is not a loop message
     resumed = QueryEngine.resume(path, model=model, tools=[reader()])
     assert [m.uuid for m in resumed.messages] == [m.uuid for m in engine.messages]
+    assert resumed.repair is None
     async for _ in resumed.submit_message("once more"):
         pass
-    assert len(path.read_text().splitlines()) == 6
+    assert len(path.read_text().splitlines()) == 7
     assert requests_of(model)[2]["messages"][-1]["content"] == [{"type": "text", "text": "once more"}]
 
 

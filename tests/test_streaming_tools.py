@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 import os
 
 import pytest
@@ -297,7 +298,7 @@ async def test_calls_start_while_the_model_still_streams(offline):
     assert run.terminal.reason == "completed"
     assert requests_of(model)[1]["messages"][2]["content"] == [
         {"type": "tool_result", "tool_use_id": "T1", "content": "contents of a"}]
-    assert run.trace.switches == {"streaming_tool_execution": True}
+    assert run.trace.switches == {"streaming_tool_execution": True, "hooks": False}
 
 
 async def test_off_means_no_call_starts_before_the_response_ends(offline):
@@ -305,7 +306,7 @@ async def test_off_means_no_call_starts_before_the_response_ends(offline):
     run = query(QueryParams(messages="go", model=model, tools=file_tools()))
     events = [e for e in await drain(run) if e.type != "stream_event"]
     assert [e.type for e in events[:3]] == ["stream_request_start", "assistant", "progress"]
-    assert run.trace.switches == {"streaming_tool_execution": False}
+    assert run.trace.switches == {"streaming_tool_execution": False, "hooks": False}
 
 
 async def test_a_call_cut_by_max_tokens_never_runs_but_the_complete_one_did(offline):
@@ -585,9 +586,9 @@ async def test_the_timeline_shows_calls_overlapping_the_stream(offline):
     from dreamloop.widgets import side_by_side
 
     both = side_by_side({"switch off": off.trace, "switch on": on.trace})
-    assert repr(both) == ("VBox(children=(HTML(value='<b>switch off</b>'), Timeline(turns=2), "
-                          "HTML(value='<b>switch on</b>'), Timeline(turns=2)), _dom_classes=('dreamloop-timelines',))")
-    first, second = both.children[1], both.children[3]
+    assert repr(both) == "side_by_side('switch off', 'switch on')"
+    first, second = both.timelines["switch off"], both.timelines["switch on"]
+    assert "stream-end" in both._repr_mimebundle_()["text/html"]  # the stored output shows both charts
     assert first.seconds == second.seconds == max(first._end(), second._end())  # one time axis for both
 
 
@@ -607,7 +608,7 @@ async def test_the_trace_keeps_the_switches_through_save_and_load(offline, tmp_p
     run = query(QueryParams(messages="hi", model=offline([S.reply("hello")]), streaming_tool_execution=True))
     await drain(run)
     loaded = Trace.load(run.trace.save(tmp_path / "t.jsonl"))
-    assert loaded.switches == {"streaming_tool_execution": True}
+    assert loaded.switches == {"streaming_tool_execution": True, "hooks": False}
     old = tmp_path / "old.jsonl"  # a trace saved before switches existed
     old.write_text('{"kind": "trace", "version": 1}\n')
     assert Trace.load(old).switches == {}
@@ -617,7 +618,11 @@ def test_query_params_list_their_switches():
     from dreamloop.model import offline as make_offline
 
     params = QueryParams(messages="hi", model=make_offline([]))
-    assert params.switches() == {"streaming_tool_execution": False}
+    assert params.switches() == {"streaming_tool_execution": False, "hooks": False}
+    from dreamloop.hooks import Hooks
+
+    on = QueryParams(messages="hi", model=make_offline([]), streaming_tool_execution=True, hooks=Hooks())
+    assert on.switches() == {"streaming_tool_execution": True, "hooks": True}
 
 
 # ---------------------------------------------------------------------------
@@ -638,8 +643,8 @@ def test_dreamloop_run_turns_streaming_tools_on_by_default(flags, on, capsys, tm
                    "--json", "--trace", str(trace), *flags])
     result = json.loads(capsys.readouterr().out)
     assert status == 0 and result["terminal"]["reason"] == "completed"
-    assert result["switches"] == {"streaming_tool_execution": on}
-    assert Trace.load(trace).switches == {"streaming_tool_execution": on}
+    assert result["switches"] == {"streaming_tool_execution": on, "hooks": True}  # run turns every branch on
+    assert Trace.load(trace).switches == {"streaming_tool_execution": on, "hooks": True}
     assert "value = 2" in (workspace / "config.py").read_text()
 
 
@@ -664,3 +669,60 @@ def test_ready_to_start(calls, starting):
     from dreamloop.tools import ready_to_start
 
     assert ready_to_start(calls) == starting
+
+
+@pytest.mark.parametrize("streaming", [False, True], ids=["off", "on"])
+async def test_a_denied_bash_call_cancels_nothing(offline, tmp_path, streaming):
+    """A Bash call that never ran (denied) is not a failure of the plan: the calls after it run."""
+    from dreamloop.tools import Deny
+
+    async def no_rm(tool_, input, context):
+        return Deny("rm is not allowed here") if input.get("command", "").startswith("rm") else dl_allow()
+
+    def dl_allow():
+        from dreamloop.tools import Allow
+        return Allow()
+
+    model = offline([S.reply(S.tool_use("Bash", {"command": "rm -rf build"}, id="T1"),
+                             S.tool_use("Bash", {"command": "echo ok"}, id="T2")), S.reply("fine")])
+    run = query(QueryParams(messages="x", model=model, tools=builtin_tools(), workspace=tmp_path, can_use_tool=no_rm,
+                            streaming_tool_execution=streaming))
+    await drain(run)
+    assert contents(run.messages[2]) == ["rm is not allowed here", "ok"]
+
+
+async def test_with_hooks_the_same_state_and_history_order_with_the_switch_on_and_off(offline):
+    """Hooks' records are history (their context goes to the model): made while the model streams, they
+    still come after the assistant message, with ids derived from their call, so nothing shifts."""
+    from dreamloop.hooks import Hooks, PostToolUseDecision
+
+    def lint(input):
+        return PostToolUseDecision(additional_context=f"lint: {input.tool_input['path']} is fine")
+
+    script = [paced(S.tool_use("Read", {"path": "a"}, id="T1"), S.tool_use("Read", {"path": "b"}, id="T2"),
+                    LONG_TEXT), S.reply("done")]
+
+    async def one_run(streaming: bool):
+        model = offline(script)
+        engine = QueryEngine(model=model, tools=file_tools(), hooks=Hooks().add("post_tool_use", lint),
+                             deps=QueryDeps(uuid=counting_uuids()), streaming_tool_execution=streaming)
+        events = [event async for event in engine.submit_message("read a and b")]
+        return engine, events, requests_of(model)
+
+    (off, off_events, off_requests), (on, on_events, on_requests) = await one_run(False), await one_run(True)
+    assert on_requests == off_requests
+
+    def timeless(message):  # a hook record says how long the hook took: the one thing allowed to differ
+        dumped = message.model_dump()
+        if dumped["type"] == "attachment":
+            dumped["attachment"].pop("durationMs", None)
+        return dumped
+
+    assert [timeless(m) for m in on.messages] == [timeless(m) for m in off.messages]
+    assert [checkpoint_without_events(p) for p in on.last_run.trace.checkpoints] == \
+        [checkpoint_without_events(p) for p in off.last_run.trace.checkpoints]
+    kinds = [e.type for e in on_events if e.type not in ("stream_event", "progress")]
+    assert kinds.index("assistant") < kinds.index("attachment")  # after the response, as with the switch off
+    first_done = next(i for i, e in enumerate(on_events) if e.type == "progress" and e.data["stage"] == "done")
+    assert first_done < next(i for i, e in enumerate(on_events) if e.type == "assistant")  # ran while streaming
+    assert "lint: a is fine" in json.dumps(on_requests[1])

@@ -180,7 +180,7 @@ async def test_progress_from_a_generator_tool_and_empty_output():
         {"step": 0, "stage": "progress", "name": "count"},
         {"step": 1, "stage": "progress", "name": "count"},
         {"step": 2, "stage": "progress", "name": "count"},
-        {"stage": "done", "name": "count", "result": blocks(message)[0]},
+        {"stage": "done", "name": "count", "result": blocks(message)[0], "ran": True},
     ]
     assert blocks(message)[0]["content"] == "(count completed with no output)"
 

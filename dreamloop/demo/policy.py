@@ -7,8 +7,9 @@ errors included -- so it works on any workspace, and nothing is canned per run.
 It knows nothing of the loop, the tools' code or the fake API's internals: it
 speaks the Messages API like a model does.
 
-Task grammar (one line, case-insensitive; anything else gets an honest answer
-that offline mode only does these, and how to go live):
+Task grammar (one line, case-insensitive; in a longer message, such as a stop
+hook's feedback, a task on a line of its own counts; anything else gets an
+honest answer that offline mode only does these, and how to go live):
 
 * ``set NAME to VALUE [in FILE]`` or ``change NAME to VALUE [in FILE]``
   (``=`` may replace ``to``; NAME may be in backticks; VALUE may be quoted).
@@ -109,8 +110,18 @@ def parse_task(prompt: str) -> Task | None:
     SetValue(name='name', value='"beta"', file='settings.py')
     >>> parse_task("make the failing test pass")
     FixFailingTest()
+    >>> parse_task("Stop hook feedback:\\n2 tests fail.\\nmake the failing test pass")
+    FixFailingTest()
     """
-    line = prompt.strip().rstrip(".!").strip()
+    for line in (prompt, *prompt.splitlines()):  # the whole text, else a line of its own
+        task = _parse_line(line)
+        if task is not None:
+            return task
+    return None
+
+
+def _parse_line(text: str) -> Task | None:
+    line = text.strip().rstrip(".!").strip()
     if _FIX.match(line):
         return FixFailingTest()
     match = _SET.match(line)

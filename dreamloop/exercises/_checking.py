@@ -1,8 +1,13 @@
 """What every chapter's checks share: the verdict printer, running a learner's code safely, a tiny Read tool.
 
-A check body returns the ✅ summary or raises ``_Fail(problem, hint)``; ``_verdict`` prints one line and
-never raises. ``_run`` runs async work on a fresh event loop in a worker thread (a notebook's loop is
-already running); ``_call`` turns any exception in the learner's code into a ``_Fail``.
+A check body returns the ✅ summary or raises ``_Fail(problem, hint)``; ``_verdict`` prints it and
+returns a ``Verdict`` (truthy when passed, shown as nothing in a notebook, so a check cell shows only
+the printed line) and never raises. ``_run`` runs async work on a fresh event loop in a worker thread
+(a notebook's loop is already running); ``_call`` turns any exception in the learner's code into a
+``_Fail``, and an untouched stub's ``NotImplementedError`` into the first rung of the hint ladder.
+
+The hint ladder: the untouched exercise's first ❌ says what to do (never the answer); each later ❌
+names the idea the answer got wrong; the code of the answer is only in ``notebooks/solutions/``.
 """
 
 from __future__ import annotations
@@ -30,6 +35,36 @@ _MODEL = "claude-scripted-1"
 # Reporting: one verdict per check, never an exception
 
 
+class Verdict:
+    """What a check returns: ``bool(verdict)`` is True when it passed (``verdict == True`` too).
+
+    It displays as nothing in a notebook (``_ipython_display_`` shows nothing): the check has already
+    printed its ✅ / ❌ line, so a check cell shows that line and its hint, never a stray True/False.
+    """
+
+    __slots__ = ("passed",)
+
+    def __init__(self, passed: bool) -> None:
+        self.passed = bool(passed)
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (bool, Verdict)):
+            return self.passed == bool(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.passed)
+
+    def __repr__(self) -> str:
+        return f"Verdict(passed={self.passed})"
+
+    def _ipython_display_(self) -> None:
+        """Nothing to show: the ✅ / ❌ line is already printed above."""
+
+
 class _Fail(Exception):
     """A ❌ verdict: what is wrong, and a hint on how to fix it."""
 
@@ -39,22 +74,22 @@ class _Fail(Exception):
         self.hint = hint
 
 
-def _verdict(title: str, body: Callable[[], str]) -> bool:
+def _verdict(title: str, body: Callable[[], str]) -> Verdict:
     """Run ``body`` (which returns the ✅ summary or raises ``_Fail``); print the verdict; never raise."""
     try:
         summary = body()
     except _Fail as fail:
         print(f"❌ {title}: {fail.problem}\n   Hint: {fail.hint}")
-        return False
+        return Verdict(False)
     except BaseException as exc:  # noqa: BLE001 - a check must never raise, not even on Ctrl-C
         if isinstance(exc, KeyboardInterrupt):
             print(f"❌ {title}: interrupted before the check finished.\n   Hint: run the cell again.")
         else:
             print(f"❌ {title}: the check could not run your answer ({type(exc).__name__}: {_short(exc)}).\n"
                   "   Hint: make sure the cell that defines your answer ran without errors, then run this one again.")
-        return False
+        return Verdict(False)
     print(f"✅ {title}: {summary}")
-    return True
+    return Verdict(True)
 
 
 def _short(value: Any, limit: int = 220) -> str:
@@ -109,16 +144,21 @@ def _run(make: Callable[[], Awaitable[Any]], timeout: float | None = None) -> An
     return box.get("value")
 
 
-async def _call(what: str, fn: Callable[..., Any], *args: Any, hint: str) -> Any:
-    """Call the learner's ``fn`` (sync or async); turn any exception into a ``_Fail`` naming it."""
+async def _call(what: str, fn: Callable[..., Any], *args: Any, hint: str, todo: str = "") -> Any:
+    """Call the learner's ``fn`` (sync or async); turn any exception into a ``_Fail`` naming it.
+
+    ``todo`` says what the function should do, for the untouched stub (``NotImplementedError``): the
+    first rung of the hint ladder. ``hint`` is for any other exception.
+    """
     try:
         value = fn(*args)
         if inspect.isawaitable(value):
             value = await value
         return value
     except NotImplementedError as exc:
-        raise _Fail(f"{what} raised NotImplementedError({_short(exc)!r}).",
-                    "replace the `raise NotImplementedError(...)` line with your code.") from None
+        raise _Fail(f"{what} raised NotImplementedError({_short(exc)!r}): the exercise is not done yet.",
+                    "replace the `raise NotImplementedError(...)` line with your code" +
+                    (f": {todo}" if todo else ".")) from None
     except BaseException as exc:  # noqa: BLE001 - the learner's exception becomes the verdict
         explained = _explain(exc)
         raise _Fail(f"{what} raised {type(exc).__name__}: {explained}", _api_hint(explained, hint)) from None

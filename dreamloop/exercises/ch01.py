@@ -9,6 +9,7 @@ from ..messages import AssistantMessage, assistant_tool_uses
 from ..minimal import agent_loop
 from ..model import offline
 from ._checking import (
+    Verdict,
     _api_hint,
     _api_requests,
     _call,
@@ -25,11 +26,15 @@ from ._checking import (
     _verdict,
 )
 
-__all__ = ['check_find_tool_uses', 'check_four_steps']
+__all__ = ["check_find_tool_uses", "check_four_steps"]
 
-def check_find_tool_uses(fn: Any) -> bool:
+_STOP_REASON_HINT = ("whether to go round again comes from the tool_use blocks in the content, never from "
+                     "stop_reason: the API's stop_reason is not always reliable (queryLoop() says so).")
+
+
+def check_find_tool_uses(fn: Any) -> Verdict:
     """Check step 2: ``fn(response) -> list`` returns the response's tool_use blocks, in order, and nothing else."""
-    hint = 'keep the blocks whose .type is "tool_use", in the order they come: [b for b in response.content if ...]'
+    todo = "return the tool_use blocks of response.content, in the order they come."
     cases = {
         "text only": _message(S.text("Hello!")),
         "text + one tool_use": _message(S.text("Let me read it."), _use("toolu_1"), stop_reason="tool_use"),
@@ -45,49 +50,71 @@ def check_find_tool_uses(fn: Any) -> bool:
         _require_callable(fn, "find_tool_uses")
         for name, response in cases.items():
             expected = [b.id for b in assistant_tool_uses(AssistantMessage(message=response))]
-            got = _run(lambda: _call("find_tool_uses(response)", fn, response, hint=hint))
+            got = _run(lambda: _call("find_tool_uses(response)", fn, response, hint=todo, todo=todo))
             if not isinstance(got, (list, tuple)):
-                raise _Fail(f"for '{name}' it returned {type(got).__name__}, not a list.", hint)
+                raise _Fail(f"for '{name}' it returned {type(got).__name__} {_short(repr(got), 60)}, not a list.",
+                            "return a list (even an empty one) of the blocks.")
+            if any(isinstance(b, str) for b in got):
+                raise _Fail(f"for '{name}' it returned {_short(list(got), 80)}: strings, not blocks.",
+                            "return the blocks themselves: step 3 needs each call's name and input, not only its id.")
             ids = [_field(b, "id") for b in got]
-            if ids != expected:
-                raise _Fail(f"for '{name}' it found tool_use ids {ids}; the response has {expected}.",
-                            "needs_follow_up comes from the blocks, never from stop_reason; " + hint
-                            if name.startswith("stop_reason") else hint)
+            if ids == expected:
+                continue
+            kinds = [_field(b, "type") for b in got]
+            if name.startswith("stop_reason"):
+                hint = _STOP_REASON_HINT
+            elif any(kind != "tool_use" for kind in kinds):
+                hint = f"you returned blocks of type {sorted({str(k) for k in kinds})}: keep only the tool_use ones."
+            elif set(ids) < set(expected) or len(ids) < len(expected):
+                hint = "a response can ask for several tools at once: keep every tool_use block, not only one."
+            else:
+                hint = "keep the tool_use blocks in the order the response has them (results go back in that order)."
+            raise _Fail(f"for '{name}' it found tool_use ids {ids}; the response has {expected}.", hint)
         return f"{len(cases)} responses, the same tool_use blocks as dreamloop found (stop_reason never decides)."
 
     return _verdict("find tool_use blocks", body)
 
 
-def _four_step_scripts() -> dict[str, list[S.Turn]]:
+def _four_step_scripts() -> dict[str, tuple[list[S.Turn], str]]:
+    """Each script, and the idea a loop that fails on it (only there) most likely got wrong."""
+    order = "each call gets one tool_result with its tool_use_id, in the order of the calls."
     return {
-        "one Read": [S.reply("Let me read it.", S.tool_use("Read", {"file_path": "config.py"}, id="toolu_1")),
-                     S.reply("value is 1.")],
-        "two calls in one response": [
+        "one Read": ([S.reply("Let me read it.", S.tool_use("Read", {"file_path": "config.py"}, id="toolu_1")),
+                      S.reply("value is 1.")], "the four steps, once: call, find tool_use, run it, append both."),
+        "two calls in one response": ([
             S.reply(S.tool_use("Read", {"file_path": "config.py"}, id="toolu_1"),
                     S.tool_use("Read", {"file_path": "notes.md"}, id="toolu_2")),
-            S.reply("value is 1 and should be 2.")],
-        "two tool turns": [
+            S.reply("value is 1 and should be 2.")], order),
+        "two tool turns": ([
             S.reply("First config.py.", S.tool_use("Read", {"file_path": "config.py"}, id="toolu_1")),
             S.reply("Now the notes.", S.tool_use("Read", {"file_path": "notes.md"}, id="toolu_2")),
             S.reply("value is 1; the notes want 2.")],
-        "no tool at all": [S.reply("Hello! No tools needed.")],
+            "keep the whole history: every request carries all earlier messages, then the new ones."),
+        "no tool at all": ([S.reply("Hello! No tools needed.")], "a response without tool_use ends the loop at once."),
+        "stop_reason tool_use, no tool_use block (F4)": ([
+            S.Turn(content=[S.text("Let me look.")], stop_reason="tool_use")], _STOP_REASON_HINT),
+        "stop_reason end_turn, with a tool_use block": ([
+            S.Turn(content=[S.text("Reading."), S.tool_use("Read", {"file_path": "config.py"}, id="toolu_1")],
+                   stop_reason="end_turn"),
+            S.reply("value is 1.")], _STOP_REASON_HINT),
     }
 
 
-def check_four_steps(fn: Any) -> bool:
+def check_four_steps(fn: Any) -> Verdict:
     """Check a whole loop: ``await fn(model, messages, tools, run_tool)`` must send the same requests as
-    ``dreamloop.agent_loop`` on four scripts and return the last response.
+    ``dreamloop.agent_loop`` on six scripts (two with a ``stop_reason`` that disagrees with the blocks) and
+    return the last response.
 
     ``tools`` is a list of tool definitions (dicts for the API), ``run_tool(name, input) -> str`` runs one.
     """
-    hint = ("1 call the model with messages and tools; 2 keep the tool_use blocks, none → return the response; "
-            "3 one tool_result per call with its tool_use_id; 4 append the assistant message, then a user message "
-            "of the results; go round.")
+    todo = ("the four steps in a while True: call the model with messages and tools; find the tool_use blocks "
+            "(none: return the response); run each into a tool_result; append, and go round.")
 
     def body() -> str:
         _require_callable(fn, "my_agent_loop")
         sent = 0
-        for name, script in _four_step_scripts().items():
+        scripts = _four_step_scripts()
+        for name, (script, idea) in scripts.items():
             prompt = [{"role": "user", "content": "What is value in config.py?"}]
 
             async def reference() -> list[Any]:
@@ -99,7 +126,17 @@ def check_four_steps(fn: Any) -> bool:
                 model = offline(script, max_retries=0)
                 tools = [_read_tool().to_api()]
                 try:
-                    final = await _call("my_agent_loop(...)", fn, model, list(prompt), tools, _dispatch, hint=hint)
+                    final = await _call("my_agent_loop(...)", fn, model, list(prompt), tools, _dispatch,
+                                        hint=idea, todo=todo)
+                except _Fail as fail:
+                    if "NotImplementedError" in fail.problem:
+                        raise
+                    if "stop_reason" in name:  # the idea behind the 400
+                        raise _Fail(f"script '{name}': {fail.problem}", idea) from None
+                    if "more often than the script has turns" in fail.problem:
+                        raise _Fail(f"script '{name}': {fail.problem}", "step 2 is also the way out: a response "
+                                    "with no tool_use block ends the loop, and it is what the loop returns.") from None
+                    raise
                 finally:
                     bodies = [(r.status, r.body, r.error) for r in _api_requests(model)]
                 return bodies, final
@@ -110,20 +147,21 @@ def check_four_steps(fn: Any) -> bool:
                 if status == 400:
                     message = (error or {}).get("message", "")
                     raise _Fail(f"script '{name}', request {i + 1}: the offline API answered 400: {_short(message)}",
-                                _api_hint(message, hint))
+                                idea if "stop_reason" in name else _api_hint(message, idea))
             if len(got) < len(expected):
                 raise _Fail(f"script '{name}': your loop sent {len(got)} request(s); dreamloop.agent_loop sent "
-                            f"{len(expected)}.", "go round again while the response has tool_use blocks; " + hint)
+                            f"{len(expected)}.", idea if "stop_reason" in name else
+                            "go round again while the response has tool_use blocks.")
             for i, (want, (_, request, _)) in enumerate(zip(expected, got)):
-                _compare_request(name, i, want, request, hint)
+                _compare_request(name, i, want, request, idea)
             if len(got) > len(expected):
                 raise _Fail(f"script '{name}': your loop sent {len(got)} requests; expected {len(expected)}.",
-                            "stop (return the response) when it has no tool_use block.")
-            if _text_of(final) != _text_of_script_end(script):
-                raise _Fail(f"script '{name}': your loop returned {_short(repr(final), 80)}; expected the last response.",
-                            "return the model's response (the Message) when it asks for no tool.")
+                            idea if "stop_reason" in name else "return the response when it has no tool_use block.")
+            if not hasattr(final, "content") or _text_of(final) != _text_of_script_end(script):
+                raise _Fail(f"script '{name}': your loop returned {_short(repr(final), 80)}; expected the last "
+                            "response.", "return the model's response itself (the Message) when it asks for no tool.")
             sent += len(got)
-        return f"4 scripts, {sent} requests, each one the same as dreamloop.agent_loop sent."
+        return f"{len(scripts)} scripts, {sent} requests, each one the same as dreamloop.agent_loop sent."
 
     return _verdict("four steps", body)
 
@@ -132,21 +170,41 @@ def _text_of_script_end(script: list[S.Turn]) -> str:
     return "".join(b["text"] for b in script[-1].content if b["type"] == "text")
 
 
-def _compare_request(script: str, i: int, want: dict[str, Any], got: dict[str, Any] | None, hint: str) -> None:
+def _compare_request(script: str, i: int, want: dict[str, Any], got: dict[str, Any] | None, idea: str) -> None:
     where = f"script '{script}', request {i + 1}"
     if got is None:
-        raise _Fail(f"{where}: the request body was not JSON.", hint)
+        raise _Fail(f"{where}: the request body was not JSON.", idea)
     if [t.get("name") for t in got.get("tools", [])] != [t.get("name") for t in want.get("tools", [])]:
         raise _Fail(f"{where}: tools {[t.get('name') for t in got.get('tools', [])]}; expected "
-                    f"{[t.get('name') for t in want.get('tools', [])]}.", "send the tool definitions with every request.")
+                    f"{[t.get('name') for t in want.get('tools', [])]}.",
+                    "send the tool definitions with every request: the model keeps nothing between requests.")
     want_messages, got_messages = want["messages"], got.get("messages", [])
     want_roles, got_roles = [m["role"] for m in want_messages], [m.get("role") for m in got_messages]
     if got_roles != want_roles:
+        if "assistant" in want_roles and "assistant" not in got_roles:
+            hint = ("append the model's response as an assistant message before the results: the model must see "
+                    "its own call to make sense of the result.")
+        elif len(got_roles) < len(want_roles):
+            hint = ("keep the whole history: the model remembers nothing, so every request carries all earlier "
+                    "messages, then this turn's.")
+        else:
+            hint = idea
         raise _Fail(f"{where}: message roles {got_roles}; dreamloop.agent_loop sent {want_roles}.", hint)
     for j, (w, g) in enumerate(zip(want_messages, got_messages)):
-        if _normal(w["content"]) != _normal(g.get("content")):
-            raise _Fail(f"{where}, messages[{j}] ({w['role']}): you sent {_short(g.get('content'), 160)}; "
-                        f"expected {_short(w['content'], 160)}.", hint)
+        if _normal(w["content"]) == _normal(g.get("content")):
+            continue
+        hint = idea
+        want_ids, got_ids = _result_ids(w["content"]), _result_ids(g.get("content"))
+        if want_ids and sorted(got_ids) == sorted(want_ids) and got_ids != want_ids:
+            hint = "put the tool_results in the order of the calls, not in any other order."
+        raise _Fail(f"{where}, messages[{j}] ({w['role']}): you sent {_short(g.get('content'), 160)}; "
+                    f"expected {_short(w['content'], 160)}.", hint)
+
+
+def _result_ids(content: Any) -> list[str]:
+    if not isinstance(content, list):
+        return []
+    return [b.get("tool_use_id") for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
 
 
 def _normal(content: Any) -> Any:
@@ -155,5 +213,3 @@ def _normal(content: Any) -> Any:
         return [{k: v for k, v in b.items() if not (k == "is_error" and v is False)} if isinstance(b, dict) else b
                 for b in content]
     return content
-
-

@@ -11,6 +11,7 @@ from ..model import offline
 from ..query import QueryParams, query
 from ..state import State
 from ._checking import (
+    Verdict,
     _api_requests,
     _call,
     _Fail,
@@ -23,7 +24,8 @@ from ._checking import (
     _verdict,
 )
 
-__all__ = ['check_last_answer', 'check_next_state', 'check_max_turns']
+__all__ = ["check_last_answer", "check_max_turns", "check_next_state"]
+
 
 def _last_answer_cases() -> dict[str, tuple[Any, dict[str, Any]]]:
     return {
@@ -43,11 +45,11 @@ def _fresh_run(script: Any, extra: dict[str, Any]) -> Any:
                              tools=[_read_tool()], deps=QueryDeps(uuid=counting_uuids()), **extra))
 
 
-def check_last_answer(fn: Any) -> bool:
+def check_last_answer(fn: Any) -> Verdict:
     """Check ``await fn(run) -> (text, reason)``: iterate a ``QueryRun`` to the end, return the text of the
     last assistant message and ``run.terminal.reason``. Compared with the package's own run of four scripts."""
-    hint = ('iterate the run to the end with async for, remembering the last event whose type is "assistant"; '
-            "its text blocks are in event.message.content. Only then read run.terminal.reason.")
+    todo = ("iterate the run to its end with async for, keep the last assistant message you see, then return "
+            "its text and the run's Terminal reason.")
 
     def body() -> str:
         _require_callable(fn, "last_answer")
@@ -61,31 +63,34 @@ def check_last_answer(fn: Any) -> bool:
                 return _text_of(answers[-1].message), run.terminal.reason
 
             async def learner() -> Any:
-                return await _call("last_answer(run)", fn, _fresh_run(script, extra), hint=hint)
+                return await _call("last_answer(run)", fn, _fresh_run(script, extra), todo=todo,
+                                   hint="an async generator has no return value: the Terminal is on the run "
+                                        "object, readable once the async for loop has ended.")
 
             want = _run(reference)
             got = _run(learner)
             if not isinstance(got, (tuple, list)) or len(got) != 2:
-                raise _Fail(f"for '{case}' it returned {_short(repr(got), 100)}; expected a pair (text, reason).", hint)
+                raise _Fail(f"for '{case}' it returned {_short(repr(got), 100)}; expected a pair (text, reason).",
+                            "return two things: the text (a str) and the reason (a str).")
             text, reason = got
             if reason != want[1]:
                 raise _Fail(f"for '{case}' the reason is {reason!r}; the run ended {want[1]!r}.",
-                            "read run.terminal.reason after the async for loop ends (an async generator can't "
-                            "return a value, so the run object keeps it).")
+                            "a run can end in several ways (completed, max_turns, model_error, ...): read the "
+                            "reason from run.terminal after the async for loop, don't assume one.")
             if str(text).strip() != want[0].strip():
                 raise _Fail(f"for '{case}' the text is {_short(text, 80)!r}; the last assistant message says "
-                            f"{want[0]!r}.", hint)
+                            f"{want[0]!r}.", "the LAST assistant message of the run, whatever it asked for (it may "
+                            "still ask for tools when max_turns or an error ends the run); its text blocks only.")
             reasons.append(reason)
         return f"{len(reasons)} runs read to the end; terminal reasons {', '.join(reasons)}."
 
     return _verdict("last answer and Terminal", body)
 
 
-def check_next_state(fn: Any) -> bool:
+def check_next_state(fn: Any) -> Verdict:
     """Check ``fn(state, messages_for_query, assistant_messages, tool_results) -> State``: the next State of
     the next_turn path (queryLoop(): messages, turn_count + 1, transition), against the package's trace."""
-    hint = ("return a dl.State whose messages are messages_for_query, then assistant_messages, then "
-            'tool_results; turn_count one more than state\'s; transition a dl.Continue with reason "next_turn".')
+    todo = "build and return the dl.State the loop starts its next turn with (messages, turn_count, transition)."
     script = [S.reply("First config.py.", S.tool_use("Read", {"file_path": "config.py"}, id="toolu_1")),
               S.reply("Now the notes.", S.tool_use("Read", {"file_path": "notes.md"}, id="toolu_2")),
               S.reply("value is 1; the notes want 2.")]
@@ -106,18 +111,24 @@ def check_next_state(fn: Any) -> bool:
                           transition=point.transition)
             args = (state, trace.resolve(point.messages_for_query), trace.resolve(point.assistant_messages),
                     trace.resolve(point.tool_results))
-            got = _run(lambda: _call("next_state(...)", fn, *args, hint=hint))
+            got = _run(lambda: _call("next_state(...)", fn, *args, hint=todo, todo=todo))
             where = f"after turn_count={point.turn_count}"
             messages = getattr(got, "messages", None)
-            if messages is None:
-                raise _Fail(f"{where} it returned {type(got).__name__}; expected a State.", hint)
+            if not isinstance(got, State) or messages is None:
+                raise _Fail(f"{where} it returned {type(got).__name__}; expected a State.",
+                            "the loop carries a State from turn to turn: return dl.State(...) with its fields.")
             ids = [getattr(m, "uuid", None) for m in messages]
             if ids != after.state_messages:
                 kinds = [getattr(m, "type", "?") for m in messages]
                 want = [m.type for m in trace.resolve(after.state_messages)]
-                raise _Fail(f"{where} the new messages are {kinds}; queryLoop() has {want}.",
-                            "the model must see its call before the result: messages_for_query, then "
-                            "assistant_messages, then tool_results.")
+                if "assistant" not in kinds:
+                    hint = "the model must see its own call before the result: keep this turn's assistant messages."
+                elif sorted(map(str, ids)) == sorted(after.state_messages):
+                    hint = ("the order matters: the model must see its call before the result (what was sent, "
+                            "what came back, then the results).")
+                else:
+                    hint = "the next turn starts from everything the model saw this turn, plus what this turn added."
+                raise _Fail(f"{where} the new messages are {kinds}; queryLoop() has {want}.", hint)
             if getattr(got, "turn_count", None) != after.turn_count:
                 raise _Fail(f"{where} turn_count is {getattr(got, 'turn_count', None)}; expected {after.turn_count}.",
                             "turn_count goes up by one each time a batch of tool results is handed on.")
@@ -125,7 +136,8 @@ def check_next_state(fn: Any) -> bool:
             reason = _field(transition, "reason")
             if reason != "next_turn":
                 raise _Fail(f"{where} transition is {_short(repr(transition), 80)}; expected reason 'next_turn'.",
-                            'transition records why the loop went round: dl.Continue(reason="next_turn").')
+                            "transition records why the loop went round again (a dl.Continue with a reason); "
+                            "tools ran and their results go back: that reason is next_turn.")
         # After a context stage, messages_for_query is shorter than State.messages; the next State
         # starts from what the model saw, not from the old history.
         point = points[-2]
@@ -133,45 +145,70 @@ def check_next_state(fn: Any) -> bool:
         dropped = user_message("(an old turn the context pipeline left out)")
         state = State(messages=(dropped, *seen), turn_count=point.turn_count, transition=point.transition)
         got = _run(lambda: _call("next_state(...)", fn, state, seen, trace.resolve(point.assistant_messages),
-                                 trace.resolve(point.tool_results), hint=hint))
+                                 trace.resolve(point.tool_results), hint=todo, todo=todo))
         if any(getattr(m, "uuid", None) == dropped.uuid for m in getattr(got, "messages", ())):
             raise _Fail("when the context pipeline left a message out of messages_for_query, your next State "
-                        "still has it.", "build the next State from messages_for_query (what the model saw), "
-                        "not from state.messages: [*messages_for_query, *assistant_messages, *tool_results].")
+                        "still has it.", "build the next State from what the model saw this turn "
+                        "(messages_for_query), not from state.messages: the pipeline may have shortened it.")
         return f"{len(points) - 1} transitions, each the same State queryLoop() built (messages, turn_count, transition)."
 
     return _verdict("next State", body)
 
 
-def check_max_turns(fn: Any) -> bool:
-    """Check a prediction: ``fn(max_turns) -> (requests, tool_batches)`` for a model that always asks for a tool,
-    against the package's loop for max_turns 1 to 4."""
-    hint = ("the max_turns check comes after the tools ran and before the next request: count a request and a "
-            "tool batch for each turn the loop is allowed to start.")
+_MAX_TURNS_CASES = ((3, 1), (3, 2), (3, 3), (3, 6), (1, 1), (1, 0), (2, 5), (4, 2))
+"""(max_turns, tool_turns) pairs the prediction is checked on."""
+
+
+def check_max_turns(fn: Any) -> Verdict:
+    """Check a prediction: ``fn(max_turns, tool_turns) -> (requests, tool_batches, reason, turn_count)``.
+
+    The model asks for a tool on its first ``tool_turns`` responses and then answers in words; the loop runs
+    with ``max_turns``. ``reason`` and ``turn_count`` are the Terminal's. Checked against the package's loop
+    on eight pairs, among them a model that would have answered on the very turn max_turns forbids.
+    """
+    todo = ("return a tuple (requests, tool_batches, reason, turn_count) for a run of the loop with this "
+            "max_turns and a model that calls a tool tool_turns times before it answers.")
 
     def body() -> str:
         _require_callable(fn, "predict")
         rows = []
-        for max_turns in range(1, 5):
-            async def reference() -> tuple[int, int]:
-                model = offline(lambda body, i: S.reply(S.tool_use("Read", {"file_path": "config.py"})))
+        for max_turns, tool_turns in _MAX_TURNS_CASES:
+            async def reference() -> tuple[int, int, str, int]:
+                script = [*(S.reply(f"Reading ({i + 1}).", S.tool_use("Read", {"file_path": "config.py"}))
+                            for i in range(tool_turns)), S.reply("value is 1.")]
+                model = offline(script)
                 run = query(QueryParams(messages="loop", model=model, tools=[_read_tool()], max_turns=max_turns,
                                         deps=QueryDeps(uuid=counting_uuids())))
                 batches = 0
                 async for event in run:
                     batches += event.type == "user" and bool(event.source_tool_use_ids)
-                return len(_api_requests(model)), batches
+                return len(_api_requests(model)), batches, run.terminal.reason, run.terminal.turn_count
 
             want = _run(reference)
-            got = _run(lambda: _call(f"predict({max_turns})", fn, max_turns, hint=hint))
-            if not isinstance(got, (tuple, list)) or len(got) != 2:
-                raise _Fail(f"predict({max_turns}) returned {_short(repr(got), 80)}; expected (requests, tool_batches).", hint)
-            if tuple(got) != want:
-                raise _Fail(f"with max_turns={max_turns} you predicted {tuple(got)}; the loop sent {want[0]} "
-                            f"request(s) and ran {want[1]} tool batch(es).", hint)
-            rows.append(f"{max_turns}→{want}")
-        return "predictions match the loop: " + ", ".join(rows) + " (max_turns ends with Terminal max_turns)."
+            call = f"predict({max_turns}, {tool_turns})"
+            got = _run(lambda: _call(call, fn, max_turns, tool_turns, hint=todo, todo=todo))
+            if not isinstance(got, (tuple, list)) or len(got) != 4:
+                raise _Fail(f"{call} returned {_short(repr(got), 80)}; expected (requests, tool_batches, reason, "
+                            "turn_count).", "four values, in that order; reason is a string such as 'completed'.")
+            got = tuple(got)
+            if got == want:
+                rows.append(want)
+                continue
+            requests, batches, reason, turn_count = got
+            if reason != want[2] and want[2] == "completed":
+                hint = ("the limit only matters while the model keeps asking for tools: a model that stops asking "
+                        "before the limit ends the run the ordinary way.")
+            elif reason != want[2]:
+                hint = ("max_turns is checked after the tools ran and before the next request: a model that would "
+                        "have answered on that next request never gets asked.")
+            elif (requests, batches) != want[:2]:
+                hint = ("count the requests the loop sends and the batches of tools it runs: each turn the loop "
+                        "starts sends one request, and its tools run before any check on max_turns.")
+            else:
+                hint = ("turn_count in the Terminal: completed keeps the turn it ended in; max_turns carries the "
+                        "turn the loop refused to start (like the max_turns_reached attachment).")
+            raise _Fail(f"{call}: you predicted {got}; the loop gave {want}.", hint)
+        return (f"your predictions match the loop on all {len(rows)} runs, e.g. predict(3, 3) = {rows[2]}: "
+                "the answer one request away never came.")
 
     return _verdict("max_turns", body)
-
-

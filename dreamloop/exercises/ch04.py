@@ -16,6 +16,7 @@ from ..tools import (
     run_tools,
 )
 from ._checking import (
+    Verdict,
     _call,
     _Fail,
     _field,
@@ -27,35 +28,48 @@ from ._checking import (
     _verdict,
 )
 
-__all__ = ['check_tool_definition', 'check_partition', 'check_can_use_tool']
+__all__ = ["check_can_use_tool", "check_partition", "check_tool_definition"]
 
-def check_tool_definition(tool: Any) -> bool:
+
+def check_tool_definition(tool: Any) -> Verdict:
     """Check a ``WordCount`` tool: schema from its pydantic input (``text: str``, ``unique: bool = False``),
     read-only and concurrency-safe, right results, and bad input turned into ``is_error`` results."""
-    hint = ("class WordCountInput(BaseModel): text: str; unique: bool = False — then "
-            "@dl.tool(WordCountInput, name=\"WordCount\", read_only=True) on a function returning str(count).")
 
     def body() -> str:
+        if tool is None:
+            raise _Fail("word_count is still None: the exercise is not done yet.",
+                        "write the input as a pydantic model (its fields are the tool's input), then turn a "
+                        "counting function into a tool with @dl.tool(...), as section 1 does for count_lines.")
         if not hasattr(tool, "to_api") or not hasattr(tool, "input_model"):
-            raise _Fail(f"expected a tool (made with @dl.tool or a BaseTool subclass), got {type(tool).__name__}.", hint)
+            raise _Fail(f"expected a tool (made with @dl.tool or a BaseTool subclass), got {type(tool).__name__}.",
+                        "@dl.tool(InputModel, ...) on a function returns the tool: pass that, not the function "
+                        "or its input model.")
         if getattr(tool, "name", None) != "WordCount":
-            raise _Fail(f"the tool is named {getattr(tool, 'name', None)!r}; expected 'WordCount'.", hint)
+            raise _Fail(f"the tool is named {getattr(tool, 'name', None)!r}; expected 'WordCount'.",
+                        "the name defaults to the function's; the model calls the tool by the name you give it.")
         schema = tool.to_api().get("input_schema", {})
         props = schema.get("properties", {})
         if props.get("text", {}).get("type") != "string" or props.get("unique", {}).get("type") != "boolean":
-            raise _Fail(f"input_schema properties are {_short(props, 160)}; expected text (string) and unique (boolean).", hint)
+            raise _Fail(f"input_schema properties are {_short(props, 160)}; expected text (string) and unique "
+                        "(boolean).", "the schema comes from the input model's fields and their types.")
         if schema.get("required") != ["text"]:
-            raise _Fail(f"input_schema required is {schema.get('required')}; expected ['text'] (unique has a default).", hint)
+            raise _Fail(f"input_schema required is {schema.get('required')}; expected ['text'] (unique has a "
+                        "default).", "a field with a default is optional, one without is required: text must "
+                        "be given, unique defaults to False.")
         sample = tool.input_model.model_validate({"text": "a b"})
         if not (tool.is_read_only(sample) and tool.is_concurrency_safe(sample)):
             raise _Fail("the tool is not read-only and concurrency-safe.",
-                        "counting words changes nothing: read_only=True (concurrency_safe follows it).")
+                        "counting words changes nothing: say so when you make the tool (read-only), and it may "
+                        "run beside other calls.")
         calls = [
-            ({"text": "the cat saw the dog"}, False, "5"),
-            ({"text": "the cat saw the dog", "unique": True}, False, "4"),
-            ({"text": "  spaced   out\nwords "}, False, "3"),
-            ({}, True, "InputValidationError"),
-            ({"text": "hi", "unique": "maybe"}, True, "InputValidationError"),
+            ({"text": "the cat saw the dog"}, False, "5",
+             "count the words of text (split on whitespace) and return the count as text."),
+            ({"text": "the cat saw the dog", "unique": True}, False, "4",
+             "with unique, count each distinct word once."),
+            ({"text": "  spaced   out\nwords "}, False, "3",
+             "split on any run of whitespace (spaces, newlines), not on single spaces."),
+            ({}, True, "InputValidationError", ""),
+            ({"text": "hi", "unique": "maybe"}, True, "InputValidationError", ""),
         ]
         uses = [{"type": "tool_use", "id": f"toolu_{i + 1}", "name": "WordCount", "input": c[0]} for i, c in enumerate(calls)]
 
@@ -65,23 +79,26 @@ def check_tool_definition(tool: Any) -> bool:
             return messages[-1].message["content"]
 
         results = _run(run_calls)
-        for (input, should_fail, want), result in zip(calls, results):
+        for (input, should_fail, want, idea), result in zip(calls, results):
             failed = bool(result.get("is_error"))
             if failed and not should_fail:
-                raise _Fail(f"WordCount({_short(input)}) failed: {_short(result['content'], 160)}", hint)
+                raise _Fail(f"WordCount({_short(input)}) failed: {_short(result['content'], 160)}",
+                            "the function raised; the loop turned that into an is_error result. " + idea)
             if should_fail and not (failed and want in str(result["content"])):
                 raise _Fail(f"WordCount({_short(input)}) should be an InputValidationError result, got "
-                            f"{_short(result['content'], 100)}.", "let the pydantic model validate: no defaults for text, "
-                            "unique typed bool.")
+                            f"{_short(result['content'], 100)}.", "bad input is caught by the input model before "
+                            "your function runs: keep text required and unique a bool.")
             if not should_fail and str(result["content"]).strip() != want:
-                raise _Fail(f"WordCount({_short(input)}) returned {_short(result['content'], 60)!r}; expected {want!r}.",
-                            "split on whitespace (text.split()); with unique, count the distinct words (len(set(...))).")
+                raise _Fail(f"WordCount({_short(input)}) returned {_short(result['content'], 60)!r}; expected "
+                            f"{want!r}.", idea)
         return "schema from pydantic, read-only and concurrency-safe, 3 right answers, 2 bad inputs as is_error results."
 
     return _verdict("WordCount tool", body)
 
 
-def _partition_cases() -> dict[str, list[dict[str, Any]]]:
+def _partition_cases() -> dict[str, tuple[list[dict[str, Any]], str]]:
+    """Each case, and the idea a partition that gets it wrong (only there) missed."""
+
     def read(i: str, path: str = "config.py") -> dict[str, Any]:
         return _use(i, "Read", file_path=path)
 
@@ -91,58 +108,69 @@ def _partition_cases() -> dict[str, list[dict[str, Any]]]:
     def bash(i: str, command: str) -> dict[str, Any]:
         return _use(i, "Bash", command=command)
 
+    never_safe = "a call whose tool is unknown, or whose input does not validate, is never safe: it runs alone."
     return {
-        "R R W R": [read("toolu_1"), read("toolu_2", "notes.md"), edit("toolu_3"), read("toolu_4")],
-        "one read": [read("toolu_1")],
-        "two edits": [edit("toolu_1"), edit("toolu_2")],
-        "unknown tool between reads": [read("toolu_1"), _use("toolu_2", "Wrte", file_path="x"), read("toolu_3")],
-        "invalid input": [read("toolu_1"), _use("toolu_2", "Read", path="config.py"), read("toolu_3")],
-        "Bash depends on the command": [bash("toolu_1", "ls"), bash("toolu_2", "cat config.py"),
-                                        bash("toolu_3", "python -m unittest"), bash("toolu_4", "ls tests")],
+        "one read": ([read("toolu_1")], "every call is in exactly one batch."),
+        "R R W R": ([read("toolu_1"), read("toolu_2", "notes.md"), edit("toolu_3"), read("toolu_4")],
+                    "batches follow the calls in order: consecutive safe calls share a batch, an unsafe call runs "
+                    "alone, and a safe call after it starts a new batch."),
+        "two edits": ([edit("toolu_1"), edit("toolu_2")], "a call that is not concurrency-safe runs alone, "
+                                                          "even next to another one like it."),
+        "Bash depends on the command": ([bash("toolu_1", "ls"), bash("toolu_2", "cat config.py"),
+                                         bash("toolu_3", "python -m unittest"), bash("toolu_4", "ls tests")],
+                                        "safety depends on the input, not only the tool: ask the tool about this "
+                                        "call's parsed input."),
+        "unknown tool between reads": ([read("toolu_1"), _use("toolu_2", "Wrte", file_path="x"), read("toolu_3")],
+                                       never_safe),
+        "invalid input": ([read("toolu_1"), _use("toolu_2", "Read", path="config.py"), read("toolu_3")], never_safe),
     }
 
 
-def check_partition(fn: Any) -> bool:
+def check_partition(fn: Any) -> Verdict:
     """Check ``fn(tool_uses, tools) -> list of batches`` (each a list of tool_use ids or blocks), against
     ``dreamloop.tools.partition_tool_calls``: consecutive concurrency-safe calls share a batch, others run alone."""
-    hint = ("for each call: find the tool by name, validate the input (tool.input_model.model_validate), ask "
-            "tool.is_concurrency_safe(parsed); unknown or invalid → unsafe. Add a safe call to the last batch if that "
-            "batch is safe, else start a new batch.")
+    todo = ("return the calls split into batches, in order (a list of lists of tool_use ids): consecutive "
+            "concurrency-safe calls together, every other call alone.")
 
     def body() -> str:
         _require_callable(fn, "partition")
         tools = builtin_tools()
-        for case, uses in _partition_cases().items():
+        cases = _partition_cases()
+        for case, (uses, idea) in cases.items():
             blocks = _tool_use_blocks(*uses)
             want = [[b.id for b in batch.tool_uses] for batch in partition_tool_calls(blocks, tools)]
-            got = _run(lambda: _call("partition(tool_uses, tools)", fn, blocks, tools, hint=hint))
+            got = _run(lambda: _call("partition(tool_uses, tools)", fn, blocks, tools, hint=idea, todo=todo))
             try:
                 ids = [[b if isinstance(b, str) else _field(b, "id") for b in batch] for batch in got]
             except TypeError:
-                raise _Fail(f"for '{case}' it returned {_short(repr(got), 100)}; expected a list of lists.", hint) from None
+                raise _Fail(f"for '{case}' it returned {_short(repr(got), 100)}; expected a list of lists.",
+                            "return a list of batches, each batch a list of tool_use ids.") from None
             if ids != want:
-                raise _Fail(f"for '{case}' your batches are {ids}; partition_tool_calls gives {want}.", hint)
-        return f"{len(_partition_cases())} cases, the same batches as partition_tool_calls (input decides, not just the name)."
+                raise _Fail(f"for '{case}' your batches are {ids}; partition_tool_calls gives {want}.", idea)
+        return f"{len(cases)} cases, the same batches as partition_tool_calls (input decides, not just the name)."
 
     return _verdict("partition tool calls", body)
 
 
-def check_can_use_tool(fn: Any) -> bool:
+def check_can_use_tool(fn: Any) -> Verdict:
     """Check ``async fn(tool, input, context) -> Allow | Deny | Ask``: allow Bash for the project's test command
     (``python -m unittest`` / ``python3 -m unittest``, no shell syntax), else the tool's own decision. Compared
     with ``dreamloop.cli.allow_test_commands()`` in the default mode."""
-    hint = ('if tool.name == "Bash" and the command starts with "python -m unittest" or "python3 -m unittest" and '
-            "contains none of ; | & $ ` < > → Allow(); otherwise return await "
-            "tool.check_permissions(tool.input_model.model_validate(input), context).")
+    todo = ("return dl.Allow() for the project's test command in Bash; for every other call, the decision the "
+            "tool itself would make.")
+    own = ("for any call that is not the test command, don't decide yourself: return the tool's own decision "
+           "(await its check_permissions on the validated input); it knows the mode and the workspace.")
     calls = [
-        ("Read", {"file_path": "config.py"}),
-        ("Bash", {"command": "python -m unittest discover -s tests"}),
-        ("Bash", {"command": "python3 -m unittest -v"}),
-        ("Bash", {"command": "python -m unittest; rm -rf ~"}),
-        ("Bash", {"command": "pip install requests"}),
-        ("Bash", {"command": "ls"}),
-        ("Edit", {"file_path": "config.py", "old_string": "1", "new_string": "2"}),
-        ("Write", {"file_path": "../outside.txt", "content": "x"}),
+        ("Read", {"file_path": "config.py"}, own),
+        ("Bash", {"command": "python -m unittest discover -s tests"}, "the test command starts with "
+         "'python -m unittest' or 'python3 -m unittest': allow it."),
+        ("Bash", {"command": "python3 -m unittest -v"}, "python3 as well as python: both start the test command."),
+        ("Bash", {"command": "python -m unittest; rm -rf ~"}, "a command that starts right can chain another: "
+         "refuse any shell syntax (; | & $ ` < >) before you allow."),
+        ("Bash", {"command": "pip install requests"}, own),
+        ("Bash", {"command": "ls"}, own),
+        ("Edit", {"file_path": "config.py", "old_string": "1", "new_string": "2"}, own),
+        ("Write", {"file_path": "../outside.txt", "content": "x"}, own),
     ]
 
     def body() -> str:
@@ -155,10 +183,10 @@ def check_can_use_tool(fn: Any) -> bool:
                 tools = {t.name: t for t in builtin_tools()}
                 context = ToolUseContext(tools=list(tools.values()), workspace=workspace)
                 out = []
-                for name, input in calls:
+                for name, input, idea in calls:
                     if learner:
                         out.append(await _call(f"can_use_tool({name}, {_short(input, 60)}, context)", policy,
-                                               tools[name], dict(input), context, hint=hint))
+                                               tools[name], dict(input), context, hint=idea, todo=todo))
                     else:
                         out.append(await policy(tools[name], dict(input), context))
                 return out
@@ -167,13 +195,15 @@ def check_can_use_tool(fn: Any) -> bool:
 
         want = _run(lambda: decide(allow_test_commands(), False))
         got = _run(lambda: decide(fn, True))
-        for (name, input), w, g in zip(calls, want, got):
+        for (name, input, idea), w, g in zip(calls, want, got):
             if not isinstance(g, (Allow, Deny, Ask)):
-                raise _Fail(f"for {name}({_short(input, 60)}) it returned {_short(repr(g), 60)}; expected Allow(), "
-                            "Deny(reason) or Ask(reason).", hint)
+                raise _Fail(f"for {name}({_short(input, 60)}) it returned {_short(repr(g), 60)}; expected "
+                            "Allow(), Deny(reason) or Ask(reason).", "return a decision; a check_permissions "
+                            "call is a coroutine: await it." if "coroutine" in repr(g) else
+                            "every call needs one of the three decisions.")
             if type(g) is not type(w):
-                raise _Fail(f"for {name}({_short(input, 60)}) you decided {type(g).__name__}; expected {type(w).__name__}.",
-                            hint)
+                raise _Fail(f"for {name}({_short(input, 60)}) you decided {type(g).__name__}; expected "
+                            f"{type(w).__name__}.", idea)
         return f"{len(calls)} calls, the same Allow / Ask / Deny as dreamloop's allow_test_commands()."
 
     return _verdict("can_use_tool", body)

@@ -16,7 +16,18 @@ from ..tools import (
     ready_to_start,
     tool_results_message,
 )
-from ._checking import _call, _Fail, _field, _require_callable, _run, _short, _tool_use_blocks, _use, _verdict
+from ._checking import (
+    Verdict,
+    _call,
+    _Fail,
+    _field,
+    _require_callable,
+    _run,
+    _short,
+    _tool_use_blocks,
+    _use,
+    _verdict,
+)
 from .ch02 import _check_results_message
 
 __all__ = ["SCENARIOS", "check_interrupt_results", "check_ordering_rule", "check_run_together"]
@@ -95,7 +106,7 @@ def _overlapping(order: list[tuple[str, str]]) -> list[list[str]]:
 
 def _normalised(groups: Any, names: list[str], scenario: str, hint: str) -> list[list[str]]:
     if groups is None:
-        raise _Fail(f"scenario {scenario}: no prediction yet.", hint)
+        raise _Fail(f"scenario {scenario} has no prediction yet: the exercise is not done yet.", hint)
     try:
         out = [sorted(str(name) for name in group) for group in groups]
     except TypeError:
@@ -108,16 +119,16 @@ def _normalised(groups: Any, names: list[str], scenario: str, hint: str) -> list
     return out
 
 
-def check_run_together(prediction: Any) -> bool:
+def check_run_together(prediction: Any) -> Verdict:
     """Check a prediction of which calls run at the same time, with streaming tool execution on.
 
     ``prediction`` maps each scenario of ``SCENARIOS`` ("A" ... "D") to its groups: a list of lists of call
     names, one group per set of calls whose runs overlap (a call that runs alone is a group of one), in the
     order the groups start. The check plays each scenario through ``StreamingToolExecutor``.
     """
-    hint = ('for each scenario, a list of groups of call names, e.g. [["a", "b"], ["c"]]: the calls that run at '
-            "the same time share a group. Remember that a call starts when its block completes (its tick), not "
-            "when the response ends, and that it may already be done when the next one arrives.")
+    hint = ('for each scenario, write a list of groups of call names, like [["x", "y"], ["z"]]: calls that run at '
+            "the same time share a group. Draw each call on a line of ticks: it may start when its block is "
+            "complete (its tick), if the ordering rule lets it.")
 
     def body() -> str:
         if not isinstance(prediction, dict):
@@ -175,15 +186,14 @@ def _rule_cases() -> list[list[tuple[bool, str]]]:
     return _RULE_CASES + made
 
 
-def check_ordering_rule(fn: Any) -> bool:
+def check_ordering_rule(fn: Any) -> Verdict:
     """Check ``fn(calls) -> names``: which queued calls may start now, compared with ``ready_to_start``.
 
     ``calls``: the calls of one response in call order, each ``{"name", "safe", "status"}`` (status
     ``"queued"``, ``"running"`` or ``"done"``); the answer lists the names of the queued calls to start now.
     """
-    hint = ("walk the calls in order, keeping the list of running calls: a queued safe call starts unless a "
-            "non-safe call runs; a queued non-safe call starts only if nothing runs, and if it must wait, every call "
-            "after it waits too (stop there). A call you start counts as running for the calls after it.")
+    todo = ("return the names of the queued calls that may start now, walking the calls in order and applying "
+            "the two halves of the ordering rule.")
 
     def body() -> str:
         _require_callable(fn, "ready")
@@ -191,20 +201,34 @@ def check_ordering_rule(fn: Any) -> bool:
         for case in cases:
             calls = [{"name": "abcdefgh"[i], "safe": safe, "status": status} for i, (safe, status) in enumerate(case)]
             want = ["abcdefgh"[i] for i in ready_to_start(case)]
-            got = _run(lambda: _call("ready(calls)", fn, [dict(c) for c in calls], hint=hint))
+            got = _run(lambda: _call("ready(calls)", fn, [dict(c) for c in calls], hint=todo, todo=todo))
             if not isinstance(got, (list, tuple)) or list(got) != want:
                 shown = ", ".join(f"{c['name']} {'safe' if c['safe'] else 'not safe'} {c['status']}" for c in calls)
-                raise _Fail(f"for [{shown}] you start {_short(got, 60)}; the rule starts {want}.", hint)
+                raise _Fail(f"for [{shown}] you start {_short(got, 60)}; the rule starts {want}.",
+                            _rule_idea(case, got if isinstance(got, (list, tuple)) else [], want))
         return f"{len(cases)} situations, the same calls started as the package's ready_to_start."
 
     return _verdict("the ordering rule", body)
+
+
+def _rule_idea(case: list[tuple[bool, str]], got: Any, want: list[str]) -> str:
+    """The half of the rule a wrong answer missed."""
+    safe = {"abcdefgh"[i]: s for i, (s, _) in enumerate(case)}
+    extra = [n for n in got if n in safe and n not in want]
+    if any(not safe[n] for n in extra):
+        return ("a non-safe call never starts beside another call, whether it was running already or you just "
+                "started it: a call you start counts as running for the calls after it.")
+    if extra:
+        return ("a non-safe call that must wait holds back every call after it, even safe ones: the order of "
+                "the calls is kept.")
+    return "a queued safe call starts at once beside other safe calls; only a running non-safe call keeps it waiting."
 
 
 # ---------------------------------------------------------------------------
 # Exercise 3: what an interrupted call is told
 
 
-def check_interrupt_results(fn: Any) -> bool:
+def check_interrupt_results(fn: Any) -> Verdict:
     """Check ``fn(tool_uses, results, started) -> user message`` after an interrupt (field case F14).
 
     ``results`` maps tool_use_id → tool_result block (the calls that finished); ``started`` is the set of
@@ -212,8 +236,8 @@ def check_interrupt_results(fn: Any) -> bool:
     had started says ``INTERRUPTED``, one that had not ``NOT_STARTED``. Compared with
     ``tool_results_message(tool_uses, results, USER_INTERRUPT, started=started)``.
     """
-    hint = ("walk tool_uses in order: a call with a result keeps it; otherwise an is_error result whose text is "
-            "dl.tools.INTERRUPTED if its id is in started, else dl.tools.NOT_STARTED.")
+    todo = ("return one user message that answers every call of tool_uses in order: the result of a call that "
+            "finished, and for the others an error result whose text says whether the call had started.")
 
     def done(id: str, text: str) -> dict[str, Any]:
         return {"type": "tool_result", "tool_use_id": id, "content": text}
@@ -234,16 +258,16 @@ def check_interrupt_results(fn: Any) -> bool:
         for case, (tool_uses, results, started) in cases.items():
             expected = tool_results_message(tool_uses, results, USER_INTERRUPT, started=started).message["content"]
             got = _run(lambda: _call("close(tool_uses, results, started)", fn, tool_uses, dict(results), set(started),
-                                     hint=hint))
-            _check_results_message(case, got, expected, tool_uses, hint,
+                                     hint=todo, todo=todo))
+            _check_results_message(case, got, expected, tool_uses,
                                    "a call without a result gets an is_error result; one that has a result keeps it.")
             for block, want in zip(got["content"], expected):
                 if want.get("is_error") and _field(block, "content") != want["content"]:
                     which = "had started" if want["tool_use_id"] in started else "never started"
                     raise _Fail(f"for '{case}' {want['tool_use_id']} {which}, and your result says "
                                 f"{_short(_field(block, 'content'), 70)!r}.",
-                                "the model must tell a call that may have had effects from one that had none: "
-                                + hint)
+                                "the model must tell a call that may have had effects (it had started) from one "
+                                "that had none (it never started): use the package's two texts, one for each.")
         return f"{len(cases)} cases: results in call order, 'while running' and 'never started' told apart."
 
     return _verdict("interrupted results", body)

@@ -1,4 +1,4 @@
-"""The offline Anthropic Messages API (DESIGN §3): faithful enough that a broken loop fails as it would live.
+"""The offline Anthropic Messages API: faithful enough that a broken loop fails as it would live.
 
 ``FakeMessagesAPI(script)`` serves ``POST /v1/messages`` (streaming SSE and
 JSON) and ``/v1/messages/count_tokens`` to the official ``anthropic`` SDK
@@ -13,18 +13,21 @@ script of ``Turn``s (``dreamloop.scripts``) or recorded ``RawTurn``s.
     sse.py         Message ⇄ stream events, frame encoding
     signatures.py  thinking-block signatures (issued and verified)
     recorded.py    RawTurn and the recorded-fixture loaders
+    cassette.py    cassette(path): a recorded run replayed response by response
     server.py      loopback server and ``serve-fake``
 
 The package knows nothing about the agent loop that calls it.
 """
 
 from .api import OFFLINE_API_KEY, OFFLINE_BASE_URL, FakeMessagesAPI, ReceivedRequest
+from .cassette import Cassette, RequestDifference, cassette
 from .recorded import RawTurn, RecordedInteraction, load_cassette, load_recorded, recorded_turn
 from .server import FakeServer, load_script, serve, serve_fake_main
 from .signatures import sign_thinking
 from .validation import InvalidRequest, merge_consecutive, validate_request
 
 __all__ = [
+    "Cassette",
     "OFFLINE_API_KEY",
     "OFFLINE_BASE_URL",
     "FakeMessagesAPI",
@@ -33,6 +36,8 @@ __all__ = [
     "RawTurn",
     "ReceivedRequest",
     "RecordedInteraction",
+    "RequestDifference",
+    "cassette",
     "load_cassette",
     "load_recorded",
     "load_script",

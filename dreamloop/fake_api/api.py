@@ -5,7 +5,7 @@ It owns the order of things: each request gets a request id, is validated
 ``Reply`` (``replies.py``), which becomes an ``httpx2.Response`` for the SDK's
 ``MockTransport`` (async or sync) or bytes on a socket (``server.py``).
 
-Script consumption (a decision; DESIGN §3 says "every request consumes"):
+Script consumption (a decision; the design brief said "every request consumes"):
 every *valid* request to ``/v1/messages`` consumes exactly one script item,
 faults included, so an SDK retry after a scripted 529 takes the next item. A
 request that fails validation is answered 400 and consumes nothing: a
@@ -109,13 +109,16 @@ class FakeMessagesAPI:
 
     # -- clients ---------------------------------------------------------------
 
-    def client(self, max_retries: int = 2) -> anthropic.AsyncAnthropic:
-        """An ``anthropic.AsyncAnthropic`` whose every request lands in this fake API (no network, no key)."""
+    def client(self, max_retries: int = 2, *, event_hooks: dict[str, list[Any]] | None = None) -> anthropic.AsyncAnthropic:
+        """An ``anthropic.AsyncAnthropic`` whose every request lands in this fake API (no network, no key).
+
+        ``event_hooks``: ``httpx2`` event hooks for its HTTP client (a cassette recorder's).
+        """
         return anthropic.AsyncAnthropic(
             api_key=OFFLINE_API_KEY,
             base_url=OFFLINE_BASE_URL,
             max_retries=max_retries,
-            http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(self.handler)),
+            http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(self.handler), event_hooks=event_hooks),
         )
 
     def sync_client(self, max_retries: int = 2) -> anthropic.Anthropic:

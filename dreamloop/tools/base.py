@@ -73,6 +73,8 @@ class ToolUseContext:
     * ``max_output_chars``: the cap on a built-in tool's output text.
     * ``max_concurrency``: at most this many calls of a parallel batch run at once.
     * ``uuid``: makes the ids of the progress and tool-result messages (the loop passes ``QueryDeps.uuid``).
+    * ``hooks``: the ``Hooks`` whose ``pre_tool_use`` / ``post_tool_use`` hooks run around each call
+      (``QueryParams.hooks``); ``None``: no hooks.
     """
 
     tools: list[Tool] = field(default_factory=list)
@@ -85,6 +87,7 @@ class ToolUseContext:
     max_output_chars: int = 30_000
     max_concurrency: int = 10
     uuid: Callable[[], str] = new_uuid
+    hooks: Any = None
     ask_lock: asyncio.Lock = field(default_factory=asyncio.Lock, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

@@ -162,7 +162,7 @@ async def _run(command: str, cwd: Path, timeout_s: float, limit: int) -> tuple[s
 
     On cancellation the process group is killed before ``CancelledError`` propagates.
     """
-    spawning = asyncio.ensure_future(asyncio.create_subprocess_exec(
+    proc = await _start(
         "/bin/bash", "-c", command,
         cwd=cwd,
         stdin=asyncio.subprocess.DEVNULL,
@@ -170,8 +170,7 @@ async def _run(command: str, cwd: Path, timeout_s: float, limit: int) -> tuple[s
         stderr=asyncio.subprocess.STDOUT,  # one stream, interleaved as written
         start_new_session=True,  # its own process group, so we can kill all of it
         env={**os.environ, "PAGER": "cat", "GIT_PAGER": "cat"},
-    ))  # fmt: skip
-    proc = await _spawned(spawning)
+    )  # fmt: skip
     capture = _Capture(limit)
     reader = asyncio.create_task(capture.drain(proc.stdout))
     try:
@@ -190,18 +189,22 @@ async def _run(command: str, cwd: Path, timeout_s: float, limit: int) -> tuple[s
         reader.cancel()
 
 
-async def _spawned(spawning: asyncio.Future) -> asyncio.subprocess.Process:
-    """The process being spawned. Cancelled meanwhile, the spawn still finishes (bash may already be
-    running its command) and its group is killed before ``CancelledError`` propagates."""
+async def _start(*args: Any, **kwargs: Any) -> asyncio.subprocess.Process:
+    """``create_subprocess_exec`` that never leaves a process group behind when cancelled.
+
+    The process runs (and may fork) before ``create_subprocess_exec`` returns; a
+    cancellation in that window would make asyncio kill bash alone and leak its
+    children. So the start is shielded, and a cancelled start kills the whole group.
+    """
+    starting = asyncio.ensure_future(asyncio.create_subprocess_exec(*args, **kwargs))
     try:
-        return await asyncio.shield(spawning)
+        return await asyncio.shield(starting)
     except asyncio.CancelledError:
-        with contextlib.suppress(Exception):
-            proc = await spawning
-            _kill_group(proc)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(proc.wait(), _DRAIN_S)
-                await asyncio.wait_for(proc.stdout.read(), _DRAIN_S)  # the pipe's end closes the transport
+        proc = await starting
+        _kill_group(proc)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(proc.wait(), _DRAIN_S)
+            await asyncio.wait_for(proc.stdout.read(), _DRAIN_S)  # the pipe's end closes the transport now
         raise
 
 

@@ -56,17 +56,19 @@ USER_INTERRUPT = Unfinished(INTERRUPTED, NOT_STARTED)
 """The person pressed Stop (the abort signal fired)."""
 
 
-def cancels_siblings(tool_use: Any, result: dict[str, Any]) -> bool:
+def cancels_siblings(tool_use: Any, result: dict[str, Any], ran: bool = True) -> bool:
     """The sibling rule: does this finished call stop the other calls of its response?
 
-    True when the tool is Bash (``SIBLING_CANCELLING_TOOLS``) and its result is
-    an ``is_error`` one, whatever the reason: a nonzero exit (as in Claude Code),
-    a timeout, a denial, bad input. Bash commands often depend on each other
-    (``mkdir`` then ``cd``), so the rest of the plan is void. An error of any
-    other tool (a Read of a missing file, a Grep with no match) stops nothing:
-    those calls are independent reads.
+    True when the tool is Bash (``SIBLING_CANCELLING_TOOLS``), its command ran
+    (``ran``: the ``done`` progress's ``data["ran"]``), and its result is an
+    ``is_error`` one: a nonzero exit (as in Claude Code), a timeout, a crash.
+    Bash commands often depend on each other (``mkdir`` then ``cd``), so the
+    rest of the plan is void. A Bash call that never ran (denied by the person,
+    a policy or a hook; bad input) stops nothing: the refusal was about that
+    call alone. An error of any other tool (a Read of a missing file, a Grep
+    with no match) stops nothing either: those calls are independent.
     """
-    return _field(tool_use, "name") in SIBLING_CANCELLING_TOOLS and bool(result.get("is_error"))
+    return ran and _field(tool_use, "name") in SIBLING_CANCELLING_TOOLS and bool(result.get("is_error"))
 
 
 def describe_call(tool_use: Any, limit: int = 40) -> str:

@@ -2,10 +2,11 @@
 
 Owns the order of execution (``partition_tool_calls``: consecutive
 concurrency-safe calls run in parallel, every other call alone), the life of
-one call (``run_tool_use``: look up, validate, decide permission, call, turn
-failures into ``is_error`` results), the sibling rule as ``run_tools()``
-applies it (``cancellation.py`` decides), and pairing results with calls by
-id (``tool_results_message``). It knows nothing about the model, the loop's
+one call (``run_tool_use``: look up, validate, ``pre_tool_use`` hooks, decide
+permission, call, ``post_tool_use`` hooks, turn failures into ``is_error``
+results), the sibling rule as ``run_tools()`` applies it (``cancellation.py``
+decides), and pairing results with calls by id
+(``tool_results_message``). It knows nothing about the model, the loop's
 State, or what a particular tool does.
 """
 
@@ -21,10 +22,12 @@ from typing import Any, AsyncIterator, Collection, Iterable, Mapping
 
 from pydantic import ValidationError
 
-from ..messages import ProgressMessage, UserMessage, tool_result_block
+from .. import hooks as _hooks  # a module, not names: hooks.py imports from this package too
+from ..errors import HookError
+from ..messages import AttachmentMessage, ProgressMessage, UserMessage, tool_result_block
 from .base import Tool, ToolResult, ToolUseContext, find_tool
 from .cancellation import NOT_STARTED, USER_INTERRUPT, Unfinished, cancels_siblings, sibling_failure
-from .permissions import Allow, decide_permission
+from .permissions import Allow, Deny, decide_permission
 
 __all__ = [
     "ToolBatch",
@@ -68,7 +71,9 @@ def partition_tool_calls(tool_uses: Iterable[Any], tools: list[Tool]) -> list[To
     return batches
 
 
-async def run_tools(tool_uses: Iterable[Any], context: ToolUseContext) -> AsyncIterator[ProgressMessage | UserMessage]:
+async def run_tools(
+    tool_uses: Iterable[Any], context: ToolUseContext,
+) -> AsyncIterator[ProgressMessage | AttachmentMessage | UserMessage]:
     """Run one assistant message's tool calls; yield progress, then one user message of results.
 
     ``tool_uses``: the message's ``tool_use`` blocks in order (the SDK's
@@ -79,16 +84,18 @@ async def run_tools(tool_uses: Iterable[Any], context: ToolUseContext) -> AsyncI
     Yields ``ProgressMessage``s as things happen, in completion order: per
     call ``{"stage": "started"}``, any ``{"stage": "progress", ...}``, and
     ``{"stage": "done", "result": <tool_result block>}`` (a call that never
-    started gets only its ``done``). Last, one ``UserMessage`` whose content
-    is every ``tool_result`` block in *call* order (``source_tool_use_ids``
-    likewise). Nothing to run: yields nothing.
+    started gets only its ``done``); with hooks (``context.hooks``) also their
+    ``AttachmentMessage``s (see ``run_tool_use``). Last, one ``UserMessage``
+    whose content is every ``tool_result`` block in *call* order
+    (``source_tool_use_ids`` likewise). Nothing to run: yields nothing.
 
     The sibling rule (``cancels_siblings``): when a Bash call's result is an
     error, the calls still running beside it are cancelled and the later ones
     never start; each gets an ``is_error`` result naming the failed call.
 
     Never raises for a tool's failure: unknown tool, bad input, denial and
-    exceptions become ``is_error`` results. Cancelling the task that iterates
+    exceptions become ``is_error`` results (a Python hook that raises is not a
+    tool's failure: ``HookError`` propagates). Cancelling the task that iterates
     this cancels the running calls (Bash kills its process group) and the
     ``CancelledError`` propagates; close the transcript then with
     ``tool_results_message(tool_uses, results_so_far, started=started_ids)``.
@@ -118,24 +125,30 @@ async def run_tools(tool_uses: Iterable[Any], context: ToolUseContext) -> AsyncI
             messages = run_tool_use(batch.tool_uses[0], context)
         async with aclosing(messages):
             async for message in messages:
-                if message.data["stage"] == "done":
+                if message.type == "progress" and message.data["stage"] == "done":
                     result = results[message.tool_use_id] = message.data["result"]
-                    if failed is None and cancels_siblings(by_id[message.tool_use_id], result):
+                    if failed is None and cancels_siblings(by_id[message.tool_use_id], result,
+                                                           message.data.get("ran", True)):
                         failed = sibling_failure(by_id[message.tool_use_id])
                 yield message
     yield tool_results_message(tool_uses, results, uuid=context.uuid())
 
 
-async def run_tool_use(tool_use: Any, context: ToolUseContext) -> AsyncIterator[ProgressMessage]:
-    """Run one call and yield its progress, ending with ``{"stage": "done", "result": block}``.
+async def run_tool_use(tool_use: Any, context: ToolUseContext) -> AsyncIterator[ProgressMessage | AttachmentMessage]:
+    """Run one call and yield its progress, with ``{"stage": "done", "result": block}`` once it has a result.
 
     The source's ``runToolUse()``: find the tool (unknown → ``"Error: No such
     tool available: NAME"``), validate the input against ``input_model``
-    (``"InputValidationError: field: message"``), decide permission
+    (``"InputValidationError: field: message"``), run the ``pre_tool_use`` hooks
+    (``context.hooks``; their deny is the result, their allow skips the prompt,
+    their ``updated_input`` is validated again), decide permission
     (``decide_permission``; a ``Deny`` → its reason; ``Allow(updated_input)``
-    → the new input, validated again), then iterate ``tool.call``. Every
-    failure ends as an ``is_error`` block with the original id; only
-    cancellation (and other ``BaseException``) propagates. If the abort signal
+    → the new input, validated again), then iterate ``tool.call``; after a
+    call that ran, the ``post_tool_use`` hooks. Hook records and a
+    ``hook_additional_context`` attachment (what the hooks tell the model) are
+    yielded as ``AttachmentMessage``s. Every failure ends as an ``is_error``
+    block with the original id; only cancellation, ``HookError`` (a Python
+    hook's own bug) and other ``BaseException`` propagate. If the abort signal
     has already fired, the call never starts: only its ``done`` is yielded,
     with ``NOT_STARTED``.
     """
@@ -147,26 +160,42 @@ async def run_tool_use(tool_use: Any, context: ToolUseContext) -> AsyncIterator[
     yield ProgressMessage(uuid=progress_uuid(tool_use_id, next(seq)), tool_use_id=tool_use_id,
                           data={"stage": "started", "name": name, "input": raw_input})
     tool = find_tool(context.tools, name)
+    result: ToolResult | None = None
+    ran = False  # did tool.call start? (not: refused by validation, a hook or permission)
     if tool is None:
         result = ToolResult(f"Error: No such tool available: {name}", is_error=True)
     else:
-        result = None
         try:
-            async with aclosing(_call_tool(tool, raw_input, context)) as items:
+            async with aclosing(_call_tool(tool, tool_use_id, raw_input, context)) as items:
                 async for item in items:
-                    if isinstance(item, ToolResult):
+                    if item is _CALLING:
+                        ran = True
+                    elif isinstance(item, ToolResult):  # the result; post_tool_use records may follow
                         result = item
-                        break
-                    data = {**item, "stage": "progress", "name": name}
-                    yield ProgressMessage(uuid=progress_uuid(tool_use_id, next(seq)), tool_use_id=tool_use_id,
-                                          data=data)
+                        yield _done(tool_use_id, name, result, progress_uuid(tool_use_id, next(seq)), ran)
+                    elif isinstance(item, AttachmentMessage):
+                        yield item
+                    else:
+                        data = {**item, "stage": "progress", "name": name}
+                        yield ProgressMessage(uuid=progress_uuid(tool_use_id, next(seq)), tool_use_id=tool_use_id,
+                                              data=data)
             if result is None:
                 raise RuntimeError(f"{name}.call ended without yielding a ToolResult")
+            return
+        except HookError:
+            raise
         except Exception as exc:  # a tool's failure is a result the model reads; CancelledError passes
+            if result is not None:
+                raise
             result = ToolResult(f"Error: {type(exc).__name__}: {exc}", is_error=True)
+    yield _done(tool_use_id, name, result, progress_uuid(tool_use_id, next(seq)), ran)
+
+
+def _done(tool_use_id: str, name: str, result: ToolResult, uuid: str, ran: bool) -> ProgressMessage:
+    """The ``done`` progress: ``result`` (the tool_result block) and ``ran`` (whether ``tool.call`` started)."""
     block = tool_result_block(tool_use_id, _non_empty(result.content, name), is_error=result.is_error)
-    yield ProgressMessage(uuid=progress_uuid(tool_use_id, next(seq)), tool_use_id=tool_use_id,
-                          data={"stage": "done", "name": name, "result": block})
+    return ProgressMessage(uuid=uuid, tool_use_id=tool_use_id,
+                           data={"stage": "done", "name": name, "result": block, "ran": ran})
 
 
 def tool_results_message(
@@ -203,7 +232,7 @@ def unfinished_progress(tool_use: Any, text: str) -> ProgressMessage:
     tool_use_id = _field(tool_use, "id")
     block = tool_result_block(tool_use_id, text, is_error=True)
     return ProgressMessage(uuid=progress_uuid(tool_use_id, "unfinished"), tool_use_id=tool_use_id,
-                           data={"stage": "done", "name": _field(tool_use, "name"), "result": block})
+                           data={"stage": "done", "name": _field(tool_use, "name"), "result": block, "ran": False})
 
 
 _PROGRESS_IDS = _uuid.UUID("5b1f3c2e-8d47-4a6b-9c0e-7f2a1d3e4b5c")
@@ -237,13 +266,34 @@ def tool_schemas(tools: Iterable[Tool]) -> list[dict[str, Any]]:
 # One call: validate → permission → call
 
 
-async def _call_tool(tool: Tool, raw_input: Any, context: ToolUseContext) -> AsyncIterator[dict[str, Any] | ToolResult]:
+_CALLING = object()
+"""What ``_call_tool`` yields just before it calls the tool: the call ran (the sibling rule needs it)."""
+
+
+async def _call_tool(tool: Tool, tool_use_id: str, raw_input: Any,
+                     context: ToolUseContext) -> AsyncIterator[dict[str, Any] | ToolResult | AttachmentMessage]:
     try:
         parsed = tool.input_model.model_validate(raw_input)
     except ValidationError as exc:
         yield ToolResult(_validation_message(exc), is_error=True)
         return
-    decision = await decide_permission(tool, parsed, context)
+    hook_decision = None
+    if context.hooks is not None:
+        outcome = await _pre_tool_use(tool, tool_use_id, parsed, context)
+        for record in outcome.records:
+            yield record
+        if outcome.stopped:
+            yield ToolResult(f"Not run: {outcome.stop_reason}", is_error=True)
+            return
+        hook_decision = _hooks.permission_from_hook(outcome)
+        updated = outcome.decision.updated_input
+        if updated is not None and not isinstance(hook_decision, Deny):
+            try:
+                parsed = tool.input_model.model_validate(updated)
+            except ValidationError as exc:
+                yield ToolResult(f"{outcome.hook_name} hook's updatedInput: {_validation_message(exc)}", is_error=True)
+                return
+    decision = await decide_permission(tool, parsed, context, hook_decision)
     if not isinstance(decision, Allow):
         yield ToolResult(decision.reason, is_error=True)
         return
@@ -253,18 +303,56 @@ async def _call_tool(tool: Tool, raw_input: Any, context: ToolUseContext) -> Asy
         except ValidationError as exc:
             yield ToolResult(_validation_message(exc), is_error=True)
             return
+    result = None
+    yield _CALLING  # from here on the call may have effects
     produced = tool.call(parsed, context)
     if inspect.isawaitable(produced):  # a plain `async def call` that returns its result
-        yield ToolResult.of(await produced)
+        result = ToolResult.of(await produced)
+    else:
+        async with aclosing(produced) as items:
+            async for item in items:
+                if isinstance(item, ToolResult):
+                    result = item
+                    break
+                if not isinstance(item, dict):
+                    kind = type(item).__name__
+                    raise TypeError(f"{tool.name}.call yielded {kind}; expected a progress dict or a ToolResult")
+                yield item
+    if result is None:
         return
-    async with aclosing(produced) as items:
-        async for item in items:
-            if not isinstance(item, (dict, ToolResult)):
-                kind = type(item).__name__
-                raise TypeError(f"{tool.name}.call yielded {kind}; expected a progress dict or a ToolResult")
-            yield item
-            if isinstance(item, ToolResult):
-                return
+    yield result
+    if context.hooks is not None:
+        for message in await _post_tool_use(tool, tool_use_id, parsed, result, context):
+            yield message
+
+
+def _hook_ids(tool_use_id: str) -> Any:
+    """Ids for the messages a call's hooks make, derived from the call like ``progress_uuid``: they never
+    depend on when the call ran (with streaming tool execution, while the model still streams)."""
+    counter = itertools.count()
+    return lambda: progress_uuid(tool_use_id, f"hook-{next(counter)}")
+
+
+async def _pre_tool_use(tool: Tool, tool_use_id: str, parsed: Any, context: ToolUseContext) -> _hooks.HookOutcome:
+    hooks = context.hooks
+    input = hooks.input("pre_tool_use", workspace=context.workspace, permission_mode=context.permission_mode,
+                        tool_name=tool.name, tool_input=parsed.model_dump(mode="json", exclude_unset=True),
+                        tool_use_id=tool_use_id)
+    return await _hooks.run_hooks(hooks, input, value=tool.name, tool_use_id=tool_use_id,
+                                  uuid=_hook_ids(f"{tool_use_id}/pre"))
+
+
+async def _post_tool_use(tool: Tool, tool_use_id: str, parsed: Any, result: ToolResult,
+                         context: ToolUseContext) -> list[AttachmentMessage]:
+    """The post_tool_use records, then what they tell the model (it goes with this call's result)."""
+    hooks = context.hooks
+    input = hooks.input("post_tool_use", workspace=context.workspace, permission_mode=context.permission_mode,
+                        tool_name=tool.name, tool_input=parsed.model_dump(mode="json", exclude_unset=True),
+                        tool_use_id=tool_use_id, tool_response=result.content, is_error=result.is_error)
+    ids = _hook_ids(f"{tool_use_id}/post")
+    outcome = await _hooks.run_hooks(hooks, input, value=tool.name, tool_use_id=tool_use_id, uuid=ids)
+    context_message = _hooks.post_tool_use_context(outcome, ids, tool_use_id)
+    return [*outcome.records, *([context_message] if context_message else [])]
 
 
 def _validation_message(exc: ValidationError) -> str:
@@ -300,8 +388,9 @@ def _field(block: Any, key: str) -> Any:
 # A parallel batch: one task per call, progress merged in completion order
 
 
-async def _run_parallel(tool_uses: tuple[Any, ...], context: ToolUseContext) -> AsyncIterator[ProgressMessage]:
-    queue: asyncio.Queue[ProgressMessage | None] = asyncio.Queue()
+async def _run_parallel(tool_uses: tuple[Any, ...],
+                        context: ToolUseContext) -> AsyncIterator[ProgressMessage | AttachmentMessage]:
+    queue: asyncio.Queue[ProgressMessage | AttachmentMessage | None] = asyncio.Queue()
     slots = asyncio.Semaphore(context.max_concurrency)
 
     async def pump(tool_use: Any) -> None:
@@ -326,7 +415,7 @@ async def _run_parallel(tool_uses: tuple[Any, ...], context: ToolUseContext) -> 
                     if task.done() and not task.cancelled() and task.exception() is not None:
                         raise task.exception()  # type: ignore[misc]
                 continue
-            stage = message.data["stage"]
+            stage = message.data["stage"] if message.type == "progress" else None  # else a hook's attachment
             if stage == "started":
                 started.add(message.tool_use_id)
             yield message
@@ -334,7 +423,7 @@ async def _run_parallel(tool_uses: tuple[Any, ...], context: ToolUseContext) -> 
                 continue
             done.add(message.tool_use_id)
             failed = next(t for t in tool_uses if _field(t, "id") == message.tool_use_id)
-            if cancels_siblings(failed, message.data["result"]):
+            if cancels_siblings(failed, message.data["result"], message.data.get("ran", True)):
                 async for stopped in _stop_siblings(tool_uses, tasks, queue, started, done, sibling_failure(failed)):
                     yield stopped
                 return
@@ -347,19 +436,28 @@ async def _run_parallel(tool_uses: tuple[Any, ...], context: ToolUseContext) -> 
 
 
 async def _stop_siblings(tool_uses: tuple[Any, ...], tasks: dict[str, asyncio.Task], queue: asyncio.Queue,
-                         started: set[str], done: set[str], why: Unfinished) -> AsyncIterator[ProgressMessage]:
-    """The sibling rule in a parallel batch: cancel the calls still running, answer each in call order."""
+                         started: set[str], done: set[str],
+                         why: Unfinished) -> AsyncIterator[ProgressMessage | AttachmentMessage]:
+    """The sibling rule in a parallel batch: cancel the calls still running, answer each in call order.
+
+    The failed call itself finishes (its ``post_tool_use`` hooks run); what finished while the others
+    were being cancelled keeps its real result.
+    """
     for ident, task in tasks.items():
         if ident not in done:
             task.cancel()
     await asyncio.gather(*tasks.values(), return_exceptions=True)
-    while not queue.empty():  # what finished while they were being cancelled keeps its real result
+    while not queue.empty():
         message = queue.get_nowait()
-        if message is not None and message.tool_use_id not in done:
+        if message is None:
+            continue
+        if message.type == "progress":
+            if message.tool_use_id in done:
+                continue
             started.add(message.tool_use_id)
             if message.data["stage"] == "done":
                 done.add(message.tool_use_id)
-            yield message
+        yield message
     for tool_use in tool_uses:
         ident = _field(tool_use, "id")
         if ident not in done:

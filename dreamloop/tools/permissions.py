@@ -93,10 +93,12 @@ a time, even from a parallel batch, so a person sees one question at once.
 """
 
 
-async def decide_permission(tool: Tool, input: BaseModel, context: ToolUseContext) -> Allow | Deny:
+async def decide_permission(tool: Tool, input: BaseModel, context: ToolUseContext,
+                            hook_decision: PermissionDecision | None = None) -> Allow | Deny:
     """Decide whether one validated call may run (``canUseTool`` / ``hasPermissionsToUseTool``).
 
-    The flow: ``context.can_use_tool(tool, input_dict, context)`` if given;
+    The flow: a ``pre_tool_use`` hook's decision (``hook_decision``) if it gave one; else
+    ``context.can_use_tool(tool, input_dict, context)`` if given;
     else ``bypass`` mode allows; else the tool's own
     ``check_permissions(input, context)`` (which reads the mode). An ``Ask``
     goes to ``context.ask(tool, input_dict, reason)``; with no ``ask`` it
@@ -106,7 +108,9 @@ async def decide_permission(tool: Tool, input: BaseModel, context: ToolUseContex
     decision (the caller turns that into an ``is_error`` result).
     """
     as_dict = input.model_dump(mode="json", exclude_unset=True)
-    if context.can_use_tool is not None:
+    if hook_decision is not None:
+        decision = hook_decision
+    elif context.can_use_tool is not None:
         decision = await context.can_use_tool(tool, as_dict, context)
     elif context.permission_mode == "bypass":
         decision = Allow()

@@ -19,7 +19,7 @@ from typing import Any, AsyncIterator, Literal, Sequence
 
 from anthropic.types import Message, ToolUseBlock
 
-from ..messages import ProgressMessage, UserMessage
+from ..messages import AttachmentMessage, ProgressMessage, UserMessage
 from ..partial import PartialResponse
 from .base import ToolUseContext
 from .cancellation import Unfinished, cancels_siblings, sibling_failure
@@ -66,7 +66,9 @@ class _Call:
     status: CallStatus = "queued"
     started: bool = False  # run_tool_use said "started": the call may have had effects
     result: dict[str, Any] | None = None
+    ran: bool = False  # tool.call started (not refused by validation, a hook or permission)
     task: asyncio.Task | None = None
+    cancelled: bool = False  # stopped by a failing sibling
 
     @property
     def id(self) -> str:
@@ -89,7 +91,10 @@ class StreamingToolExecutor:
       every call after it. At most ``context.max_concurrency`` run at once.
     * Progress (``ProgressMessage``: ``started``, ``progress``, ``done``) is
       yielded while the model still streams: ``alongside`` interleaves it with
-      the stream's items as they happen.
+      the stream's items as they happen. The hooks' ``AttachmentMessage``s wait
+      for ``get_remaining_results()``: they are history (some go to the
+      model), and history keeps the order it has without the switch: the
+      assistant message, then what its calls produced.
     * ``get_remaining_results()`` (``getRemainingResults``) at the checkpoint
       yields the progress still to come, then one ``UserMessage`` of every
       ``tool_result`` in **call order**: the message ``run_tools()`` makes.
@@ -113,7 +118,8 @@ class StreamingToolExecutor:
     def __init__(self, context: ToolUseContext) -> None:
         self.context = context
         self._calls: list[_Call] = []
-        self._updates: deque[ProgressMessage] = deque()
+        self._updates: deque[ProgressMessage | AttachmentMessage] = deque()
+        self._held: deque[AttachmentMessage] = deque()  # hook records made while the model streamed
         self._wake = asyncio.Event()
         self._slots = asyncio.Semaphore(context.max_concurrency)
         self._failed: Unfinished | None = None  # set once a Bash call failed (the sibling rule)
@@ -139,7 +145,7 @@ class StreamingToolExecutor:
         self._calls.append(_Call(tool_use, _is_concurrency_safe(tool_use, self.context.tools)))
         self._start_ready()
 
-    def get_remaining_results(self) -> AsyncIterator[ProgressMessage | UserMessage]:
+    def get_remaining_results(self) -> AsyncIterator[ProgressMessage | AttachmentMessage | UserMessage]:
         """The progress still to come, then one ``UserMessage`` of every result in call order (``getRemainingResults``).
 
         Waits for every call to end. Yields nothing after ``discard()`` or an
@@ -163,6 +169,7 @@ class StreamingToolExecutor:
         started = tuple(call.id for call in self._calls if call.started)
         self._discarded = True
         self._updates.clear()
+        self._held.clear()
         await self._stop()
         return started
 
@@ -195,7 +202,11 @@ class StreamingToolExecutor:
         try:
             while True:
                 if self._updates:
-                    yield self._updates.popleft()
+                    update = self._updates.popleft()
+                    if update.type == "attachment":
+                        self._held.append(update)  # history: after the assistant message (get_remaining_results)
+                    else:
+                        yield update
                 elif items:
                     item = items.popleft()
                     block = None if isinstance(item, Message) else blocks.add(item)
@@ -238,24 +249,25 @@ class StreamingToolExecutor:
                 return
             async with aclosing(run_tool_use(call.tool_use, self.context)) as messages:
                 async for message in messages:
-                    if call.status != "running":  # cancelled by a failing sibling, and the tool ignored it
+                    if call.cancelled:  # stopped by a failing sibling, and the tool ignored the cancel
                         return
-                    stage = message.data["stage"]
-                    if stage == "started":
+                    if message.type == "progress" and message.data["stage"] == "started":
                         call.started = True
-                    if stage == "done":
-                        self._finish(call, message)
-                    else:
-                        self._post(message)
+                    elif message.type == "progress" and message.data["stage"] == "done":
+                        call.result = message.data["result"]  # its post_tool_use hooks may follow
+                        call.ran = message.data.get("ran", True)
+                    self._post(message)
+        self._finish(call)
 
-    def _finish(self, call: _Call, done: ProgressMessage) -> None:
-        """A call ended with its own result; a failing Bash call stops the others (the sibling rule)."""
-        self._end(call, done)
-        if self._failed is None and cancels_siblings(call.tool_use, call.result or {}):
+    def _finish(self, call: _Call) -> None:
+        """A call's run is over (its hooks included); a failing Bash call stops the others (the sibling rule)."""
+        call.status = "done"
+        if self._failed is None and cancels_siblings(call.tool_use, call.result or {}, call.ran):
             self._failed = sibling_failure(call.tool_use)
             for other in self._calls:
                 if other.status == "running":
                     assert other.task is not None
+                    other.cancelled = True
                     other.task.cancel()
                     self._end(other, unfinished_progress(other.tool_use, self._failed.text(other.started)))
         if not self._stopped:
@@ -265,14 +277,16 @@ class StreamingToolExecutor:
         call.status, call.result = "done", done.data["result"]
         self._post(done)
 
-    def _post(self, message: ProgressMessage) -> None:
+    def _post(self, message: ProgressMessage | AttachmentMessage) -> None:
         if not self._discarded:
             self._updates.append(message)
             self._wake.set()
 
     # -- the checkpoint, and ending early ---------------------------------------
 
-    async def _remaining(self) -> AsyncIterator[ProgressMessage | UserMessage]:
+    async def _remaining(self) -> AsyncIterator[ProgressMessage | AttachmentMessage | UserMessage]:
+        while self._held and not self._stopped:
+            yield self._held.popleft()
         while True:
             if self._updates:
                 yield self._updates.popleft()

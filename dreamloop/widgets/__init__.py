@@ -8,8 +8,13 @@
 * ``Timeline(trace)``: model streaming vs tool runs per turn; ``side_by_side`` draws
   several runs on one time axis.
 * ``AskPrompt(auto=None)``: Allow / Deny buttons as ``QueryParams(ask=...)``.
+* ``person_watching()``, ``paced(script, ...)``, ``slowed(tools, s)``: slow a run down for a person
+  (to press Stop), never under the notebook targets.
 
-Every widget has a stable ``text/plain`` repr (no ids, no times) for nbval.
+Every widget has a stable ``text/plain`` repr (no ids, no times) for nbval,
+and its stored output carries a static ``text/html`` rendering beside the
+widget view (``StaticHTML`` in ``static.py``; a new widget mixes it in), so a
+notebook read without a kernel shows what the widget showed.
 Each pane is one HTML value (``html.py`` renders messages). The package
 knows nothing about the loop beyond what traces and events carry.
 """
@@ -20,6 +25,8 @@ from .ask import AUTO_ANSWER_ENV, AskPrompt
 from .inspector import PANES, StateInspector
 from .kernel import warn_if_old_kernel
 from .live import LiveView
+from .pace import paced, person_watching, slowed
+from .static import StaticHTML
 from .timeline import Span, Timeline, TurnSpans, side_by_side, turn_spans
 
 __all__ = [
@@ -29,9 +36,13 @@ __all__ = [
     "PANES",
     "Span",
     "StateInspector",
+    "StaticHTML",
     "Timeline",
     "TurnSpans",
+    "paced",
+    "person_watching",
     "side_by_side",
+    "slowed",
     "turn_spans",
     "warn_if_old_kernel",
 ]

@@ -19,6 +19,7 @@ import ipywidgets as W
 from ..tools.permissions import Allow, Deny
 from .html import badge, esc, pane, pretty_json
 from .kernel import warn_if_old_kernel
+from .static import StaticHTML
 
 __all__ = ["AUTO_ANSWER_ENV", "AskPrompt"]
 
@@ -28,7 +29,7 @@ AUTO_ANSWER_ENV = "DREAMLOOP_AUTO_ANSWER"
 Answer = Literal["allow", "deny"]
 
 
-class AskPrompt(W.VBox):
+class AskPrompt(StaticHTML, W.VBox):
     """Allow / Deny buttons that answer the loop's permission questions: ``QueryParams(ask=prompt)``.
 
     The prompt is the callback itself: ``await prompt(tool, input, reason)``
@@ -37,7 +38,7 @@ class AskPrompt(W.VBox):
     when one is clicked. Run the loop awaited at the top level of the cell
     (ipykernel >= 7.4), so clicks are handled while the cell runs.
 
-    Answering itself (nobody clicks under nbval/CI, DESIGN §5): only when the
+    Answering itself (nobody clicks under nbval/CI): only when the
     environment variable ``DREAMLOOP_AUTO_ANSWER`` is set (the notebook
     targets of the Makefile set it). Its value ``allow`` or ``deny`` answers
     so; any other non-empty value (``1``) takes the prompt's scripted answer
@@ -110,6 +111,12 @@ class AskPrompt(W.VBox):
     def __repr__(self) -> str:
         return "AskPrompt()"
 
+    def static_html(self) -> str:
+        """The last question, its answer, and every answer so far."""
+        answered = "".join(f"<li>{esc(name)}: {esc(choice)}</li>" for name, choice in self.answers)
+        answers = f'<div style="font-size:12px">answers: <ul style="margin:0">{answered}</ul></div>' if answered else ""
+        return self.question.value + self.status.value + answers
+
     # -- parts --------------------------------------------------------------
 
     def _clicked(self, choice: str) -> None:
@@ -125,6 +132,7 @@ class AskPrompt(W.VBox):
                   why: str | None = None) -> Allow | Deny:
         self.answers.append((name, choice))
         self.status.value = _status(label, "assistant" if choice == "allow" else "error")
+        self.refresh_static()
         if choice == "allow":
             return Allow()
         if why is None:

@@ -16,6 +16,8 @@ import json
 from html import escape
 from typing import Any, Iterable, Mapping
 
+from ..hooks import describe_record
+
 __all__ = [
     "COLORS",
     "MAX_CHARS",
@@ -100,7 +102,7 @@ def badge(label: str, kind: str, *, filled: bool = False) -> str:
 
     ``badge("is_error", "error", filled=True)`` is the red ``is_error`` mark.
     """
-    return f'<span class="dl-b {"dl-f-" if filled else "dl-c-"}{kind}">{esc(label)}</span>'
+    return f'<span class="dl-b {"dl-f-" if filled else "dl-c-"}{kind}">{esc(label)}</span> '
 
 
 def preview(text: str, max_chars: int = MAX_CHARS) -> str:
@@ -197,6 +199,8 @@ def block_html(block: Any, names: Mapping[str, str], *, max_chars: int = MAX_CHA
         return tool_result_html(data, names.get(data.get("tool_use_id", "")), max_chars=max_chars)
     if kind == "thinking":
         text = str(_field(block, "thinking", ""))
+        if not text and _field(block, "signature"):  # the text was not kept, only its signature
+            return f'<div>{badge("thinking", "thinking")}<i class="dl-dim">(hidden: only its signature was kept)</i></div>'
         return f'<div>{badge("thinking", "thinking")}{_pre(text, cls="dl-think", max_chars=max_chars)}</div>'
     if kind == "redacted_thinking":
         return f'<div>{badge("redacted_thinking", "thinking")}<i class="dl-dim">(encrypted)</i></div>'
@@ -259,6 +263,8 @@ def message_html(message: Any, names: Mapping[str, str], *, max_chars: int = MAX
         color = {"error": "error", "warning": "system"}.get(message.level, "user")
         note = f' <span class="dl-dim">{esc(message.subtype)}</span>'
         return _frame(label, color, _pre(message.content, max_chars=max_chars), note=note, extra="dl-tint-system")
+    if kind == "attachment" and str(message.attachment.get("type", "")).startswith("hook_"):
+        return _hook_html(message.attachment, label, max_chars)
     if kind == "attachment":
         body = _pre(pretty_json(message.attachment), max_chars=max_chars)
         return _frame(label, "attachment", body, extra="dl-dashed dl-tint-attachment")
@@ -275,6 +281,18 @@ def message_html(message: Any, names: Mapping[str, str], *, max_chars: int = MAX
     if kind == "tool_use_summary":
         return _frame(label, "tool_use", _pre(message.summary, max_chars=max_chars), extra="dl-dashed")
     return _frame(str(kind), "thinking", _pre(pretty_json(_jsonable(message)), max_chars=max_chars))
+
+
+def _hook_html(attachment: Mapping[str, Any], label: str, max_chars: int) -> str:
+    """A hook record: one line saying what the hook said, then its fields (UI only, except
+    ``hook_additional_context``, which the model reads)."""
+    to_model = attachment.get("type") == "hook_additional_context"
+    note = ' <span class="dl-c-user">(sent to the model)</span>' if to_model else \
+        ' <span class="dl-dim">(UI only)</span>'
+    line = f'<div class="dl-mono">{esc(describe_record(attachment, width=300))}</div>'
+    fields = {k: v for k, v in attachment.items() if k not in ("type", "durationMs")}
+    return _frame(label, "attachment", line + _pre(pretty_json(fields), max_chars=max_chars), note=note,
+                  extra="dl-dashed dl-tint-attachment")
 
 
 def tool_names(messages: Iterable[Any]) -> dict[str, str]:

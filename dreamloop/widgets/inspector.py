@@ -18,6 +18,7 @@ import ipywidgets as W
 
 from ..trace import Checkpoint, Trace
 from .html import badge, esc, message_html, pane, terminal_html, tool_names
+from .static import StaticHTML
 
 __all__ = ["PANES", "StateInspector"]
 
@@ -29,11 +30,11 @@ _PANE_NOTES = {
     "messages_for_query": "what phase 2 (the context pipeline) handed to the model call",
     "assistant_messages": "phase 3: the model's response(s) this turn",
     "tool_results": "phase 4: the tool_result messages this turn",
-    "attachments": "phase 5 and notices: queued input, max_turns_reached, warnings",
+    "attachments": "phase 5 and notices: queued input, max_turns_reached, hook records, stop hook feedback",
 }
 
 
-class StateInspector(W.VBox):
+class StateInspector(StaticHTML, W.VBox):
     """Step through a run's checkpoints: ``StateInspector(trace)``; ``display(inspector)``.
 
     ``trace``: a ``Trace`` (live or ``Trace.load(path)``), a ``QueryRun``
@@ -48,7 +49,9 @@ class StateInspector(W.VBox):
     ``refresh()`` re-reads a trace that is still being filled. ``max_messages``
     caps the messages drawn per pane (the latest are kept; None: all).
     Rendering a checkpoint costs O(messages shown), with per-message HTML
-    cached by uuid, so stepping through a 500-turn trace stays fast.
+    cached by uuid, so stepping through a 500-turn trace stays fast. The
+    stored output carries ``static_html()`` (``StaticHTML``): a table of every
+    checkpoint, then the shown checkpoint's header and panes.
     """
 
     def __init__(self, trace: Trace | Any, *, index: int = 0, max_messages: int | None = 200) -> None:
@@ -104,6 +107,8 @@ class StateInspector(W.VBox):
         same = point.messages_for_query == point.state_messages
         extra = " (the same as State.messages: no context stage changed them)" if same else \
             " (differs from State.messages: a context stage changed them)"
+        if self.trace.source is not None:
+            extra = " (the conversation messages only: the file holds no system prompt and no tool definitions)"
         self.panes["messages_for_query"].value = self._pane("messages_for_query", point.messages_for_query,
                                                             seen_query, extra=extra)
         for name in ("assistant_messages", "tool_results", "attachments"):
@@ -111,6 +116,24 @@ class StateInspector(W.VBox):
 
     def __repr__(self) -> str:
         return f"StateInspector(checkpoints={len(self.trace.checkpoints)})"
+
+    def static_html(self) -> str:
+        """Every checkpoint as a table row, then the shown one's header and panes (for a stored notebook)."""
+        points = self.trace.checkpoints
+        if not points:
+            return self.header.value
+        cell = 'style="padding:1px 8px;border-bottom:1px solid #e2e8f0;text-align:left"'
+        rows = [f"<tr>{''.join(f'<th {cell}>{h}</th>' for h in ('checkpoint', 'turn_count', 'transition', 'State.messages', 'messages_for_query', 'assistant_messages', 'tool_results', 'then'))}</tr>"]
+        for point in points:
+            then = (f"Terminal {point.terminal.reason}" if point.terminal is not None else
+                    f"continue: {point.next_transition.reason}" if point.next_transition is not None else "…")
+            values = (point.index, point.turn_count, point.transition.reason if point.transition else "None",
+                      len(point.state_messages), len(point.messages_for_query), len(point.assistant_messages),
+                      len(point.tool_results), then)
+            rows.append(f"<tr>{''.join(f'<td {cell}>{esc(v)}</td>' for v in values)}</tr>")
+        table = f'<table style="border-collapse:collapse;font-size:12px;margin:4px 0">{"".join(rows)}</table>'
+        panes = "".join(f'<div style="margin-top:8px">{self.panes[name].value}</div>' for name in PANES)
+        return table + self.header.value + panes
 
     # -- parts --------------------------------------------------------------
 
@@ -164,6 +187,12 @@ class StateInspector(W.VBox):
             f"<b>checkpoint {point.index} / {total - 1}</b> · turn_count=<b>{point.turn_count}</b> · "
             f"transition=<b>{esc(transition)}</b> · State.messages: {len(point.state_messages)}"
         ]
+        source = self.trace.source
+        if source is not None:
+            lines.append(_source_html(source))
+        if point.stop_hook_active:
+            lines.append('<span class="dl-c-system">stop_hook_active=<b>True</b>: the model is answering a stop '
+                         "hook's feedback (the meta user message marked new in messages)</span>")
         if previous is None:
             lines.append('<span class="dl-dim">changed: nothing before this (the loop\'s first State)</span>')
         else:
@@ -173,9 +202,28 @@ class StateInspector(W.VBox):
         elif point.next_transition is not None:
             lines.append(f"→ continue: next transition=<b>{esc(point.next_transition.reason)}</b> "
                          f"(the next State has {len(point.messages_after)} messages)")
+        elif point.index == total - 1 and source is not None:
+            lines.append('<span class="dl-dim">the file ends here (no Terminal recorded)</span>')
         elif point.index == total - 1:
             lines.append('<span class="dl-dim">the run is still going (refresh() to re-read)</span>')
+        if point.notes:
+            items = "".join(f"<li>{esc(note)}</li>" for note in point.notes)
+            lines.append(f'<span class="dl-small">notes:</span><ul class="dl-small" style="margin:0">{items}</ul>')
         return pane('<div style="line-height:1.7">' + "<br>".join(lines) + "</div>")
+
+
+def _source_html(source: dict[str, Any]) -> str:
+    """Where a trace the loop did not record came from, and what its file cannot hold."""
+    if source.get("kind") == "claude_code_session":
+        name = Path(str(source.get("path", "?"))).name
+        versions = ", ".join(source.get("claude_code_versions") or []) or "?"
+        branch = str(source.get("branch") or "?")[:8]
+        what = (f"Claude Code session <b>{esc(name)}</b> (Claude Code {esc(versions)}) · branch {esc(branch)}"
+                f"{' (a sidechain)' if source.get('sidechain') else ''} of {source.get('branches', 1)}")
+    else:
+        what = f"imported: {esc(source.get('kind', '?'))}"
+    note = f'<br><span class="dl-c-system dl-small">{esc(source["note"])}</span>' if source.get("note") else ""
+    return f"<span>{what}</span>{note}"
 
 
 def _changes(before: Checkpoint, after: Checkpoint) -> str:
@@ -187,6 +235,8 @@ def _changes(before: Checkpoint, after: Checkpoint) -> str:
     new = after.transition.reason if after.transition else "None"
     if old != new:
         parts.append(f"transition {old}→{new}")
+    if before.stop_hook_active != after.stop_hook_active:
+        parts.append(f"stop_hook_active {before.stop_hook_active}→{after.stop_hook_active}")
     delta = len(after.state_messages) - len(before.state_messages)
     parts.append(f"{delta:+d} message{'s' if abs(delta) != 1 else ''}")
     return ", ".join(parts)

@@ -1,10 +1,12 @@
 """Can a button act while a cell runs? The ipykernel version check, made where a widget is built.
 
-Clicks reach a cell that is awaiting the loop only on ipykernel >= 7.4
-(earlier kernels queue them until the cell ends, or run them off the event
-loop); see ``reference/widgets-during-execution.md``. The widgets with
-buttons call ``warn_if_old_kernel()`` when they are built, never at import.
-It knows nothing about the widgets themselves.
+Clicks reach a cell that is awaiting the loop only on ipykernel >= 7.4: it
+dispatches comm messages while an async cell awaits (ipython/ipykernel#1565,
+"Allow async cell to process Comm messages", fixing ipykernel#646). Earlier
+kernels queue them until the cell ends, or (7.0-7.3 with JupyterLab's
+``commsOverSubshells``) run them on a subshell thread, off the event loop.
+The widgets with buttons call ``warn_if_old_kernel()`` when they are built,
+never at import. It knows nothing about the widgets themselves.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """LiveView: watch a running loop in a notebook cell, and stop it with a button.
 
 Owns the live widget: streaming text as it arrives (throttled), each tool
-call from started to done, the current phase lit on the loop's flowchart,
+call from started to done with the hooks that ran on it, the current phase lit on the loop's flowchart,
 turn_count and transition, the Terminal at the end, and a Stop button that
 fires the run's abort signal. It follows the events a ``QueryRun`` yields
 and knows nothing about how the loop produces them. No ``Output`` widget,
@@ -18,8 +18,10 @@ from typing import Any, AsyncIterator, Callable
 import ipywidgets as W
 
 from ..diagram import loop_flowchart_svg
+from ..hooks import describe_record
 from .html import badge, esc, message_html, pane, pretty_json, terminal_html, tool_names, tool_result_html
 from .kernel import warn_if_old_kernel
+from .static import StaticHTML
 
 __all__ = ["LiveView"]
 
@@ -45,19 +47,32 @@ class _Call:
         self.seconds: float | None = None
         self.last_progress: dict[str, Any] | None = None
         self.result: dict[str, Any] | None = None
+        self.hooks: list[dict[str, Any]] = []
 
     def html(self) -> str:
         call = (f'{badge("tool_use", "tool_use")}<b class="dl-mono">{esc(self.name)}</b> '
                 f'<span class="dl-mono">{esc(_short_json(self.input))}</span> ')
+        hooks = "".join(_hook_line(h) for h in self.hooks)
         if self.result is None:
             state = badge("running…", "system")
             if self.last_progress:
                 state += f'<span class="dl-mono dl-dim">{esc(_short_json(self.last_progress))}</span>'
-            return f'<div class="dl-item">{call}{state}</div>'
+            return f'<div class="dl-item">{call}{state}{hooks}</div>'
         failed = bool(self.result.get("is_error"))
         took = f" {self.seconds:.2f} s" if self.seconds is not None else ""
         state = badge(f"done ✗{took}" if failed else f"done ✓{took}", "error" if failed else "assistant")
-        return f'<div class="dl-item">{call}{state}{tool_result_html(self.result, self.name, max_chars=800)}</div>'
+        return (f'<div class="dl-item">{call}{state}{hooks}'
+                f"{tool_result_html(self.result, self.name, max_chars=800)}</div>")
+
+
+def _hook_line(record: dict[str, Any]) -> str:
+    """A hook that ran on a call, one line: what it said (red when it blocked or stopped)."""
+    said = record.get("decision") or {}
+    blocked = record.get("type") in ("hook_blocking_error", "hook_stopped_continuation") or \
+        said.get("decision") in ("deny", "block") or said.get("continue") is False
+    kind = "error" if blocked else "attachment"
+    return (f'<div class="dl-small dl-hook">{badge("hook", kind, filled=blocked)}'
+            f'<span class="dl-mono">{esc(describe_record(record, width=200))}</span></div>')
 
 
 class _Tools:
@@ -71,8 +86,8 @@ class _Tools:
 
 
 class _TurnView:
-    def __init__(self, turn_count: int, transition: str | None) -> None:
-        self.turn_count, self.transition = turn_count, transition
+    def __init__(self, turn_count: int, transition: str | None, stop_hook_active: bool = False) -> None:
+        self.turn_count, self.transition, self.stop_hook_active = turn_count, transition, stop_hook_active
         self.entries: list[str | _Tools] = []
         self.tools: _Tools | None = None
 
@@ -84,11 +99,12 @@ class _TurnView:
 
     def html(self) -> str:
         head = (f'<div class="dl-small dl-c-user" style="border-bottom:1px solid #e2e8f0;margin-top:6px">'
-                f"<b>turn_count={self.turn_count}</b> · transition={esc(self.transition)}</div>")
+                f"<b>turn_count={self.turn_count}</b> · transition={esc(self.transition)}"
+                f"{' · <b>stop_hook_active</b>' if self.stop_hook_active else ''}</div>")
         return head + "".join(e if isinstance(e, str) else e.html() for e in self.entries)
 
 
-class LiveView(W.VBox):
+class LiveView(StaticHTML, W.VBox):
     """A running loop, live: ``display(live)`` then ``async for event in live.follow(run)``.
 
     Usage in a notebook cell (top-level await, never a background task)::
@@ -110,7 +126,9 @@ class LiveView(W.VBox):
     execution, a call that starts while the model still streams lights
     ``tools`` with ``model`` still lit (``also``): both phases at once.
     ``run`` is the run being (or last) followed; ``terminal`` its Terminal
-    once it ended.
+    once it ended. When the run ends, the outputs showing the view get its
+    final state as static HTML (``StaticHTML.refresh_static``), for a
+    notebook read without a kernel.
     """
 
     def __init__(self, *, throttle: float = 0.05, max_turns_shown: int = 10) -> None:
@@ -163,6 +181,11 @@ class LiveView(W.VBox):
     def __repr__(self) -> str:
         return "LiveView()"
 
+    def static_html(self) -> str:
+        """The status line, the flowchart as lit and the transcript, as the view shows them now."""
+        return (self.status.value + '<div style="display:flex;gap:8px;align-items:flex-start">'
+                f'{self.diagram.value}<div style="flex:1 1 auto">{self.transcript.value}</div></div>')
+
     # -- the run's life -------------------------------------------------------
 
     def _reset(self) -> None:
@@ -170,6 +193,7 @@ class LiveView(W.VBox):
         self._finished_html: list[str] = []
         self._names: dict[str, str] = {}
         self._blocks: dict[int, dict[str, Any]] = {}
+        self._state: Any = None
         self._flushed = 0.0
         self._streaming = False
         self.phase, self.also, self.phases, self.terminal = None, frozenset(), [], None
@@ -191,18 +215,20 @@ class LiveView(W.VBox):
             return
         self._running = False
         self.stop_button.disabled = True
+        self.stop_button.description = "Stop"
         self._flush_stream(force=True, label="streamed before the end (blocks that never finished are not kept)")
         self.terminal = run.terminal if getattr(run, "done", False) else None
         if self.terminal is not None:
             # completed leaves through the stop checks; max_turns and an abort during tools through the check
-            path = {"completed": ["stop"], "max_turns": ["check"], "aborted_tools": ["check"]}.get(
-                self.terminal.reason, [])
+            path = {"completed": ["stop"], "stop_hook_prevented": ["stop"], "max_turns": ["check"],
+                    "aborted_tools": ["check"], "hook_stopped": ["check"]}.get(self.terminal.reason, [])
             self._light(*path, "terminal")
         self._render_transcript()
         if self.terminal is None and error is not None:
             self.status.value = self._status_html(f"ended with {type(error).__name__}")
         else:
             self._update_status()
+        self.refresh_static()
 
     def _clicked(self, _button: Any) -> None:
         # The click may arrive on another thread (ipykernel 7.0–7.3 subshells): hop onto the run's loop.
@@ -240,21 +266,37 @@ class LiveView(W.VBox):
             self._on_progress(event)
         elif kind == "user" and event.source_tool_use_ids:
             self._on_results(event)
+        elif kind == "attachment" and self._on_call_hook(event.attachment):
+            self._render_transcript()
         else:
             self._turn().entries.append(message_html(event, self._names, max_chars=1500))
             if kind == "attachment" and event.attachment.get("type") == "max_turns_reached":
                 self._light("check")
+            elif kind == "attachment" and event.attachment.get("hookEvent") == "Stop":
+                self._light("stop")
             self._render_transcript()
+
+    def _on_call_hook(self, record: dict[str, Any]) -> bool:
+        """A hook record (or what hooks told the model) about a tool call of this turn: shown on that call."""
+        tools = self._turns[-1].tools if self._turns else None
+        call = tools.calls.get(record.get("toolUseID") or "") if tools is not None else None
+        if call is None or not str(record.get("type", "")).startswith("hook_"):
+            return False
+        call.hooks.append(record)
+        return True
 
     def _on_request(self, run: Any, event: Any) -> None:
         current = self._turns[-1] if self._turns else None
-        if current is None or current.turn_count != event.turn_count:
-            state = getattr(run, "state", None)
+        state = getattr(run, "state", None)
+        new_state = state is not None and state is not self._state
+        if current is None or current.turn_count != event.turn_count or new_state:
+            self._state = state
             transition = state.transition.reason if state is not None and state.transition else None
             if current is not None:
                 self._finished_html.append(current.html())
-            self._turns.append(_TurnView(event.turn_count, transition))
-            path = ["next", "state", "context", "model"] if current is not None else ["state", "context", "model"]
+            self._turns.append(_TurnView(event.turn_count, transition, bool(getattr(state, "stop_hook_active", False))))
+            # only next_turn passes "5. new State"; a stop hook's block goes from the stop checks to the State
+            path = ["next", "state", "context", "model"] if transition == "next_turn" else ["state", "context", "model"]
             self._light(*path)
         else:  # another request in the same turn (a retry, a recovery)
             self._light("context", "model")
@@ -369,6 +411,8 @@ class LiveView(W.VBox):
         if turn is not None:
             parts.append(f"turn_count=<b>{turn.turn_count}</b>")
             parts.append(f"transition=<b>{esc(turn.transition)}</b>")
+            if turn.stop_hook_active:
+                parts.append("<b>stop_hook_active</b>")
         if self.phase:
             lit = " + ".join(sorted(self.also)) + " + " + self.phase if self.also else self.phase
             parts.append(f"phase: <b>{esc(lit)}</b>")

@@ -19,6 +19,7 @@ import ipywidgets as W
 
 from ..trace import Checkpoint, Trace
 from .html import COLORS, esc, pane
+from .static import StaticHTML
 
 __all__ = ["Span", "Timeline", "TurnSpans", "side_by_side", "turn_spans"]
 
@@ -156,7 +157,7 @@ def turn_spans(trace: Trace, point: Checkpoint) -> TurnSpans:
     return TurnSpans(point.index, point.turn_count, model, ordered)
 
 
-class Timeline(W.VBox):
+class Timeline(StaticHTML, W.VBox):
     """Model streaming vs tool runs, per turn: ``Timeline(trace)``; ``display(timeline)``.
 
     ``trace``: a ``Trace`` (live or loaded) or a ``QueryRun`` (its ``.trace``).
@@ -167,7 +168,9 @@ class Timeline(W.VBox):
     ``refresh()`` re-reads a trace still being filled. ``seconds`` fixes the
     time axis (default: the trace's last end), so timelines drawn with the
     same ``seconds`` compare bar for bar (``side_by_side``). The repr is
-    ``Timeline(turns=N)``: times never appear in it.
+    ``Timeline(turns=N)``: times never appear in it. A row's label is the
+    tool and its input, cut at a word with the whole of it as a tooltip;
+    the stored output carries the chart as static HTML (``StaticHTML``).
     """
 
     def __init__(self, trace: Trace | Any, *, width: int = 720, seconds: float | None = None) -> None:
@@ -186,6 +189,11 @@ class Timeline(W.VBox):
         """Re-read the trace and redraw."""
         self.turns = [turn_spans(self.trace, point) for point in self.trace.checkpoints]
         self.chart.value = self._svg() + self._summary_html()
+        self.refresh_static()
+
+    def static_html(self) -> str:
+        """The chart and the per-turn summary, as the widget shows them."""
+        return self.chart.value
 
     def summary(self, times: bool = True) -> str:
         """One line per turn (``turn 1: model 0.12 s, tools: Read ×4 in parallel 0.21 s``), then the total.
@@ -215,7 +223,10 @@ class Timeline(W.VBox):
     def _svg(self) -> str:
         if not self.turns:
             return pane('<span class="dl-dim">No checkpoint yet.</span>')
-        left, row, pad = 150, 16, 4
+        row, pad = 16, 4
+        labels = [f"turn {turn.turn_count} model" for turn in self.turns] + [
+            _lane_label(lane) for turn in self.turns for lane in _lanes(turn.tools)]
+        left = _label_width(labels)
         plot = self.width - left - 20
         total = max(self.seconds or 0.0, self._end()) or 1.0
         x = lambda t: left + plot * t / total  # noqa: E731
@@ -224,14 +235,12 @@ class Timeline(W.VBox):
         for turn in self.turns:
             top = y
             rows.append(f'<line x1="0" x2="{self.width}" y1="{y - 2}" y2="{y - 2}" stroke="#e2e8f0"/>')
-            rows.append(_label(4, y + row - 4, f"turn {turn.turn_count} model", COLORS["assistant"]))
+            rows.append(_label(4, y + row - 4, f"turn {turn.turn_count} model", COLORS["assistant"], left - 8))
             for span in turn.model:
                 rows.append(_bar(x(span.start), y, x(span.end), row - pad, COLORS["user"], span))
             y += row
             for lane in _lanes(turn.tools):
-                names = f"{lane[0].label} {lane[0].detail}" if len(lane) == 1 else \
-                    ", ".join(sorted({s.label for s in lane}))
-                rows.append(_label(4, y + row - 4, f"  {names}", COLORS["tool_use"]))
+                rows.append(_label(12, y + row - 4, _lane_label(lane), COLORS["tool_use"], left - 16))
                 for span in lane:
                     color = COLORS["error"] if span.is_error else "#dd6b20"
                     rows.append(_bar(x(span.start), y, x(span.end), row - pad, color, span))
@@ -261,22 +270,40 @@ class Timeline(W.VBox):
                 f'<g transform="translate(0,14)">{"".join(ticks)}{"".join(rows)}</g>{legend}</svg>')
 
 
+class _SideBySide(StaticHTML, W.VBox):
+    """What ``side_by_side`` returns: labelled timelines on one axis, with a stored static fallback."""
+
+    static_title = "Timelines"
+
+    def __init__(self, timelines: dict[str, Timeline]) -> None:
+        self.timelines = timelines
+        children: list[W.Widget] = []
+        for label, timeline in timelines.items():
+            children += [W.HTML(f"<b>{esc(label)}</b>"), timeline]
+        super().__init__(children=children)
+        self.add_class("dreamloop-timelines")
+
+    def static_html(self) -> str:
+        return "".join(f"<div><b>{esc(label)}</b></div>{timeline.static_html()}"
+                       for label, timeline in self.timelines.items())
+
+    def __repr__(self) -> str:
+        return f"side_by_side({', '.join(repr(label) for label in self.timelines)})"
+
+
 def side_by_side(traces: dict[str, Trace | Any], *, width: int = 720) -> W.VBox:
     """One labelled ``Timeline`` per trace (or ``QueryRun``), all on the same time axis, one above the other.
 
     ``traces``: label → trace, e.g. ``{"switch off": off.trace, "switch on": on.trace}``. Returns a
-    ``VBox`` of a label (``HTML``) and a ``Timeline`` per entry; its repr names no times.
+    ``VBox`` of a label and a ``Timeline`` per entry (``.timelines``: label → Timeline); its repr,
+    ``side_by_side('switch off', 'switch on')``, names no times.
     """
     timelines = {label: Timeline(trace, width=width) for label, trace in traces.items()}
     axis = max((t._end() for t in timelines.values()), default=0.0)
-    children: list[W.Widget] = []
-    for label, timeline in timelines.items():
+    for timeline in timelines.values():
         timeline.seconds = axis
         timeline.refresh()
-        children += [W.HTML(f"<b>{esc(label)}</b>"), timeline]
-    box = W.VBox(children)
-    box.add_class("dreamloop-timelines")
-    return box
+    return _SideBySide(timelines)
 
 
 def _lanes(spans: list[Span]) -> list[list[Span]]:
@@ -304,8 +331,39 @@ def _bar(x0: float, y: float, x1: float, h: float, color: str, span: Span) -> st
             f'fill-opacity="{opacity}"><title>{esc(title)}</title></rect>')
 
 
-def _label(x: float, y: float, text: str, color: str) -> str:
-    return f'<text x="{x}" y="{y}" font-size="11" fill="{color}" xml:space="preserve">{esc(text[:26])}</text>'
+_CHAR_PX = 6.2
+"""About how wide one character of the 11 px label font is."""
+
+
+def _lane_label(lane: list[Span]) -> str:
+    """What a lane of tool bars is: one call's tool and input, or the tools of the calls that share it."""
+    if len(lane) == 1:
+        return f"{lane[0].label} {lane[0].detail}".strip()
+    return ", ".join(sorted({s.label for s in lane}))
+
+
+def _label_width(labels: list[str]) -> int:
+    """The label column: wide enough for the longest label, between 150 and 300 px."""
+    longest = max((len(text) for text in labels), default=0)
+    return int(min(max(150, longest * _CHAR_PX + 24), 300))
+
+
+def _label(x: float, y: float, text: str, color: str, width: float) -> str:
+    """A row label that fits ``width`` px: cut at a word (never inside one), with the whole text as a tooltip."""
+    room = max(int(width / _CHAR_PX), 8)
+    shown = text if len(text) <= room else _cut_at_word(text, room)
+    title = f"<title>{esc(text)}</title>" if shown != text else ""
+    return (f'<text x="{x}" y="{y}" font-size="11" fill="{color}" xml:space="preserve">{title}'
+            f"{esc(shown)}</text>")
+
+
+def _cut_at_word(text: str, room: int) -> str:
+    """``text`` cut to at most ``room`` characters at a space or comma, ending with "…"."""
+    head = text[: room - 1]
+    cut = max(head.rfind(" "), head.rfind(","))
+    if cut >= room // 3:
+        head = head[:cut]
+    return head.rstrip(" ,=") + "…"
 
 
 def _tick_step(total: float) -> float:

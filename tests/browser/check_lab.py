@@ -5,11 +5,13 @@
 
 What it does, all on 127.0.0.1 and nothing else (every other request the page makes is aborted):
 
-1. copies ``notebooks/`` (and ``images/``) to a temp root, so the checkout is never written to;
+1. copies ``notebooks/`` (and ``images/``, and the Claude Code session files chapter 10 opens) to a temp
+   root, so the checkout is never written to;
 2. starts ``jupyter lab`` there on a free port (own config/data/settings dirs, ``DREAMLOOP_AUTO_ANSWER=1``);
 3. for each chapter (default: every chapter with a module in ``chapters/``), opens it in Debian's Chromium
    through Playwright (``executable_path``; never ``playwright install``), runs every cell
-   (``notebook:run-all-cells`` through ``window.jupyterapp``), checks that no cell stored an error output,
+   (``notebook:run-all-cells`` through ``window.jupyterapp``), checks that the stored widget outputs read as
+   static HTML before the run, that no cell stored an error output and that the markdown renders as meant,
    then runs the chapter's own checks (``chapters/chNN.py``: ``check(ch)``) and shuts its kernel down;
 4. saves the screenshots the chapter modules take under ``--out`` (default ``build/browser``).
 
@@ -48,6 +50,7 @@ from lab import (  # noqa: E402
     CheckFailed,
     LabServer,
     Report,
+    check_markdown,
     find_chromium,
     find_notebook,
     open_and_run,
@@ -107,6 +110,9 @@ def run(args: argparse.Namespace, budgets: list[Budget], report: Report, server_
                     ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__", "*.pyc"))
     if (REPO / "images").is_dir():
         shutil.copytree(REPO / "images", lab_root / "images")  # notebooks may show ../images/*.svg
+    sessions = Path("tests") / "fixtures" / "claude-code-sessions"  # chapter 10 opens these real session files
+    if (REPO / sessions).is_dir():
+        shutil.copytree(REPO / sessions, lab_root / sessions)
 
     with report.check("JupyterLab server starts"):
         server.start()
@@ -148,6 +154,7 @@ def run(args: argparse.Namespace, budgets: list[Budget], report: Report, server_
                 ch = Chapter(page, server, str(notebook.relative_to(REPO)), notebook, out, budget, report, number)
                 try:
                     open_and_run(ch, args.run_timeout)
+                    check_markdown(ch)
                     modules[number].check(ch)
                 except CheckFailed:
                     with contextlib.suppress(Exception):  # the page as it was when the check failed

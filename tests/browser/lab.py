@@ -1,7 +1,10 @@
 """The browser check's machinery: a JupyterLab server on loopback, the page helpers, the kernel probe.
 
-``check_lab.py`` runs the chapters; each chapter's own checks live in ``chapters/chNN.py``. This module
-knows nothing about what a particular chapter shows.
+``check_lab.py`` runs the chapters; each chapter's own checks live in ``chapters/chNN.py``. What every
+chapter gets here: its stored outputs readable before a run (``check_stored_outputs``), its markdown
+rendered as meant (``check_markdown``), and, for a chapter that teaches Stop, ``press_stop`` (re-run a
+cell as a person would, click Stop, measure the click → Terminal latency). This module knows nothing
+about what a particular chapter shows.
 """
 
 from __future__ import annotations
@@ -9,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -338,6 +342,43 @@ JS_HELPERS = r"""
           .map((e) => e.textContent).filter((t) => t.includes('Traceback')).map((t) => t.slice(0, 600)),
       };
     },
+    // the rendered markdown cells: what a reader sees, and the traces of markdown that went wrong
+    markdownCells() {
+      const p = panel();
+      const out = [];
+      p.content.widgets.forEach((cell, index) => {
+        if (cell.model.type !== 'markdown') return;
+        const html = cell.node.querySelector('.jp-RenderedMarkdown');
+        if (!html) { out.push({ index, rendered: false }); return; }
+        const prose = html.cloneNode(true);  // the text outside code: where markdown syntax must not show
+        prose.querySelectorAll('code, pre, .jp-RenderedMermaid').forEach((c) => c.remove());
+        out.push({
+          index,
+          rendered: true,
+          text: norm(prose.textContent),
+          nestedLists: [...html.querySelectorAll('li > ol, li > ul')].map((l) => ({
+            tag: l.tagName.toLowerCase(), start: l.getAttribute('start'), text: norm(l.textContent).slice(0, 80) })),
+          math: html.querySelectorAll('mjx-container, .MathJax, .katex').length,
+          images: [...html.querySelectorAll('img')].filter((img) => !img.closest('.jp-RenderedMermaid'))
+            .map((img) => ({ src: img.getAttribute('src'), ok: img.complete && img.naturalWidth > 0 })),
+          mermaid: [...html.querySelectorAll('.jp-RenderedMermaid')].map((m) => ({
+            error: m.classList.contains('jp-mod-warning') || /Syntax error|Parse error/i.test(m.innerHTML) })),
+          pipes: [...html.querySelectorAll('p')].map((q) => q.textContent).filter((t) => /^\s*\|.*\|\s*$/m.test(t)),
+        });
+      });
+      return out;
+    },
+    // the outputs of every code cell as the page shows them (before a run: the stored ones)
+    outputTexts() {
+      const p = panel();
+      return p.content.widgets.map((cell, index) => cell.model.type !== 'code' ? null : {
+        index,
+        static: cell.node.querySelectorAll('.dreamloop-static').length,
+        widgetErrors: [...cell.node.querySelectorAll('.jp-OutputArea-output')]
+          .filter((o) => /Error displaying widget|Loading widget/.test(o.textContent)).length,
+        text: norm([...cell.node.querySelectorAll('.jp-OutputArea-output')].map((o) => o.textContent).join(' ')).slice(0, 400),
+      }).filter(Boolean);
+    },
     // record what the live views' "streaming…" part showed while the cells ran (distinct texts, capped)
     watchStreaming() {
       const record = window.__dlStream = { frames: 0, samples: [] };
@@ -600,6 +641,8 @@ def open_and_run(ch: Chapter, run_timeout: float) -> None:
         # room for the notebook (the file browser stays closed, as in most learners' screenshots)
         page.evaluate("() => window.jupyterapp.shell.collapseLeft && window.jupyterapp.shell.collapseLeft()")
 
+    check_stored_outputs(ch)  # before the run replaces them
+
     with report.check("run all cells (no error output)"):
         page.evaluate(RUN_ALL)  # returns at once; the command's promise is recorded in window.__dlRunAll
         started = time.monotonic()
@@ -632,3 +675,180 @@ def open_and_run(ch: Chapter, run_timeout: float) -> None:
                  f"{', '.join(pending[:5]) or 'none'}")
         report.note(f"{len(state['cells'])} code cells ran in {time.monotonic() - started:.1f} s")
 
+
+
+# ---------------------------------------------------------------------------------------------------------
+# checks every chapter gets
+
+
+def _cells(notebook: Path) -> list[dict[str, Any]]:
+    return json.loads(notebook.read_text())["cells"]
+
+
+def check_stored_outputs(ch: Chapter) -> None:
+    """Before a run, every stored widget output shows its static HTML (not "Error displaying widget")."""
+    page, report = ch.page, ch.report
+    widgets = [i for i, c in enumerate(_cells(ch.notebook)) if c.get("cell_type") == "code" and any(
+        "application/vnd.jupyter.widget-view+json" in o.get("data", {}) for o in c.get("outputs", []))]
+    with report.check("stored widget outputs readable before a run"):
+        if not widgets:
+            report.note("no widget outputs stored")
+            return
+
+        def shown() -> Any:
+            cells = {c["index"]: c for c in page.evaluate("() => window.__dl.outputTexts()")}
+            ok = [i for i in widgets if cells.get(i, {}).get("static")]
+            return (ok, cells) if len(ok) == len(widgets) else None
+
+        found = wait_until(shown, 10, ch.budget)
+        if not found:
+            cells = {c["index"]: c for c in page.evaluate("() => window.__dl.outputTexts()")}
+            bad = [i for i in widgets if not cells.get(i, {}).get("static")]
+            fail("stored widget outputs readable before a run",
+                 f"cell(s) {[i + 1 for i in bad]} store a widget but the page shows no static HTML for it: "
+                 f"{[cells.get(i, {}).get('text', '')[:160] for i in bad]}")
+        ok, cells = found
+        errors = [i + 1 for i in ok if cells[i]["widgetErrors"]]
+        if errors:
+            fail("stored widget outputs readable before a run", f"cell(s) {errors} show 'Error displaying widget'")
+        with contextlib.suppress(Exception):  # what a reader of the unrun notebook sees
+            first = page.locator(f".jp-Notebook .jp-Cell >> nth={ok[0]}").locator(".dreamloop-static").first
+            shoot(page, first.element_handle(timeout=ch.budget.ms(3)), ch.out / f"stored-{ch.number.replace('/', '-')}.png",
+                  ch.budget)
+        report.note(f"{len(ok)} widget output(s) shown as static HTML, e.g. {cells[ok[0]]['text'][:60]!r}")
+
+
+def check_markdown(ch: Chapter) -> None:
+    """Every markdown cell rendered as meant: no accidental lists, no stray math, images and figures drawn."""
+    page, report = ch.page, ch.report
+    sources = {i: "".join(c.get("source", "")) for i, c in enumerate(_cells(ch.notebook))
+               if c.get("cell_type") == "markdown"}
+    with report.check("markdown renders as meant"):
+        # a cell renders when it is in view (JupyterLab renders lazily): visit each one first
+        for index in sources:
+            page.evaluate("(i) => { const p = window.__dl.panel(); p.content.activeCellIndex = i; "
+                          "p.content.scrollToItem && p.content.scrollToItem(i); }", index)
+        wait_until(lambda: all(c["rendered"] for c in page.evaluate("() => window.__dl.markdownCells()")),
+                   10, ch.budget)
+        cells = page.evaluate("() => window.__dl.markdownCells()")
+        problems = []
+        for cell in cells:
+            source, where = sources.get(cell["index"], ""), f"markdown cell {cell['index'] + 1}"
+            if not source:
+                continue
+            if not cell["rendered"]:
+                problems.append(f"{where} did not render")
+                continue
+            for nested in cell["nestedLists"]:  # a list meant to nest starts at 1; a wrapped "05) ..." does not
+                if nested["tag"] == "ol" and nested["start"] not in (None, "1"):
+                    problems.append(f"{where}: a wrapped line became a nested numbered list "
+                                    f"(start={nested['start']}): {nested['text']!r}; reword so no line starts "
+                                    "with a number and a dot or parenthesis")
+            if cell["math"] and "$" not in source.replace("`$`", ""):
+                problems.append(f"{where}: rendered math the source does not mean")
+            elif cell["math"]:
+                problems.append(f"{where}: a $ became math: {cell['text'][:100]!r}")
+            for image in cell["images"]:
+                if not image["ok"]:
+                    problems.append(f"{where}: image {image['src']!r} did not load")
+            if any(m["error"] for m in cell["mermaid"]):
+                problems.append(f"{where}: Mermaid reported an error")
+            if cell["pipes"]:
+                problems.append(f"{where}: a table did not render: {cell['pipes'][0][:80]!r}")
+            for marker in ("**", "```", "]("):
+                if marker in cell["text"]:
+                    problems.append(f"{where}: markdown left unrendered ({marker!r}): {cell['text'][:100]!r}")
+        if problems:
+            fail("markdown renders as meant", "; ".join(problems[:6]))
+        figures = sum(len(c.get("mermaid", [])) for c in cells)
+        report.note(f"{len(cells)} markdown cells; {figures} Mermaid figure(s), "
+                    f"{sum(len(c.get('images', [])) for c in cells)} image(s)")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Stop, as a person presses it
+
+
+def cell_index(ch: Chapter, marker: str) -> int:
+    """The index of the code cell whose source contains ``marker`` (the first one)."""
+    for i, cell in enumerate(_cells(ch.notebook)):
+        if cell.get("cell_type") == "code" and marker in "".join(cell.get("source", "")):
+            return i
+    fail(f"chapter {ch.number} has the cell", f"no code cell contains {marker!r}")
+    return -1
+
+
+def run_cell(ch: Chapter, index: int) -> None:
+    """Run one cell the way a person does (select it, Run), without waiting for it to finish."""
+    ch.page.evaluate("""(i) => { const p = window.__dl.panel(); p.content.activeCellIndex = i;
+                                 window.jupyterapp.commands.execute('notebook:run-cell'); }""", index)
+
+
+def cell_idle(ch: Chapter, index: int) -> bool:
+    status = ch.page.evaluate("() => window.__dl.cellStatus()")
+    cell = next((c for c in status["cells"] if c["index"] == index), None)
+    return status["kernel"] == "idle" and cell is not None and isinstance(cell["count"], int)
+
+
+STOP_CLOCK = r"""
+() => {
+  const stop = window.__dlStop = { down: null, end: null };
+  document.addEventListener('mousedown', (e) => {
+    if (stop.down === null && e.target.closest('.dreamloop-stop')) stop.down = performance.now();
+  }, true);
+  const seen = () => {
+    const v = VIEW;
+    if (stop.down !== null && stop.end === null && v && /reason=\s*aborted_/.test(window.__dl.norm(v.textContent)))
+      stop.end = performance.now();
+  };
+  new MutationObserver(seen).observe(document.body, { subtree: true, childList: true, characterData: true });
+}
+"""
+"""Records ``window.__dlStop = {down, end}``: the mousedown on Stop and the first change showing a Terminal."""
+
+
+def press_stop(ch: Chapter, marker: str, *, when: str, expect: str, check: str) -> dict[str, Any]:
+    """Re-run the cell with ``marker`` as a person watching (no ``DREAMLOOP_AUTO_ANSWER``, so paced), wait
+    until its live view shows ``when`` ("streaming" or "tools"), click Stop, and measure the time from the
+    click to the Terminal shown in the page. Fails unless the run ends ``expect``. Returns
+    ``{"latency": s, "reason": ..., "waited": s}``.
+    """
+    page, report, budget = ch.page, ch.report, ch.budget
+    index = cell_index(ch, marker)
+    with report.check(check):
+        said = ch.execute("import os; os.environ.pop('DREAMLOOP_AUTO_ANSWER', None); "
+                          "from dreamloop.widgets import person_watching; print(person_watching())")
+        if said["out"].strip() != "True":
+            fail(check, f"could not make the kernel a person's (person_watching() said {said!r})")
+        try:
+            run_cell(ch, index)
+            started = time.monotonic()
+            view = f"window.__dl.panel().content.widgets[{index}].node.querySelector('.dreamloop-live')"
+            ready = {"streaming": "streaming…", "tools": "running…"}[when]
+            page.wait_for_function(
+                f"""() => {{ const v = {view}; if (!v) return false;
+                             const b = v.querySelector('.dreamloop-stop');
+                             return b && !b.disabled && v.textContent.includes({json.dumps(ready)}); }}""",
+                timeout=budget.ms(20), polling=50)
+            waited = time.monotonic() - started
+            button = page.locator(f".jp-Notebook .jp-Cell >> nth={index}").locator(".dreamloop-stop")
+            button.scroll_into_view_if_needed(timeout=budget.ms(5))
+            # the page's own clock: from the mousedown on Stop to the first DOM change that shows the Terminal
+            page.evaluate(STOP_CLOCK.replace("VIEW", view))
+            button.click(timeout=budget.ms(5))
+            page.wait_for_function("() => window.__dlStop.end !== null", timeout=budget.ms(10), polling=50)
+            stop = page.evaluate("() => window.__dlStop")
+            latency = (stop["end"] - stop["down"]) / 1000.0
+            text = page.evaluate(f"() => window.__dl.norm(({view}).textContent)")
+            reason = re.search(r"reason=\s*(\w+)", text)
+            if not reason or reason.group(1) != expect:
+                fail(check, f"Stop during {when} ended {reason.group(1) if reason else '?'}, expected {expect}: "
+                            f"{text[:300]!r}")
+            if not wait_until(lambda: cell_idle(ch, index), 15, budget):
+                fail(check, "the cell did not finish after Stop")
+        finally:
+            ch.execute("import os; os.environ['DREAMLOOP_AUTO_ANSWER'] = '1'")
+        report.note(f"{when} seen after {waited:.1f} s; click → Terminal {expect} shown in {latency:.2f} s")
+        if latency > 0.5:
+            fail(check, f"the Stop click took {latency:.2f} s to show the Terminal (more than 0.5 s)")
+    return {"latency": latency, "reason": expect, "waited": waited}

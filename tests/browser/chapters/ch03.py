@@ -1,7 +1,9 @@
-"""Chapter 03 in the page: the State inspector, its slider, the live view and the Mermaid figure.
+"""Chapter 03 in the page: the State inspector, its slider, the live view, the Mermaid figure, and Stop.
 
 What the page must show is asked of the kernel (``ch.probe()``), not hard-coded. Saves
 ``state-inspector.png``, ``live-view.png``, ``mermaid.png`` and ``lab.png`` (the README's screenshots).
+Last, the live-view cell is re-run as a person would (paced) and Stop is clicked while the two Reads run:
+the run must end ``aborted_tools`` within 0.5 s of the click.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from lab import Chapter, fail, longest_prefix, mermaid_blocks, shoot, wait_until
+from lab import Chapter, fail, longest_prefix, mermaid_blocks, press_stop, shoot, wait_until
 
 SCREENSHOTS = ("state-inspector.png", "live-view.png", "lab.png", "mermaid.png")
 
@@ -182,5 +184,8 @@ def check(ch: Chapter) -> None:
     with contextlib.suppress(Exception):
         page.evaluate("() => window.__dl.inspectors()[0].scrollIntoView({block: 'center'})")
         page.screenshot(path=str(out / "lab.png"), timeout=budget.ms(5))
+
+    press_stop(ch, "terminal = await live.watch(live_run)", when="tools", expect="aborted_tools",
+               check="Stop while the tools run (a person watching)")
 
 

@@ -1,0 +1,808 @@
+"""Claude Code session files rebuilt as loop checkpoints: one per model call, for the inspector.
+
+Owns reading ``~/.claude/projects/<project>/<session>.jsonl`` (unknown record
+types and fields, empty files and a torn last line are tolerated; any other bad
+line is an error naming it), finding its branches (rewinds, restarts and
+sidechains leave several in one file) and rebuilding each model call of one
+branch: the conversation messages it was sent, its response, its tool results.
+The format and the algorithm: ``claude-code-session-format.md`` (design notes).
+It knows nothing about widgets, HTTP or running the loop.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from anthropic.types import Message as APIMessage
+from pydantic import ValidationError
+
+from .errors import FileFormatError
+from .fake_api.validation import validate_request
+from .messages import AssistantMessage, SystemMessage, UserMessage, normalize_messages_for_api, tool_result_block
+from .state import Continue, Terminal
+from .trace import Checkpoint, Trace
+
+__all__ = ["NOT_IN_THE_FILE", "SYNTHESIZED_RESULT", "Branch", "ClaudeCodeSession", "Step", "read_session"]
+
+NOT_IN_THE_FILE = (
+    "A Claude Code session file holds the conversation only: not the system prompt and not the tool "
+    "definitions (nor the reminders Claude Code injected, nor where cache_control went). So "
+    "messages_for_query is the conversation the model was sent, without those. Turn counts, "
+    "transitions and Terminals are read from what follows each call; the file does not record them."
+)
+"""What the inspector says about every imported session."""
+
+SYNTHESIZED_RESULT = (
+    "[synthesized by dreamloop] The session file holds no tool_result for this call (the session was "
+    "interrupted or crashed before one was written); this is_error result only keeps the exchange valid."
+)
+"""The content of a ``tool_result`` dreamloop made up for a ``tool_use`` the file leaves unanswered."""
+
+_MESSAGE_TYPES = ("user", "assistant")
+_INTERRUPT = "[Request interrupted by user"
+_INTERRUPT_FOR_TOOLS = "[Request interrupted by user for tool use]"
+_REJECTED = ("The user doesn't want to", "The user doesn't want to take this action")
+_SYSTEM_LEVELS = {"error": "error", "warning": "warning"}
+
+
+# ---------------------------------------------------------------------------
+# Reading the file
+
+
+@dataclass(frozen=True)
+class _Record:
+    """One line of the file: its 1-based line number and the JSON object."""
+
+    line: int
+    data: dict[str, Any]
+
+    @property
+    def type(self) -> str:
+        return str(self.data.get("type"))
+
+    @property
+    def uuid(self) -> str | None:
+        value = self.data.get("uuid")
+        return value if isinstance(value, str) else None
+
+    @property
+    def sidechain(self) -> bool:
+        return bool(self.data.get("isSidechain"))
+
+    @property
+    def is_message(self) -> bool:
+        return self.type in _MESSAGE_TYPES and not self.synthetic
+
+    @property
+    def synthetic(self) -> bool:
+        """A message Claude Code made up locally (``model == "<synthetic>"``, e.g. "API Error ...")."""
+        return self.type == "assistant" and self.data["message"].get("model") == "<synthetic>"
+
+    @property
+    def content(self) -> Any:
+        return self.data["message"]["content"]
+
+    @property
+    def message_id(self) -> str:
+        """The API message id of an assistant record (its uuid if the file has none)."""
+        return str(self.data["message"].get("id") or self.uuid)
+
+    def blocks(self, kind: str) -> list[dict[str, Any]]:
+        content = self.content if self.type in _MESSAGE_TYPES else None
+        if not isinstance(content, list):
+            return []
+        return [b for b in content if isinstance(b, dict) and b.get("type") == kind]
+
+
+def _parse(path: Path) -> tuple[list[_Record], int | None]:
+    """The records of ``path`` and the number of a torn last line (None if the file ends cleanly)."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    numbered = [(n, line) for n, line in enumerate(lines, start=1) if line.strip()]
+    records: list[_Record] = []
+    torn = None
+    for position, (number, line) in enumerate(numbered):
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as error:
+            if position == len(numbered) - 1:
+                torn = number  # a crash while the last line was being written
+                break
+            raise FileFormatError(path, number, f"not JSON ({error.msg} at column {error.colno}); "
+                                                "a session file holds one JSON object per line") from None
+        if not isinstance(data, dict):
+            raise FileFormatError(path, number, f"a JSON {type(data).__name__} where a record (a JSON object) belongs")
+        _check_record(path, number, data)
+        records.append(_Record(number, data))
+    return records, torn
+
+
+def _check_record(path: Path, number: int, data: dict[str, Any]) -> None:
+    """Known record types must carry what the rebuild reads; unknown types and extra fields are fine."""
+    kind = data.get("type")
+    if kind not in _MESSAGE_TYPES:
+        return
+    message = data.get("message")
+    if not isinstance(data.get("uuid"), str):
+        raise FileFormatError(path, number, f"a {kind} record without a uuid")
+    if not isinstance(message, dict) or "content" not in message:
+        raise FileFormatError(path, number, f"a {kind} record without message.content")
+    content = message["content"]
+    if kind == "assistant" and not isinstance(content, list):
+        raise FileFormatError(path, number, "an assistant record whose message.content is not a list of blocks")
+    if kind == "user" and not isinstance(content, (str, list)):
+        raise FileFormatError(path, number, "a user record whose message.content is neither text nor a list of blocks")
+
+
+# ---------------------------------------------------------------------------
+# What the rebuild gives
+
+
+@dataclass(frozen=True)
+class Branch:
+    """One line of the conversation tree, named by its tip (the last user/assistant record on it).
+
+    ``sidechain``: a subagent's own conversation (never part of the parent's
+    context). ``model_calls``: distinct API responses on it. ``first_prompt``:
+    its first prompt typed by a person; ``own_prompt``: the first one that no
+    branch listed before it shares (where a rewind took it another way), both
+    shortened. ``default``: the branch opened when none is named.
+    """
+
+    tip: str
+    tip_line: int
+    sidechain: bool
+    model_calls: int
+    first_prompt: str
+    own_prompt: str = ""
+    default: bool = False
+    agent_id: str | None = None
+
+    def __str__(self) -> str:
+        kind = "sidechain" if self.sidechain else "main"
+        mark = " (default)" if self.default else ""
+        return (f"{self.tip}  {kind}{mark}  {self.model_calls} model calls  ends at line {self.tip_line}  "
+                f"its own first prompt: {self.own_prompt or '-'}")
+
+
+@dataclass
+class Step:
+    """One model call of a branch, rebuilt (one checkpoint of the trace).
+
+    * ``messages_in``: the conversation messages it was sent (since the last
+      compaction), loop messages in order; ``output``: its response;
+      ``tool_results``: the user messages answering its tool_use blocks
+      (``synthesized``: the tool_use ids answered by dreamloop, not the file).
+    * ``turn_count`` / ``transition`` / ``terminal``: read from what surrounds
+      it (a new run starts at a prompt or after an interrupt; see ``NOT_IN_THE_FILE``).
+    * ``epoch``: compactions before it. ``rejection``: the offline API's
+      validation message if the real API would have rejected this exchange.
+    * ``lines``: the file lines of its assistant records; ``notes``: remarks for a reader.
+    """
+
+    index: int
+    message_id: str
+    messages_in: list[Any]
+    output: AssistantMessage
+    tool_results: list[UserMessage] = field(default_factory=list)
+    attachments: list[Any] = field(default_factory=list)
+    synthesized: list[str] = field(default_factory=list)
+    turn_count: int = 1
+    transition: Continue | None = None
+    terminal: Terminal | None = None
+    epoch: int = 0
+    rejection: str | None = None
+    lines: list[int] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def tool_uses(self) -> list[Any]:
+        return [b for b in self.output.message.content if b.type == "tool_use"]
+
+    @property
+    def interrupted(self) -> bool:
+        """The person interrupted the run right after (or during) this call."""
+        return self.terminal is not None and self.terminal.reason.startswith("aborted")
+
+
+class ClaudeCodeSession:
+    """A Claude Code session file, read: its records, branches and, per branch, its model calls.
+
+    ``read_session(path)`` builds one. ``branches`` lists every branch (main
+    thread first, newest first; ``default`` marked); ``steps(branch)`` rebuilds
+    one branch's model calls; ``trace(branch)`` makes them a ``Trace``.
+    ``torn_line``: the number of a torn last line that was skipped (or None).
+    """
+
+    def __init__(self, path: Path, records: list[_Record], torn_line: int | None) -> None:
+        self.path = path
+        self.records = records
+        self.torn_line = torn_line
+        self._by_uuid: dict[str, _Record] = {}
+        for record in records:
+            if record.uuid and record.uuid not in self._by_uuid:
+                self._by_uuid[record.uuid] = record
+        self._branch_sets: list[tuple[Branch, set[str]]] = self._find_branches()
+
+    def __repr__(self) -> str:
+        return (f"ClaudeCodeSession({self.path.name!r}, records={len(self.records)}, "
+                f"branches={len(self._branch_sets)})")
+
+    # -- facts about the file ------------------------------------------------
+
+    @property
+    def versions(self) -> list[str]:
+        """The Claude Code versions that wrote the file, in order of first appearance."""
+        return list(dict.fromkeys(str(r.data["version"]) for r in self.records if r.data.get("version")))
+
+    @property
+    def session_id(self) -> str | None:
+        return next((str(r.data["sessionId"]) for r in self.records if r.data.get("sessionId")), None)
+
+    @property
+    def record_types(self) -> Counter[str]:
+        return Counter(r.type for r in self.records)
+
+    @property
+    def branches(self) -> list[Branch]:
+        return [branch for branch, _ in self._branch_sets]
+
+    @property
+    def default_branch(self) -> Branch | None:
+        return next((b for b in self.branches if b.default), None)
+
+    def branch(self, name: str | None = None) -> Branch | None:
+        """The branch ``name`` (a uuid or its prefix of ≥ 6 characters: its tip, or any record on it).
+
+        None: the default branch. Raises ``KeyError`` for a name that matches none.
+        """
+        if name is None:
+            return self.default_branch
+        for branch, _ in self._branch_sets:
+            if branch.tip == name or (len(name) >= 6 and branch.tip.startswith(name)):
+                return branch
+        for branch, members in self._branch_sets:
+            if any(u == name or (len(name) >= 6 and u.startswith(name)) for u in members):
+                return branch
+        known = ", ".join(b.tip[:8] for b in self.branches) or "none"
+        raise KeyError(f"no branch of {self.path.name} has a record {name!r} (branch tips: {known})")
+
+    # -- branches ---------------------------------------------------------------
+
+    def _parent(self, record: _Record) -> _Record | None:
+        """The record before ``record`` in its chain (through a compaction boundary)."""
+        data = record.data
+        if record.type == "system" and data.get("subtype") == "compact_boundary" and data.get("logicalParentUuid"):
+            logical = self._by_uuid.get(data["logicalParentUuid"])
+            if logical is not None:
+                return logical
+            # the logical parent is not in the file: continue from the last main-thread record above it
+            above = [r for r in self.records if r.line < record.line and r.uuid and not r.sidechain]
+            return above[-1] if above else None
+        parent = data.get("parentUuid")
+        return self._by_uuid.get(parent) if isinstance(parent, str) else None
+
+    def _walk(self, record: _Record) -> list[_Record]:
+        """``record`` and its ancestors, newest first (cycles cut)."""
+        chain, seen = [], set()
+        current: _Record | None = record
+        while current is not None and current.line not in seen:
+            seen.add(current.line)
+            chain.append(current)
+            current = self._parent(current)
+        return chain
+
+    def _close(self, members: set[int]) -> set[int]:
+        """Add the records the walk misses: every block of a response, every result of its calls."""
+        by_line = {r.line: r for r in self.records}
+        while True:
+            chosen = [by_line[n] for n in members]
+            message_ids = {r.message_id for r in chosen if r.type == "assistant" and r.is_message}
+            tool_ids = {b.get("id") for r in chosen for b in r.blocks("tool_use")}
+            added = {
+                r.line for r in self.records if r.is_message and r.line not in members and (
+                    (r.type == "assistant" and r.message_id in message_ids)
+                    or any(b.get("tool_use_id") in tool_ids for b in r.blocks("tool_result")))
+            }
+            if not added:
+                return members
+            members |= added
+
+    def _find_branches(self) -> list[tuple[Branch, set[str]]]:
+        messages = [r for r in self.records if r.is_message]
+        has_descendant: set[int] = set()
+        for record in messages:
+            for ancestor in self._walk(record)[1:]:
+                if ancestor.line in has_descendant:
+                    break
+                has_descendant.add(ancestor.line)
+        found: list[tuple[Branch, set[int]]] = []
+        covered: set[int] = set()
+        for tip in reversed(messages):
+            if tip.line in has_descendant or tip.line in covered:
+                continue  # an inner record, or a parallel result already in a newer branch (2.1.x fan-out)
+            walk = self._walk(tip)
+            if not any(r.type == "assistant" and r.is_message for r in walk):
+                continue  # e.g. a `!` shell record parented to the root: no model call on it
+            members = self._close({r.line for r in walk if r.is_message})
+            covered |= members
+            found.append((tip, members))
+        by_line = {r.line: r for r in self.records}
+        branches: list[tuple[Branch, set[str]]] = []
+        main_first = sorted(found, key=lambda item: (item[0].sidechain, -item[0].line))
+        listed: set[int] = set()
+        for n, (tip, members) in enumerate(main_first):
+            chosen = sorted(members)
+            calls = {by_line[m].message_id for m in chosen if by_line[m].type == "assistant"}
+            prompts = [m for m in chosen if _is_prompt(by_line[m])]
+            texts = prompts or [m for m in chosen if by_line[m].type == "user" and not by_line[m].blocks("tool_result")]
+            own = next((m for m in texts if m not in listed), None)
+            listed |= members
+            branch = Branch(tip=tip.uuid or "", tip_line=tip.line, sidechain=tip.sidechain, model_calls=len(calls),
+                            first_prompt=_shorten(_text_of(by_line[prompts[0]].content), 80) if prompts else "",
+                            own_prompt=_shorten(f"line {own}: {_text_of(by_line[own].content)}", 80) if own else "",
+                            default=n == 0, agent_id=tip.data.get("agentId"))
+            branches.append((branch, {by_line[m].uuid or "" for m in chosen}))
+        return branches
+
+    def _sidechain_prompts(self) -> dict[str, Branch]:
+        """The first prompt of each sidechain branch (full text) → the branch (1.0.x inline subagents)."""
+        found: dict[str, Branch] = {}
+        for branch in self.branches:
+            if branch.sidechain:
+                root = self._walk(self._by_uuid[branch.tip])[-1]
+                if root.type == "user":
+                    found.setdefault(_text_of(root.content).strip(), branch)
+        return found
+
+    def _members(self, branch: Branch) -> set[str]:
+        return next(members for b, members in self._branch_sets if b.tip == branch.tip)
+
+    # -- rebuilding one branch -----------------------------------------------------
+
+    def steps(self, branch: str | None = None) -> list[Step]:
+        """The model calls of ``branch`` (default: the default branch), rebuilt; [] for an empty file."""
+        chosen = self.branch(branch)
+        if chosen is None:
+            return []
+        return _Rebuild(self, chosen, self._members(chosen)).steps()
+
+    def trace(self, branch: str | None = None) -> Trace:
+        """``steps(branch)`` as a ``Trace``: one checkpoint per model call, ``source`` saying what is missing."""
+        chosen = self.branch(branch)
+        steps = self.steps(branch)
+        trace = Trace()
+        trace.source = {
+            "kind": "claude_code_session",
+            "path": str(self.path),
+            "session_id": self.session_id,
+            "claude_code_versions": self.versions,
+            "branch": chosen.tip if chosen else None,
+            "sidechain": chosen.sidechain if chosen else False,
+            "branches": len(self.branches),
+            "records": len(self.records),
+            "torn_line": self.torn_line,
+            "rejected_exchanges": [s.index for s in steps if s.rejection],
+            "note": NOT_IN_THE_FILE,
+        }
+        for step in steps:
+            ids = lambda messages: [trace.add_message(m) for m in messages]  # noqa: E731
+            messages_in = ids(step.messages_in)
+            trace.checkpoints.append(Checkpoint(
+                index=step.index,
+                turn_count=step.turn_count,
+                transition=step.transition,
+                state_messages=messages_in,
+                messages_for_query=messages_in,
+                assistant_messages=ids([step.output]),
+                tool_results=ids(step.tool_results),
+                attachments=ids(step.attachments),
+                next_transition=Continue(reason="next_turn") if _continues(steps, step) else None,
+                terminal=step.terminal,
+                notes=step.notes,
+            ))
+            if step.terminal is not None:
+                trace.terminal = step.terminal
+        return trace
+
+
+def read_session(path: str | Path) -> ClaudeCodeSession:
+    """Read a Claude Code session file (or a subagent's ``agent-*.jsonl``).
+
+    Raises ``FileNotFoundError``; ``FileFormatError`` (a ``ValueError``) naming
+    the line for a line that is not a JSON object or a user/assistant record
+    without what every such record has; a torn last line is skipped
+    (``session.torn_line``). An empty file gives a session with no branches.
+
+    Example::
+
+        session = read_session("tests/fixtures/claude-code-sessions/04_....jsonl")
+        [b.tip[:8] for b in session.branches]          # the default first
+        trace = session.trace()                         # StateInspector(trace)
+    """
+    path = Path(path)
+    records, torn = _parse(path)
+    return ClaudeCodeSession(path, records, torn)
+
+
+# ---------------------------------------------------------------------------
+# The rebuild of one branch (algorithm steps 4 and 5 of the format notes)
+
+
+@dataclass
+class _Slot:
+    """An assistant response and what follows it in the file, until the next response."""
+
+    message: dict[str, Any]
+    records: list[_Record]
+    results: list[UserMessage] = field(default_factory=list)
+    after: list[Any] = field(default_factory=list)
+    answered: set[str] = field(default_factory=set)
+    seen_blocks: set[str] = field(default_factory=set)
+    dropped: Counter[str] = field(default_factory=Counter)
+    bookkeeping: Counter[str] = field(default_factory=Counter)
+
+
+_BOUNDARY = "compact_boundary"
+
+
+class _Rebuild:
+    def __init__(self, session: ClaudeCodeSession, branch: Branch, members: set[str]) -> None:
+        self.session = session
+        self.branch = branch
+        self.members = members
+        self.preamble: list[Any] = []
+        self.slots: list[_Slot] = []
+        self.slot_of_message: dict[str, _Slot] = {}
+        self.slot_of_tool_use: dict[str, _Slot] = {}
+        self.preamble_bookkeeping: Counter[str] = Counter()
+        self.agents: dict[str, str] = {}  # tool_use id -> subagent id (toolUseResult.agentId, 2.x)
+
+    # -- in file order ----------------------------------------------------------
+
+    def steps(self) -> list[Step]:
+        for record in self.session.records:
+            if record.is_message:
+                if record.uuid in self.members:
+                    self._message(record)
+            elif record.uuid is None:
+                self._note(record)  # unchained bookkeeping (queue, snapshots, titles): by position
+            elif self._belongs(record):
+                self._chained(record)
+        return self._build()
+
+    def _belongs(self, record: _Record) -> bool:
+        """A chained non-message record is on the branch if its nearest message ancestor is."""
+        for ancestor in self.session._walk(record)[1:]:
+            if ancestor.is_message:
+                return ancestor.uuid in self.members
+        return record.sidechain == self.branch.sidechain  # before the first message (a root hook, ...)
+
+    def _current(self) -> list[Any]:
+        return self.slots[-1].after if self.slots else self.preamble
+
+    def _note(self, record: _Record) -> None:
+        label = record.type
+        detail = record.data.get("operation") or (record.data.get("data") or {}).get("type") \
+            or (record.data.get("attachment") or {}).get("type") or record.data.get("subtype")
+        if isinstance(detail, str):
+            label += f" ({detail})"
+        (self.slots[-1].bookkeeping if self.slots else self.preamble_bookkeeping)[label] += 1
+
+    def _chained(self, record: _Record) -> None:
+        if record.type == "system":
+            self._current().append(_system_message(record))
+        elif record.synthetic:  # a message Claude Code wrote itself ("API Error: ..."), never sent
+            text = _text_of(record.content) or "(a message Claude Code made up locally)"
+            self._current().append(SystemMessage(uuid=record.uuid, subtype="api_error", content=text, level="error"))
+        else:
+            self._note(record)  # progress, attachment, unknown chained types: UI only
+
+    def _message(self, record: _Record) -> None:
+        if record.type == "assistant":
+            self._assistant(record)
+            return
+        results = record.blocks("tool_result")
+        owner = next((self.slot_of_tool_use[b.get("tool_use_id")] for b in results
+                      if b.get("tool_use_id") in self.slot_of_tool_use), None)
+        if owner is None:
+            self._current().append(_user_message(record))
+            return
+        fresh = [b for b in results if b.get("tool_use_id") not in owner.answered]
+        if not fresh:
+            return  # a duplicate write of results already placed
+        owner.answered |= {b.get("tool_use_id") for b in results}
+        owner.results.append(_user_message(record))
+        extra = record.data.get("toolUseResult")
+        if isinstance(extra, dict) and extra.get("agentId") and results:
+            self.agents[str(results[0].get("tool_use_id"))] = str(extra["agentId"])
+
+    def _assistant(self, record: _Record) -> None:
+        message = record.data["message"]
+        slot = self.slot_of_message.get(record.message_id)
+        if slot is None:
+            slot = _Slot(message={k: v for k, v in message.items() if k != "content"} | {"content": []}, records=[])
+            self.slot_of_message[record.message_id] = slot
+            self.slots.append(slot)
+        slot.records.append(record)
+        for key in ("usage", "stop_reason", "stop_sequence", "model"):
+            if message.get(key) is not None:
+                slot.message[key] = message[key]  # the last record's values
+        for block in record.content:
+            key = _block_key(block)
+            if key in slot.seen_blocks:
+                continue
+            slot.seen_blocks.add(key)
+            slot.message["content"].append(block)
+            if isinstance(block, dict) and block.get("type") == "tool_use":
+                self.slot_of_tool_use[block.get("id")] = slot
+
+    # -- steps from slots -----------------------------------------------------------
+
+    def _build(self) -> list[Step]:
+        history: list[Any] = list(self.preamble)
+        epoch_start, epoch = 0, 0
+        steps: list[Step] = []
+        for index, slot in enumerate(self.slots):
+            output, dropped = _assistant_message(slot, self.session.path)
+            messages_in = history[epoch_start:]
+            step = Step(index=index, message_id=str(slot.message.get("id")), messages_in=messages_in,
+                        output=output, lines=[r.line for r in slot.records], epoch=epoch)
+            missing = [b.id for b in step.tool_uses if b.id not in slot.answered]
+            if missing:
+                step.synthesized = missing
+                slot.results.insert(0, UserMessage(
+                    uuid=f"synthesized-{missing[0]}",
+                    message={"role": "user", "content": [tool_result_block(i, SYNTHESIZED_RESULT, is_error=True)
+                                                         for i in missing]},
+                    is_meta=True, source_tool_use_ids=tuple(missing)))
+            step.tool_results = list(slot.results)
+            history += [output, *slot.results]
+            for item in slot.after:
+                history.append(item)
+                if isinstance(item, SystemMessage) and item.subtype == _BOUNDARY:
+                    epoch += 1
+                    epoch_start = len(history) - 1  # the new context starts at the boundary
+            step.rejection = _rejection(messages_in, output)
+            _describe(step, slot, dropped, self.preamble_bookkeeping if index == 0 else None)
+            self._subagents(step)
+            steps.append(step)
+        _runs(steps, self.slots)
+        if steps:
+            typed = [m for m in self.slots[-1].after if isinstance(m, UserMessage) and not _is_interrupt(m)]
+            if typed:
+                steps[-1].notes.append(f"the file goes on with {len(typed)} user record(s) and no model call: "
+                                       f"{_shorten(_text_of(typed[0].message['content']), 60)}")
+        return steps
+
+    def _subagents(self, step: Step) -> None:
+        """Say where the conversation of each Task/Agent call's subagent is."""
+        roots = self.session._sidechain_prompts() if not self.branch.sidechain else {}
+        for call in step.tool_uses:
+            prompt = call.input.get("prompt") if isinstance(call.input, dict) else None
+            if call.name not in ("Task", "Agent") or not prompt:
+                continue
+            found = roots.get(prompt.strip())
+            if found is not None:
+                step.notes.append(f"{call.name} call {call.id}: its subagent's conversation is sidechain branch "
+                                  f"{found.tip[:8]} in this file ({found.model_calls} model calls; "
+                                  f"open it with branch={found.tip[:8]!r})")
+            elif call.id in self.agents:
+                step.notes.append(f"{call.name} call {call.id}: its subagent's conversation is in its own file, "
+                                  f"agent-{self.agents[call.id]}.jsonl")
+
+
+def _runs(steps: list[Step], slots: list[_Slot]) -> None:
+    """turn_count, transition, Terminal and the attachments of each step, from what follows it."""
+    for k, (step, slot) in enumerate(zip(steps, slots)):
+        if k == 0 or steps[k - 1].terminal is not None:
+            step.turn_count, step.transition = 1, None
+        else:
+            step.turn_count, step.transition = steps[k - 1].turn_count + 1, Continue(reason="next_turn")
+        markers = [m for m in [*slot.results, *slot.after] if _is_interrupt(m)]
+        interrupted = bool(markers)
+        new_run = interrupted or not step.tool_uses
+        last = k == len(steps) - 1
+        during_tools = any(_INTERRUPT_FOR_TOOLS in _marker_text(m) for m in markers) \
+                or any(_is_interrupt(m) for m in slot.results) or bool(step.synthesized)
+        if step.tool_uses and interrupted and during_tools:
+            step.terminal = Terminal(reason="aborted_tools", turn_count=step.turn_count)
+        elif step.tool_uses and interrupted:  # the calls had finished: the next request was streaming
+            step.terminal = Terminal(reason="aborted_streaming", turn_count=step.turn_count + 1)
+            step.notes.append("the tools had finished: the person interrupted the next request while it was "
+                              "streaming, before any of its response was written (so that call has no checkpoint)")
+        elif interrupted:
+            step.terminal = Terminal(reason="aborted_streaming", turn_count=step.turn_count)
+        elif not step.tool_uses:
+            step.terminal = Terminal(reason="completed", turn_count=step.turn_count)
+        if new_run:  # what follows begins the next run; only notices and the interrupt belong to this one
+            step.attachments = [m for m in slot.after if isinstance(m, SystemMessage) or _is_interrupt(m)]
+        else:
+            step.attachments = list(slot.after)
+        if interrupted:
+            step.notes.append(f"the person interrupted here: {_shorten(_marker_text(markers[0]), 70)}")
+        if last and step.terminal is None:
+            step.notes.append("the file ends after this call's tool results: the run was still going, "
+                              "or Claude Code stopped, when the file was last written (no Terminal)")
+
+
+def _continues(steps: list[Step], step: Step) -> bool:
+    following = steps[step.index + 1] if step.index + 1 < len(steps) else None
+    return step.terminal is None and following is not None and following.transition is not None
+
+
+# ---------------------------------------------------------------------------
+# Records → loop messages
+
+
+def _user_message(record: _Record) -> UserMessage:
+    ids = tuple(str(b.get("tool_use_id")) for b in record.blocks("tool_result"))
+    meta = bool(record.data.get("isMeta") or record.data.get("isCompactSummary"))
+    return UserMessage(uuid=record.uuid, message={"role": "user", "content": record.content}, is_meta=meta,
+                       source_tool_use_ids=ids)
+
+
+def _assistant_message(slot: _Slot, path: Path) -> tuple[AssistantMessage, Counter[str]]:
+    data = dict(slot.message)
+    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    data["usage"] = {"input_tokens": 0, "output_tokens": 0, **usage}
+    data.setdefault("type", "message")
+    data.setdefault("role", "assistant")
+    data.setdefault("model", "unknown")
+    data.setdefault("stop_reason", None)
+    data.setdefault("stop_sequence", None)
+    kept, dropped = [], Counter()
+    for block in data["content"]:
+        try:
+            APIMessage.model_validate({**data, "content": [block]})
+        except ValidationError:
+            dropped[str(block.get("type") if isinstance(block, dict) else type(block).__name__)] += 1
+            continue
+        kept.append(block)
+    try:
+        message = APIMessage.model_validate({**data, "content": kept})
+    except ValidationError as error:
+        raise FileFormatError(path, slot.records[0].line,
+                              f"an assistant message the SDK cannot read: {error}") from None
+    first = slot.records[0]
+    return AssistantMessage(uuid=first.uuid, message=message, request_id=first.data.get("requestId")), dropped
+
+
+def _system_message(record: _Record) -> SystemMessage:
+    data = record.data
+    subtype = str(data.get("subtype") or "hook_output")
+    level = _SYSTEM_LEVELS.get(str(data.get("level")), "info")
+    if subtype == "api_error":
+        error = data.get("error")
+        cause = error.get("cause", {}).get("code") if isinstance(error, dict) and isinstance(error.get("cause"), dict) \
+            else None
+        said = cause or (error.get("message") if isinstance(error, dict) else error) or "an API error"
+        retry = f" (retry {data.get('retryAttempt')}/{data.get('maxRetries')}" \
+                f", next in {float(data.get('retryInMs') or 0) / 1000:.1f} s)" if data.get("retryAttempt") else ""
+        text, level = f"API error: {said}{retry}", "error"
+    elif subtype == _BOUNDARY:
+        meta = data.get("compactMetadata") or {}
+        text = (f"Conversation compacted ({meta.get('trigger', '?')}, {meta.get('preTokens', '?')} tokens before): "
+                "the model's context starts again from the summary that follows")
+    elif subtype == "stop_hook_summary":
+        hooks = [h.get("command", "?") for h in data.get("hookInfos") or [] if isinstance(h, dict)]
+        errors = data.get("hookErrors") or []
+        text = f"stop hooks ran ({data.get('hookCount', len(hooks))}): {', '.join(hooks) or '?'}"
+        if errors:
+            text += f"; errors: {errors}"
+        if data.get("preventedContinuation"):
+            text += "; they prevented continuation"
+    elif subtype == "turn_duration":
+        text = f"the turn took {float(data.get('durationMs') or 0) / 1000:.1f} s ({data.get('messageCount')} messages)"
+    else:
+        text = _text_of(data.get("content")) or json.dumps({k: v for k, v in data.items() if k not in _ENVELOPE})[:300]
+    return SystemMessage(uuid=record.uuid, subtype=subtype, content=text, level=level)
+
+
+_ENVELOPE = {"uuid", "parentUuid", "logicalParentUuid", "sessionId", "cwd", "gitBranch", "version", "userType",
+             "isSidechain", "timestamp", "slug", "entrypoint", "type", "subtype", "level", "isMeta"}
+
+
+def _block_key(block: Any) -> str:
+    """Identity of a content block, to drop duplicate writes (tool_use by id, others by content)."""
+    if isinstance(block, dict) and block.get("type") == "tool_use":
+        return f"tool_use:{block.get('id')}"
+    return hashlib.sha256(json.dumps(block, sort_keys=True).encode()).hexdigest()
+
+
+# ---------------------------------------------------------------------------
+# Reading what a step shows
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text")
+    return ""
+
+
+def _shorten(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+_NOT_TYPED = ("<command-", "<local-command", "<bash-", _INTERRUPT)
+
+
+def _is_prompt(record: _Record) -> bool:
+    """A user record a person typed (not a tool result, meta text, command echo, interrupt or summary)."""
+    data = record.data
+    if record.type != "user" or record.blocks("tool_result") or data.get("isMeta") or data.get("isCompactSummary"):
+        return False
+    text = _text_of(record.content).lstrip()
+    return bool(text) and not text.startswith(_NOT_TYPED)
+
+
+def _is_interrupt(message: Any) -> bool:
+    if not isinstance(message, UserMessage):
+        return False
+    content = message.message.get("content")
+    if _text_of(content).lstrip().startswith(_INTERRUPT):
+        return True
+    return isinstance(content, list) and any(
+        isinstance(b, dict) and b.get("type") == "tool_result" and _text_of(b.get("content")).startswith(_INTERRUPT)
+        for b in content)
+
+
+def _marker_text(message: UserMessage) -> str:
+    content = message.message.get("content")
+    texts = [_text_of(b.get("content")) for b in content if isinstance(b, dict) and b.get("type") == "tool_result"] \
+        if isinstance(content, list) else []
+    return next((t for t in [_text_of(content), *texts] if t.lstrip().startswith(_INTERRUPT)), _text_of(content))
+
+
+def _rejection(messages_in: list[Any], output: AssistantMessage) -> str | None:
+    """The real API's objection to this exchange (the offline API's validation), or None."""
+    messages = normalize_messages_for_api(messages_in)
+    if messages and messages[-1]["role"] != "user":
+        return "the conversation before this call ends with an assistant message, not a user message"
+    problem = validate_request({"model": output.message.model, "max_tokens": 4096, "messages": messages})
+    return problem.message if problem else None
+
+
+def _describe(step: Step, slot: _Slot, dropped: Counter[str], preamble: Counter[str] | None) -> None:
+    """The notes a reader sees beside the checkpoint."""
+    message = step.output.message
+    usage = message.usage
+    cached = (usage.cache_read_input_tokens or 0) + (usage.cache_creation_input_tokens or 0)
+    lines = f"line {step.lines[0]}" if len(step.lines) == 1 else f"lines {step.lines[0]}–{step.lines[-1]}"
+    step.notes.append(f"model call {step.index + 1}: {message.model}, message {step.message_id}, "
+                      f"{len(step.lines)} record(s) in the file ({lines})")
+    step.notes.append(f"usage: input {usage.input_tokens + cached} tokens ({usage.input_tokens} new, "
+                      f"{usage.cache_read_input_tokens or 0} cache read, {usage.cache_creation_input_tokens or 0} "
+                      f"cache write), output {usage.output_tokens}")
+    if step.epoch:
+        step.notes.append(f"after {step.epoch} compaction(s): messages_for_query starts at the compaction boundary")
+    hidden = sum(1 for b in message.content if b.type == "thinking" and not b.thinking)
+    if hidden:
+        step.notes.append(f"{hidden} thinking block(s) with a signature only: the text was not kept (thinking hidden)")
+    for kind, count in dropped.items():
+        step.notes.append(f"{count} content block(s) of type {kind!r} left out (not an API block the SDK knows)")
+    names = {b.id: b.name for b in step.tool_uses}
+    for result in _result_blocks(step.tool_results):
+        if result.get("is_error") and _text_of(result.get("content")).startswith(_REJECTED):
+            step.notes.append(f"{names.get(result.get('tool_use_id'), '?')} call {result.get('tool_use_id')} was "
+                              "rejected by the person at the permission prompt")
+    if step.synthesized:
+        step.notes.append(f"synthesized is_error tool_result for {', '.join(step.synthesized)}: "
+                          "the file holds no result for it (interrupted or crashed)")
+    counts = (preamble or Counter()) + slot.bookkeeping
+    if counts:
+        listed = ", ".join(f"{n}× {label}" for label, n in sorted(counts.items()))
+        step.notes.append(f"UI-only records around this call, not sent to the model: {listed}")
+    if step.rejection:
+        step.notes.append(f"the real API would have rejected this exchange: {step.rejection}")
+
+
+def _result_blocks(messages: Iterable[UserMessage]) -> list[dict[str, Any]]:
+    return [b for m in messages for b in m.message["content"] if isinstance(b, dict) and b.get("type") == "tool_result"]

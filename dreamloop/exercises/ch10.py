@@ -1,0 +1,287 @@
+"""Chapter 10: real sessions: the exercise checks.
+
+The checks build small Claude Code session files in code, shaped like the real
+ones the chapter opens (one record per content block, parallel calls, results
+written between the blocks of one response in 2.1.x, inline sidechains, a
+message written twice, rejections and interrupts), so they need no file from
+the repository.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from ..trace import Trace
+from ._checking import _call, _Fail, _require_callable, _run, _short, _verdict
+
+__all__ = ["check_interrupted", "check_model_calls"]
+
+_REJECTED = ("The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file "
+             "edit, the new_string was NOT written to the file). STOP what you are doing and wait for the user to "
+             "tell you how to proceed.")
+_FOR_TOOLS = "[Request interrupted by user for tool use]"
+_PLAIN = "[Request interrupted by user]"
+
+
+class _Session:
+    """Records of a made-up session, chained one after another (1.0/2.0 style unless told otherwise)."""
+
+    def __init__(self) -> None:
+        self.records: list[dict[str, Any]] = []
+        self._n = 0
+
+    def _uuid(self) -> str:
+        self._n += 1
+        return f"00000000-0000-4000-8000-{self._n:012d}"
+
+    def _add(self, kind: str, content: Any, *, parent: str | None = "last", **extra: Any) -> str:
+        uuid = self._uuid()
+        if parent == "last":
+            parent = self.records[-1]["uuid"] if self.records else None
+        message: dict[str, Any] = {"role": kind, "content": content}
+        if kind == "assistant":
+            message.update(id=extra.pop("mid"), type="message", model="claude-sonnet-4", stop_reason=None,
+                           usage={"input_tokens": 10, "output_tokens": 5})
+        self.records.append({"type": kind, "uuid": uuid, "parentUuid": parent, "sessionId": "s",
+                             "isSidechain": extra.pop("sidechain", False), "message": message, **extra})
+        return uuid
+
+    def prompt(self, text: str, **extra: Any) -> str:
+        return self._add("user", text, **extra)
+
+    def text(self, mid: str, text: str, **extra: Any) -> str:
+        return self._add("assistant", [{"type": "text", "text": text}], mid=mid, **extra)
+
+    def call(self, mid: str, tool_id: str, name: str = "Bash", **extra: Any) -> str:
+        block = {"type": "tool_use", "id": tool_id, "name": name, "input": {"command": f"run {tool_id}"}}
+        return self._add("assistant", [block], mid=mid, **extra)
+
+    def result(self, tool_id: str, content: str = "ok", *, error: bool = False, **extra: Any) -> str:
+        block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_id, "content": content}
+        if error:
+            block["is_error"] = True
+        return self._add("user", [block], **extra)
+
+    def marker(self, text: str) -> str:
+        return self._add("user", [{"type": "text", "text": text}])
+
+    def trace(self, folder: Path, name: str) -> Trace:
+        path = folder / f"{name}.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in self.records), encoding="utf-8")
+        return Trace.from_claude_code(path)
+
+
+# ---------------------------------------------------------------------------
+# Exercise 1: the call the person interrupted
+
+
+def _interrupt_sessions() -> dict[str, tuple[_Session, Any]]:
+    rejected = _Session()  # like session 04
+    rejected.prompt("push to github")
+    rejected.text("msg_a", "Let me check first.")
+    rejected.call("msg_a", "toolu_status")
+    rejected.call("msg_a", "toolu_remote")
+    rejected.result("toolu_remote", "origin git@example")
+    rejected.result("toolu_status", "On branch main")
+    rejected.call("msg_b", "toolu_add")
+    rejected.call("msg_b", "toolu_commit")
+    rejected.call("msg_b", "toolu_push")
+    rejected.result("toolu_add", "")
+    rejected.result("toolu_commit", _REJECTED, error=True)
+    rejected.result("toolu_push", _REJECTED, error=True)
+    rejected.marker(_FOR_TOOLS)
+    rejected.prompt("continue")
+    rejected.call("msg_c", "toolu_commit2")
+    rejected.result("toolu_commit2", "[main 5c1b231] done")
+    rejected.text("msg_d", "Pushed.")
+
+    finished = _Session()  # like session 03: the tools had finished when the person pressed Esc
+    finished.prompt("start the server in the background")
+    finished.call("msg_a", "toolu_start")
+    finished.result("toolu_start", "running in the background")
+    finished.text("msg_b", "Let me check it started.")
+    finished.call("msg_b", "toolu_check")
+    finished.result("toolu_check", "listening on :4000")
+    finished.marker(_PLAIN)
+    finished.prompt("scrolling does not work")
+    finished.text("msg_c", "Let me look.")
+
+    errors_only = _Session()  # like session 01: is_error results, and nobody interrupted
+    errors_only.prompt("run cat nonexistent.txt")
+    errors_only.call("msg_a", "toolu_cat")
+    errors_only.result("toolu_cat", "Exit code 1\ncat: nonexistent.txt: No such file or directory", error=True)
+    errors_only.text("msg_b", "As expected, the file does not exist.")
+
+    streaming = _Session()  # stopped while the answer was streaming
+    streaming.prompt("explain the loop")
+    streaming.text("msg_a", "The loop has five phases. First")
+    streaming.marker(_PLAIN)
+    streaming.prompt("shorter please")
+    streaming.text("msg_b", "Five phases.")
+
+    cancelled = _Session()  # like session 06: the results themselves say interrupted; a later run is fine
+    cancelled.prompt("scan the files")
+    cancelled.call("msg_a", "toolu_one", "Task")
+    cancelled.call("msg_a", "toolu_two", "Task")
+    cancelled.result("toolu_one", "found nothing")
+    cancelled.result("toolu_two", _FOR_TOOLS, error=True)
+    cancelled.prompt("scan them again")
+    cancelled.call("msg_b", "toolu_three", "Task")
+    cancelled.result("toolu_three", "found nothing")
+    cancelled.text("msg_c", "Nothing sensitive.")
+
+    return {
+        "tool errors, no interrupt (like 01)": (errors_only, None),
+        "rejected at the prompt, then interrupted (like 04)": (rejected, (1, ["toolu_commit", "toolu_push"])),
+        "interrupted after the tools finished (like 03)": (finished, (1, [])),
+        "interrupted while the answer streamed": (streaming, (0, [])),
+        "results that say interrupted (like 06)": (cancelled, (0, ["toolu_two"])),
+    }
+
+
+def check_interrupted(fn: Any) -> bool:
+    """Check ``fn(trace) -> (index, not_run) | None`` on five made-up sessions shaped like the real ones.
+
+    ``index``: the first checkpoint whose run the person interrupted (its Terminal
+    is ``aborted_tools`` or ``aborted_streaming``); ``not_run``: the tool_use ids of
+    that call whose tool_result is ``is_error``, in call order; None when no one interrupted.
+    """
+    hint = ("the interrupted call is the checkpoint whose run ended right there (its Terminal says aborted); the "
+            "calls that did not run are the is_error results among that checkpoint's tool results.")
+    todo = ("go through the checkpoints, find the first whose run the person interrupted, and return its index "
+            "with the ids of its calls that did not run; return None when nobody interrupted")
+
+    def body() -> str:
+        _require_callable(fn, "interrupted")
+        with tempfile.TemporaryDirectory() as folder:
+            answers = []
+            for n, (case, (session, want)) in enumerate(_interrupt_sessions().items()):
+                trace = session.trace(Path(folder), f"session-{n}")
+                got = _run(lambda: _call("interrupted(trace)", fn, trace, hint=hint, todo=todo))
+                _judge_interrupt(case, got, want, trace, hint)
+                answers.append(case.split(" (")[0])
+        return f"{len(answers)} sessions read: the interrupted call and the calls that did not run, or None."
+
+    return _verdict("the interrupted call", body)
+
+
+def _judge_interrupt(case: str, got: Any, want: Any, trace: Trace, hint: str) -> None:
+    if want is None:
+        if got is not None:
+            raise _Fail(f"for '{case}' you answered {_short(got, 80)}; nobody interrupted that session "
+                        "(its runs all ended completed).",
+                        "an is_error result is not an interrupt: a failed command is a result the model reads. "
+                        "Look at each checkpoint's terminal, not at the results.")
+        return
+    if got is None:
+        raise _Fail(f"for '{case}' you answered None; the person interrupted checkpoint {want[0]}'s run "
+                    f"(Terminal {trace.checkpoints[want[0]].terminal.reason}).", hint)
+    if not isinstance(got, (tuple, list)) or len(got) != 2:
+        raise _Fail(f"for '{case}' it returned {_short(repr(got), 100)}; expected a pair (index, not_run).", hint)
+    index, not_run = got
+    if index != want[0]:
+        said = "the checkpoint after the interrupt (its messages_for_query holds the marker)" \
+            if index == want[0] + 1 else f"checkpoint {_short(index, 40)}"
+        raise _Fail(f"for '{case}' you found {said}; the interrupted call is checkpoint {want[0]} "
+                    f"(Terminal {trace.checkpoints[want[0]].terminal.reason}).",
+                    "the interrupted call is the one whose run ended there (its checkpoint's Terminal says "
+                    "aborted). Give its position among the checkpoints (its index), not its turn_count.")
+    if list(not_run or []) != want[1]:
+        raise _Fail(f"for '{case}' the calls that did not run are {_short(list(not_run or []), 100)}; "
+                    f"expected {want[1]}.",
+                    "a call whose result is not is_error did run (git add ran before the person stopped "
+                    "the rest): only the calls with an is_error result did not, in the order of the calls.")
+
+
+# ---------------------------------------------------------------------------
+# Exercise 2: how many model calls
+
+
+def _call_sessions() -> dict[str, tuple[list[dict[str, Any]], int]]:
+    split = _Session()  # 1.0/2.0: one record per block, parallel calls, results chained after the response
+    split.prompt("do two things at once")
+    split.text("msg_1", "Two calls at once.")
+    split.call("msg_1", "toolu_a", "Read")
+    split.call("msg_1", "toolu_b", "Read")
+    split.result("toolu_b")
+    split.result("toolu_a")
+    split.text("msg_2", "Both done.")
+    split.call("msg_2", "toolu_c")
+    split.result("toolu_c")
+    split.text("msg_3", "All done.")
+
+    streamed = _Session()  # 2.1.x: a result written between two blocks of the same response
+    streamed.prompt("create the tasks")
+    streamed.text("msg_1", "Creating three tasks.")
+    first = streamed.call("msg_1", "toolu_a", "TaskCreate")
+    streamed.result("toolu_a", parent=first)
+    second = streamed.call("msg_1", "toolu_b", "TaskCreate")
+    streamed.result("toolu_b", parent=second)
+    third = streamed.call("msg_1", "toolu_c", "TaskCreate")
+    streamed.result("toolu_c", parent=third)
+    streamed.text("msg_2", "Three tasks.")
+
+    subagent = _Session()  # 1.0.x: a Task's subagent written inline, isSidechain: true
+    subagent.prompt("/orchestrator update CLAUDE.md")
+    subagent.text("msg_1", "I'll ask a subagent.")
+    subagent.call("msg_1", "toolu_task", "Task")
+    subagent.prompt("Examine package.json", parent=None, sidechain=True)
+    subagent.call("msg_s1", "toolu_s1", "Glob", sidechain=True)
+    subagent.result("toolu_s1", "package.json", sidechain=True)
+    subagent.text("msg_s2", "React 19, Next 15.", sidechain=True)
+    subagent.result("toolu_task", "React 19, Next 15.", parent=subagent.records[2]["uuid"])
+    subagent.text("msg_2", "Updated.")
+
+    twice = _Session()  # like session 06: one response written once whole and again split, other uuids
+    twice.prompt("launch the agents")
+    twice._add("assistant", [{"type": "text", "text": "Launching."},
+                             {"type": "tool_use", "id": "toolu_a", "name": "Task", "input": {}}], mid="msg_1")
+    twice.text("msg_1", "Launching.")
+    twice.call("msg_1", "toolu_a", "Task")
+    twice.result("toolu_a", "launched")
+    twice.text("msg_2", "Running.")
+
+    return {
+        "parallel calls, one record per block (1.0/2.0)": (split.records, 3),
+        "results between the blocks of one response (2.1.x)": (streamed.records, 2),
+        "an inline subagent (isSidechain)": (subagent.records, 2),
+        "one response written twice": (twice.records, 2),
+    }
+
+
+def check_model_calls(fn: Any) -> bool:
+    """Check ``fn(records) -> int``: the main thread's model calls in a session file's records (parsed lines)."""
+    hint = ("one response is one message.id, however many records it was written in and whatever sits "
+            "between them; a subagent's records are marked isSidechain.")
+    todo = "count the model calls of the main thread: the responses, not the records they were written in"
+
+    def body() -> str:
+        _require_callable(fn, "model_calls")
+        counts = []
+        for case, (records, want) in _call_sessions().items():
+            got = _run(lambda: _call("model_calls(records)", fn, [dict(r) for r in records], hint=hint, todo=todo))
+            if isinstance(got, bool) or not isinstance(got, int):
+                raise _Fail(f"for '{case}' it returned {_short(repr(got), 80)}; expected a whole number.",
+                            "return how many model calls there are: an int.")
+            if got != want:
+                raise _Fail(f"for '{case}' you counted {got}; the file holds {want} model calls on the main thread.",
+                            _calls_hint(records, got))
+            counts.append(want)
+        listed = ", ".join(map(str, counts))
+        return f"{len(counts)} files counted ({listed} model calls): by message.id, main thread only."
+
+    return _verdict("model calls", body)
+
+
+def _calls_hint(records: list[dict[str, Any]], got: int) -> str:
+    assistant = [r for r in records if r["type"] == "assistant"]
+    if got == len(assistant) or got == len([r for r in assistant if not r.get("isSidechain")]):
+        return ("you counted records: Claude Code writes each content block of a response as its own record, "
+                "all with the same message.id.")
+    if got == len({r["message"]["id"] for r in assistant}):
+        return "records with isSidechain: true are a subagent's own conversation, never the main thread's calls."
+    return ("tool_result records can sit between the blocks of one response (2.1.x runs tools while the "
+            "response streams), so runs of adjacent assistant records are not responses.")

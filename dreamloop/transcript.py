@@ -1,0 +1,352 @@
+"""The transcript file: a session's durable record, and the repair a resume makes after a crash.
+
+Owns the record format (below), appending records so that a killed process loses at most the
+line it was writing, reading a file back (a torn last line, record types it does not know), and
+the repair of what a crash leaves. It knows nothing about running the loop: ``engine.py``
+(``QueryEngine``) decides when to write and calls ``repair_messages`` on resume.
+
+The format, shaped like Claude Code's session files: one JSON object per line, written with one
+``os.write`` and then ``os.fsync`` (on disk before the engine hands the event on). File order is
+the truth; ``parentUuid`` chains every record with a ``uuid`` to the one written before it.
+
+================  ===================================================  ============================
+``type``          what the record is                                   read back as
+================  ===================================================  ============================
+``user``,         one loop message: its fields (``model_dump``) plus    ``load_transcript`` returns
+``assistant``,    ``parentUuid`` and ``sessionId``                      them, in file order: the
+``system``,                                                             history
+``attachment``,
+``tombstone``,
+``tool_use_summary``
+``progress``      a *finished tool call*: the ``ProgressMessage`` with  the saved result of that
+                  ``data.stage == "done"``, ``tool_use_id``, and        call; never sent itself
+                  ``data.result`` = the ``tool_result`` block as it
+                  will be sent. Written when the call finishes, so a
+                  crash before the batch's results message loses none
+``torn_line``     a torn last line a resume set aside: ``line``          skipped
+                  (1-based), ``text`` (the bytes, decoded with
+                  replacement); no ``uuid``
+anything else     Claude Code bookkeeping, a newer version's records    kept on disk, never sent
+================  ===================================================  ============================
+
+What a crash can leave, and what ``QueryEngine.resume`` does about it before anything is sent:
+
+* a torn last line (killed during a write): set aside as a ``torn_line`` record, with a warning;
+* an assistant message whose ``tool_use`` blocks have no results message (killed while tools
+  ran): one user message answering every such call in call order, with its saved result if
+  it finished, else an ``is_error`` result saying the session ended first (``SESSION_ENDED``);
+* then a ``SystemMessage`` (subtype ``resume_repair``) saying what was repaired. Both are
+  written to the transcript, so the next resume finds nothing to repair.
+
+Any other line that is not a record (a middle line, a line of a known type that does not
+validate) was not made by a crash: ``TranscriptError`` names it and nothing is repaired.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from pydantic import TypeAdapter, ValidationError
+
+from .errors import TranscriptError, TranscriptWarning
+from .messages import AssistantMessage, LoopMessage, ProgressMessage, SystemMessage, UserMessage, new_uuid
+from .tools.orchestration import tool_results_message
+
+__all__ = [
+    "REPAIR_SUBTYPE",
+    "SESSION_ENDED",
+    "TornLine",
+    "TranscriptReport",
+    "append_records",
+    "finished_call",
+    "inspect_transcript",
+    "load_transcript",
+    "repair_messages",
+    "transcript_record",
+]
+
+SESSION_ENDED = ("The session ended before this call finished, so its result was lost. "
+                 "It may have had effects: check before running it again.")
+"""The ``is_error`` result text of a call a crash left unanswered (the model reads it)."""
+
+REPAIR_SUBTYPE = "resume_repair"
+"""The ``SystemMessage.subtype`` of the notice a resume writes after repairing a transcript."""
+
+_MESSAGE = TypeAdapter(LoopMessage)
+_MESSAGE_TYPES = {"user", "assistant", "system", "attachment", "tombstone", "tool_use_summary"}
+_ENVELOPE = ("parentUuid", "sessionId")
+
+
+# ---------------------------------------------------------------------------
+# Writing
+
+
+def transcript_record(message: Any, parent: str | None, session_id: str) -> dict[str, Any]:
+    """One session-file record (Claude Code's envelope) holding the full loop message.
+
+    ``{"type", "uuid", "parentUuid", "sessionId", ...the message's other fields}``;
+    ``load_transcript`` reads it back into the same message.
+    """
+    data = message.model_dump(mode="json")
+    record = {"type": data.pop("type"), "uuid": data.pop("uuid"), "parentUuid": parent, "sessionId": session_id}
+    record.update(data)
+    return record
+
+
+def finished_call(event: Any) -> bool:
+    """True for the event that carries a finished tool call's result (a ``done`` ``ProgressMessage``)."""
+    return isinstance(event, ProgressMessage) and event.data.get("stage") == "done"
+
+
+def append_records(path: Path, records: list[dict[str, Any]]) -> None:
+    """Append ``records`` to ``path`` as JSON lines, then ``fsync``; create the file if needed.
+
+    One ``os.write`` per call (no buffer in this process: what was written survives a
+    SIGKILL or a dead kernel the moment this returns) and an ``fsync`` (survives the machine
+    going down: about 0.2 ms per call on an ext4 disk). If the file does not end with a
+    newline, one is written first, so a record never continues another line.
+    """
+    if not records:
+        return
+    data = "".join(json.dumps(record) + "\n" for record in records).encode("utf-8")
+    created = not path.exists()
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0), 0o644)
+    try:
+        if os.fstat(fd).st_size:
+            os.lseek(fd, -1, os.SEEK_END)
+            if os.read(fd, 1) != b"\n":
+                data = b"\n" + data
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    if created and os.name == "posix":  # the new file's directory entry, too
+        directory = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(directory)
+        finally:
+            os.close(directory)
+
+
+# ---------------------------------------------------------------------------
+# Reading
+
+
+@dataclass(frozen=True)
+class TornLine:
+    """A last line cut short by a crash: ``line`` (1-based), ``offset`` (its first byte), ``data``."""
+
+    line: int
+    offset: int
+    data: bytes
+
+    def record(self) -> dict[str, Any]:
+        """The ``torn_line`` record that keeps it once a resume has set it aside."""
+        return {"type": "torn_line", "line": self.line, "text": self.data.decode("utf-8", "replace")}
+
+
+@dataclass(frozen=True)
+class TranscriptReport:
+    """What a transcript file holds, and what a resume must repair in it (``inspect_transcript``).
+
+    * ``messages``: the loop messages, in file order (what ``load_transcript`` returns).
+    * ``saved_results``: ``tool_use_id`` -> ``tool_result`` block, from the finished-call records.
+    * ``dangling``: the ``tool_use`` blocks (SDK objects) of the last assistant message that no
+      user message answers, in call order: the calls a crash cut off.
+    * ``torn``: the torn last line, or None.
+    * ``unknown``: ``(line, type)`` of records kept on disk and never sent.
+    * ``repairs``: the ``resume_repair`` notices already in the file (earlier resumes).
+    * ``session_id``, ``last_uuid``: of the last record, for appending to the chain.
+
+    ``print(report)`` says it in words; ``needs_repair`` is what ``QueryEngine.resume`` acts on.
+    """
+
+    path: Path
+    records: int
+    messages: list[Any]
+    saved_results: dict[str, dict[str, Any]] = field(default_factory=dict)
+    dangling: tuple[Any, ...] = ()
+    torn: TornLine | None = None
+    unknown: tuple[tuple[int, str], ...] = ()
+    repairs: tuple[SystemMessage, ...] = ()
+    session_id: str | None = None
+    last_uuid: str | None = None
+
+    @property
+    def needs_repair(self) -> bool:
+        """True if a resume would change the file: a dangling ``tool_use`` or a torn last line."""
+        return bool(self.dangling) or self.torn is not None
+
+    def __str__(self) -> str:
+        kinds = [m.type for m in self.messages]
+        shown = ", ".join(kinds if len(kinds) <= 8 else ["…", *kinds[-7:]]) or "none"
+        lines = [f"{self.path.name}: {self.records} records; {len(kinds)} loop messages: {shown}"]
+        if self.dangling:
+            calls = ", ".join(f"{block.id} ({block.name})" for block in self.dangling)
+            saved = [block.id for block in self.dangling if block.id in self.saved_results]
+            lines.append(f"  tool_use without a results message: {calls}")
+            lines.append(f"  of those, finished and saved: {', '.join(saved) or 'none'}")
+        if self.torn:
+            lines.append(f"  torn last line: line {self.torn.line}, {len(self.torn.data)} bytes")
+        if self.unknown:
+            lines.append("  kept on disk, never sent: " + ", ".join(f"line {n} ({kind})" for n, kind in self.unknown))
+        for notice in self.repairs:
+            lines.append(f"  repaired by an earlier resume: {notice.content}")
+        lines.append(f"  a resume would: {_plan(self)}" if self.needs_repair else "  nothing to repair")
+        return "\n".join(lines)
+
+    __repr__ = __str__
+
+
+def inspect_transcript(path: str | Path) -> TranscriptReport:
+    """Read a transcript without changing it: its messages and what a crash left (``TranscriptReport``).
+
+    Shows what ``QueryEngine.resume`` will repair (``print(report)``), and afterwards what it did
+    (``report.repairs``). Raises ``FileNotFoundError`` if ``path`` is missing and
+    ``TranscriptError`` for a line a crash cannot explain.
+    """
+    path = Path(path)
+    raw = path.read_bytes()
+    body, torn = _split_torn_tail(raw)
+    messages: list[Any] = []
+    saved: dict[str, dict[str, Any]] = {}
+    unknown: list[tuple[int, str]] = []
+    repairs: list[SystemMessage] = []
+    count, session_id, last_uuid = 0, None, None
+    for number, line in enumerate(body.split(b"\n"), start=1):
+        if not line.strip():
+            continue
+        record = _parse(line)
+        if record is None:
+            raise TranscriptError(
+                f"{path}, line {number}: not a JSON record. A crash only tears the last line, so "
+                "something else changed this file; fix or remove that line to resume.")
+        count += 1
+        session_id, last_uuid = record.get("sessionId", session_id), record.get("uuid", last_uuid)
+        kind = record.get("type")
+        if kind in _MESSAGE_TYPES:
+            message = _message(record, path, number)
+            messages.append(message)
+            if isinstance(message, SystemMessage) and message.subtype == REPAIR_SUBTYPE:
+                repairs.append(message)
+        elif kind == "progress":
+            block = (record.get("data") or {}).get("result")
+            if (record.get("data") or {}).get("stage") == "done" and isinstance(block, dict):
+                saved.setdefault(str(block.get("tool_use_id")), block)
+        elif kind != "torn_line":
+            unknown.append((number, str(kind)))
+    return TranscriptReport(
+        path=path, records=count, messages=messages, saved_results=saved, dangling=_dangling(messages),
+        torn=torn, unknown=tuple(unknown), repairs=tuple(repairs), session_id=session_id, last_uuid=last_uuid,
+    )
+
+
+def load_transcript(path: str | Path) -> list[Any]:
+    """The loop messages of a transcript written by ``QueryEngine``, in file order (no repair).
+
+    Finished-call, ``torn_line`` and unknown records are skipped; a torn last line is skipped
+    with a ``TranscriptWarning``. Raises ``FileNotFoundError``, or ``TranscriptError`` for a
+    line a crash cannot explain. ``QueryEngine.resume`` reads the same file and repairs it.
+    """
+    report = inspect_transcript(path)
+    if report.torn:
+        warnings.warn(f"{report.path}: skipped a torn last line (line {report.torn.line}, "
+                      f"{len(report.torn.data)} bytes): the process was killed while writing it",
+                      TranscriptWarning, stacklevel=2)
+    return report.messages
+
+
+def _split_torn_tail(raw: bytes) -> tuple[bytes, TornLine | None]:
+    """Split off a last line without its newline that is not a record (a write cut short)."""
+    if not raw or raw.endswith(b"\n"):
+        return raw, None
+    start = raw.rfind(b"\n") + 1
+    if _parse(raw[start:]) is not None:  # complete, only its newline is missing
+        return raw, None
+    return raw[:start], TornLine(line=raw.count(b"\n", 0, start) + 1, offset=start, data=raw[start:])
+
+
+def _parse(line: bytes) -> dict[str, Any] | None:
+    try:
+        record = json.loads(line.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def _message(record: dict[str, Any], path: Path, number: int) -> Any:
+    data = {key: value for key, value in record.items() if key not in _ENVELOPE}
+    try:
+        return _MESSAGE.validate_python(data)
+    except ValidationError as error:
+        problem = error.errors(include_url=False)[0]
+        loc = problem["loc"][1:] if problem["loc"][:1] == (record["type"],) else problem["loc"]  # drop the tag
+        where = ".".join(str(part) for part in loc)
+        raise TranscriptError(f"{path}, line {number}: a {record['type']!r} record that is not a valid "
+                              f"message ({where}: {problem['msg']}); fix or remove that line to resume.") from None
+
+
+def _dangling(messages: list[Any]) -> tuple[Any, ...]:
+    """The last assistant message's ``tool_use`` blocks that no later user message answers."""
+    for index in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[index], AssistantMessage):
+            answered = {
+                block.get("tool_use_id")
+                for later in messages[index + 1:] if isinstance(later, UserMessage)
+                and isinstance(later.message["content"], list)
+                for block in later.message["content"] if block.get("type") == "tool_result"
+            }
+            return tuple(block for block in messages[index].message.content
+                         if block.type == "tool_use" and block.id not in answered)
+    return ()
+
+
+# ---------------------------------------------------------------------------
+# The repair
+
+
+def repair_messages(report: TranscriptReport, *, uuid: Callable[[], str] = new_uuid) -> list[Any]:
+    """The messages a resume appends to repair what a crash left: ``[]`` if nothing.
+
+    ``[results, notice]``: ``results`` is one ``UserMessage`` answering every dangling
+    ``tool_use`` in call order, with its saved result if the call finished, else an ``is_error``
+    ``SESSION_ENDED`` result (absent if nothing dangles); ``notice`` is a ``SystemMessage``
+    (subtype ``resume_repair``, level ``warning``) saying what was repaired, torn line included.
+    A pure function of the report; ``QueryEngine.resume`` writes what it returns.
+    """
+    if not report.needs_repair:
+        return []
+    repair: list[Any] = []
+    if report.dangling:
+        repair.append(tool_results_message(report.dangling, report.saved_results, missing=SESSION_ENDED,
+                                           uuid=uuid()))
+    summary = f"Resumed after the session ended mid-run; repaired the transcript: {_plan(report, done=True)}."
+    repair.append(SystemMessage(uuid=uuid(), subtype=REPAIR_SUBTYPE, content=summary, level="warning"))
+    return repair
+
+
+def _plan(report: TranscriptReport, *, done: bool = False) -> str:
+    """What a repair of ``report`` does (``done``: did), in words."""
+    def calls(blocks: list[Any]) -> str:
+        return ", ".join(f"{block.id} ({block.name})" for block in blocks)
+
+    answer = "answered" if done else "answer"
+    saved = [block for block in report.dangling if block.id in report.saved_results]
+    lost = [block for block in report.dangling if block.id not in report.saved_results]
+    steps = []
+    if saved:
+        steps.append(f"{answer} {calls(saved)} with the results saved when {'it' if len(saved) == 1 else 'they'} "
+                     "finished")
+    if lost:
+        steps.append(f"{answer} {calls(lost)} with an is_error result (the session ended before "
+                     f"{'it' if len(lost) == 1 else 'they'} finished)")
+    if report.torn:
+        steps.append(f"set aside a torn last line (line {report.torn.line}, {len(report.torn.data)} bytes)")
+    return "; ".join(steps)

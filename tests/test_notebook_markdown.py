@@ -1,0 +1,88 @@
+"""Every chapter's markdown, as a renderer will read it: no wrapped line that turns into a list, no stray
+math, no link or image to a file that is not there.
+
+The browser check (tests/browser, ``lab.check_markdown``) looks at the same cells as JupyterLab draws them;
+this test reads the sources, so `make test` catches the same faults without a browser.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+PATHS = sorted(NOTEBOOKS.glob("*.ipynb")) + sorted(NOTEBOOKS.glob("*/*.ipynb"))
+
+_NUMBERED = re.compile(r"^(\s*)(\d+)[.)]\s")
+_ITEM = re.compile(r"^\s*(\d+[.)]|[-*+])\s")
+_LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
+
+
+def prose_lines(source: str) -> list[tuple[int, str]]:
+    """The lines outside fenced code blocks, with their numbers."""
+    lines, fenced = [], False
+    for number, line in enumerate(source.splitlines(), start=1):
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+            continue
+        if not fenced:
+            lines.append((number, line))
+    return lines
+
+
+def markdown_cells(path: Path) -> list[tuple[int, str]]:
+    cells = json.loads(path.read_text())["cells"]
+    return [(i + 1, "".join(c["source"])) for i, c in enumerate(cells) if c["cell_type"] == "markdown"]
+
+
+@pytest.mark.parametrize("path", PATHS, ids=lambda p: str(p.relative_to(NOTEBOOKS)))
+def test_no_wrapped_line_becomes_a_numbered_list(path):
+    """"(chapter\\n   05) add" renders as a nested list item "5." (or "E."): reword such a line.
+
+    A numbered line is an item of the list it continues when its indent is that of an earlier item (a
+    sibling); a new list starts at 1. Anything else is a wrapped line that happens to start with a number.
+    """
+    for cell, source in markdown_cells(path):
+        indents: set[int] = set()  # the indents of the items of the current list
+        blank = True
+        for number, line in prose_lines(source):
+            if not line.strip():
+                blank = True
+                continue
+            indent = len(line) - len(line.lstrip())
+            numbered = _NUMBERED.match(line)
+            if numbered:
+                if numbered.group(2) != "1" and indent not in indents:
+                    pytest.fail(f"{path.name} cell {cell} line {number}: {line.strip()!r} continues the text "
+                                "before it but starts with a number: it renders as a numbered list item")
+                indents.add(indent)
+            elif _ITEM.match(line):
+                indents.add(indent)
+            elif blank and indent == 0:
+                indents.clear()  # a paragraph after a blank line ends the list
+            blank = False
+
+
+@pytest.mark.parametrize("path", PATHS, ids=lambda p: str(p.relative_to(NOTEBOOKS)))
+def test_no_dollar_outside_code(path):
+    """JupyterLab renders $...$ as math: a $ belongs in a code span."""
+    for cell, source in markdown_cells(path):
+        for number, line in prose_lines(source):
+            outside = re.sub(r"``.*?``|`[^`]*`", "", line)
+            if "$" in outside:
+                pytest.fail(f"{path.name} cell {cell} line {number}: a $ outside code: {line.strip()!r}")
+
+
+@pytest.mark.parametrize("path", PATHS, ids=lambda p: str(p.relative_to(NOTEBOOKS)))
+def test_links_and_images_point_at_files_that_exist(path):
+    for cell, source in markdown_cells(path):
+        for number, line in prose_lines(source):
+            outside = re.sub(r"`[^`]*`", "", line)
+            for target in _LINK.findall(outside):
+                if re.match(r"[a-z]+:", target) or target.startswith("#"):
+                    continue
+                assert (path.parent / target.split("#")[0]).exists(), \
+                    f"{path.name} cell {cell} line {number}: {target} does not exist"
