@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 NB_ENV := DREAMLOOP_AUTO_ANSWER=1 NO_COLOR=1 JUPYTER_COLUMNS=100 PYDEVD_DISABLE_FILE_VALIDATION=1
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=120
 
-.PHONY: help venv demo test unit nbval lab notebooks images bench browser-test screenshots clean
+.PHONY: help venv demo test unit nbval lab notebooks images bench soak browser-test screenshots clean
 
 help:
 	@echo "make demo          run the main job offline (change value to 2 on a sample project)"
@@ -16,6 +16,7 @@ help:
 	@echo "make notebooks     re-execute and save every notebook"
 	@echo "make images        rebuild the figures in images/ from their sources"
 	@echo "make bench         print the benchmarks' figures"
+	@echo "make soak          10,000 generated sessions under faults, violations counted per invariant"
 	@echo "make browser-test  the chapters in JupyterLab in headless Chromium (installs chromium, playwright if missing)"
 	@echo "make screenshots   browser-test, then copy its screenshots into images/ (the README uses them)"
 
@@ -55,6 +56,9 @@ bench: $(STAMP)
 	$(BIN)/python bench/hooks.py
 	$(BIN)/python bench/transcript.py
 	$(BIN)/python bench/streaming_tools.py
+
+soak: $(STAMP)
+	$(BIN)/python bench/soak.py
 
 # The chapters as a learner sees them: JupyterLab in headless Chromium, checked (tests/browser/check_lab.py,
 # one module per chapter in tests/browser/chapters/).

@@ -23,6 +23,7 @@ import os
 import shutil
 import signal
 import sys
+import warnings
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -165,7 +166,11 @@ def main(argv: list[str] | None = None) -> int:
 
             if args.trace.is_dir():
                 raise ValueError(f"{args.trace} is a directory; give a trace file saved with --trace")
-            trace = Trace.load(args.trace)
+            with warnings.catch_warnings(record=True) as caught:  # a torn last line: skipped, said on stderr
+                warnings.simplefilter("always")
+                trace = Trace.load(args.trace)
+            for warning in caught:
+                print(f"dreamloop replay: warning: {warning.message}", file=sys.stderr)
         elif args.command == "import-claude-code":
             session, trace = _prepare_import(args)
     except (ValidationError, ValueError, FileNotFoundError, FileExistsError, KeyError, MissingCredentials) as error:

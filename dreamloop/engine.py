@@ -112,6 +112,8 @@ class QueryEngine:
         transcript, and so does each finished tool call's result (its ``done``
         progress): each before its event is yielded, so whatever the caller has
         seen survives a crash. ``overrides`` replace ``defaults`` for this run only.
+        A blank prompt raises ``ValueError`` (from ``QueryParams``) before any
+        hook runs or anything is recorded or sent.
 
         With ``hooks``, the ``user_prompt_submit`` hooks run first (their inputs
         name this session and transcript): their records and any context for the
@@ -123,6 +125,8 @@ class QueryEngine:
         deps, hooks = settings.get("deps"), settings.get("hooks")
         uuid = deps.uuid if deps else new_uuid
         said: tuple[Any, ...] = ()
+        # A blank prompt is refused here, unrecorded (the check takes no id, so ids stay as they were).
+        QueryParams(**{**settings, "messages": [*self.messages, user_message(prompt, uuid="unsent")]})
         if hooks is not None:
             hooks = settings["hooks"] = hooks.for_session(self.session_id, self.transcript)
             check = await submit_prompt(hooks, prompt, workspace=settings.get("workspace"),

@@ -1,15 +1,18 @@
 """dreamloop's own exceptions (few, on purpose).
 
     DreamloopError
-    ├── IncompleteStreamError   the stream ended without message_delta (model.py)
-    ├── ScriptExhausted         the offline script has no item for this request (fake_api)
-    ├── FileFormatError         a line of a session file or cassette is not what it should be
-    │                           (also a ValueError; claude_code.py, fake_api/cassette.py)
-    ├── HookError               a Python hook raised: your bug, raised out of the loop (hooks.py)
-    └── TranscriptError         a transcript line a crash cannot explain (transcript.py)
+    ├── StreamError                 the model's stream gave no whole response (model.py, partial.py)
+    │   ├── IncompleteStreamError   it ended before message_delta, or the connection dropped
+    │   └── MalformedStreamError    it broke the stream protocol (no message_start, a delta for a
+    │                               block never started, a data frame that is not JSON, ...)
+    ├── ScriptExhausted             the offline script has no item for this request (fake_api)
+    ├── FileFormatError             a line of a session file or cassette is not what it should be
+    │                               (also a ValueError; claude_code.py, fake_api/cassette.py)
+    ├── HookError                   a Python hook raised: your bug, raised out of the loop (hooks.py)
+    └── TranscriptError             a transcript line a crash cannot explain (transcript.py)
 
     UserWarning
-    └── TranscriptWarning       a torn last line skipped, or a transcript repaired on resume
+    └── TranscriptWarning           a torn last line skipped, or a transcript repaired on resume
 
 API errors stay the SDK's own types (``anthropic.APIStatusError`` and its
 subclasses); the loop decides what they mean. ``abort.Aborted`` is internal.
@@ -19,23 +22,45 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["DreamloopError", "FileFormatError", "HookError", "IncompleteStreamError", "ScriptExhausted",
-           "TranscriptError", "TranscriptWarning"]
+__all__ = [
+    "DreamloopError",
+    "FileFormatError",
+    "HookError",
+    "IncompleteStreamError",
+    "MalformedStreamError",
+    "ScriptExhausted",
+    "StreamError",
+    "TranscriptError",
+    "TranscriptWarning",
+]
 
 
 class DreamloopError(Exception):
     """Base class of dreamloop's exceptions."""
 
 
-class IncompleteStreamError(DreamloopError):
-    """A model stream ended before ``message_delta``: not a success.
+class StreamError(DreamloopError):
+    """A model stream that did not deliver a whole response; the loop ends ``model_error``.
 
-    ``partial`` is the SDK ``Message`` accumulated so far (``stop_reason`` None).
+    ``partial`` is the SDK ``Message`` of the blocks that finished before it
+    went wrong (``stop_reason`` None unless ``message_delta`` arrived), or None.
     """
 
     def __init__(self, message: str, partial: Any = None) -> None:
         super().__init__(message)
         self.partial = partial
+
+
+class IncompleteStreamError(StreamError):
+    """A model stream ended before ``message_delta`` (or its connection dropped): not a success."""
+
+
+class MalformedStreamError(StreamError):
+    """A model stream broke the protocol: events out of order, a frame that is not a JSON event, a block that is not valid.
+
+    What a later API version may add (an unknown event, delta or block type, an
+    unknown ``stop_reason``) is not malformed: it is kept or reported, never raised.
+    """
 
 
 class ScriptExhausted(DreamloopError):

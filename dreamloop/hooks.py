@@ -40,6 +40,7 @@ from pydantic import AliasChoices, AliasPath, BaseModel, ConfigDict, Field, Vali
 from .errors import HookError
 from .messages import AttachmentMessage, SystemMessage, new_uuid, user_message
 from .tools.bash import _DRAIN_S, _Capture, _kill_group, _wait_for_exit
+from .tools.environment import command_environment
 from .tools.permissions import Allow, Ask, Deny
 
 __all__ = [
@@ -684,15 +685,13 @@ def _read_command(event: str, hook_name: str, label: str, code: int | None, stdo
 def hook_env(workspace: Path | str | None) -> dict[str, str]:
     """The environment of a command hook: ours without the kit's credentials, plus ``CLAUDE_PROJECT_DIR``.
 
-    As for the Bash tool, ``ANTHROPIC_API_KEY`` and ``ANTHROPIC_AUTH_TOKEN`` are removed, so a hook
-    command cannot read the key the loop talks to the API with.
+    As for the Bash tool (``tools.command_environment``), ``ANTHROPIC_API_KEY`` and
+    ``ANTHROPIC_AUTH_TOKEN`` are removed, so a hook command cannot read the key the loop talks to
+    the API with.
     """
-    env = {k: v for k, v in os.environ.items() if k not in _CREDENTIALS}
+    env = command_environment()
     env["CLAUDE_PROJECT_DIR"] = str(workspace or os.getcwd())
     return env
-
-
-_CREDENTIALS = frozenset({"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"})
 
 
 async def _run_command(command: str, input: HookInput, timeout: float) -> tuple[int | None, str, str]:

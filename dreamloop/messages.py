@@ -10,11 +10,21 @@ This module knows nothing about how the model is called or how tools run.
 from __future__ import annotations
 
 import uuid as _uuid
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal, Union, get_args
 
+import anthropic
+from anthropic.types import ContentBlock, StopReason, ToolUseBlock
 from anthropic.types import Message as APIMessage
 from anthropic.types import MessageParam
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializationInfo,
+    ValidationError,
+    WrapValidator,
+    field_serializer,
+)
 
 __all__ = [
     "AnyLoopMessage",
@@ -25,8 +35,11 @@ __all__ = [
     "SystemMessage",
     "TombstoneMessage",
     "ToolUseSummaryMessage",
+    "UnknownContentBlock",
     "UserMessage",
+    "api_message",
     "assistant_tool_uses",
+    "content_block",
     "new_uuid",
     "normalize_messages_for_api",
     "tool_result_block",
@@ -62,24 +75,128 @@ class UserMessage(_LoopMessageBase):
     source_tool_use_ids: tuple[str, ...] = ()
 
 
+# ---------------------------------------------------------------------------
+# The SDK's Message, tolerant of what a later API version may add
+
+_BLOCK_CLASSES: dict[str, type[BaseModel]] = {
+    get_args(cls.model_fields["type"].annotation)[0]: cls for cls in get_args(get_args(ContentBlock)[0])
+}
+KNOWN_BLOCK_TYPES = frozenset(_BLOCK_CLASSES)
+"""The content block types this SDK version knows (``text``, ``tool_use``, ``thinking``, ...)."""
+
+KNOWN_STOP_REASONS = frozenset(get_args(StopReason))
+"""The ``stop_reason`` values this SDK version knows."""
+
+class UnknownContentBlock(anthropic.BaseModel):
+    """A content block of a type this SDK version does not know, kept exactly as received.
+
+    ``type`` is its type; every other field is kept as an extra attribute and
+    dumped back unchanged, so the block goes back to the API as it came.
+    """
+
+    type: str
+
+
+def content_block(data: dict[str, Any]) -> Any:
+    """An SDK content block from its JSON ``data``.
+
+    A known type is validated (``ValueError`` naming the problem if it is not
+    valid), except that a ``tool_use`` whose ``input`` is not an object is kept
+    as received (the loop answers it with an ``is_error`` result and never runs
+    it). An unknown type becomes an ``UnknownContentBlock``.
+    """
+    kind = data.get("type")
+    if not isinstance(kind, str):
+        raise ValueError(f"a content block needs a string `type`, got {kind!r}")
+    if kind not in KNOWN_BLOCK_TYPES:
+        return UnknownContentBlock.model_validate(data)
+    try:
+        return _BLOCK_CLASSES[kind].model_validate(data)
+    except ValidationError as error:
+        if kind == "tool_use" and all(e["loc"][:1] == ("input",) for e in error.errors()):
+            return ToolUseBlock.model_construct(**data)
+        raise ValueError(f"a {kind} block that is not valid: {_first_error(error)}") from None
+
+
+def api_message(data: Any) -> APIMessage:
+    """The SDK ``Message`` from its JSON (a dict), tolerating what a later API version may add.
+
+    Known blocks are validated; unknown block types are kept
+    (``UnknownContentBlock``) and an unknown ``stop_reason`` is kept as its
+    string; nothing is re-validated after that. An ``APIMessage`` is returned
+    as is. Raises ``ValueError`` for anything else that is not a valid Message.
+    """
+    if isinstance(data, APIMessage):
+        return data
+    if not isinstance(data, dict):
+        raise ValueError(f"a Message must be an object, got {type(data).__name__}")
+    try:
+        return APIMessage.model_validate(data)
+    except ValidationError:
+        pass  # an unknown block or stop_reason, or a real problem: look closer
+    content, stop_reason = data.get("content", []), data.get("stop_reason")
+    if not isinstance(content, list) or not all(isinstance(b, dict) for b in content):
+        raise ValueError("a Message's content must be a list of block objects")
+    if stop_reason is not None and not isinstance(stop_reason, str):
+        raise ValueError(f"stop_reason must be a string or null, got {stop_reason!r}")
+    try:
+        skeleton = APIMessage.model_validate({**data, "content": [], "stop_reason": None})
+    except ValidationError as error:
+        raise ValueError(f"not a valid Message: {_first_error(error)}") from None
+    blocks = [content_block(block) for block in content]
+    return skeleton.model_copy(update={"content": blocks, "stop_reason": stop_reason})
+
+
+def _tolerant(value: Any, handler: Any) -> APIMessage:
+    # The SDK's own validation first (its error paths, e.g. ``message.id``, stay as they are); only
+    # what it rejects for an unknown block type or stop_reason is taken leniently (``api_message``).
+    try:
+        return handler(value)
+    except ValidationError:
+        try:
+            return api_message(value)
+        except ValueError:
+            pass
+        raise
+
+
+def _first_error(error: ValidationError) -> str:
+    first = error.errors(include_url=False)[0]
+    return f"{'.'.join(str(p) for p in first['loc']) or 'value'}: {first['msg']}"
+
+
 class AssistantMessage(_LoopMessageBase):
     """One model response, kept as the SDK's ``Message`` (content blocks, stop_reason, usage).
 
     Mirrors ``AssistantMessage`` (``type: 'assistant'``). One response is one
     assistant message; a retry or continuation never adds blocks to it.
-    ``request_id`` is the server's ``request-id`` when known.
+    ``request_id`` is the server's ``request-id`` when known. A ``Message`` is
+    kept as given (never re-validated), so blocks and a ``stop_reason`` that
+    this SDK version does not know survive, also through a dump and a load
+    (``api_message``).
     """
 
     type: Literal["assistant"] = "assistant"
-    message: APIMessage
+    message: Annotated[APIMessage, WrapValidator(_tolerant)]
     request_id: str | None = None
+
+    @field_serializer("message")
+    def _dump_message(self, message: APIMessage, info: SerializationInfo) -> dict[str, Any]:
+        # warnings=False: an unknown block or stop_reason is not what the SDK's field types expect, on purpose
+        return message.model_dump(mode=info.mode, by_alias=bool(info.by_alias), exclude_none=info.exclude_none,
+                                  warnings=False)
 
 
 class SystemMessage(_LoopMessageBase):
     """A message for the person, never sent to the model (warnings, errors, notices).
 
-    Mirrors ``SystemMessage`` (``type: 'system'``); ``subtype`` names the kind
-    (``"api_error"``, ``"incomplete_response"``, ``"stop_reason_without_tool_use"``, ...).
+    Mirrors ``SystemMessage`` (``type: 'system'``); ``subtype`` names the kind:
+    ``api_error``, ``incomplete_response``, ``malformed_stream`` (the run ended
+    ``model_error``); ``interrupted`` (an abort); ``stop_reason_without_tool_use``,
+    ``max_output_tokens``; ``unknown_stop_reason``, ``unknown_stream_content``
+    (what a later API version may send: reported, the run goes on);
+    ``resume_repair`` (a resume repaired what a crash left, ``transcript.py``).
+    Later branches add theirs here.
     """
 
     type: Literal["system"] = "system"
@@ -188,9 +305,14 @@ _API_ATTACHMENTS = {"queued_command", "edited_file", "hook_additional_context", 
 def _assistant_param(message: AssistantMessage) -> MessageParam | None:
     blocks = []
     for block in message.message.content:
-        data = block.model_dump(mode="json", exclude_none=True, by_alias=True)
+        if isinstance(block, UnknownContentBlock):
+            blocks.append(block.model_dump(mode="json"))  # as received, nulls included
+            continue
+        data = block.model_dump(mode="json", exclude_none=True, by_alias=True, warnings=False)
         if data.get("type") == "text" and not data.get("text", "").strip():
             continue  # empty text blocks never go back (field case F5)
+        if data.get("type") == "tool_use" and not isinstance(data.get("input"), dict):
+            data["input"] = {}  # input that was not a JSON object; its is_error result says what came
         blocks.append(data)
     if not blocks:
         return None
@@ -223,7 +345,9 @@ def normalize_messages_for_api(messages: list[Any]) -> list[MessageParam]:
     Keeps user and assistant messages; turns API-visible attachments
     (``queued_command``, ``edited_file``, ``hook_additional_context``) into user text; drops system,
     progress, tombstone, tool-use-summary and UI-only attachments; drops empty
-    text blocks; merges adjacent user messages into one, ``tool_result``
+    text blocks; sends a ``tool_use`` whose input was not a JSON object with
+    ``input: {}`` (its ``is_error`` result tells the model what it sent);
+    sends blocks of unknown types back as received; merges adjacent user messages into one, ``tool_result``
     blocks first (the API's rule), the rest in arrival order. Returns
     ``list[MessageParam]`` (plain dicts, JSON-ready).
     """

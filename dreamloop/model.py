@@ -5,29 +5,36 @@ request and yields the raw stream events as they arrive, then the finished
 ``anthropic.types.Message``. The same class serves the offline fake API
 (``offline(script)``) and any live Anthropic-compatible endpoint
 (``live(...)``): only the SDK client differs. It knows nothing about the loop,
-tools or history; it only guarantees that what it calls finished is finished:
+tools or history; it only guarantees that what it calls finished is finished
+(the events are followed by ``partial.PartialResponse``):
 
 * a block that never got ``content_block_stop`` (a ``max_tokens`` cut inside a
   tool_use's JSON) is removed from the final Message, because its input is not
   valid and the loop must never run it; it is kept in ``last_cut_blocks``;
 * a stream that ends without ``message_delta`` (no ``stop_reason``), or whose
-  connection drops mid-stream, raises ``IncompleteStreamError``;
+  connection drops mid-stream, raises ``IncompleteStreamError``; one that breaks
+  the stream protocol raises ``MalformedStreamError``;
+* what a later API version may add (unknown events, blocks, ``stop_reason``
+  values) passes through: the final Message keeps it, never re-validated;
 * API errors propagate unchanged (``anthropic.APIStatusError`` and subclasses,
   also an ``error`` event inside a 200 stream, ``APIConnectionError``).
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, AsyncIterator, Union
 
 import anthropic
 import httpx2
-from anthropic.types import ContentBlock, Message, RawContentBlockStopEvent, RawMessageStopEvent, RawMessageStreamEvent
+from anthropic.types import Message, RawMessageStreamEvent
 
-from dreamloop.errors import IncompleteStreamError
+from dreamloop.errors import IncompleteStreamError, MalformedStreamError
 from dreamloop.fake_api import FakeMessagesAPI
+from dreamloop.messages import UnknownContentBlock, content_block
+from dreamloop.partial import PartialResponse
 from dreamloop.recording import CassetteRecorder
 from dreamloop.scripts import Script
 
@@ -39,7 +46,6 @@ DEFAULT_LIVE_MODEL = "claude-sonnet-5-5"
 ModelStreamItem = Union[RawMessageStreamEvent, Message]
 """What ``AnthropicModel.stream()`` yields: raw events, then one final ``Message``."""
 
-_HELPER_EVENTS = {"text", "input_json", "thinking", "signature", "citation"}  # synthesized by the SDK helper, not sent
 _COUNT_TOKENS_FIELDS = {"thinking", "tool_choice", "mcp_servers"}  # request options count_tokens also takes
 
 
@@ -48,12 +54,13 @@ class CutBlock:
     """A content block that never got ``content_block_stop`` (the stream stopped inside it).
 
     ``index``: its position in the stream; ``block``: the SDK block as far as it
-    was accumulated (a tool_use's ``input`` holds only what parsed);
-    ``partial_json``: the raw ``input_json_delta`` text received (tool_use only).
+    was accumulated (a tool_use's ``input`` is what its ``content_block_start``
+    held, usually ``{}``); ``partial_json``: the raw ``input_json_delta`` text
+    received (tool_use only).
     """
 
     index: int
-    block: ContentBlock
+    block: Any
     partial_json: str = ""
 
 
@@ -97,15 +104,18 @@ class AnthropicModel:
         Events are the SDK's ``RawMessageStreamEvent`` objects, in wire order:
         ``message_start``, ``content_block_start`` / ``content_block_delta`` /
         ``content_block_stop``…, ``message_delta``, ``message_stop`` (``ping`` is
-        dropped by the SDK). ``extra`` goes to ``client.messages.stream()``
-        unchanged (``thinking``, ``tool_choice``, ``metadata``, ``model``…);
-        ``system`` / ``tools`` are sent only when given.
+        dropped by the SDK), and any event type a later API version adds.
+        ``extra`` goes to ``client.messages.create()`` unchanged (``thinking``,
+        ``tool_choice``, ``metadata``, ``model``…); ``system`` / ``tools`` are
+        sent only when given.
 
         Raises ``IncompleteStreamError`` (``.partial``: the Message so far, its
         finished blocks only; None before ``message_start``) when the stream ends
-        without ``message_delta`` or the connection drops mid-stream; SDK errors
-        unchanged; for an offline model, the script's own exception
-        (``ScriptExhausted``, a policy bug) instead of the 500 that carried it.
+        without ``message_delta`` or the connection drops mid-stream;
+        ``MalformedStreamError`` (``.partial`` likewise) when it breaks the
+        stream protocol (see ``partial.PartialResponse``); SDK errors unchanged;
+        for an offline model, the script's own exception (``ScriptExhausted``, a
+        policy bug) instead of the 500 that carried it.
 
         Example::
 
@@ -121,28 +131,35 @@ class AnthropicModel:
             params["tools"] = tools
         self.last_request_id = None
         self.last_cut_blocks = []
-        tracker = _BlockTracker()
+        response = PartialResponse()
         try:
-            async with self.client.messages.stream(**params) as stream:
-                self.last_request_id = stream.request_id
+            events = await self.client.messages.create(**params, stream=True)
+            self.last_request_id = events.response.headers.get("request-id")
+            async with events:
                 try:
-                    async for event in stream:
-                        raw = _raw_event(event)
-                        if raw is not None:
-                            tracker.see(raw)
-                            yield raw
+                    async for event in events:
+                        response.add(event)
+                        yield event
                 except httpx2.TransportError as err:
-                    partial = tracker.finish(_snapshot(stream))[0]
                     raise IncompleteStreamError(
                         f"the connection dropped mid-stream ({type(err).__name__}: {err}); the response is incomplete",
-                        partial=partial,
+                        partial=response.message(),
                     ) from err
-                message, self.last_cut_blocks = tracker.finish(_snapshot(stream))
+                except json.JSONDecodeError as err:  # the SDK parses each data frame as JSON
+                    raise MalformedStreamError(f"a data frame of the stream is not JSON ({err})",
+                                               partial=response.message()) from None
+                except UnicodeDecodeError as err:  # ... after decoding its lines as UTF-8
+                    raise MalformedStreamError(f"a line of the stream is not UTF-8 ({err.reason})",
+                                               partial=response.message()) from None
         except anthropic.APIStatusError as err:
             self.last_request_id = err.request_id or self.last_request_id
             self._raise_script_error(err)
             raise
-        if not tracker.saw_message_delta:
+        message = response.message()
+        if message is None:
+            raise MalformedStreamError("the stream ended without message_start: there is no response")
+        self.last_cut_blocks = [CutBlock(i, _cut_block(block), raw) for i, block, raw in response.cut_blocks()]
+        if not response.saw_message_delta:
             raise IncompleteStreamError("the stream ended without message_delta (no stop_reason): an incomplete response",
                                         partial=message)
         yield message
@@ -164,52 +181,11 @@ class AnthropicModel:
             raise self.api.script_errors[err.request_id] from err
 
 
-class _BlockTracker:
-    """Which blocks started and stopped, and the raw tool JSON received, over one stream."""
-
-    def __init__(self) -> None:
-        self.started: list[int] = []
-        self.stopped: set[int] = set()
-        self.partial_json: dict[int, str] = {}
-        self.saw_message_delta = False
-
-    def see(self, event: RawMessageStreamEvent) -> None:
-        if event.type == "content_block_start":
-            self.started.append(event.index)
-        elif event.type == "content_block_stop":
-            self.stopped.add(event.index)
-        elif event.type == "content_block_delta" and event.delta.type == "input_json_delta":
-            self.partial_json[event.index] = self.partial_json.get(event.index, "") + event.delta.partial_json
-        elif event.type == "message_delta":
-            self.saw_message_delta = True
-
-    def finish(self, snapshot: Any) -> tuple[Message | None, list[CutBlock]]:
-        """The snapshot as a plain ``Message`` with unfinished blocks removed, and those blocks."""
-        if snapshot is None:
-            return None, []
-        message = Message.model_validate(snapshot.to_dict())
-        cut = [CutBlock(i, block, self.partial_json.get(i, "")) for i, block in enumerate(message.content) if i not in self.stopped]
-        if cut:
-            message = message.model_copy(update={"content": [b for i, b in enumerate(message.content) if i in self.stopped]})
-        return message, cut
-
-
-def _raw_event(event: Any) -> RawMessageStreamEvent | None:
-    """The raw wire event behind a helper-stream event (None for the helper's own synthesized ones)."""
-    if event.type in _HELPER_EVENTS:
-        return None
-    if event.type == "content_block_stop":
-        return RawContentBlockStopEvent(type="content_block_stop", index=event.index)
-    if event.type == "message_stop":
-        return RawMessageStopEvent(type="message_stop")
-    return event
-
-
-def _snapshot(stream: Any) -> Any:
+def _cut_block(data: dict[str, Any]) -> Any:
     try:
-        return stream.current_message_snapshot
-    except AssertionError:  # nothing arrived before the stream ended: no message_start
-        return None
+        return content_block(data)
+    except ValueError:
+        return UnknownContentBlock.model_validate(data)
 
 
 # ---------------------------------------------------------------------------

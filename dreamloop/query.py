@@ -28,14 +28,16 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from .abort import AbortController, Aborted
 from .deps import QueryDeps
-from .errors import IncompleteStreamError
+from .errors import IncompleteStreamError, MalformedStreamError, StreamError
 from .events import RequestStart, StreamEvent
 from .hooks import Hooks, StopCheck, run_stop_hooks
 from .messages import (
+    KNOWN_STOP_REASONS,
     AssistantMessage,
     AttachmentMessage,
     LoopMessage,
     SystemMessage,
+    UserMessage,
     assistant_tool_uses,
     normalize_messages_for_api,
     user_message,
@@ -72,9 +74,15 @@ class QueryParams(BaseModel):
       ``workspace``: the root the built-in tools are confined to.
     * ``max_tokens``: output limit per request; ``max_turns``: stop before
       turn ``max_turns + 1`` (None: no limit).
+    * ``tool_timeout_s``: the most one tool call may take, in seconds (a call
+      over it is stopped and gets an ``is_error`` result; Bash's own timeout
+      is usually shorter). No tool call can hold the loop longer.
     * ``abort``: the abort signal (``AbortController``); ``queued_input``: a
       callable returning queued ``AttachmentMessage``s, drained at phase 5.
     * ``deps``: ids and clock (``QueryDeps``).
+
+    Raises ``ValueError`` (a pydantic ``ValidationError`` naming the field)
+    for a blank prompt: a prompt with no text is refused here, never sent.
 
     Feature switches (streaming tool execution, hooks, context stages,
     recovery, fallback model, token budget) arrive as new fields, off by
@@ -101,6 +109,7 @@ class QueryParams(BaseModel):
     workspace: Path | None = None
     max_tokens: int = Field(default=4096, ge=1)
     max_turns: int | None = Field(default=None, ge=1)
+    tool_timeout_s: float = Field(default=600.0, gt=0)
     abort: AbortController = Field(default_factory=AbortController)
     queued_input: Callable[[], list[AttachmentMessage]] | None = None
     deps: QueryDeps = Field(default_factory=QueryDeps)
@@ -128,6 +137,16 @@ class QueryParams(BaseModel):
             deps = data.get("deps") or QueryDeps()
             data = {**data, "messages": [user_message(data["messages"], uuid=deps.uuid())]}
         return data
+
+    @field_validator("messages")
+    @classmethod
+    def _prompt_not_blank(cls, messages: list[Any]) -> list[Any]:
+        if not messages:
+            raise ValueError("no messages: give the loop a prompt")
+        last = messages[-1]
+        if isinstance(last, UserMessage) and not last.source_tool_use_ids and not normalize_messages_for_api([last]):
+            raise ValueError("the prompt is blank (the last user message has no text): nothing to send")
+        return messages
 
     @field_validator("model")
     @classmethod
@@ -261,6 +280,8 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
         workspace=params.workspace,
         permission_mode=params.permission_mode,
         uuid=deps.uuid,
+        tool_timeout_s=params.tool_timeout_s,
+        secrets=_credentials(params.model),
         hooks=params.hooks,
     )
     state = State(messages=tuple(params.messages), tool_use_context=context)
@@ -305,12 +326,15 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
             run.end(Terminal(reason="aborted_streaming", turn_count=state.turn_count), turn,
                     *_stream_interrupted(turn, partial, deps))
             raise
-        except (anthropic.APIError, IncompleteStreamError) as error:
+        except (anthropic.APIError, StreamError) as error:
             terminal = _model_error(error, state.turn_count)
             for message in _model_failed(turn, partial, deps, error, terminal):
                 yield run.note(message)
             run.end(terminal, turn)
             return
+        for notice in _stream_notices(turn, partial, deps):  # what a later API version may add: said, not fatal
+            turn.attachments.append(notice)
+            yield run.note(notice)
 
         # -- 4. tools, or stop ------------------------------------------------
         # needs_follow_up comes from the tool_use blocks received, never from
@@ -438,13 +462,28 @@ async def _guarded(events: AsyncIterator[Any], abort: AbortController) -> AsyncI
 
 def _stream_interrupted(turn: _Turn, partial: PartialResponse, deps: QueryDeps) -> list[Any]:
     """Abort while streaming: keep what finished, answer its tool_use calls, say so."""
-    notice = _system(deps, "interrupted", "Interrupted while the model was streaming.", "warning")
+    if turn.assistant_messages:  # the response had arrived whole (with streaming tools, calls may run)
+        said = ("Interrupted after the model's response arrived, while its tools ran." if turn.started else
+                "Interrupted after the model's response arrived, before its tools ran.")
+    else:
+        said = "Interrupted while the model was streaming."
+    closing = _close_stream(turn, partial, deps, USER_INTERRUPT)
+    notice = _system(deps, "interrupted", said, "warning")
     turn.attachments.append(notice)
-    return [*_close_stream(turn, partial, deps, USER_INTERRUPT), notice]
+    return [*closing, notice]
 
 
 def _tools_interrupted(turn: _Turn, tool_uses: list[Any], deps: QueryDeps) -> list[Any]:
-    """Abort while tools ran: finished results stay; the others say whether they had started (F14)."""
+    """Abort while tools ran: finished results stay; the others say whether they had started (F14).
+
+    If the results message was already delivered (the abort came while the
+    caller handled it), every call is answered: nothing is added but the
+    notice, which says so (the source checks the signal after the tool phase).
+    """
+    if turn.tool_results:
+        notice = _system(deps, "interrupted", "Interrupted after every tool call had finished.", "warning")
+        turn.attachments.append(notice)
+        return [notice]
     turn.tool_results = [tool_results_message(tool_uses, turn.results, USER_INTERRUPT, started=turn.started,
                                               uuid=deps.uuid())]
     notice = _system(deps, "interrupted", "Interrupted while tools were running.", "warning")
@@ -456,7 +495,8 @@ def _model_failed(turn: _Turn, partial: PartialResponse, deps: QueryDeps, error:
                   terminal: Terminal) -> list[Any]:
     """An unrecovered model error: close the transcript, then tell the person (never the model)."""
     closing = _close_stream(turn, partial, deps, model_failure(terminal.error or ""))
-    subtype = "incomplete_response" if isinstance(error, IncompleteStreamError) else "api_error"
+    subtype = {IncompleteStreamError: "incomplete_response", MalformedStreamError: "malformed_stream"}.get(
+        type(error), "api_error")
     notice = _system(deps, subtype, terminal.error or "", "error")
     turn.attachments.append(notice)
     return [*closing, notice]
@@ -494,6 +534,8 @@ def _model_error(error: Exception, turn_count: int) -> Terminal:
     """Name the Terminal for an unrecovered model error."""
     if isinstance(error, IncompleteStreamError):
         return Terminal(reason="model_error", turn_count=turn_count, error=f"Incomplete response: {error}")
+    if isinstance(error, MalformedStreamError):
+        return Terminal(reason="model_error", turn_count=turn_count, error=f"Malformed stream: {error}")
     said = getattr(error, "api_message", None) or str(error)
     if isinstance(error, anthropic.BadRequestError) and "prompt is too long" in said:
         return Terminal(reason="prompt_too_long", turn_count=turn_count, error=said)
@@ -509,6 +551,21 @@ def _error_text(error: Exception) -> str:
         status = getattr(error, "status_code", None)
         return f"{kind}: {said}" + (f" (HTTP {status})" if status and status != 200 else "")
     return getattr(error, "message", None) or str(error)
+
+
+def _stream_notices(turn: _Turn, partial: PartialResponse, deps: QueryDeps) -> list[SystemMessage]:
+    """Warnings for what this version does not know (a later API may send it): the run goes on."""
+    notices = []
+    if partial.unknown:
+        unknown = ", ".join(partial.unknown)
+        notices.append(_system(deps, "unknown_stream_content",
+                               f"The stream held what this version of dreamloop does not know: {unknown}. "
+                               "Unknown blocks are kept and sent back as received; the rest is ignored.", "warning"))
+    if turn.stop_reason is not None and turn.stop_reason not in KNOWN_STOP_REASONS:
+        notices.append(_system(deps, "unknown_stop_reason",
+                               f"The model stopped with stop_reason {turn.stop_reason!r}, which this version does not "
+                               "know; the loop goes on from the content blocks.", "warning"))
+    return notices
 
 
 async def _stop_hooks(params: QueryParams, state: State, run: QueryRun, turn: _Turn) -> StopCheck:
@@ -550,6 +607,12 @@ def _stop_notices(turn: _Turn, deps: QueryDeps) -> list[SystemMessage]:
         return [_system(deps, "max_output_tokens",
                         "The response was cut at max_tokens (recovery is off), so the loop ends here.", "warning")]
     return []
+
+
+def _credentials(model: Any) -> tuple[str, ...]:
+    """The model's own credentials (API key, auth token): tools must not hand them to commands."""
+    client = getattr(model, "client", None)
+    return tuple(v for v in (getattr(client, "api_key", None), getattr(client, "auth_token", None)) if v)
 
 
 def _system(deps: QueryDeps, subtype: str, content: str, level: str = "info") -> SystemMessage:

@@ -146,6 +146,9 @@ def print_trace(trace: Any, console: Console | None = None) -> None:
         if point.terminal:
             printer.terminal(point.terminal)
         before = set(point.messages_after)
+    if trace.terminal is None and trace.source is None:
+        printer.console.print(Text("(the trace ends without a Terminal: the run did not finish, or its last "
+                                   "checkpoint was lost)", style="yellow"))
 
 
 def workspace_diff(before: Path, after: Path, files: Iterable[str] | None = None) -> str:

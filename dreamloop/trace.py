@@ -12,15 +12,16 @@ traces; this module knows nothing about rendering.
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field, TypeAdapter
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from .messages import LoopMessage
 from .state import Continue, Terminal
 
-__all__ = ["Checkpoint", "Trace"]
+__all__ = ["TRACE_VERSION", "Checkpoint", "Trace", "jsonl_records"]
 
 _MESSAGE = TypeAdapter(LoopMessage)
 
@@ -100,7 +101,8 @@ class Trace:
     def add_event(self, t: float, event: Any) -> None:
         """Record one yielded event of the current turn at ``t`` seconds."""
         if event.type == "stream_event":
-            record = {"type": "stream_event", "event": event.event.model_dump(mode="json", exclude_none=True)}
+            record = {"type": "stream_event",
+                      "event": event.event.model_dump(mode="json", exclude_none=True, warnings=False)}
         elif hasattr(event, "uuid"):
             record = {"type": event.type, "uuid": self.add_message(event)}
             if event.type == "progress":
@@ -192,27 +194,99 @@ class Trace:
 
     @classmethod
     def load(cls, path: str | Path) -> "Trace":
-        """Read a trace written by ``save``. Raises ``ValueError`` on a file that is not one."""
+        """Read a trace written by ``save``.
+
+        Blank lines are skipped; a torn last line (a write cut short: no final
+        newline and not JSON) is skipped with a ``UserWarning``. Anything else
+        raises ``ValueError`` naming the file and the line: not a trace (no
+        header), a newer trace version, a line that is not a JSON object with a
+        known ``kind``, a message or checkpoint that is not valid, a checkpoint
+        that refers to a message the trace does not hold; also a directory or
+        an unreadable file. ``FileNotFoundError`` if there is no file.
+        """
         trace = cls()
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
+        text = _read_text(path)
         try:
-            header = json.loads(lines[0]) if lines else {}
+            header = json.loads(text.split("\n", 1)[0])
         except json.JSONDecodeError:
-            header = {}
+            header = None
         if not isinstance(header, dict) or header.get("kind") != "trace":
             raise ValueError(f"{path} is not a dreamloop trace (its first line must be the trace header)")
+        records = jsonl_records(path, text=text)
+        if not isinstance(header.get("version"), int) or header["version"] > TRACE_VERSION:
+            raise ValueError(f"{path}: trace version {header.get('version')!r}; this dreamloop reads version "
+                             f"{TRACE_VERSION} (a newer dreamloop wrote it?)")
         trace.source = header.get("source")
         trace.switches = dict(header.get("switches") or {})
-        for number, line in enumerate(lines[1:], start=2):
+        for number, record in records[1:]:
             try:
-                record = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise ValueError(f"{path}, line {number}: not JSON ({error.msg})") from None
-            if record["kind"] == "message":
-                trace.add_message(_MESSAGE.validate_python(record["message"]))
-            elif record["kind"] == "checkpoint":
-                point = Checkpoint.model_validate(record["checkpoint"])
-                trace.checkpoints.append(point)
-                trace.terminal = point.terminal or trace.terminal
+                trace._load_record(record)
+            except (ValidationError, ValueError, KeyError) as error:
+                raise ValueError(f"{path}, line {number}: {_why(error)}") from None
         return trace
 
+    def _load_record(self, record: dict[str, Any]) -> None:
+        kind = record.get("kind")
+        if kind == "message":
+            self.add_message(_MESSAGE.validate_python(record["message"]))
+        elif kind == "checkpoint":
+            point = Checkpoint.model_validate(record["checkpoint"])
+            held = [*point.state_messages, *point.messages_after,
+                    *(e["uuid"] for e in point.events if isinstance(e.get("uuid"), str))]
+            missing = next((uuid for uuid in held if uuid not in self.messages), None)
+            if missing is not None:
+                raise ValueError(f"checkpoint {point.index} refers to message {missing}, which the trace does not hold")
+            self.checkpoints.append(point)
+            self.terminal = point.terminal or self.terminal
+        else:
+            raise ValueError(f"a record of unknown kind {kind!r} (expected 'message' or 'checkpoint')")
+
+
+def jsonl_records(path: str | Path, *, text: str | None = None) -> list[tuple[int, dict[str, Any]]]:
+    """The JSON objects of a JSONL file, with their 1-based line numbers (``text``: its content, if read already).
+
+    Blank lines are skipped. A torn last line (no final newline, not JSON: a
+    write cut short by a crash) is skipped with a ``UserWarning``. Any other
+    line that is not a JSON object raises ``ValueError`` naming the line, as
+    do a directory, an unreadable file and bytes that are not UTF-8.
+    """
+    lines = (_read_text(path) if text is None else text).split("\n")
+    records = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            if number == len(lines):  # the last line, without its newline: torn
+                warnings.warn(f"{path}, line {number}: skipped a torn last line (a write cut short)", stacklevel=2)
+                continue
+            raise ValueError(f"{path}, line {number}: not JSON ({error.msg})") from None
+        if not isinstance(record, dict):
+            raise ValueError(f"{path}, line {number}: a JSON {type(record).__name__}, not an object")
+        records.append((number, record))
+    return records
+
+
+def _read_text(path: str | Path) -> str:
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except IsADirectoryError:
+        raise ValueError(f"{path} is a directory, not a JSONL file") from None
+    except PermissionError as error:
+        raise ValueError(f"{path} cannot be read: {error.strerror}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        raise ValueError(f"{path}, line {line}: not UTF-8 text") from None
+
+
+def _why(error: Exception) -> str:
+    if isinstance(error, ValidationError):
+        first = error.errors(include_url=False)[0]
+        return f"not valid: {'.'.join(str(p) for p in first['loc']) or 'value'}: {first['msg']}"
+    if isinstance(error, KeyError):
+        return f"the record has no {error.args[0]!r}"
+    return str(error)

@@ -8,10 +8,13 @@ API's own transport, so the test sees the exact status, headers and JSON body.
 from __future__ import annotations
 
 import copy
+import json
 
 import anthropic
 import httpx2
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from dreamloop.fake_api import FakeMessagesAPI, sign_thinking, validate_request
 from dreamloop.scripts import reply, text
@@ -193,6 +196,85 @@ CASES = [
         body(user("hi"), assistant(text("The answer is"))),
         "messages: final assistant content cannot end with trailing whitespace",
     ),
+    (
+        "two results for one call (issue 9: abort after the results were delivered)",
+        body(user("go"), assistant(use("T1")), user(result("T1"), result("T1"), text("go on"))),
+        body(user("go"), assistant(use("T1")), user(result("T1"), text("go on"))),
+        "messages.2.content.1: each tool_use must have a single result. "
+        "Found multiple `tool_result` blocks with id: T1",
+    ),
+    (
+        "F12: error result with empty string content",
+        body(user("go"), assistant(use("T1")), user({**result("T1", ""), "is_error": True})),
+        body(user("go"), assistant(use("T1")), user({**result("T1", "Exit code: 1"), "is_error": True})),
+        "messages.2.content.0.tool_result: content cannot be empty if `is_error` is true",
+    ),
+    (
+        "F12: error result with an empty list",
+        body(user("go"), assistant(use("T1")), user({**result("T1", []), "is_error": True})),
+        body(user("go"), assistant(use("T1")), user({**result("T1", [text("failed")]), "is_error": True})),
+        "messages.2.content.0.tool_result: content cannot be empty if `is_error` is true",
+    ),
+    (
+        "F12: error result without content",
+        body(user("go"), assistant(use("T1")), user({"type": "tool_result", "tool_use_id": "T1", "is_error": True})),
+        body(user("go"), assistant(use("T1")), user({"type": "tool_result", "tool_use_id": "T1"})),
+        "messages.2.content.0.tool_result: content cannot be empty if `is_error` is true",
+    ),
+    (
+        "F12: empty text block inside a result",
+        body(user("go"), assistant(use("T1")), user({**result("T1", [text("")]), "is_error": True})),
+        body(user("go"), assistant(use("T1")), user({**result("T1", [text("no output")]), "is_error": True})),
+        "messages: text content blocks must be non-empty",
+    ),
+    (
+        "whitespace-only text block inside a result",
+        body(user("go"), assistant(use("T1")), user(result("T1", [text(" \n")]))),
+        body(user("go"), assistant(use("T1")), user(result("T1", [text("ok")]))),
+        "messages: text content blocks must contain non-whitespace text",
+    ),
+    (
+        "text that is not a string",
+        body(user({"type": "text", "text": 5})),
+        body(user({"type": "text", "text": "5"})),
+        "messages.0.content.0.text.text: Input should be a valid string",
+    ),
+    (
+        "block type that is a list",
+        body(user({"type": ["text"], "text": "hi"})),
+        body(user({"type": "text", "text": "hi"})),
+        "messages.0.content.0.type: Input should be a valid string",
+    ),
+    (
+        "numeric tool_use id",
+        body(user("go"), assistant({**use("T1"), "id": 7}), user(result("T1"))),
+        body(user("go"), assistant(use("T1")), user(result("T1"))),
+        "messages.1.content.0.tool_use.id: Input should be a valid string",
+    ),
+    (
+        "tool_use input that is not an object",
+        body(user("go"), assistant({**use("T1"), "input": "{\"path\": "}), user(result("T1"))),
+        body(user("go"), assistant({**use("T1"), "input": {}}), user(result("T1"))),
+        "messages.1.content.0.tool_use.input: Input should be a valid dictionary",
+    ),
+    (
+        "is_error that is not a boolean",
+        body(user("go"), assistant(use("T1")), user({**result("T1"), "is_error": "yes"})),
+        body(user("go"), assistant(use("T1")), user({**result("T1"), "is_error": True})),
+        "messages.2.content.0.tool_result.is_error: Input should be a valid boolean",
+    ),
+    (
+        "model that is not a string",
+        body(user("hi"), model=3),
+        body(user("hi"), model="claude-scripted-1"),
+        "model: Input should be a valid string",
+    ),
+    (
+        "empty system text block",
+        body(user("hi"), system=[text("")]),
+        body(user("hi"), system=[text("Be brief.")]),
+        "system: text content blocks must be non-empty",
+    ),
 ]
 
 
@@ -280,3 +362,58 @@ async def test_unknown_route_and_bad_json(api):
     async with httpx2.AsyncClient(transport=httpx2.MockTransport(api.handler), base_url="http://fake.invalid") as http:
         broken = await http.post("/v1/messages", content=b"{not json")
     assert broken.status_code == 400 and broken.json()["error"]["type"] == "invalid_request_error"
+
+
+# ---------------------------------------------------------------------------
+# Every malformed body gets an answer (issue 9): a 400 in the API's words, never an exception
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 3) | st.sampled_from(["", " ", "T1", "text", "tool_use", "user"]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+        st.sampled_from(["type", "text", "id", "name", "input", "tool_use_id", "content", "is_error", "role",
+                         "signature", "thinking", "source"]), inner, max_size=4),
+    max_leaves=12,
+)
+VALID = body(user("go"), assistant(think("Plan"), text("Reading"), use("T1")), user(result("T1"), text("more")),
+             system="Be brief.", tools=TOOLS)
+
+
+def _paths(value, prefix=()):
+    yield prefix
+    children = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, child in children:
+        yield from _paths(child, prefix + (key,))
+
+
+@st.composite
+def mutated_bodies(draw):
+    """A valid request with one place in it replaced by arbitrary JSON."""
+    request = copy.deepcopy(VALID)
+    path = draw(st.sampled_from(list(_paths(request))[1:]))
+    *parents, last = path
+    target = request
+    for key in parents:
+        target = target[key]
+    target[last] = draw(JSON)
+    return request
+
+
+@settings(max_examples=300, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(mutated_bodies())
+def test_every_malformed_body_gets_an_answer(request_body):
+    problem = validate_request(request_body)  # never raises
+    api = FakeMessagesAPI([reply("ok")])
+    answer = api.respond("POST", "/v1/messages", {}, json.dumps(request_body).encode())
+    assert answer.status == (400 if problem else 200), (problem, answer.body[:300])
+    if problem:
+        assert json.loads(answer.body)["error"] == {"type": "invalid_request_error", "message": problem.message}
+
+
+def test_an_oversized_body_is_413():
+    api = FakeMessagesAPI([reply("ok")], max_body_bytes=1000)
+    answer = api.respond("POST", "/v1/messages", {}, json.dumps(body(user("x" * 2000))).encode())
+    assert answer.status == 413
+    assert json.loads(answer.body)["error"] == {
+        "type": "request_too_large", "message": "Request exceeds the maximum allowed number of bytes."}
+    assert api.consumed == 0

@@ -133,3 +133,23 @@ def test_constructors():
     live_model = live(api_key="sk-test-not-used", base_url="http://127.0.0.1:9")
     assert live_model.api is None and str(live_model.client.base_url).startswith("http://127.0.0.1:9")
     assert isinstance(AnthropicModel(live_model.client, "m").client, anthropic.AsyncAnthropic)
+
+
+async def test_bytes_that_are_not_a_stream_raise_malformed_stream_error():
+    """Issue 9: what the SDK's SSE decoder cannot read is a corrupt stream, not an exception of its own."""
+    import httpx2
+
+    from dreamloop.errors import MalformedStreamError
+
+    start = (b'event: message_start\ndata: {"type":"message_start","message":{"id":"m","type":"message",'
+             b'"role":"assistant","model":"m","content":[],"stop_reason":null,"stop_sequence":null,'
+             b'"usage":{"input_tokens":1,"output_tokens":1}}}\n\n')
+    for body, said in [(start + b"event: content_block_start\ndata: \xff\xfe\n\n", "not UTF-8"),
+                       (start + b"event: content_block_start\ndata: {oops\n\n", "not JSON")]:
+        transport = httpx2.MockTransport(lambda request, body=body: httpx2.Response(
+            200, headers={"content-type": "text/event-stream"}, content=body))
+        client = anthropic.AsyncAnthropic(api_key="k", base_url="http://test.invalid", max_retries=0,
+                                          http_client=httpx2.AsyncClient(transport=transport))
+        with pytest.raises(MalformedStreamError, match=said) as caught:
+            [item async for item in AnthropicModel(client, "m").stream(messages=MESSAGES, max_tokens=16)]
+        assert caught.value.partial.id == "m" and caught.value.partial.content == []

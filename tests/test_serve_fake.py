@@ -127,3 +127,44 @@ def test_serve_fake_command_line(tmp_path, capsys):
         stop.set()
         runner.join(timeout=5)
     assert exit_codes == [0]
+
+
+def _raw_request(url, head: bytes) -> bytes:
+    import socket
+    from urllib.parse import urlsplit
+
+    where = urlsplit(url)
+    with socket.create_connection((where.hostname, where.port), timeout=5) as sock:
+        sock.sendall(head)
+        chunks = []
+        while chunk := sock.recv(65536):
+            chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def test_an_unreadable_or_oversized_body_gets_an_answer(server):
+    """Issue 9: `Content-Length: abc` is a 400, a body over the limit a 413; neither drops the connection."""
+    bad = _raw_request(server.url, b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n{}")
+    assert bad.startswith(b"HTTP/1.1 400") and b"Invalid Content-Length header: 'abc'" in bad
+    huge = _raw_request(server.url, b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Length: 999999999999\r\n\r\n")
+    assert huge.startswith(b"HTTP/1.1 413") and b"request_too_large" in huge
+    assert server.api.consumed == 0
+
+
+def test_two_hundred_concurrent_clients_are_all_answered():
+    """Issue 9: the listen backlog holds a burst (it lost 8 of 200 to connection resets before)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with serve(lambda body, index: reply("ok")) as handle:
+        barrier = threading.Barrier(50)
+
+        def one(_):
+            try:
+                barrier.wait(timeout=5)
+            except threading.BrokenBarrierError:
+                pass
+            return post(handle.url, REQUEST)[0]
+
+        with ThreadPoolExecutor(max_workers=50) as pool:
+            statuses = list(pool.map(one, range(200)))
+    assert statuses == [200] * 200

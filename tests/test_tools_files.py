@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -218,3 +220,114 @@ async def test_file_tools_need_a_workspace():
     assert "no workspace" in error(await call(None, "Read", {"file_path": "a.txt"}))
     assert "no workspace" in error(await call(None, "Glob", {"pattern": "*"}))
     assert os.path.exists("/etc/passwd")  # the refusal above was not for lack of a file
+
+
+# ---------------------------------------------------------------------------
+# Issue 9: no file tool can freeze the loop; UTF-8 text only; hard links; relative error paths
+
+
+async def test_a_catastrophic_pattern_cannot_freeze_the_loop(ws):
+    """`(a+)+$` on 40 a's and a `!` froze the interpreter with Python's re; the regex engine is done at once,
+    and a pattern it cannot shortcut is stopped at the time limit while the event loop keeps running."""
+    (ws / "aaa.txt").write_text("a" * 40 + "!\n")
+    assert ok(await call(ws, "Grep", {"pattern": r"(a+)+$", "path": "aaa.txt"})) == "No matches found"
+
+    ticks = 0
+
+    async def ticker():
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0.02)
+            ticks += 1
+
+    beat = asyncio.create_task(ticker())
+    started = time.monotonic()
+    result = await call(ws, "Grep", {"pattern": r"(a|aa)+$", "path": "aaa.txt"}, tool_timeout_s=0.5)
+    beat.cancel()
+    assert error(result) in (
+        "Grep stopped after 0.5 s (the tool time limit).",
+        "Error: Grep did not finish within 0.5 s (the tool time limit) and was stopped.",
+    )
+    assert time.monotonic() - started < 5
+    assert ticks >= 5  # the loop ran while the pattern did
+
+
+async def test_grep_keeps_pythons_dialect(ws):
+    (ws / "demo.py").write_text("VALUE = 1\nVALUE_2 = 3\n")
+    assert ok(await call(ws, "Grep", {"pattern": r"VALUE(?= =)", "path": "demo.py"})) == "demo.py:1:VALUE = 1"
+    assert error(await call(ws, "Grep", {"pattern": r"\p{L}+"})).startswith("Invalid regular expression")
+
+
+async def test_abort_stops_a_running_grep_at_once(ws, offline):
+    from dreamloop import scripts as S
+    from dreamloop.query import QueryParams, query
+    from dreamloop.tools import INTERRUPTED
+
+    (ws / "aaa.txt").write_text(("a" * 40 + "!\n") * 50)
+    model = offline([S.reply(S.tool_use("Grep", {"pattern": r"(a|aa)+$", "path": "aaa.txt"}, id="T1"))])
+    run = query(QueryParams(messages="grep", model=model, tools=builtin_tools(), workspace=ws))
+    started = None
+    async for event in run:
+        if event.type == "progress" and event.data["stage"] == "started":
+            started = time.monotonic()
+            asyncio.get_running_loop().call_later(0.2, run.abort)
+    assert run.terminal.reason == "aborted_tools"
+    assert time.monotonic() - started < 1.5
+    result = run.messages[-2].message["content"][0]
+    assert result == {"type": "tool_result", "tool_use_id": "T1", "content": INTERRUPTED, "is_error": True}
+    for _ in range(300):  # the worker sees the cancel once its current line is done (at most 1 s of matching;
+        if not _grep_threads():  # longer on a loaded machine)
+            break
+        await asyncio.sleep(0.05)
+    assert not _grep_threads()
+
+
+def _grep_threads():
+    """Threads whose stack is inside Grep's search (sys._current_frames: every thread's current frame)."""
+    import sys
+
+    busy = []
+    for frame in sys._current_frames().values():
+        while frame is not None:
+            if frame.f_code.co_name == "_search":
+                busy.append(frame)
+                break
+            frame = frame.f_back
+    return busy
+
+
+async def test_a_pipe_is_refused_not_waited_on(ws):
+    os.mkfifo(ws / "pipe")
+    assert "is not a regular file" in error(await call(ws, "Read", {"file_path": "pipe"}, tool_timeout_s=5))
+    assert ok(await call(ws, "Grep", {"pattern": "VALUE = 1"}, tool_timeout_s=5)) == "src/main.py:3:VALUE = 1"
+
+
+async def test_binary_and_non_utf8_files_are_refused_so_no_round_trip_corrupts_them(ws):
+    assert error(await call(ws, "Read", {"file_path": "blob.bin"})) == (
+        "blob.bin is a binary file; Read works on UTF-8 text files only.")
+    latin1 = "caf\xe9 = 1\nna\xefve = 2\n".encode("latin-1")
+    (ws / "old.py").write_bytes(latin1)
+    refused = error(await call(ws, "Read", {"file_path": "old.py"}))
+    assert refused.startswith("old.py is not UTF-8 text (line 1, byte 3 cannot be decoded).")
+    assert error(await call(ws, "Edit", {"file_path": "old.py", "old_string": "= 2", "new_string": "= 3"})) == refused
+    assert (ws / "old.py").read_bytes() == latin1
+    assert ok(await call(ws, "Grep", {"pattern": "= 1"})) == "src/main.py:3:VALUE = 1\n(1 file skipped: not UTF-8 text)"
+    (ws / "big.txt").write_bytes(("x" * 100 + "\n").encode() * 100 + b"\xff tail\n")  # bad byte past the sniff
+    assert "line 101" in error(await call(ws, "Read", {"file_path": "big.txt", "offset": 101}))
+
+
+async def test_write_and_edit_refuse_a_hard_link_out_of_the_workspace(ws):
+    outside = ws.parent / "secret.txt"
+    os.link(outside, ws / "linked.txt")
+    before = outside.read_text()
+    assert ok(await call(ws, "Read", {"file_path": "linked.txt"})) == "     1\tVALUE = 'secret'"  # documented
+    for name, input in [("Write", {"content": "pwned"}), ("Edit", {"old_string": "VALUE", "new_string": "pwned"})]:
+        refused = error(await call(ws, name, {"file_path": "linked.txt", **input}))
+        assert refused.startswith("linked.txt has 2 hard links: changing it would also change its other names")
+    assert outside.read_text() == before
+
+
+async def test_os_errors_name_the_path_relative_to_the_workspace(ws):
+    refused = error(await call(ws, "Write", {"file_path": "README.md/inside.txt", "content": "x"}))
+    assert refused in ("File exists: README.md", "Not a directory: README.md/inside.txt", "Not a directory: README.md")
+    assert str(ws) not in refused

@@ -44,6 +44,9 @@ __all__ = ["OFFLINE_API_KEY", "OFFLINE_BASE_URL", "FakeMessagesAPI", "ReceivedRe
 
 OFFLINE_API_KEY = "offline-not-a-key"
 OFFLINE_BASE_URL = "http://fake-anthropic.invalid"
+MAX_BODY_BYTES = 32 * 1024 * 1024
+"""The largest request body answered; a larger one gets HTTP 413 ``request_too_large`` (the real limit: 32 MB)."""
+TOO_LARGE_MESSAGE = "Request exceeds the maximum allowed number of bytes."
 _REDACTED_HEADERS = {"authorization", "x-api-key"}
 _DROP_MESSAGE = "peer closed connection without sending complete message body (incomplete chunked read)"
 
@@ -79,7 +82,8 @@ class FakeMessagesAPI:
 
     ``script``: a list of ``Turn`` / ``RawTurn`` (request n gets item n) or a
     policy ``(body: dict, index: int) -> Turn | RawTurn``. ``model``: the model
-    name reported when a turn does not set one.
+    name reported when a turn does not set one. ``max_body_bytes``: larger
+    bodies get HTTP 413 ``request_too_large``.
 
     Example::
 
@@ -90,8 +94,10 @@ class FakeMessagesAPI:
         api.requests[-1].body             # what the SDK sent
     """
 
-    def __init__(self, script: Script | list[Any], *, model: str = "claude-scripted-1") -> None:
+    def __init__(self, script: Script | list[Any], *, model: str = "claude-scripted-1",
+                 max_body_bytes: int = MAX_BODY_BYTES) -> None:
         self.model = model
+        self.max_body_bytes = max_body_bytes
         self.requests: list[ReceivedRequest] = []
         self.script_errors: dict[str, BaseException] = {}
         self._script = script
@@ -154,12 +160,15 @@ class FakeMessagesAPI:
             request_id = self._next_id("req")
             body: Any = None
             script_index: int | None = None
-            try:
-                body = json.loads(content) if content else None
-            except ValueError as err:
-                reply = error_reply(400, f"The request body is not valid JSON: {err}", request_id)
+            if len(content) > self.max_body_bytes:
+                reply = error_reply(413, TOO_LARGE_MESSAGE, request_id)
             else:
-                reply, script_index = self._route(method, path, body, request_id)
+                try:
+                    body = json.loads(content) if content else None
+                except ValueError as err:
+                    reply = error_reply(400, f"The request body is not valid JSON: {err}", request_id)
+                else:
+                    reply, script_index = self._route(method, path, body, request_id)
             self.requests.append(
                 ReceivedRequest(
                     index=len(self.requests),

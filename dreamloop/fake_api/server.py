@@ -26,9 +26,9 @@ import yaml
 
 from dreamloop.scripts import Script, Turn, reply
 
-from .api import FakeMessagesAPI
+from .api import TOO_LARGE_MESSAGE, FakeMessagesAPI
 from .recorded import load_recorded
-from .replies import Reply
+from .replies import Reply, error_reply
 
 __all__ = ["FakeServer", "default_policy", "load_script", "serve", "serve_fake_main"]
 
@@ -77,12 +77,16 @@ def serve(script: Script | FakeMessagesAPI, host: str = "127.0.0.1", port: int =
         raise ValueError(f"serve-fake binds the loopback interface only (127.0.0.1), not {host!r}")
     api = script if isinstance(script, FakeMessagesAPI) else FakeMessagesAPI(script, model=model)
     handler = type("FakeAPIRequestHandler", (_Handler,), {"api": api})
-    httpd = ThreadingHTTPServer(("127.0.0.1", port), handler)
+    httpd = _Server(("127.0.0.1", port), handler)
     httpd.daemon_threads = True
     thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05},
                               name=f"dreamloop-fake-api:{httpd.server_port}", daemon=True)
     thread.start()
     return FakeServer(httpd, thread, api)
+
+
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 1024  # the listen backlog (the default, 5, drops bursts of concurrent clients)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -93,13 +97,26 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
     def _handle(self) -> None:
-        length = int(self.headers.get("content-length") or 0)
-        content = self.rfile.read(length) if length else b""
-        answer = self.api.respond(self.command, urlsplit(self.path).path, dict(self.headers.items()), content)
+        answer = self._refusal()
+        if answer is None:
+            length = int(self.headers.get("content-length") or 0)
+            content = self.rfile.read(length) if length else b""
+            answer = self.api.respond(self.command, urlsplit(self.path).path, dict(self.headers.items()), content)
         try:
             self._send(answer)
         except (BrokenPipeError, ConnectionResetError):  # the client went away mid-stream
             self.close_connection = True
+
+    def _refusal(self) -> Reply | None:
+        """A 400 / 413 for a body that cannot or must not be read (then the connection closes)."""
+        raw = (self.headers.get("content-length") or "0").strip()
+        if not raw.isdigit():
+            self.close_connection = True
+            return error_reply(400, f"Invalid Content-Length header: {raw!r}", "req_fake_unread")
+        if int(raw) > self.api.max_body_bytes:
+            self.close_connection = True
+            return error_reply(413, TOO_LARGE_MESSAGE, "req_fake_unread")
+        return None
 
     do_POST = do_GET = do_PUT = do_DELETE = do_PATCH = _handle
 

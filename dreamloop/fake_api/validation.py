@@ -12,17 +12,22 @@ Checks, in order (the first failure wins):
 
 1. shape: ``model`` / ``messages`` / ``max_tokens`` present and typed, each
    message a ``user``/``assistant`` role with string or list content, each
-   block's required fields (``<path>: Field required``);
+   known block's fields present and of the right JSON type (``<path>: Field
+   required``, ``<path>: Input should be a valid string``...), the same for
+   the blocks inside a ``tool_result``'s content, and ``system``;
 2. ``tools``: name pattern, unique names, ``input_schema.type == "object"``;
 3. ``thinking`` config: budget ≥ 1024 and < ``max_tokens``; no forced tool use;
 4. conversation: at least one message, first message from the user, no empty
    message content (except a final assistant prefill), no empty or
    whitespace-only text blocks, no trailing whitespace in a final assistant
-   prefill, thinking blocks the fake API issued replayed intact, and the
-   ``tool_use`` / ``tool_result`` pairing between neighbouring messages.
+   prefill, thinking blocks the fake API issued replayed intact, no empty
+   ``is_error`` result, and the ``tool_use`` / ``tool_result`` pairing between
+   neighbouring messages (each ``tool_use`` answered exactly once).
 
-Result *order* is not an API rule and is not checked here. This module knows
-nothing about HTTP, scripts or streaming.
+Every malformed body gets an answer (``validate_request`` never raises on
+JSON input). This module knows nothing about HTTP, scripts or streaming.
+
+Result *order* is not an API rule and is not checked here.
 """
 
 from __future__ import annotations
@@ -39,13 +44,19 @@ TOOL_NAME_PATTERN = "^[a-zA-Z0-9_-]{1,128}$"
 _TOOL_NAME = re.compile(TOOL_NAME_PATTERN)
 _MIN_THINKING_BUDGET = 1024
 _THINKING_DOCS = "https://docs.claude.com/en/docs/build-with-claude/extended-thinking#max-tokens-and-context-window-size"
-_REQUIRED_BLOCK_FIELDS = {
-    "text": ("text",),
-    "tool_use": ("id", "name", "input"),
-    "tool_result": ("tool_use_id",),
-    "thinking": ("thinking", "signature"),
-    "redacted_thinking": ("data",),
+_STRING, _OBJECT, _BOOL = "a valid string", "a valid dictionary", "a valid boolean"
+_STRING_OR_LIST = "a valid string or a valid list"
+_BLOCK_FIELDS: dict[str, dict[str, tuple[str, bool]]] = {  # block type -> field -> (JSON type, required)
+    "text": {"text": (_STRING, True)},
+    "image": {"source": (_OBJECT, True)},
+    "document": {"source": (_OBJECT, True)},
+    "tool_use": {"id": (_STRING, True), "name": (_STRING, True), "input": (_OBJECT, True)},
+    "server_tool_use": {"id": (_STRING, True), "name": (_STRING, True), "input": (_OBJECT, True)},
+    "tool_result": {"tool_use_id": (_STRING, True), "content": (_STRING_OR_LIST, False), "is_error": (_BOOL, False)},
+    "thinking": {"thinking": (_STRING, True), "signature": (_STRING, True)},
+    "redacted_thinking": {"data": (_STRING, True)},
 }
+_JSON_TYPES = {_STRING: (str,), _OBJECT: (dict,), _BOOL: (bool,), _STRING_OR_LIST: (str, list)}
 
 
 @dataclass(frozen=True)
@@ -109,12 +120,37 @@ def _check_shape(body: Any, endpoint: str) -> None:
     for field in required:
         if field not in body:
             raise _Reject(f"{field}: Field required")
-    if endpoint == "messages" and (isinstance(body["max_tokens"], bool) or not isinstance(body["max_tokens"], int)):
+    if not isinstance(body["model"], str):
+        raise _Reject("model: Input should be a valid string")
+    if endpoint == "messages" and not _is_int(body["max_tokens"]):
         raise _Reject("max_tokens: Input should be a valid integer")
+    if endpoint == "messages" and body["max_tokens"] < 0:
+        raise _Reject("max_tokens: Input should be greater than or equal to 0")
+    if "stream" in body and not isinstance(body["stream"], bool):
+        raise _Reject("stream: Input should be a valid boolean")
+    _check_system(body.get("system"))
     if not isinstance(body["messages"], list):
         raise _Reject("messages: Input should be a valid list")
     for i, message in enumerate(body["messages"]):
         _check_message_shape(i, message)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check_system(system: Any) -> None:
+    if system is None or isinstance(system, str):
+        return
+    if not isinstance(system, list):
+        raise _Reject("system: Input should be a valid string or a valid list")
+    for j, block in enumerate(system):
+        if not isinstance(block, dict) or block.get("type") != "text":
+            raise _Reject(f"system.{j}.type: Input should be 'text'")
+        _check_block_fields(f"system.{j}", block)
+        if not block["text"].strip():
+            raise _Reject("system: text content blocks must contain non-whitespace text" if block["text"]
+                          else "system: text content blocks must be non-empty")
 
 
 def _check_message_shape(i: int, message: Any) -> None:
@@ -130,12 +166,29 @@ def _check_message_shape(i: int, message: Any) -> None:
         return
     if not isinstance(content, list):
         raise _Reject(f"messages.{i}.content: Input should be a valid string or a valid list")
-    for j, block in enumerate(content):
+    _check_blocks(f"messages.{i}.content", content)
+
+
+def _check_blocks(path: str, blocks: list[Any]) -> None:
+    for j, block in enumerate(blocks):
         if not isinstance(block, dict) or "type" not in block:
-            raise _Reject(f"messages.{i}.content.{j}.type: Field required")
-        for field in _REQUIRED_BLOCK_FIELDS.get(block["type"], ()):
-            if field not in block:
-                raise _Reject(f"messages.{i}.content.{j}.{block['type']}.{field}: Field required")
+            raise _Reject(f"{path}.{j}.type: Field required")
+        if not isinstance(block["type"], str):
+            raise _Reject(f"{path}.{j}.type: Input should be a valid string")
+        _check_block_fields(f"{path}.{j}", block)
+        nested = block.get("content") if block["type"] == "tool_result" else None
+        if isinstance(nested, list):
+            _check_blocks(f"{path}.{j}.tool_result.content", nested)
+
+
+def _check_block_fields(path: str, block: dict[str, Any]) -> None:
+    kind = block["type"]
+    for field, (expected, required) in _BLOCK_FIELDS.get(kind, {}).items():
+        if field not in block:
+            if required:
+                raise _Reject(f"{path}.{kind}.{field}: Field required")
+        elif not isinstance(block[field], _JSON_TYPES[expected]):
+            raise _Reject(f"{path}.{kind}.{field}: Input should be {expected}")
 
 
 # ---------------------------------------------------------------------------
@@ -208,6 +261,7 @@ def _check_conversation(messages: list[dict[str, Any]]) -> None:
     for i, message in enumerate(messages):
         is_prefill = i == last and message["role"] == "assistant"
         _check_not_empty(i, message, is_prefill)
+        _check_error_results(i, message)
         _check_text_blocks(message)
         if message["role"] == "assistant":
             _check_signatures(i, message)
@@ -226,7 +280,7 @@ def _check_text_blocks(message: dict[str, Any]) -> None:
     if isinstance(content, str):
         texts = [content] if content else []  # "" is an empty message, reported by _check_not_empty
     else:
-        texts = [b.get("text") for b in content if b.get("type") == "text"]
+        texts = [b.get("text") for b in _with_nested(content) if b.get("type") == "text"]
     for text in texts:
         if text == "":
             raise _Reject("messages: text content blocks must be non-empty")
@@ -238,6 +292,22 @@ def _check_prefill_whitespace(message: dict[str, Any]) -> None:
     blocks = _blocks(message["content"])
     if blocks and blocks[-1].get("type") == "text" and str(blocks[-1].get("text", "")).rstrip() != blocks[-1].get("text"):
         raise _Reject("messages: final assistant content cannot end with trailing whitespace")
+
+
+def _with_nested(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The blocks, each followed by the blocks of its ``tool_result`` content (at any depth)."""
+    out = []
+    for block in blocks:
+        out.append(block)
+        if block.get("type") == "tool_result" and isinstance(block.get("content"), list):
+            out.extend(_with_nested(block["content"]))
+    return out
+
+
+def _check_error_results(i: int, message: dict[str, Any]) -> None:
+    for j, block in enumerate(_blocks(message["content"])):
+        if block.get("type") == "tool_result" and block.get("is_error") and not block.get("content"):
+            raise _Reject(f"messages.{i}.content.{j}.tool_result: content cannot be empty if `is_error` is true")
 
 
 def _check_signatures(i: int, message: dict[str, Any]) -> None:
@@ -265,13 +335,23 @@ def _check_tool_pairing(messages: list[dict[str, Any]]) -> None:
 
 
 def _check_results_expected(i: int, message: dict[str, Any], expected: list[str]) -> None:
+    answered: set[str] = set()
     for j, block in enumerate(_blocks(message["content"])):
-        if block.get("type") == "tool_result" and block.get("tool_use_id") not in expected:
+        if block.get("type") != "tool_result":
+            continue
+        tool_use_id = block.get("tool_use_id")
+        if tool_use_id not in expected:
             raise _Reject(
                 f"messages.{i}.content.{j}: unexpected `tool_use_id` found in `tool_result` blocks: "
-                f"{block.get('tool_use_id')}. Each `tool_result` block must have a corresponding "
+                f"{tool_use_id}. Each `tool_result` block must have a corresponding "
                 "`tool_use` block in the previous message."
             )
+        if tool_use_id in answered:
+            raise _Reject(
+                f"messages.{i}.content.{j}: each tool_use must have a single result. "
+                f"Found multiple `tool_result` blocks with id: {tool_use_id}"
+            )
+        answered.add(tool_use_id)
 
 
 def _check_uses_answered(i: int, ids: list[str], following: dict[str, Any] | None) -> None:

@@ -9,7 +9,7 @@
 * ``cancellation``: what an unfinished call is told (``INTERRUPTED`` vs ``NOT_STARTED``)
   and the sibling rule (a failing Bash call stops the others).
 * ``workspace``: path confinement; ``files``: Read, Write, Edit, Glob, Grep; ``bash``: Bash
-  (not a sandbox).
+  (not a sandbox); ``environment``: what a command's environment holds (no credentials).
 
 This package knows nothing about the model or the loop's State; the loop
 hands it tool_use blocks and a ``ToolUseContext`` and gets messages back.
@@ -29,6 +29,7 @@ from .cancellation import (
     model_failure,
     sibling_failure,
 )
+from .environment import CREDENTIAL_VARIABLES, command_environment
 from .files import EditTool, GlobTool, GrepTool, ReadTool, WriteTool
 from .function import FunctionTool, tool
 from .orchestration import (
@@ -96,12 +97,14 @@ __all__ = [
     "sibling_failure",
     # built-in tools
     "BashTool",
+    "CREDENTIAL_VARIABLES",
     "EditTool",
     "GlobTool",
     "GrepTool",
     "ReadTool",
     "WriteTool",
     "builtin_tools",
+    "command_environment",
     "is_read_only_command",
     "resolve_in_workspace",
 ]

@@ -10,6 +10,8 @@ This module knows nothing about ordering calls, asking people, or the loop.
 from __future__ import annotations
 
 import asyncio
+import copy
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, AsyncIterator, Callable, Protocol, runtime_checkable
@@ -70,6 +72,10 @@ class ToolUseContext:
     * ``workspace``: the root every built-in tool is confined to (``None``: file tools refuse).
     * ``permission_mode`` (``permissionMode``): ``"default"``, ``"accept-edits"``, ``"bypass"``.
     * ``bash_timeout_s``: Bash's default timeout in seconds (the model may pass its own, in ms).
+    * ``tool_timeout_s``: the most any one call may take, in seconds; ``run_tool_use`` stops a
+      call over it with an ``is_error`` result, and the file tools stop their worker threads.
+    * ``secrets``: credential values (the model's API key) that no command a tool runs may see;
+      Bash drops every environment variable holding one (``command_environment``).
     * ``max_output_chars``: the cap on a built-in tool's output text.
     * ``max_concurrency``: at most this many calls of a parallel batch run at once.
     * ``uuid``: makes the ids of the progress and tool-result messages (the loop passes ``QueryDeps.uuid``).
@@ -84,6 +90,8 @@ class ToolUseContext:
     workspace: Path | None = None
     permission_mode: PermissionMode = "default"
     bash_timeout_s: float = 120.0
+    tool_timeout_s: float = 600.0
+    secrets: tuple[str, ...] = ()
     max_output_chars: int = 30_000
     max_concurrency: int = 10
     uuid: Callable[[], str] = new_uuid
@@ -206,7 +214,13 @@ def input_schema(model: type[BaseModel]) -> dict[str, Any]:
     field (``x: int | None = None``) shown as its plain type instead of
     ``anyOf [..., null]`` with ``default: null``. Nested models keep their
     ``$defs``/``$ref``. Always ``{"type": "object", "properties": ..., ...}``.
+    Computed once per model class (every request sends it); each call returns a fresh copy.
     """
+    return copy.deepcopy(_input_schema(model))
+
+
+@functools.cache
+def _input_schema(model: type[BaseModel]) -> dict[str, Any]:
     schema = _clean(model.model_json_schema())
     return {"type": schema.pop("type", "object"), "properties": schema.pop("properties", {}), **schema}
 

@@ -2,7 +2,9 @@
 
 Runs ``/bin/bash -c COMMAND`` as an asyncio subprocess in its own process
 group, with ``cwd`` at the workspace root, a timeout, an output cap, stdin
-closed. BASH IS NOT A SANDBOX: the command runs with your user's rights and
+closed, and the environment without the kit's credentials
+(``environment.command_environment``; ``BashTool(pass_credentials=True)``
+passes them). BASH IS NOT A SANDBOX: the command runs with your user's rights and
 can read or change anything you can; path confinement does not apply to it.
 What keeps it in check is the permission decision (it asks, except for a
 small allowlist of read-only commands) and the person answering. This module
@@ -24,6 +26,7 @@ from typing import Any, AsyncIterator
 from pydantic import BaseModel, ConfigDict, Field
 
 from .base import BaseTool, ToolResult, ToolUseContext, cap_output
+from .environment import command_environment
 from .permissions import Allow, Ask, PermissionDecision
 from .workspace import resolve_in_workspace, workspace_root
 
@@ -95,8 +98,15 @@ class BashTool(BaseTool):
     (``timeout`` in ms, else ``context.bash_timeout_s``) kills the process
     group and says ``Command timed out after Ns``. Cancelling the call kills
     the process group too, as does the end of the command (background jobs
-    don't outlive it). Each call starts a fresh shell at the workspace root.
-    Read-only (and then concurrency-safe) only for ``is_read_only_command``.
+    don't outlive it; a process that left the group, e.g. with ``setsid``, is
+    named in the result as still running). Each call starts a fresh shell at
+    the workspace root. Read-only (and then concurrency-safe) only for
+    ``is_read_only_command``.
+
+    The command's environment is the user's minus the kit's credentials
+    (``ANTHROPIC_API_KEY``, ``ANTHROPIC_AUTH_TOKEN`` and any variable holding
+    the model's key: ``ToolUseContext.secrets``); ``pass_credentials=True``
+    is the opt-in that passes them (a command that calls the API itself).
     """
 
     name = "Bash"
@@ -107,6 +117,9 @@ class BashTool(BaseTool):
         "(default 120000, max 600000). Output is truncated beyond a limit."
     )
     input_model = BashInput
+
+    def __init__(self, *, pass_credentials: bool = False) -> None:
+        self.pass_credentials = pass_credentials
 
     def is_read_only(self, input: Any) -> bool:
         return is_read_only_command(input.command)
@@ -127,8 +140,12 @@ class BashTool(BaseTool):
             yield ToolResult(str(exc), is_error=True)
             return
         timeout_s = input.timeout / 1000 if input.timeout else context.bash_timeout_s
-        output, code = await _run(input.command, root, timeout_s, context.max_output_chars)
+        env = {**command_environment(context.secrets, pass_credentials=self.pass_credentials),
+               "PAGER": "cat", "GIT_PAGER": "cat"}
+        output, code, left = await _run(input.command, root, timeout_s, context.max_output_chars, env)
         output = output.rstrip("\n")
+        if left:
+            output = _join(output, left)
         if code is None:
             yield ToolResult(_join(output, f"Command timed out after {timeout_s:g}s"), is_error=True)
         elif code != 0:
@@ -157,36 +174,52 @@ def _arguments_inside(command: str, context: ToolUseContext) -> bool:
 # Running the process
 
 
-async def _run(command: str, cwd: Path, timeout_s: float, limit: int) -> tuple[str, int | None]:
-    """(output, exit code) of ``command``; exit code ``None`` if it timed out.
+async def _run(command: str, cwd: Path, timeout_s: float, limit: int,
+               env: dict[str, str]) -> tuple[str, int | None, str]:
+    """(output, exit code, what it left running) of ``command``; exit code ``None`` if it timed out.
 
-    On cancellation the process group is killed before ``CancelledError`` propagates.
+    The output pipe is ours (not the subprocess transport's), so a process that
+    outlives the call and keeps it open (``setsid cmd &``) is cut off cleanly
+    when the call ends, and named. On cancellation the process group is killed
+    before ``CancelledError`` propagates.
     """
-    proc = await _start(
-        "/bin/bash", "-c", command,
-        cwd=cwd,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,  # one stream, interleaved as written
-        start_new_session=True,  # its own process group, so we can kill all of it
-        env={**os.environ, "PAGER": "cat", "GIT_PAGER": "cat"},
-    )  # fmt: skip
-    capture = _Capture(limit)
-    reader = asyncio.create_task(capture.drain(proc.stdout))
+    read_end, write_end = os.pipe()
     try:
+        proc = await _start(
+            "/bin/bash", "-c", command,
+            cwd=cwd,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=write_end,
+            stderr=asyncio.subprocess.STDOUT,  # one stream, interleaved as written
+            start_new_session=True,  # its own process group, so we can kill all of it
+            env=env,
+        )  # fmt: skip
+    except BaseException:
+        os.close(read_end)
+        raise
+    finally:
+        os.close(write_end)
+    stream, output = asyncio.StreamReader(), os.fdopen(read_end, "rb", buffering=0)
+    capture = _Capture(limit)
+    reader = asyncio.create_task(capture.drain(stream))
+    pipe: asyncio.BaseTransport | None = None
+    try:
+        pipe, _ = await asyncio.get_running_loop().connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stream),
+                                                                     output)
         exited = await _wait_for_exit(proc, reader, timeout_s)
         _kill_group(proc)  # the command itself on timeout; background jobs it left behind otherwise
         await asyncio.wait({reader}, timeout=_DRAIN_S)
+        left = "" if reader.done() else _left_running(read_end)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(proc.wait(), _DRAIN_S)
-        return capture.text(), (proc.returncode if exited else None)
+        return capture.text(), (proc.returncode if exited else None), left
     finally:
+        reader.cancel()
+        (pipe or output).close()  # a process that left the group may still hold the other end: cut it off
         if proc.returncode is None:  # cancelled (or failed) while running: take the group down
             _kill_group(proc)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(proc.wait(), _DRAIN_S)
-            await asyncio.wait({reader}, timeout=_DRAIN_S)  # the pipe's end closes the transport now, not at GC
-        reader.cancel()
 
 
 async def _start(*args: Any, **kwargs: Any) -> asyncio.subprocess.Process:
@@ -204,8 +237,25 @@ async def _start(*args: Any, **kwargs: Any) -> asyncio.subprocess.Process:
         _kill_group(proc)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(proc.wait(), _DRAIN_S)
-            await asyncio.wait_for(proc.stdout.read(), _DRAIN_S)  # the pipe's end closes the transport now
         raise
+
+
+def _left_running(read_end: int) -> str:
+    """A note naming the processes that still hold the output pipe (they left the process group)."""
+    holders = []
+    with contextlib.suppress(OSError):
+        pipe = f"pipe:[{os.fstat(read_end).st_ino}]"
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            if int(pid) == os.getpid():
+                continue
+            with contextlib.suppress(OSError):
+                if any(os.readlink(f"/proc/{pid}/fd/{fd}") == pipe for fd in os.listdir(f"/proc/{pid}/fd")):
+                    with open(f"/proc/{pid}/cmdline", "rb") as f:
+                        argv = f.read().replace(b"\0", b" ").decode(errors="replace").strip()
+                    holders.append(f"pid {pid} ({argv})")
+    who = ", ".join(holders) if holders else "a process"
+    return (f"[note] the command left {who} running outside its process group (setsid, nohup...), still holding "
+            "its output open; it was not stopped, and its further output is not shown.")
 
 
 async def _wait_for_exit(proc: asyncio.subprocess.Process, reader: asyncio.Task, timeout_s: float) -> bool:

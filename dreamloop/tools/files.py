@@ -2,9 +2,26 @@
 
 Each resolves its paths inside ``context.workspace`` (``workspace.py``) and
 does its file I/O in a worker thread (``asyncio.to_thread``), so the event
-loop and its Stop/Allow buttons stay responsive. Results show
-workspace-relative paths. These tools know nothing about permissions beyond
-answering ``is_read_only`` and, for Write/Edit, the accept-edits default.
+loop and its Stop/Allow buttons stay responsive; the thread checks a
+``_Budget`` as it goes, so the tool time limit and an abort stop it (Grep's
+regular expressions run on the ``regex`` engine, which takes a timeout and
+releases the interpreter lock: a pattern that backtracks forever cannot
+freeze the loop). Results and errors show workspace-relative paths.
+
+Two rules, the same for every file tool:
+
+* **UTF-8 text only.** Read and Edit refuse a binary file (a NUL byte in its
+  first 8 KiB) or one that is not valid UTF-8, with an ``is_error`` result
+  that says so; Grep skips such files and counts them. So no Read → Edit or
+  Read → Write round trip can silently change bytes it did not show. (Write
+  may replace any file whole: it writes UTF-8.)
+* **Hard links.** Write and Edit refuse a file with more than one hard link:
+  the other names may lie outside the workspace, and changing the file would
+  change them too. Read follows hard links, as Bash does: path confinement is
+  a guard against a model's mistakes, not a sandbox (``workspace.py``).
+
+These tools know nothing about permissions beyond answering ``is_read_only``
+and, for Write/Edit, the accept-edits default.
 """
 
 from __future__ import annotations
@@ -12,9 +29,13 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import stat
+import threading
+import time
 from pathlib import Path, PurePosixPath
 from typing import Any, AsyncIterator, Iterator
 
+import regex
 from pydantic import BaseModel, ConfigDict, Field
 
 from .base import BaseTool, ToolResult, ToolUseContext, cap_output
@@ -40,6 +61,15 @@ READ_DEFAULT_LINES = 2000
 READ_MAX_LINE_CHARS = 2000
 """Longer lines are cut in Read's output."""
 
+GREP_LINE_TIMEOUT_S = 1.0
+"""The most Grep's regular expression may take on one line, in seconds (catastrophic backtracking stops here;
+after an abort, a worker thread may finish its current line first)."""
+
+GREP_MAX_FILE_BYTES = 64 * 1024 * 1024
+"""Grep skips larger files (and says how many it skipped)."""
+
+_SNIFF_BYTES = 8192  # a NUL byte here marks a binary file (as git and grep decide)
+
 
 class _Input(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -58,14 +88,105 @@ def _locate(context: ToolUseContext, path: str) -> tuple[Path, Path]:
     return root, resolve_in_workspace(root, path)
 
 
+class _Stopped(Exception):
+    """Internal: the worker thread was told to stop (abort) or ran out of time."""
+
+
+class _Budget:
+    """A file tool call's time limit, shared with its worker thread.
+
+    The thread calls ``check()`` as it goes; ``cancel()`` (the await was
+    cancelled: an abort, or the loop's tool time limit) makes the next check
+    stop it, so no thread keeps working for a call nobody waits for.
+    """
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.deadline = time.monotonic() + seconds
+        self._cancelled = threading.Event()
+
+    def cancel(self) -> None:
+        self._cancelled.set()
+
+    def remaining(self) -> float:
+        return self.deadline - time.monotonic()
+
+    def check(self) -> None:
+        if self._cancelled.is_set():
+            raise _Stopped("cancelled")
+        if self.remaining() <= 0:
+            raise _Stopped(f"stopped after {self.seconds:g} s (the tool time limit)")
+
+
 class _FileTool(BaseTool):
-    """A file tool: its blocking ``run(input, context)`` is done in a worker thread."""
+    """A file tool: its blocking ``run(input, context, budget)`` is done in a worker thread.
+
+    An ``OSError`` becomes an ``is_error`` result naming the path relative to
+    the workspace; running out of time becomes one saying so.
+    """
 
     async def call(self, input: Any, context: ToolUseContext) -> AsyncIterator[ToolResult]:
-        yield await asyncio.to_thread(self.run, input, context)
+        budget = _Budget(context.tool_timeout_s)
+        try:
+            yield await asyncio.to_thread(self._run, input, context, budget)
+        finally:
+            budget.cancel()  # cancelled or done: the thread stops at its next check
 
-    def run(self, input: Any, context: ToolUseContext) -> ToolResult:
+    def _run(self, input: Any, context: ToolUseContext, budget: _Budget) -> ToolResult:
+        try:
+            return self.run(input, context, budget)
+        except _Stopped as stop:
+            return _error(f"{self.name} {stop}.")
+        except OSError as exc:
+            return _error(_os_error(context, exc))
+
+    def run(self, input: Any, context: ToolUseContext, budget: _Budget) -> ToolResult:
         raise NotImplementedError
+
+
+def _os_error(context: ToolUseContext, exc: OSError) -> str:
+    """``Permission denied: src/a.py``: the OS's words, the path relative to the workspace."""
+    what = exc.strerror or type(exc).__name__
+    name = exc.filename
+    if name is None:
+        return what
+    try:
+        root = workspace_root(context.workspace)
+        name = display_path(root, Path(name).absolute())
+    except ValueError:
+        name = Path(name).name  # outside the workspace (or none): never print an absolute path
+    return f"{what}: {name}"
+
+
+def _refuse_non_text(shown: str, data: bytes, tool: str, *, line: int = 1, byte: int = 0) -> ToolResult | None:
+    """An ``is_error`` result if ``data`` is binary or not UTF-8; ``data`` starts at ``line`` / ``byte`` of the file."""
+    if b"\0" in data[:_SNIFF_BYTES]:
+        return _error(f"{shown} is a binary file; {tool} works on UTF-8 text files only.")
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.reason == "unexpected end of data" and exc.start >= len(data) - 3:
+            return None  # a character cut by the sniffing window, not an encoding problem
+        line += data.count(b"\n", 0, exc.start)
+        return _error(
+            f"{shown} is not UTF-8 text (line {line}, byte {byte + exc.start} cannot be decoded). Read, Edit and Write "
+            "work on UTF-8 text only, so that no round trip changes bytes they did not show; look at it or "
+            "convert it with Bash (e.g. `file`, `iconv -f latin1 -t utf-8`)."
+        )
+    return None
+
+
+def _refuse_hard_link(shown: str, path: Path, tool: str) -> ToolResult | None:
+    try:
+        links = path.stat().st_nlink
+    except FileNotFoundError:
+        return None
+    if links > 1:
+        return _error(
+            f"{shown} has {links} hard links: changing it would also change its other names, which may lie "
+            f"outside the workspace. {tool} refuses multiply-linked files; copy it to a new file first."
+        )
+    return None
 
 
 class _ReadingTool(_FileTool):
@@ -112,7 +233,7 @@ class ReadTool(_ReadingTool):
     )
     input_model = ReadInput
 
-    def run(self, input: ReadInput, context: ToolUseContext) -> ToolResult:
+    def run(self, input: ReadInput, context: ToolUseContext, budget: _Budget) -> ToolResult:
         try:
             root, path = _locate(context, input.file_path)
         except ValueError as exc:
@@ -122,15 +243,32 @@ class ReadTool(_ReadingTool):
         if not path.exists():
             return _error(f"File does not exist: {input.file_path}")
         shown = display_path(root, path)
-        lines = _lines(path.read_text(encoding="utf-8", errors="replace"))
-        if not lines:
-            return ToolResult(f"The file {shown} exists but is empty.")
+        if not path.is_file():
+            return _error(f"{shown} is not a regular file (a device, a pipe or a socket); Read shows files only.")
         start = (input.offset or 1) - 1
-        if start >= len(lines):
-            return ToolResult(f"The file {shown} has {len(lines)} lines; offset {input.offset} is past its end.")
-        chosen = lines[start : start + (input.limit or READ_DEFAULT_LINES)]
+        wanted = input.limit or READ_DEFAULT_LINES
+        chosen: list[str] = []
+        total = position = 0
+        with open(path, "rb") as f:  # line by line: a huge file costs only the lines shown
+            refusal = _refuse_non_text(shown, f.peek(_SNIFF_BYTES)[:_SNIFF_BYTES], "Read")
+            if refusal is not None:
+                return refusal
+            for total, raw in enumerate(f, 1):
+                if total % 4096 == 0:
+                    budget.check()
+                if start < total <= start + wanted:
+                    try:
+                        chosen.append(raw.decode("utf-8").removesuffix("\n").removesuffix("\r"))
+                    except UnicodeDecodeError:
+                        return _refuse_non_text(shown, raw, "Read", line=total, byte=position) or _error(
+                            f"{shown} is not UTF-8 text.")
+                position += len(raw)
+        if not total:
+            return ToolResult(f"The file {shown} exists but is empty.")
+        if start >= total:
+            return ToolResult(f"The file {shown} has {total} lines; offset {input.offset} is past its end.")
         text = "\n".join(f"{n:>6}\t{line[:READ_MAX_LINE_CHARS]}" for n, line in enumerate(chosen, start + 1))
-        rest = len(lines) - start - len(chosen)
+        rest = total - start - len(chosen)
         if rest and input.limit is None:
             text += f"\n... {rest} more lines; read them with offset={start + len(chosen) + 1}"
         return ToolResult(cap_output(text, context.max_output_chars))
@@ -163,7 +301,7 @@ class WriteTool(_EditingTool):
     )
     input_model = WriteInput
 
-    def run(self, input: WriteInput, context: ToolUseContext) -> ToolResult:
+    def run(self, input: WriteInput, context: ToolUseContext, budget: _Budget) -> ToolResult:
         try:
             root, path = _locate(context, input.file_path)
         except ValueError as exc:
@@ -171,6 +309,9 @@ class WriteTool(_EditingTool):
         shown = display_path(root, path)
         if path.is_dir():
             return _error(f"{shown} is a directory, not a file.")
+        refusal = _refuse_hard_link(shown, path, "Write")
+        if refusal is not None:
+            return refusal
         existed = path.exists()
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(path, "w", encoding="utf-8", newline="") as f:
@@ -198,7 +339,7 @@ class EditTool(_EditingTool):
     )
     input_model = EditInput
 
-    def run(self, input: EditInput, context: ToolUseContext) -> ToolResult:
+    def run(self, input: EditInput, context: ToolUseContext, budget: _Budget) -> ToolResult:
         try:
             root, path = _locate(context, input.file_path)
         except ValueError as exc:
@@ -210,8 +351,17 @@ class EditTool(_EditingTool):
         if not path.exists():
             return _error(f"File does not exist: {input.file_path}")
         shown = display_path(root, path)
-        with open(path, encoding="utf-8", newline="") as f:
-            text = f.read()
+        if not path.is_file():
+            return _error(f"{shown} is not a regular file (a device, a pipe or a socket); Edit changes files only.")
+        refusal = _refuse_hard_link(shown, path, "Edit")
+        if refusal is not None:
+            return refusal
+        data = path.read_bytes()
+        refusal = _refuse_non_text(shown, data, "Edit")
+        if refusal is not None:
+            return refusal
+        text = data.decode("utf-8")
+        budget.check()
         count = text.count(input.old_string)
         if count == 0:
             return _error(f"String to replace not found in {shown}.\nString: {input.old_string}")
@@ -248,7 +398,7 @@ class GlobTool(_ReadingTool):
     )
     input_model = GlobInput
 
-    def run(self, input: GlobInput, context: ToolUseContext) -> ToolResult:
+    def run(self, input: GlobInput, context: ToolUseContext, budget: _Budget) -> ToolResult:
         try:
             root, base = _locate(context, input.path or ".")
         except ValueError as exc:
@@ -261,6 +411,7 @@ class GlobTool(_ReadingTool):
         show_hidden = any(part.startswith(".") for part in pattern.parts)
         found = []
         for match in base.glob(input.pattern):
+            budget.check()
             if not show_hidden and any(part.startswith(".") for part in match.relative_to(base).parts):
                 continue
             if _inside(root, match) and match.is_file():
@@ -289,10 +440,11 @@ class GrepTool(_ReadingTool):
     )
     input_model = GrepInput
 
-    def run(self, input: GrepInput, context: ToolUseContext) -> ToolResult:
+    def run(self, input: GrepInput, context: ToolUseContext, budget: _Budget) -> ToolResult:
         try:
-            regex = re.compile(input.pattern)
-        except re.error as exc:
+            re.compile(input.pattern)  # Python's dialect and its error messages decide what is valid
+            pattern = regex.compile(input.pattern, flags=regex.VERSION0)
+        except (re.error, regex.error) as exc:
             return _error(f"Invalid regular expression {input.pattern!r}: {exc}")
         try:
             root, base = _locate(context, input.path or ".")
@@ -301,23 +453,45 @@ class GrepTool(_ReadingTool):
         if not base.exists():
             return _error(f"Path does not exist: {input.path}")
         hits: list[str] = []
-        size = 0
+        size = skipped = 0
         for file in [base] if base.is_file() else _walk(base):
+            budget.check()
             shown = display_path(root, file)
             if input.glob and not _glob_match(shown, input.glob):
                 continue
             text = _text(root, file)
+            if isinstance(text, bytes):  # text, but not UTF-8: say so, matches may hide there
+                skipped += 1
+                continue
             if text is None:
                 continue
             for number, line in enumerate(_lines(text), 1):
-                if regex.search(line):
+                if _search(pattern, line, budget, f"{shown}:{number}"):
                     hits.append(f"{shown}:{number}:{line}")
                     size += len(hits[-1]) + 1
             if size > context.max_output_chars:
                 break  # cap_output will say it was truncated
+        note = f" ({skipped} file{'s' * (skipped > 1)} skipped: not UTF-8 text)" if skipped else ""
         if not hits:
-            return ToolResult("No matches found")
-        return ToolResult(cap_output("\n".join(hits), context.max_output_chars))
+            return ToolResult("No matches found" + note)
+        return ToolResult(cap_output("\n".join(hits), context.max_output_chars) + ("\n" + note.strip() if note else ""))
+
+
+def _search(pattern: Any, line: str, budget: _Budget, where: str) -> bool:
+    """Does ``pattern`` match in ``line``? Never longer than the budget or ``GREP_LINE_TIMEOUT_S``.
+
+    ``concurrent=True`` lets other threads (the event loop) run while it matches.
+    """
+    budget.check()
+    limit = min(GREP_LINE_TIMEOUT_S, budget.remaining())
+    try:
+        return pattern.search(line, timeout=max(limit, 0.001), concurrent=True) is not None
+    except TimeoutError:
+        budget.check()
+        raise _Stopped(
+            f"stopped: the pattern took more than {GREP_LINE_TIMEOUT_S:g} s on one line ({where}); it probably "
+            "backtracks catastrophically (nested quantifiers such as (a+)+); simplify it"
+        ) from None
 
 
 def _walk(base: Path) -> Iterator[Path]:
@@ -342,14 +516,21 @@ def _inside(root: Path, path: Path) -> bool:
     return True
 
 
-def _text(root: Path, path: Path) -> str | None:
-    # The file's text for Grep, or None: outside the workspace (a symlink), binary, or unreadable.
+def _text(root: Path, path: Path) -> str | bytes | None:
+    # The file's text for Grep; its bytes if it is text but not UTF-8; None if it is outside the
+    # workspace (a symlink), not a regular file, too large, binary, or unreadable.
     if not _inside(root, path):
         return None
     try:
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode) or info.st_size > GREP_MAX_FILE_BYTES:
+            return None
         data = path.read_bytes()
     except OSError:
         return None
-    if b"\0" in data[:8192]:
+    if b"\0" in data[:_SNIFF_BYTES]:
         return None
-    return data.decode("utf-8", errors="replace")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data

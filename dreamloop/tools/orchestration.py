@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import itertools
+import json
 import uuid as _uuid
 from contextlib import aclosing
 from dataclasses import dataclass
@@ -26,7 +27,7 @@ from .. import hooks as _hooks  # a module, not names: hooks.py imports from thi
 from ..errors import HookError
 from ..messages import AttachmentMessage, ProgressMessage, UserMessage, tool_result_block
 from .base import Tool, ToolResult, ToolUseContext, find_tool
-from .cancellation import NOT_STARTED, USER_INTERRUPT, Unfinished, cancels_siblings, sibling_failure
+from .cancellation import INTERRUPTED, NOT_STARTED, USER_INTERRUPT, Unfinished, cancels_siblings, sibling_failure
 from .permissions import Allow, Deny, decide_permission
 
 __all__ = [
@@ -138,19 +139,22 @@ async def run_tool_use(tool_use: Any, context: ToolUseContext) -> AsyncIterator[
     """Run one call and yield its progress, with ``{"stage": "done", "result": block}`` once it has a result.
 
     The source's ``runToolUse()``: find the tool (unknown → ``"Error: No such
-    tool available: NAME"``), validate the input against ``input_model``
+    tool available: NAME"``), refuse an input that is not a JSON object (the
+    model's JSON did not parse, or was an array, a string...: never run),
+    validate the input against ``input_model``
     (``"InputValidationError: field: message"``), run the ``pre_tool_use`` hooks
     (``context.hooks``; their deny is the result, their allow skips the prompt,
     their ``updated_input`` is validated again), decide permission
     (``decide_permission``; a ``Deny`` → its reason; ``Allow(updated_input)``
-    → the new input, validated again), then iterate ``tool.call``; after a
-    call that ran, the ``post_tool_use`` hooks. Hook records and a
-    ``hook_additional_context`` attachment (what the hooks tell the model) are
-    yielded as ``AttachmentMessage``s. Every failure ends as an ``is_error``
-    block with the original id; only cancellation, ``HookError`` (a Python
-    hook's own bug) and other ``BaseException`` propagate. If the abort signal
-    has already fired, the call never starts: only its ``done`` is yielded,
-    with ``NOT_STARTED``.
+    → the new input, validated again), then iterate ``tool.call`` for at most
+    ``context.tool_timeout_s`` seconds; after a call that ran, the
+    ``post_tool_use`` hooks. Hook records and a ``hook_additional_context``
+    attachment (what the hooks tell the model) are yielded as
+    ``AttachmentMessage``s. Every failure ends as an ``is_error`` block with the
+    original id; a result never has empty content (it says what happened
+    instead); only cancellation, ``HookError`` (a Python hook's own bug) and
+    other ``BaseException`` propagate. If the abort signal has already fired,
+    the call never starts: only its ``done`` is yielded, with ``NOT_STARTED``.
     """
     tool_use_id, name, raw_input = _field(tool_use, "id"), _field(tool_use, "name"), _field(tool_use, "input")
     if context.abort.aborted:
@@ -164,10 +168,22 @@ async def run_tool_use(tool_use: Any, context: ToolUseContext) -> AsyncIterator[
     ran = False  # did tool.call start? (not: refused by validation, a hook or permission)
     if tool is None:
         result = ToolResult(f"Error: No such tool available: {name}", is_error=True)
+    elif not isinstance(raw_input, dict):
+        result = ToolResult(_not_an_object(name, raw_input), is_error=True)
     else:
+        deadline = asyncio.get_running_loop().time() + context.tool_timeout_s
+        timer: asyncio.Timeout | None = None
         try:
             async with aclosing(_call_tool(tool, tool_use_id, raw_input, context)) as items:
-                async for item in items:
+                while True:
+                    try:
+                        if result is None:  # the tool's time limit (hooks after the result keep their own)
+                            async with (timer := asyncio.timeout_at(deadline)):  # the await only, never a yield
+                                item = await anext(items)
+                        else:
+                            item = await anext(items)
+                    except StopAsyncIteration:
+                        break
                     if item is _CALLING:
                         ran = True
                     elif isinstance(item, ToolResult):  # the result; post_tool_use records may follow
@@ -187,13 +203,18 @@ async def run_tool_use(tool_use: Any, context: ToolUseContext) -> AsyncIterator[
         except Exception as exc:  # a tool's failure is a result the model reads; CancelledError passes
             if result is not None:
                 raise
-            result = ToolResult(f"Error: {type(exc).__name__}: {exc}", is_error=True)
+            if isinstance(exc, TimeoutError) and timer is not None and timer.expired():
+                result = ToolResult(f"Error: {name} did not finish within {context.tool_timeout_s:g} s "
+                                    "(the tool time limit) and was stopped.", is_error=True)
+            else:
+                result = ToolResult(f"Error: {type(exc).__name__}: {exc}", is_error=True)
     yield _done(tool_use_id, name, result, progress_uuid(tool_use_id, next(seq)), ran)
 
 
 def _done(tool_use_id: str, name: str, result: ToolResult, uuid: str, ran: bool) -> ProgressMessage:
     """The ``done`` progress: ``result`` (the tool_result block) and ``ran`` (whether ``tool.call`` started)."""
-    block = tool_result_block(tool_use_id, _non_empty(result.content, name), is_error=result.is_error)
+    content = _non_empty(result.content, name, result.is_error)
+    block = tool_result_block(tool_use_id, content, is_error=result.is_error)
     return ProgressMessage(uuid=uuid, tool_use_id=tool_use_id,
                            data={"stage": "done", "name": name, "result": block, "ran": ran})
 
@@ -220,7 +241,7 @@ def tool_results_message(
 
     def unanswered(i: str) -> dict[str, Any]:
         text = missing.text(i in started) if isinstance(missing, Unfinished) else missing
-        return tool_result_block(i, text, is_error=True)
+        return tool_result_block(i, text if text.strip() else INTERRUPTED, is_error=True)  # never an empty error
 
     blocks = [results.get(i) or unanswered(i) for i in ids]
     message = UserMessage(message={"role": "user", "content": blocks}, source_tool_use_ids=tuple(ids))
@@ -374,10 +395,38 @@ def _is_concurrency_safe(tool_use: Any, tools: list[Tool]) -> bool:
         return False
 
 
-def _non_empty(content: str | list[dict[str, Any]], name: str) -> str | list[dict[str, Any]]:
-    if (isinstance(content, str) and not content.strip()) or (isinstance(content, list) and not content):
-        return f"({name} completed with no output)"
-    return content
+def _non_empty(content: str | list[dict[str, Any]], name: str, is_error: bool) -> str | list[dict[str, Any]]:
+    """``content`` without blank text blocks at any depth; if nothing is left, a text saying what happened.
+
+    The API rejects an ``is_error`` result with empty content, and empty text
+    blocks anywhere (field case F12); a failure never reads as "completed".
+    """
+    if isinstance(content, list):
+        content = _without_blank_text(content)
+    if (isinstance(content, str) and content.strip()) or (isinstance(content, list) and content):
+        return content
+    return f"({name} failed with no error message)" if is_error else f"({name} completed with no output)"
+
+
+def _without_blank_text(blocks: list[Any]) -> list[Any]:
+    kept = []
+    for block in blocks:
+        if isinstance(block, dict) and block.get("type") == "text" and not str(block.get("text", "")).strip():
+            continue
+        if isinstance(block, dict) and isinstance(block.get("content"), list):  # e.g. a search_result's own blocks
+            block = {**block, "content": _without_blank_text(block["content"])}
+        kept.append(block)
+    return kept
+
+
+def _not_an_object(name: str, raw_input: Any) -> str:
+    if isinstance(raw_input, str):
+        sent = f"text that is not a JSON object: {raw_input[:300]!r}"
+    else:
+        kind = {list: "array", bool: "boolean", int: "number", float: "number", type(None): "null"}.get(
+            type(raw_input), type(raw_input).__name__)
+        sent = f"a JSON {kind}: {json.dumps(raw_input)[:300]}"
+    return f"Error: {name} was not run: its input must be a JSON object, but the model sent {sent}"
 
 
 def _field(block: Any, key: str) -> Any:

@@ -17,7 +17,7 @@ from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any, AsyncIterator, Literal, Sequence
 
-from anthropic.types import Message, ToolUseBlock
+from anthropic.types import Message
 
 from ..messages import AttachmentMessage, ProgressMessage, UserMessage
 from ..partial import PartialResponse
@@ -210,8 +210,8 @@ class StreamingToolExecutor:
                 elif items:
                     item = items.popleft()
                     block = None if isinstance(item, Message) else blocks.add(item)
-                    if block is not None and block.get("type") == "tool_use":
-                        self.add_tool(ToolUseBlock.model_validate(block))
+                    if block is not None and block.type == "tool_use":
+                        self.add_tool(block)
                     yield item
                 elif reader.done():
                     reader.result()  # the stream's own exception, if it raised one

@@ -1,0 +1,491 @@
+"""A property-based test of the loop under faults (issue 9): generated sessions, invariants after every run.
+
+hypothesis generates sessions: scripts of model turns (text, thinking, several
+tool_use calls to known and unknown tools with valid, invalid and non-object
+input; tools that run, raise, hang, are slow or say nothing), every ``Fault``
+kind, raw SSE streams that are corrupt or shaped like a later API version,
+aborts at random event indices, blank and non-blank prompts, and the feature
+switches in ``SWITCHES``. Each session runs through ``QueryEngine`` against
+the offline API; ``check`` then lists what broke, by invariant (``INVARIANTS``).
+
+``bench/soak.py`` runs the same generator over many more sessions and counts.
+Failing examples hypothesis found are kept below as plain tests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import tempfile
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pydantic import BaseModel
+
+from dreamloop.deps import QueryDeps, counting_uuids
+from dreamloop.engine import QueryEngine, load_transcript
+from dreamloop.fake_api import RawTurn, merge_consecutive, validate_request
+from dreamloop.fake_api.replies import turn_message
+from dreamloop.fake_api.sse import encode_event, message_events
+from dreamloop.hooks import Hooks
+from dreamloop.messages import normalize_messages_for_api, user_message
+from dreamloop.model import offline
+from dreamloop.scripts import Fault, Turn, reply
+from dreamloop.tools import GrepTool, ReadTool, ToolResult, tool, tool_schemas
+
+# ---------------------------------------------------------------------------
+# The feature switches. EACH BRANCH ADDS ITS QueryParams SWITCH HERE, as hypothesis should draw it, e.g.
+#     "streaming_tool_execution": st.booleans(),
+#     "hooks": st.none() | hooks_strategy(),
+# Every generated session runs with one draw of this table (a dict of QueryParams overrides).
+
+def _hooks(choice: dict[str, str | None]) -> Hooks | None:
+    """Python hooks (command hooks are too slow for 500 sessions; tests/test_hooks_*.py run those)."""
+    hooks = Hooks(max_stop_hook_blocks=2)
+    said = {
+        "context": {"additional_context": "hook says: note this"},
+        "block": {"decision": "block", "reason": "hook says: not this one"},
+        "deny": {"decision": "deny", "reason": "hook says: no"},
+        "allow": {"decision": "allow"},
+        "stop": {"continue_": False, "stop_reason": "hook says: stop"},
+    }
+    for event, behaviour in choice.items():
+        if behaviour is not None:
+            hooks.add(event, lambda input, answer=said[behaviour]: answer)
+    return hooks if hooks.entries else None
+
+
+HOOKS = st.fixed_dictionaries({
+    "user_prompt_submit": st.sampled_from([None, None, "context", "block"]),
+    "pre_tool_use": st.sampled_from([None, None, "allow", "deny", "stop"]),
+    "post_tool_use": st.sampled_from([None, None, "context", "block", "stop"]),
+    "stop": st.sampled_from([None, None, "block", "stop"]),
+}).map(_hooks)
+
+SWITCHES: dict[str, st.SearchStrategy[Any]] = {
+    "max_turns": st.none() | st.integers(min_value=1, max_value=4),
+    "hooks": st.none() | HOOKS,
+    "streaming_tool_execution": st.booleans(),
+}
+
+INVARIANTS = (
+    "ended_in_terminal",      # every run ended in a Terminal; nothing escaped the loop
+    "requests_valid",         # every request the loop sent passed the offline API's validation (scripted faults aside)
+    "one_result_per_call",    # each tool_use has exactly one tool_result, first in the next message, in call order
+    "no_tool_ran_twice",      # no call ran twice; a call with invalid or non-object input never ran
+    "no_empty_block",         # no empty message, no blank text block at any depth, no empty is_error result
+    "transcript_reloads",     # load_transcript(file) == the history in memory, and it starts a valid next request
+    "blank_prompt_refused",   # a blank prompt raises ValueError from QueryParams and nothing is sent or recorded
+)  # fmt: skip
+
+TOOL_TIMEOUT_S = 0.1  # the "hang" tool is stopped by the loop's tool time limit
+MODEL = "claude-scripted-1"
+
+
+# ---------------------------------------------------------------------------
+# Tools: each records the `n` of its input when it starts, so a second run of a call shows
+
+
+class NInput(BaseModel):
+    n: int
+
+
+def session_tools(calls: list[int]) -> list[Any]:
+    """probe (fast), slow, hang, boom (raises), quiet (no output), write (runs alone), plus Read and Grep."""
+
+    @tool(NInput, name="probe", read_only=True)
+    async def probe(input: NInput) -> str:
+        """Probe."""
+        calls.append(input.n)
+        return f"probe {input.n}"
+
+    @tool(NInput, name="slow", read_only=True)
+    async def slow(input: NInput) -> str:
+        """Slow."""
+        calls.append(input.n)
+        await asyncio.sleep(0.002 * (input.n % 5))
+        return f"slow {input.n}"
+
+    @tool(NInput, name="hang", read_only=True)
+    async def hang(input: NInput) -> str:
+        """Hang."""
+        calls.append(input.n)
+        await asyncio.sleep(30)
+        return "never"
+
+    @tool(NInput, name="boom", read_only=True)
+    async def boom(input: NInput) -> str:
+        """Raise."""
+        calls.append(input.n)
+        raise RuntimeError(f"boom {input.n}")
+
+    @tool(NInput, name="quiet", read_only=True)
+    async def quiet(input: NInput) -> ToolResult:
+        """Say nothing."""
+        calls.append(input.n)
+        content = ["", " ", [], [{"type": "text", "text": ""}]][input.n % 4]
+        return ToolResult(content, is_error=input.n % 2 == 1)
+
+    @tool(NInput, name="write")
+    async def write(input: NInput) -> str:
+        """Write (not concurrency-safe)."""
+        calls.append(input.n)
+        return f"wrote {input.n}"
+
+    return [probe, slow, hang, boom, quiet, write, ReadTool(), GrepTool()]
+
+
+TOOL_NAMES = ["probe", "slow", "hang", "boom", "quiet", "write"]
+BUILTIN_INPUTS = {"Read": {"file_path": "notes.txt"}, "Grep": {"pattern": r"VALUE(?= =)"}}
+
+
+# ---------------------------------------------------------------------------
+# Strategies
+
+TEXTS = st.sampled_from(["", " ", "\n", "Looking.", "Done: the value is 2.", "x" * 80])
+
+
+@st.composite
+def tool_use_blocks(draw: Any, counter: Any) -> dict[str, Any]:
+    n = next(counter)
+    name = draw(st.sampled_from([*TOOL_NAMES, *TOOL_NAMES, "Read", "Grep", "nope"]))
+    shape = draw(st.sampled_from(["valid"] * 5 + ["invalid", "non_object"]))
+    if shape == "valid":
+        value: Any = BUILTIN_INPUTS.get(name, {"n": n})
+    elif shape == "invalid":
+        value = {"m": n}
+    else:
+        value = draw(st.sampled_from([[n], n, "text", None, True]))
+    return {"type": "tool_use", "id": f"toolu_g{n:04d}", "name": name, "input": value}
+
+
+def content_blocks(counter: Any) -> st.SearchStrategy[dict[str, Any]]:
+    return st.one_of(
+        TEXTS.map(lambda t: {"type": "text", "text": t}),
+        st.sampled_from(["Plan: look first.", "Think."]).map(lambda t: {"type": "thinking", "thinking": t}),
+        tool_use_blocks(counter),
+        tool_use_blocks(counter),
+    )
+
+
+FAULTS = st.one_of(
+    st.builds(Fault, kind=st.just("http_error"), status=st.sampled_from([429, 500, 529]), retry_after_ms=st.just(1)),
+    st.builds(Fault, kind=st.just("stream_error"), after_events=st.integers(0, 14),
+              error_type=st.sampled_from(["overloaded_error", "api_error"])),
+    st.builds(Fault, kind=st.just("disconnect"), after_events=st.integers(0, 14)),
+    st.builds(Fault, kind=st.just("max_tokens_cut")),
+    st.builds(Fault, kind=st.just("prompt_too_long"), status=st.just(400)),
+)
+
+
+@st.composite
+def model_turns(draw: Any, counter: Any, faults: bool = True) -> Turn:
+    blocks = draw(st.lists(content_blocks(counter), max_size=4))
+    stop = draw(st.sampled_from(["auto"] * 8 + ["end_turn", "tool_use", "max_tokens", None, "some_future_reason"]))
+    fault = draw(st.one_of(*[st.none()] * 5, FAULTS)) if faults else None
+    return Turn(content=blocks, stop_reason=stop, chunk_size=draw(st.integers(1, 24)), fault=fault)
+
+
+def _insert(events: list[Any], at: int, *new: Any) -> list[Any]:
+    at = max(1, min(at, len(events)))
+    return events[:at] + list(new) + events[at:]
+
+
+MUTATIONS = {
+    "none": lambda ev, i: ev,
+    "drop_message_start": lambda ev, i: ev[1:],
+    "delta_for_a_block_never_started": lambda ev, i: _insert(
+        ev, i, {"type": "content_block_delta", "index": 99, "delta": {"type": "text_delta", "text": "x"}}),
+    "stop_for_a_block_never_started": lambda ev, i: _insert(ev, i, {"type": "content_block_stop", "index": 98}),
+    "frame_not_json": lambda ev, i: _insert(ev, i, "event: content_block_delta\ndata: {oops\n\n"),
+    "event_not_an_object": lambda ev, i: _insert(ev, i, "event: content_block_delta\ndata: [1, 2]\n\n"),
+    "future_event": lambda ev, i: _insert(ev, i, {"type": "future_event", "data": {"x": 1}}),
+    "future_block": lambda ev, i: _insert(
+        ev, len(ev) - 2 if len(ev) > 2 else 1,
+        {"type": "content_block_start", "index": 50, "content_block": {"type": "future_block", "data": [1, None]}},
+        {"type": "content_block_stop", "index": 50}),
+    "future_delta": lambda ev, i: _future_delta(ev),
+    "future_stop_reason": lambda ev, i: [
+        {**e, "delta": {**e["delta"], "stop_reason": "some_future_reason"}} if isinstance(e, dict)
+        and e.get("type") == "message_delta" else e for e in ev],
+    "truncated": lambda ev, i: ev[: max(1, i)],
+    "second_message_start": lambda ev, i: _insert(ev, i, ev[0]),
+}
+
+
+def _future_delta(events: list[Any]) -> list[Any]:
+    for at, event in enumerate(events):
+        if isinstance(event, dict) and event.get("type") == "content_block_start":
+            future = {"type": "content_block_delta", "index": event["index"], "delta": {"type": "future_delta", "y": 2}}
+            return _insert(events, at + 1, future)
+    return events
+
+
+@st.composite
+def raw_turns(draw: Any, counter: Any) -> RawTurn:
+    """A turn served as raw SSE, corrupt as a stream or shaped like a later API version."""
+    turn = draw(model_turns(counter, faults=False))
+    message = turn_message(turn, message_id=f"msg_raw_{next(counter)}", model=MODEL,
+                           new_tool_id=lambda: f"toolu_raw_{next(counter)}", input_tokens=12)
+    events: list[Any] = message_events(message, chunk_size=turn.chunk_size)
+    mutation = draw(st.sampled_from(["none"] * 3 + sorted(MUTATIONS)))
+    events = MUTATIONS[mutation](events, draw(st.integers(0, max(len(events) - 1, 0))))
+    sse = "".join(e if isinstance(e, str) else encode_event(e).decode("utf-8") for e in events)
+    return RawTurn(sse=sse, source=mutation)
+
+
+ABORT_POINTS = ["stream_request_start", "stream_event", "assistant", "progress", "progress", "user", "system"]
+
+
+@dataclass
+class Session:
+    """One generated session: the model's script, the prompts, where to abort, the switches.
+
+    ``abort_at``: ``(event type, k)`` aborts at the k-th event of that type
+    (``"any"``: the k-th event of the session), or None.
+    """
+
+    script: list[Any]
+    prompts: list[str]
+    abort_at: tuple[str, int] | None
+    switches: dict[str, Any]
+
+
+@st.composite
+def sessions(draw: Any) -> Session:
+    counter = itertools.count(1)
+    item = st.one_of(*[model_turns(counter)] * 5, raw_turns(counter))
+    prompt = st.sampled_from(["go", "read notes.txt and probe it", "again", "go on", "probe twice", "next",
+                              "finish", "check", "", "   "])  # one in five blank
+    return Session(
+        script=draw(st.lists(item, min_size=1, max_size=6)),
+        prompts=draw(st.lists(prompt, min_size=1, max_size=3)),
+        abort_at=draw(st.none() | st.none() | st.tuples(st.just("any"), st.integers(0, 60))
+                      | st.tuples(st.sampled_from(ABORT_POINTS), st.integers(0, 3))),
+        switches=draw(st.fixed_dictionaries(SWITCHES)),
+    )
+
+
+# ---------------------------------------------------------------------------
+# Running a session
+
+
+@dataclass
+class Outcome:
+    """What one session did and what it left, for ``check``."""
+
+    session: Session
+    engine: QueryEngine | None = None
+    api: Any = None
+    calls: list[int] = field(default_factory=list)
+    terminals: list[Any] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)  # exceptions that escaped the loop
+    blank: list[str] = field(default_factory=list)  # per blank prompt: "" if refused right, else what happened
+    aborted: bool = False
+    blocked: int = 0  # prompts a hook blocked (no run)
+    transcript: Path | None = None
+    tools: list[Any] = field(default_factory=list)
+
+
+def _script_policy(script: list[Any]) -> Any:
+    def policy(body: dict[str, Any], index: int) -> Any:
+        return script[index] if index < len(script) else reply("That is all.")
+    return policy
+
+
+async def run_session(session: Session, workdir: Path) -> Outcome:
+    """Run ``session`` through ``QueryEngine`` in ``workdir`` (a fresh directory); never raises."""
+    (workdir / "notes.txt").write_text("VALUE = 1\nVALUE_2 = 3\n")
+    outcome = Outcome(session, transcript=workdir / "session.jsonl")
+    model = offline(_script_policy(session.script), model=MODEL)
+    outcome.api = model.api
+    outcome.tools = session_tools(outcome.calls)
+    engine = outcome.engine = QueryEngine(
+        model=model, tools=outcome.tools, workspace=workdir, permission_mode="bypass", transcript=outcome.transcript,
+        tool_timeout_s=TOOL_TIMEOUT_S, deps=QueryDeps(uuid=counting_uuids()), **session.switches)
+    seen: Counter[str] = Counter()
+    for prompt in session.prompts:
+        sent_before, kept_before = len(model.api.requests), list(engine.messages)
+        try:
+            async for event in engine.submit_message(prompt):
+                for kind in ("any", event.type):
+                    running = engine.last_run  # None, or done, while prompt hooks run: nothing to stop yet
+                    if (kind, seen[kind]) == session.abort_at and running is not None and not running.done:
+                        running.abort()
+                        outcome.aborted = True
+                    seen[kind] += 1
+        except ValueError as error:
+            if prompt.strip():
+                outcome.errors.append(f"{type(error).__name__}: {error}")
+            else:
+                unchanged = len(model.api.requests) == sent_before and engine.messages == kept_before
+                outcome.blank.append("" if "prompt is blank" in str(error) and unchanged else f"refused badly: {error}")
+            continue
+        except Exception as error:  # noqa: BLE001  (a property test reports what escaped, it does not hide it)
+            outcome.errors.append(f"{type(error).__name__}: {error}")
+            continue
+        if not prompt.strip():
+            outcome.blank.append("a blank prompt was not refused")
+        if engine.last_run is None:  # a user_prompt_submit hook blocked it: no run, no Terminal
+            outcome.blocked += 1
+            continue
+        outcome.terminals.append(engine.terminal)
+    return outcome
+
+
+# ---------------------------------------------------------------------------
+# The invariants
+
+
+def check(outcome: Outcome) -> list[tuple[str, str]]:
+    """Every broken invariant of a finished session as ``(invariant, what)``; empty if all held."""
+    found: list[tuple[str, str]] = []
+    engine, api = outcome.engine, outcome.api
+    non_blank = [p for p in outcome.session.prompts if p.strip()]
+    for error in outcome.errors:
+        found.append(("ended_in_terminal", error))
+    if len(outcome.terminals) != len(non_blank) - len(outcome.errors) - outcome.blocked or None in outcome.terminals:
+        found.append(("ended_in_terminal", f"terminals {outcome.terminals} for prompts {non_blank}"))
+    for problem in outcome.blank:
+        if problem:
+            found.append(("blank_prompt_refused", problem))
+
+    faulted = set()
+    for request in api.requests:
+        if not request.path.endswith("/v1/messages") or request.body is None:
+            continue
+        if request.fault == "prompt_too_long":
+            faulted.add(request.index)
+        problem = validate_request(request.body)
+        if problem is not None or request.status == 400 and request.index not in faulted:
+            found.append(("requests_valid", f"request {request.index}: {problem or request.error}"))
+        if request.status == 500 and request.error and "script error" in request.error.get("message", ""):
+            found.append(("requests_valid", f"request {request.index}: {request.error['message']}"))
+        found += [("one_result_per_call", f"request {request.index}: {p}") for p in _pairing(request.body["messages"])]
+        found += [("no_empty_block", f"request {request.index}: {p}") for p in _empties(request.body["messages"])]
+
+    history = normalize_messages_for_api(engine.messages) if engine else []
+    found += [("one_result_per_call", f"history: {p}") for p in _pairing(history, final=True)]
+    found += [("no_empty_block", f"history: {p}") for p in _empties(history)]
+    found += [("no_tool_ran_twice", p) for p in _runs(outcome, history)]
+    found += [("transcript_reloads", p) for p in _reload(outcome)]
+    return found
+
+
+def _pairing(messages: list[dict[str, Any]], final: bool = False) -> list[str]:
+    problems = []
+    merged = merge_consecutive(messages)
+    for i, message in enumerate(merged):
+        blocks = message["content"] if isinstance(message["content"], list) else []
+        ids = [b["id"] for b in blocks if b.get("type") == "tool_use"]
+        if message["role"] != "assistant" or not ids:
+            continue
+        following = merged[i + 1] if i + 1 < len(merged) else None
+        if following is None:
+            if final:
+                problems.append(f"messages.{i}: the history ends with unanswered tool_use {ids}")
+            continue
+        answers = [b.get("tool_use_id") for b in following["content"] if isinstance(b, dict)
+                   and b.get("type") == "tool_result"] if isinstance(following["content"], list) else []
+        leading = [b.get("tool_use_id") for b in itertools.takewhile(
+            lambda b: isinstance(b, dict) and b.get("type") == "tool_result", following["content"])] \
+            if isinstance(following["content"], list) else []
+        if leading != ids or answers != ids:
+            problems.append(f"messages.{i}: calls {ids}, next message answers {answers} (first: {leading})")
+    return problems
+
+
+def _empties(messages: list[dict[str, Any]]) -> list[str]:
+    problems = []
+
+    def walk(blocks: list[Any], where: str) -> None:
+        for j, block in enumerate(blocks):
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "text" and not str(block.get("text", "")).strip():
+                problems.append(f"{where}.{j}: a blank text block")
+            if block.get("type") == "tool_result":
+                content = block.get("content")
+                if block.get("is_error") and not content:
+                    problems.append(f"{where}.{j}: an is_error result with empty content")
+                if isinstance(content, str) and not content.strip():
+                    problems.append(f"{where}.{j}: a result with blank content")
+                if isinstance(content, list):
+                    walk(content, f"{where}.{j}.content")
+
+    for i, message in enumerate(messages):
+        content = message["content"]
+        if not content or isinstance(content, str) and not content.strip():
+            problems.append(f"messages.{i}: empty content")
+        elif isinstance(content, list):
+            walk(content, f"messages.{i}")
+    return problems
+
+
+def _runs(outcome: Outcome, history: list[dict[str, Any]]) -> list[str]:
+    problems = [f"call n={n} ran {k} times" for n, k in Counter(outcome.calls).items() if k > 1]
+    runnable = {b["input"]["n"] for m in history if m["role"] == "assistant" and isinstance(m["content"], list)
+                for b in m["content"] if b.get("type") == "tool_use" and b["name"] in TOOL_NAMES
+                and isinstance(b.get("input"), dict) and isinstance(b["input"].get("n"), int)}
+    problems += [f"call n={n} ran, but no valid call with that input is in the history"
+                 for n in set(outcome.calls) - runnable]
+    return problems
+
+
+def _reload(outcome: Outcome) -> list[str]:
+    engine = outcome.engine
+    if engine is None or not engine.messages:
+        return []
+    try:
+        loaded = load_transcript(outcome.transcript)
+    except Exception as error:  # noqa: BLE001
+        return [f"load_transcript raised {type(error).__name__}: {error}"]
+    dumped = [m.model_dump(mode="json") for m in loaded]
+    if dumped != [m.model_dump(mode="json") for m in engine.messages]:
+        return [f"the reloaded transcript differs from the history ({len(dumped)} vs {len(engine.messages)} messages)"]
+    body = {"model": MODEL, "max_tokens": 1024, "tools": tool_schemas(outcome.tools),
+            "messages": normalize_messages_for_api([*loaded, user_message("next")])}
+    problem = validate_request(body)
+    return [f"the next request from the reloaded transcript is invalid: {problem.message}"] if problem else []
+
+
+def run_and_check(session: Session) -> tuple[Outcome, list[tuple[str, str]]]:
+    """Run one session in a fresh temporary directory and check it (the test and bench/soak.py use this)."""
+    with tempfile.TemporaryDirectory(prefix="dreamloop-prop-") as workdir:
+        outcome = asyncio.run(asyncio.wait_for(run_session(session, Path(workdir)), timeout=60))
+        return outcome, check(outcome)
+
+
+def describe(session: Session) -> str:
+    """The session as readable text, for a failure message."""
+    items = [f"RawTurn({item.source})" if isinstance(item, RawTurn) else
+             f"Turn({json.dumps(item.content)}, stop={item.stop_reason!r}, fault={item.fault and item.fault.kind})"
+             for item in session.script]
+    return (f"prompts={session.prompts} abort_at={session.abort_at} switches={session.switches}\n  "
+            + "\n  ".join(items))
+
+
+# ---------------------------------------------------------------------------
+# The test: 500 sessions, reproducible (derandomized, no example database)
+
+
+@settings(max_examples=500, deadline=None, derandomize=True, database=None, print_blob=False,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example])
+@given(sessions())
+def test_every_generated_session_keeps_every_invariant(session):
+    _, broken = run_and_check(session)
+    assert not broken, "\n".join(f"{name}: {what}" for name, what in broken) + "\n" + describe(session)
+
+
+def test_the_switch_table_is_drawn_into_every_session():
+    """Each switch a branch adds must be a QueryParams field (off by default) drawn by hypothesis."""
+    from dreamloop.query import QueryParams
+
+    for name, strategy in SWITCHES.items():
+        assert name in QueryParams.model_fields, name
+        assert isinstance(strategy, st.SearchStrategy), name

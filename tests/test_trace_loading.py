@@ -1,0 +1,113 @@
+"""Traces on disk: a torn last line is skipped with a warning, other corruption is a clear error naming the
+line, and `dreamloop replay` prints either without a traceback (issue 9, item 8). Transcripts: test_transcript.py."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from pydantic import BaseModel
+
+from dreamloop import scripts as S
+from dreamloop.cli import main
+from dreamloop.deps import QueryDeps, counting_uuids
+from dreamloop.query import QueryParams, query
+from dreamloop.tools import tool
+from dreamloop.trace import TRACE_VERSION, Trace
+
+
+class NoInput(BaseModel):
+    pass
+
+
+@tool(NoInput, name="f", read_only=True)
+async def noop(input: NoInput) -> str:
+    """Do nothing."""
+    return "ok"
+
+
+@pytest.fixture
+async def saved(tmp_path, offline):
+    model = offline([S.reply("Hello.", S.tool_use("f", {}, id="T1")), S.reply("Done.")])
+    run = query(QueryParams(messages="hi", model=model, tools=[noop], deps=QueryDeps(uuid=counting_uuids())))
+    async for _ in run:
+        pass
+    return run.trace.save(tmp_path / "trace.jsonl")
+
+
+def lines(path):
+    return path.read_text().splitlines()
+
+
+def write(path, rows, end="\n"):
+    path.write_text("\n".join(rows) + end)
+    return path
+
+
+def test_a_torn_last_line_is_skipped_with_a_warning(saved, capsys):
+    rows = lines(saved)
+    torn = write(saved, rows[:-1] + [rows[-1][: len(rows[-1]) // 2]], end="")
+    with pytest.warns(UserWarning, match=rf"line {len(rows)}: skipped a torn last line"):
+        trace = Trace.load(torn)
+    assert len(trace.checkpoints) == 1 and trace.terminal is None
+
+    assert main(["replay", str(torn)]) == 0
+    out, err = capsys.readouterr()
+    assert "skipped a torn last line" in err and "Traceback" not in err
+    assert "Hello." in out and "ends without a Terminal" in out
+
+
+def test_blank_lines_are_skipped(saved):
+    rows = lines(saved)
+    trace = Trace.load(write(saved, rows[:2] + ["", "   "] + rows[2:] + [""]))
+    assert len(trace) == 2 and trace.terminal.reason == "completed"
+
+
+def corrupt(rows, number, value):
+    rows = list(rows)
+    rows[number - 1] = value
+    return rows
+
+
+CORRUPTIONS = {
+    "a JSON list": (lambda rows: corrupt(rows, 2, "[1, 2]"), "line 2: a JSON list, not an object"),
+    "no kind": (lambda rows: corrupt(rows, 2, '{"message": {}}'), "line 2: a record of unknown kind None"),
+    "unknown kind": (lambda rows: corrupt(rows, 2, '{"kind": "photo"}'), "line 2: a record of unknown kind 'photo'"),
+    "no message": (lambda rows: corrupt(rows, 2, '{"kind": "message"}'), "line 2: the record has no 'message'"),
+    "an invalid message": (lambda rows: corrupt(rows, 2, '{"kind": "message", "message": {"type": "user"}}'),
+                           "line 2: not valid: user.message: Field required"),
+    "not JSON in the middle": (lambda rows: corrupt(rows, 2, '{"kind": "mess'), "line 2: not JSON"),
+    "a checkpoint with unknown uuids": (lambda rows: [rows[0], rows[-1]], "line 2: checkpoint 1 refers to message "
+                                        "00000000-0000-4000-8000-000000000001, which the trace does not hold"),
+    "a newer version": (lambda rows: corrupt(rows, 1, '{"kind": "trace", "version": 99}'),
+                        f"trace version 99; this dreamloop reads version {TRACE_VERSION}"),
+    "no header": (lambda rows: rows[1:], "is not a dreamloop trace"),
+}
+
+
+@pytest.mark.parametrize("change, says", CORRUPTIONS.values(), ids=CORRUPTIONS.keys())
+def test_any_other_corruption_is_a_clear_error_naming_the_line(saved, change, says, capsys):
+    broken = write(saved, change(lines(saved)))
+    with pytest.raises(ValueError) as caught:
+        Trace.load(broken)
+    assert says in str(caught.value) and str(broken) in str(caught.value)
+    with pytest.raises(SystemExit) as exit:
+        main(["replay", str(broken)])
+    err = capsys.readouterr().err
+    assert exit.value.code == 2 and says in err and "Traceback" not in err
+
+
+def test_a_directory_and_bytes_that_are_not_utf8(tmp_path, saved):
+    with pytest.raises(ValueError, match="is a directory"):
+        Trace.load(tmp_path)
+    count = len(lines(saved))
+    saved.write_bytes(saved.read_bytes() + b'{"kind": "\xff"}\n')
+    with pytest.raises(ValueError, match=rf"line {count + 1}: not UTF-8 text"):
+        Trace.load(saved)
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads any file")
+def test_an_unreadable_file(saved):
+    saved.chmod(0)
+    with pytest.raises(ValueError, match="cannot be read: Permission denied"):
+        Trace.load(saved)
