@@ -117,7 +117,7 @@ class QueryParams(BaseModel):
     hooks: Hooks | None = Field(default=None, json_schema_extra={"switch": True, "chapter": "07"})
 
     def switches(self) -> dict[str, Any]:
-        """Which feature switches are on, in field order, as JSON: ``{"streaming_tool_execution": False, "hooks": True}``.
+        """Which feature switches are on, in field order, as JSON: ``{"streaming_tool_execution": True, ...}``.
 
         A bool switch is itself; an options switch is False when None, its
         ``model_dump`` when it is a pydantic model, else True.
@@ -311,7 +311,7 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
                                                    request_id=params.model.last_request_id)
                         turn.assistant_messages.append(message)
                         yield run.note(message)
-                elif item.type in ("progress", "attachment"):  # a call the executor started while the model streams
+                elif item.type == "progress":  # a call the executor started while the model streams
                     turn.record(item)
                     yield run.note(item)
                 else:

@@ -709,7 +709,7 @@ async def test_with_hooks_the_same_state_and_history_order_with_the_switch_on_an
         events = [event async for event in engine.submit_message("read a and b")]
         return engine, events, requests_of(model)
 
-    (off, off_events, off_requests), (on, on_events, on_requests) = await one_run(False), await one_run(True)
+    (off, _, off_requests), (on, on_events, on_requests) = await one_run(False), await one_run(True)
     assert on_requests == off_requests
 
     def timeless(message):  # a hook record says how long the hook took: the one thing allowed to differ
