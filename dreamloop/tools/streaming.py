@@ -59,7 +59,7 @@ def ready_to_start(calls: Sequence[tuple[bool, CallStatus]]) -> list[int]:
 
 @dataclass(eq=False)
 class _Call:
-    """One call as the executor tracks it (the source's ``TrackedTool``)."""
+    """One call as the executor tracks it."""
 
     tool_use: Any
     safe: bool
@@ -98,8 +98,8 @@ class StreamingToolExecutor:
     * ``get_remaining_results()`` (``getRemainingResults``) at the checkpoint
       yields the progress still to come, then one ``UserMessage`` of every
       ``tool_result`` in **call order**: the message ``run_tools()`` makes.
-    * The sibling rule (``cancels_siblings``), as in ``run_tools()``: a failing
-      Bash call cancels the calls still running and starts no other.
+    * The sibling rule (``cancels_siblings``), as in ``run_tools()``: a Bash
+      call that ran and failed cancels the calls still running and starts no other.
     * Ending early (the stream broke, the abort signal fired, the consumer
       closed ``alongside`` or ``get_remaining_results`` before the end): running
       calls are cancelled and awaited, no call starts; the caller closes the
