@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 NB_ENV := DREAMLOOP_AUTO_ANSWER=1 NO_COLOR=1 JUPYTER_COLUMNS=100 PYDEVD_DISABLE_FILE_VALIDATION=1
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=120
 
-.PHONY: help venv demo test unit nbval lab notebooks images bench soak browser-test screenshots clean
+.PHONY: help venv demo test unit nbval lab notebooks images bench soak browser-test screenshots binder-check hub-test clean
 
 help:
 	@echo "make demo          run the main job offline (change value to 2 on a sample project)"
@@ -19,6 +19,8 @@ help:
 	@echo "make soak          10,000 generated sessions under faults, violations counted per invariant"
 	@echo "make browser-test  the chapters in JupyterLab in headless Chromium (installs chromium, playwright if missing)"
 	@echo "make screenshots   browser-test, then copy its screenshots into images/ (the README uses them)"
+	@echo "make hub-test      a real JupyterHub on loopback: 3 users run chapter 03 at once through it (not in make test)"
+	@echo "make binder-check  Binder's install command (.binder/requirements.txt) in a fresh venv, from a clean copy"
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -55,6 +57,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/inspector.py
 	$(BIN)/python bench/hooks.py
 	$(BIN)/python bench/transcript.py
+	$(BIN)/python bench/import_cost.py
 	$(BIN)/python bench/streaming_tools.py
 
 soak: $(STAMP)
@@ -71,6 +74,35 @@ browser-test: $(STAMP)
 screenshots: browser-test
 	cp build/browser/state-inspector.png build/browser/live-view.png images/
 	cp build/browser/timelines.png images/streaming-timelines.png
+
+# What Binder (repo2docker) runs to install the kit, in a fresh venv and a clean copy of HEAD (no image is built:
+# that needs a container engine). It checks the result: the kit installed (not editable), ipykernel >= 7.4.
+BINDER_CHECK := build/binder-check
+binder-check:
+	rm -rf $(BINDER_CHECK) && mkdir -p $(BINDER_CHECK)/repo
+	git archive HEAD | tar -x -C $(BINDER_CHECK)/repo
+	$(PYTHON) -m venv $(BINDER_CHECK)/venv
+	cd $(BINDER_CHECK)/repo && ../venv/bin/pip install --no-cache-dir -q -r .binder/requirements.txt
+	cd $(BINDER_CHECK) && venv/bin/python -c "import sys, importlib.metadata as md, dreamloop, dreamloop.widgets; \
+	  from packaging.version import Version as V; k = md.version('ipykernel'); \
+	  assert V(k) >= V('7.4'), k; assert 'site-packages' in dreamloop.__file__, dreamloop.__file__; \
+	  print('binder-check ok: Python', sys.version.split()[0], '(Binder: $(shell cat .binder/runtime.txt))', \
+	        '| dreamloop', md.version('dreamloop'), '| ipykernel', k, '| jupyterlab', md.version('jupyterlab'))"
+
+# A real JupyterHub on 127.0.0.1 (dummy login, local process spawner, configurable-http-proxy from npm): three users
+# run chapter 03 at once through it, outputs compared with the stored ones, everything stopped (tests/hub/check_hub.py).
+# Its own venv holds the kit as an instructor installs it: not editable, with the lab and hub extras.
+HUB := build/hub
+$(HUB)/.installed: pyproject.toml
+	rm -rf $(HUB)/venv && mkdir -p $(HUB) && $(PYTHON) -m venv $(HUB)/venv
+	$(HUB)/venv/bin/python -m pip install -q --upgrade pip
+	$(HUB)/venv/bin/python -m pip install -q '.[lab,hub]'
+	npm install --silent --no-audit --no-fund --prefix $(HUB) configurable-http-proxy@5
+	@touch $@
+
+hub-test: $(HUB)/.installed
+	$(HUB)/venv/bin/python -m pip install -q --no-deps --force-reinstall .   # this checkout's kit, not editable
+	$(HUB)/venv/bin/python tests/hub/check_hub.py --proxy $(HUB)/node_modules/.bin/configurable-http-proxy
 
 clean:
 	rm -rf $(VENV) build .pytest_cache

@@ -7,84 +7,105 @@
     async for event in run: ...
     run.terminal                                       # Terminal(reason='completed', ...)
 
-Importing has no side effects: nothing is started, read or sent.
+Importing has no side effects: nothing is started, read or sent. It is also
+cheap: a public name's module is imported the first time the name is used
+(``dl.query`` imports ``dreamloop.query``), so a kernel pays only for what its
+chapter touches. Every name is listed in ``__all__``, ``dir(dreamloop)`` and
+the editor's completion as usual.
 """
 
-from .abort import AbortController
-from .engine import QueryEngine
-from .events import Event, RequestStart, StreamEvent
-from .fake_api.cassette import cassette
-from .hooks import Hooks, load_hooks
-from .messages import (
-    AssistantMessage,
-    AttachmentMessage,
-    LoopMessage,
-    ProgressMessage,
-    SystemMessage,
-    TombstoneMessage,
-    ToolUseSummaryMessage,
-    UserMessage,
-    normalize_messages_for_api,
-    tool_result_block,
-    user_message,
-)
-from .minimal import agent_loop
-from .model import AnthropicModel, live, offline
-from .query import QueryParams, QueryRun, query
-from .scripts import Fault, Turn, reply, text, thinking, tool_use
-from .state import Continue, State, Terminal
-from .tools import Allow, Ask, BaseTool, Deny, ToolResult, ToolUseContext, builtin_tools, run_tools, tool
-from .trace import Checkpoint, Trace
-from .transcript import inspect_transcript
+import sys
+import types
+from importlib import import_module
+from typing import Any
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "AbortController",
-    "Allow",
-    "AnthropicModel",
-    "Ask",
-    "AssistantMessage",
-    "AttachmentMessage",
-    "BaseTool",
-    "Checkpoint",
-    "Continue",
-    "Deny",
-    "Event",
-    "Fault",
-    "Hooks",
-    "LoopMessage",
-    "ProgressMessage",
-    "QueryEngine",
-    "QueryParams",
-    "QueryRun",
-    "RequestStart",
-    "State",
-    "StreamEvent",
-    "SystemMessage",
-    "Terminal",
-    "TombstoneMessage",
-    "ToolResult",
-    "ToolUseContext",
-    "ToolUseSummaryMessage",
-    "Trace",
-    "Turn",
-    "UserMessage",
-    "agent_loop",
-    "builtin_tools",
-    "cassette",
-    "inspect_transcript",
-    "live",
-    "load_hooks",
-    "normalize_messages_for_api",
-    "offline",
-    "query",
-    "reply",
-    "run_tools",
-    "text",
-    "thinking",
-    "tool",
-    "tool_result_block",
-    "tool_use",
-    "user_message",
-]
+_EXPORTS: dict[str, str] = {
+    # public name: the module that defines it. A new public name is one line here (tests/test_public_api.py pins them).
+    "AbortController": "abort",
+    "Allow": "tools",
+    "AnthropicModel": "model",
+    "Ask": "tools",
+    "AssistantMessage": "messages",
+    "AttachmentMessage": "messages",
+    "BaseTool": "tools",
+    "Checkpoint": "trace",
+    "Continue": "state",
+    "Deny": "tools",
+    "Event": "events",
+    "Fault": "scripts",
+    "Hooks": "hooks",
+    "LoopMessage": "messages",
+    "ProgressMessage": "messages",
+    "QueryEngine": "engine",
+    "QueryParams": "query",
+    "QueryRun": "query",
+    "RequestStart": "events",
+    "State": "state",
+    "StreamEvent": "events",
+    "SystemMessage": "messages",
+    "Terminal": "state",
+    "TombstoneMessage": "messages",
+    "ToolResult": "tools",
+    "ToolUseContext": "tools",
+    "ToolUseSummaryMessage": "messages",
+    "Trace": "trace",
+    "Turn": "scripts",
+    "UserMessage": "messages",
+    "agent_loop": "minimal",
+    "builtin_tools": "tools",
+    "cassette": "fake_api.cassette",
+    "inspect_transcript": "transcript",
+    "live": "model",
+    "load_hooks": "hooks",
+    "normalize_messages_for_api": "messages",
+    "offline": "model",
+    "query": "query",
+    "reply": "scripts",
+    "run_tools": "tools",
+    "text": "scripts",
+    "thinking": "scripts",
+    "tool": "tools",
+    "tool_result_block": "messages",
+    "tool_use": "scripts",
+    "user_message": "messages",
+}
+
+__all__ = list(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    """A public name's module is imported on first use; a submodule (``dl.tools``) too."""
+    if name in _EXPORTS:
+        value = getattr(import_module(f".{_EXPORTS[name]}", __name__), name)
+    else:
+        try:
+            value = import_module(f".{name}", __name__)
+        except ModuleNotFoundError as error:
+            if error.name != f"{__name__}.{name}":
+                raise
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    globals()[name] = value  # later uses are plain attribute lookups
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+class _Package(types.ModuleType):
+    """This package's module type: importing a submodule never hides the public name it shares.
+
+    Python sets ``dreamloop.query`` to the submodule when ``dreamloop.query`` is
+    first imported (by anyone); the public ``dl.query`` is the function, as if
+    ``from .query import query`` had run here, so that assignment is skipped.
+    """
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _EXPORTS and isinstance(value, types.ModuleType) and value.__name__ == f"{__name__}.{name}":
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

@@ -23,6 +23,7 @@ import os
 import shutil
 import signal
 import sys
+import tempfile
 import warnings
 from pathlib import Path
 from typing import Any, Iterator
@@ -138,9 +139,12 @@ def _parser() -> argparse.ArgumentParser:
     claude.add_argument("--list-branches", action="store_true", help="list the branches (rewinds, sidechains) and stop")
     claude.add_argument("--trace", type=Path, metavar="FILE", help="save the rebuilt trace (JSONL) here")
 
-    fake = sub.add_parser("serve-fake", help="serve the offline Messages API on 127.0.0.1")
-    fake.add_argument("--port", type=int, default=8765)
-    fake.add_argument("--script", default=None, help="JSON/YAML list of turns, or module:function policy")
+    from .fake_api.server import add_serve_fake_arguments
+
+    add_serve_fake_arguments(sub.add_parser(
+        "serve-fake", help="serve the offline Messages API on 127.0.0.1 (a free port, printed)",
+        description="Serve the offline Messages API on 127.0.0.1 for curl or any SDK, until Ctrl-C. It prints\n"
+                    "the port it chose and the ANTHROPIC_BASE_URL to use."))
     return parser
 
 
@@ -186,9 +190,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "import-claude-code":
         return _import_claude_code(args, session, trace)
-    from .fake_api import serve_fake_main
+    from .fake_api.server import run_serve_fake
 
-    return serve_fake_main(["--port", str(args.port)] + (["--script", args.script] if args.script else []))
+    return run_serve_fake(args, _subparser(parser, "serve-fake"))
 
 
 def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
@@ -377,7 +381,8 @@ async def _demo(args: argparse.Namespace) -> int:
     from .tools import builtin_tools
 
     console = _console()
-    workspace = copy_sample_project()
+    # --keep: a folder of its own that outlives the process; otherwise the kit's temporary one
+    workspace = copy_sample_project(Path(tempfile.mkdtemp(prefix="dreamloop-demo-")) if args.keep else None)
     console.print("[bold]dreamloop demo[/]: offline API, demo policy, real tools on a copy of the sample project")
     console.print(f"workspace: {workspace}")
     console.print(f"[bold]user:[/] {DEMO_PROMPT}")

@@ -42,9 +42,11 @@ class Fault(BaseModel):
       ``content_block_stop``) and ends with ``stop_reason: max_tokens``.
     * ``prompt_too_long``: HTTP 400 ``prompt is too long: N tokens > M maximum``
       (``prompt_tokens`` = N, default the request's estimate; ``max_tokens_limit`` = M).
+
+    An unknown field is a ``ValidationError`` (a typo never silently drops a setting).
     """
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
     kind: Literal["http_error", "stream_error", "disconnect", "max_tokens_cut", "prompt_too_long"]
     status: int = 529
     error_type: str | None = None
@@ -67,9 +69,12 @@ class Turn(BaseModel):
     * ``chunk_size``: characters per ``text_delta`` / ``input_json_delta``.
     * ``tokens_per_second``: pacing of the deltas (``None``: as fast as possible).
     * ``fault``: see ``Fault``. ``model``: the model name to report.
+
+    An unknown field is a ``ValidationError``, in Python and in a script file
+    (``dreamloop serve-fake --script``): a typo never silently drops a setting.
     """
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
     content: list[dict[str, Any]] = []
     stop_reason: str | None = "auto"
     usage: dict[str, int] | None = None

@@ -27,3 +27,16 @@ def offline():
             and not r.error["message"].startswith("prompt is too long")
         ]
         assert not rejected, f"the loop sent requests the API rejects: {rejected}"
+
+
+@pytest.fixture(scope="session")
+def notebook_build():
+    """``notebooks/build.py`` as a module: ``notebook_client()`` is the kit's one way to execute a notebook."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "notebooks" / "build.py"
+    spec = importlib.util.spec_from_file_location("dreamloop_notebook_build", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -128,6 +128,10 @@ def test_exit_1_is_an_unexpected_crash_only(sample):
     (["replay", "missing.jsonl"], "No such file"),
     (["replay", "."], "is a directory"),
     (["sample", "full"], "is not empty"),
+    (["serve-fake", "--script", "turns.yaml"], "dreamloop serve-fake: error: script 'turns.yaml': no such file"),
+    (["serve-fake", "--script", "nosuchmodule:policy"], "no module named 'nosuchmodule'"),
+    (["serve-fake", "--script", "json:policy"], "module 'json' has no 'policy'"),
+    (["serve-fake", "--port", "99999"], "argument --port: a port is 0-65535"),
 ])
 def test_exit_2_usage_errors_name_the_flag_and_run_nothing(argv, says, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)

@@ -155,7 +155,7 @@ async def test_missing_stop_reason_is_an_incomplete_stream():
 async def test_script_exhausted_surfaces_as_itself_without_retries():
     model = offline([reply("only one")])
     await run(model)
-    with pytest.raises(ScriptExhausted, match="no item for model request #1"):
+    with pytest.raises(ScriptExhausted, match=r"no item for model request #2 \(it has 1\)"):
         await run(model)
     assert [r.status for r in model.api.requests] == [200, 500]  # x-should-retry: false, no retry
 

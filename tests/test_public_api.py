@@ -52,3 +52,26 @@ def test_no_reference_outside_the_repo():
     for path in root.rglob("*.py"):
         text = path.read_text(encoding="utf-8")
         assert not re.search(r"DESIGN(\.md)? ?§|reference/[\w-]+\.md|shared/", text), path
+
+
+def test_names_are_imported_on_first_use_and_look_as_before():
+    """`import dreamloop` loads no submodule (a kernel pays for what its chapter uses); each name still resolves,
+    `dir()` and `from dreamloop import *` list them, and importing a submodule never hides a name it shares."""
+    code = ("import sys, dreamloop as dl\n"
+            "loaded = sorted(m for m in sys.modules if m.startswith('dreamloop.') or m == 'anthropic')\n"
+            "assert loaded == [], loaded\n"
+            "assert set(dl.__all__) <= set(dir(dl))\n"
+            "import dreamloop.query, dreamloop.exercises\n"  # sets dreamloop.query = the module, in plain Python
+            "assert callable(dl.query) and dl.query.__module__ == 'dreamloop.query', dl.query\n"
+            "ns = {}; exec('from dreamloop import *', ns)\n"
+            "assert set(dl.__all__) <= set(ns)\n"
+            "assert dl.tools.Allow is dl.Allow\n"
+            "print('ok')")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.stdout.strip() == "ok", done.stderr
+    try:
+        dreamloop.no_such_name
+    except AttributeError as error:
+        assert "no_such_name" in str(error)
+    else:
+        raise AssertionError("an unknown name must be an AttributeError")

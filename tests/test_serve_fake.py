@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import sys
 import textwrap
 import threading
 import time
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 import anthropic
 import httpx2
@@ -168,3 +170,150 @@ def test_two_hundred_concurrent_clients_are_all_answered():
         with ThreadPoolExecutor(max_workers=50) as pool:
             statuses = list(pool.map(one, range(200)))
     assert statuses == [200] * 200
+
+
+# ---------------------------------------------------------------------------
+# serve-fake as a person meets it: a free port by default, clear errors, strict script files
+
+
+def start_serve_fake(argv, capsys):
+    """Run ``serve_fake_main(argv)`` in a thread; return (url, printed lines, stop)."""
+    stop = threading.Event()
+    runner = threading.Thread(target=serve_fake_main, args=(argv,), kwargs={"stop": stop})
+    runner.start()
+    output = ""
+    deadline = time.monotonic() + 10
+    while "Ctrl-C" not in output and time.monotonic() < deadline and runner.is_alive():
+        time.sleep(0.01)
+        output += capsys.readouterr().out
+
+    def close():
+        stop.set()
+        runner.join(timeout=5)
+
+    return output.splitlines()[0].rsplit(" ", 1)[-1], output.splitlines(), close
+
+
+def test_default_port_is_a_free_one_and_two_learners_get_two(capsys):
+    first_url, first_lines, close_first = start_serve_fake([], capsys)
+    second_url, _, close_second = start_serve_fake([], capsys)
+    try:
+        assert first_url != second_url
+        port = first_url.rsplit(":", 1)[1]
+        assert f"port {port} (a free port" in first_lines[1]
+        assert f"ANTHROPIC_BASE_URL={first_url} " in first_lines[2]
+        for url in (first_url, second_url):
+            status, _, text = post(url, REQUEST)
+            assert status == 200 and "You said: read a.py" in text
+    finally:
+        close_first()
+        close_second()
+
+
+def test_an_explicit_port_that_is_taken_is_a_clear_usage_error(capsys):
+    with serve([reply("x")]) as taken:
+        with pytest.raises(SystemExit) as exited:
+            serve_fake_main(["--port", str(taken.port)])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert f"port {taken.port} on 127.0.0.1 is already in use" in err and "Traceback" not in err
+    with pytest.raises(OSError, match="already in use"):
+        with serve([reply("x")]) as again:
+            serve([reply("y")], port=again.port)
+
+
+@pytest.mark.parametrize("argv", [["--port", "70000"], ["--port", "-1"], ["--port", "http"]])
+def test_a_port_out_of_range_is_a_usage_error(argv, capsys):
+    with pytest.raises(SystemExit) as exited:
+        serve_fake_main(argv)
+    assert exited.value.code == 2 and "--port" in capsys.readouterr().err
+
+
+def write(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text))
+    return str(path)
+
+
+@pytest.mark.parametrize("content, message", [
+    ("- content: [{type: text, text: hi}]\n  stop_reasn: end_turn\n",
+     r"turn 1: stop_reasn: unknown key \(a turn has: content, stop_reason,"),
+    ("- content: [{type: text, text: hi}]\n- fault: {kind: http_error, statuss: 529}\n",
+     r"turn 2: fault.statuss: unknown key \(a fault has: kind, status,"),
+    ("turns: [{content: []}]\nmodel: x\n", r"exactly one key, `turns` \(found turns, model\)"),
+    ("- recorded: a.sse\n  chunk_size: 3\n", r"turn 1: unknown key\(s\) beside `recorded`: chunk_size"),
+    ("- recorded: missing.sse\n", r"turn 1: recorded file .*missing.sse does not exist"),
+    ("- content: [{type: text, text: hi}]\n- just a string\n", r"turn 2: expected a mapping of Turn fields"),
+    ("- content: [unclosed\n", r"not valid YAML"),
+    ("[]\n", r"holds no turns"),
+    ("{content: []}\n", r"exactly one key, `turns` \(found content\)"),
+])
+def test_script_files_reject_what_they_cannot_serve(tmp_path, content, message):
+    with pytest.raises((ValueError, FileNotFoundError), match=message):
+        load_script(write(tmp_path, "turns.yaml", content))
+
+
+def test_a_json_script_is_checked_the_same_way(tmp_path):
+    path = tmp_path / "turns.json"
+    path.write_text(json.dumps([{"content": [{"type": "text", "text": "ok"}]}, {"conent": []}]))
+    with pytest.raises(ValueError, match=r"turns.json, turn 2: conent: unknown key"):
+        load_script(str(path))
+    path.write_text("[{]")
+    with pytest.raises(ValueError, match="not valid JSON"):
+        load_script(str(path))
+
+
+def test_turns_reject_unknown_fields_in_python_too():
+    with pytest.raises(Exception, match="stop_reasn"):
+        reply("hi", stop_reasn="end_turn")
+
+
+@pytest.mark.parametrize("spec, error, message", [
+    ("turns.yaml", FileNotFoundError, r"script 'turns.yaml': no such file"),
+    ("scripts/turns.json", FileNotFoundError, r"no such file"),
+    ("no_such_policy_module:policy", ValueError, r"no module named 'no_such_policy_module'"),
+    ("mypolicy:polcy", ValueError, r"module 'mypolicy' has no 'polcy'; it has TURNS, policy"),
+    ("mypolicy:NUMBER", ValueError, r"'mypolicy:NUMBER' is a int; expected a policy function"),
+    ("just-a-word", ValueError, r"neither a file nor module:function"),
+    (".", ValueError, r"is a directory"),
+])
+def test_script_specs_fail_with_a_message_not_a_traceback(tmp_path, monkeypatch, spec, error, message):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mypolicy.py").write_text(
+        "import dreamloop as dl\nNUMBER = 3\nTURNS = [dl.reply('from a list')]\n"
+        "def policy(body, index):\n    return dl.reply(f'request {index}')\n")
+    monkeypatch.delitem(sys.modules, "mypolicy", raising=False)
+    with pytest.raises(error, match=message):
+        load_script(spec)
+
+
+def test_a_policy_next_to_you_loads_and_its_own_import_bug_keeps_its_traceback(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mypolicy2.py").write_text(
+        "import dreamloop as dl\nTURNS = [dl.reply('one'), {'content': [{'type': 'text', 'text': 'two'}]}]\n"
+        "def policy(body, index):\n    return dl.reply(f'request {index}')\n")
+    (tmp_path / "brokenpolicy.py").write_text("import module_the_learner_forgot_to_install\n")
+    for name in ("mypolicy2", "brokenpolicy"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    assert callable(load_script("mypolicy2:policy"))
+    assert [t.content[0]["text"] for t in load_script("mypolicy2:TURNS")] == ["one", "two"]
+    assert str(tmp_path) not in sys.path  # the current directory was on the path only for the import
+    with pytest.raises(ModuleNotFoundError, match="module_the_learner_forgot_to_install"):
+        load_script("brokenpolicy:policy")
+
+
+def test_bad_scripts_are_usage_errors_on_the_command_line(tmp_path, capsys):
+    bad = write(tmp_path, "turns.yaml", "- content: []\n  stop_reasn: x\n")
+    for argv in (["--script", bad], ["--script", str(tmp_path / "missing.yaml")]):
+        with pytest.raises(SystemExit) as exited:
+            serve_fake_main(argv)
+        err = capsys.readouterr().err
+        assert exited.value.code == 2 and "error: " in err and "Traceback" not in err
+
+
+def test_the_readme_script_example_loads(tmp_path):
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    block = readme.split("# turns.yaml: dreamloop serve-fake --script turns.yaml\n", 1)[1].split("```", 1)[0]
+    script = load_script(write(tmp_path, "turns.yaml", block))
+    assert [t.content[-1].get("name") for t in script[:1]] == ["Read"]
+    assert script[2].fault.kind == "http_error" and len(script) == 3

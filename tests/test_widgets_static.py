@@ -12,7 +12,6 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from nbclient import NotebookClient
 from pydantic import BaseModel
 
 from dreamloop import scripts as S
@@ -136,7 +135,7 @@ def test_nbval_compares_only_that_the_static_html_is_there():
 
 
 @pytest.mark.slow
-def test_in_a_kernel_the_stored_outputs_show_the_end_of_the_run(monkeypatch):
+def test_in_a_kernel_the_stored_outputs_show_the_end_of_the_run(monkeypatch, notebook_build, tmp_path):
     monkeypatch.setenv("DREAMLOOP_AUTO_ANSWER", "1")
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(source) for source in (
@@ -144,7 +143,7 @@ def test_in_a_kernel_the_stored_outputs_show_the_end_of_the_run(monkeypatch):
         "from dreamloop.widgets import AskPrompt, LiveView, StateInspector\n"
         "script = [dl.reply('Writing.', dl.tool_use('Write', {'file_path': 'x.txt', 'content': 'x'}, id='T1')),\n"
         "          dl.reply('Written.')]\n"
-        "import tempfile; root = tempfile.mkdtemp()\n"
+        "import os; root = os.getcwd()\n"
         "prompt = AskPrompt()\n"
         "display(prompt)\n"
         "run = dl.query(dl.QueryParams(messages='write x', model=dl.offline(script), tools=dl.builtin_tools(),\n"
@@ -154,7 +153,7 @@ def test_in_a_kernel_the_stored_outputs_show_the_end_of_the_run(monkeypatch):
         "terminal = await live.watch(run)",
         "StateInspector(run.trace)",
     )]
-    NotebookClient(nb, kernel_name="python3", timeout=60).execute()
+    notebook_build.notebook_client(nb, tmp_path, timeout=60).execute()
     first, second = nb.cells
     ask_html, live_html = (o["data"]["text/html"] for o in first.outputs if o["output_type"] == "display_data")
     assert "auto-answered: allow" in text_of(ask_html)

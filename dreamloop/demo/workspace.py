@@ -6,10 +6,11 @@ knows nothing of the tools that later work inside the copy.
 
 from __future__ import annotations
 
-import tempfile
 from importlib.resources import files
 from importlib.resources.abc import Traversable
 from pathlib import Path
+
+from dreamloop.scratch import scratch_dir
 
 __all__ = ["copy_sample_project", "sample_project_path"]
 
@@ -25,8 +26,11 @@ def sample_project_path() -> Traversable:
 
 
 def copy_sample_project(dest: Path | None = None) -> Path:
-    """Copy the sample project to ``dest`` (default: a fresh temporary directory) and return it.
+    """Copy the sample project to ``dest`` (default: a fresh temporary folder) and return it.
 
+    The default folder is the kit's (``dreamloop.scratch.scratch_dir``): it is
+    removed when this process ends, even if it is killed (then by the next
+    kit process). Give ``dest`` for a copy that stays.
     ``dest`` may exist if it is empty; byte-code caches are not copied. The
     returned path is absolute and resolved (no symlinks), ready to be a
     workspace root. Raises ``FileExistsError`` if ``dest`` has files in it.
@@ -36,7 +40,7 @@ def copy_sample_project(dest: Path | None = None) -> Path:
     ['README.md', 'config.py', 'greeter.py', 'tests']
     """
     if dest is None:
-        dest = Path(tempfile.mkdtemp(prefix="dreamloop-demo-"))
+        dest = scratch_dir("sample-")
     dest = Path(dest)
     if dest.exists() and any(dest.iterdir()):
         raise FileExistsError(f"{dest} is not empty; the sample project goes to an empty directory")

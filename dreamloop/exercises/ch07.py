@@ -8,7 +8,6 @@ import shlex
 import shutil
 import subprocess
 import sys
-import tempfile
 import warnings
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from ..errors import HookError
 from ..hooks import Hooks, load_hooks, run_hooks
 from ..model import offline
 from ..query import QueryParams, query
+from ..scratch import scratch_dir
 from ..scripts import reply, tool_use
 from ..tools import builtin_tools
 from ._checking import Verdict, _Fail, _require_callable, _run, _short, _verdict
@@ -180,7 +180,7 @@ def check_no_recursive_rm(hook: Any) -> Verdict:
                                    tool_use("Bash", {"command": "echo ok"}, id="toolu_2")),
                              reply("I won't delete it.")])
             hooks = Hooks().add("pre_tool_use", hook, matcher="Bash")
-            workspace = Path(tempfile.mkdtemp(prefix="dreamloop-ch07-"))
+            workspace = scratch_dir("ch07-")
             try:
                 run = query(QueryParams(messages="clean up", model=model, tools=builtin_tools(), workspace=workspace,
                                         permission_mode="bypass", hooks=hooks))
@@ -224,7 +224,7 @@ def check_settings_hook(settings: Any) -> Verdict:
             data = settings
         if not isinstance(data, dict):
             raise _Fail(f"expected the settings as a dict (or JSON text), got {type(data).__name__}.", shape)
-        folder = Path(tempfile.mkdtemp(prefix="dreamloop-ch07-"))
+        folder = scratch_dir("ch07-")
         try:
             path = folder / "settings.json"
             path.write_text(json.dumps(data))

@@ -235,11 +235,12 @@ class FakeMessagesAPI:
             item = self._script[index]
         else:
             raise ScriptExhausted(
-                f"the offline script has no item for model request #{index} (it has {len(self._script)}); "
+                f"the offline script has no item for model request #{index + 1} (it has {len(self._script)}); "
                 "add turns to the script or use a policy function"
             )
         if not isinstance(item, (Turn, RawTurn)):
-            raise TypeError(f"script item #{index} is a {type(item).__name__}, expected Turn or RawTurn")
+            raise TypeError(f"the script's answer to model request #{index + 1} is a {type(item).__name__}, "
+                            "expected Turn or RawTurn")
         self._consumed += 1
         return item
 
