@@ -7,8 +7,10 @@ that project to DIR, a safe place to try ``run``, which runs any prompt,
 offline (the demo policy), ``--live`` (``--record`` writes a cassette) or
 from a recorded cassette (``--cassette``), and exits with the code of its
 Terminal reason (``EXIT_CODES``). ``import-claude-code`` rebuilds a Claude
-Code session file call by call. This module parses arguments, checks them
-before anything runs, and wires the pieces; the loop lives in ``query.py``.
+Code session file call by call. ``run`` is the production loop: every branch
+that exists is on (``--no-…`` turns one off; ``--json`` and the trace say which
+were on). This module parses arguments, checks them before anything runs, and
+wires the pieces; the loop lives in ``query.py``.
 """
 
 from __future__ import annotations
@@ -105,8 +107,8 @@ def _parser() -> argparse.ArgumentParser:
                           "else is denied. (default: default)")
     run.add_argument("--trace", type=Path, metavar="FILE", help="save the run's trace (JSONL) here")
     run.add_argument("--json", action="store_true",
-                     help="print the Terminal, token totals and the transcript as JSON on stdout (the rest goes "
-                          "to stderr)")
+                     help="print the Terminal, token totals, the switches that were on and the transcript as "
+                          "JSON on stdout (the rest goes to stderr)")
     run.add_argument("--record", type=Path, metavar="CASSETTE",
                      help="record every request, response (raw SSE) and tool result here (never the key)")
     run.add_argument("--cassette", type=Path, metavar="CASSETTE",
@@ -120,6 +122,9 @@ def _parser() -> argparse.ArgumentParser:
                           "Without it the hooks branch is on with no hook: a workspace's own settings never run "
                           "unasked")
     run.add_argument("--no-hooks", action="store_true", help="turn the hooks branch off")
+    run.add_argument("--no-streaming-tools", dest="streaming_tools", action="store_false",
+                     help="run tools after the whole response (default: each call starts as soon as its "
+                          "tool_use block is complete, while the model still streams)")
 
     replay = sub.add_parser("replay", help="print a saved trace")
     replay.add_argument("trace", type=Path, metavar="FILE", help="a trace saved with --trace")
@@ -272,6 +277,7 @@ def _prepare_run(args: argparse.Namespace) -> tuple[Any, argparse.Namespace, Any
         max_turns=args.max_turns,
         **({"max_tokens": args.thinking_budget + 4096} if thinking else {}),
         hooks=hooks,
+        streaming_tool_execution=args.streaming_tools,
     )
     return params, args, console, nobody, replayed
 
@@ -430,7 +436,7 @@ async def _run(params: Any, args: argparse.Namespace, console: Console, nobody: 
             await print_run(run, console)
     if args.json:
         transcript = [m.model_dump(mode="json") for m in run.messages]
-        switches = {"hooks": params.hooks is not None}
+        switches = params.switches()  # which branches were on
         print(json.dumps({"terminal": run.terminal.model_dump(mode="json"), "usage": _usage(run.messages),
                           "switches": switches, "transcript": transcript}, indent=2))
     if args.trace:

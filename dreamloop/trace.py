@@ -25,9 +25,10 @@ __all__ = ["TRACE_VERSION", "Checkpoint", "Trace", "jsonl_records"]
 
 _MESSAGE = TypeAdapter(LoopMessage)
 
-TRACE_VERSION = 3
+TRACE_VERSION = 4
 """The JSONL format's version: 2 added ``Checkpoint.stop_hook_active``; 3 the header's ``source`` and
-``Checkpoint.notes`` (a trace imported from a Claude Code session); versions 1 and 2 still load."""
+``Checkpoint.notes`` (a trace imported from a Claude Code session); 4 the header's ``switches`` (which
+feature switches were on); versions 1 to 3 still load."""
 
 
 class Checkpoint(BaseModel):
@@ -77,11 +78,14 @@ class Trace:
     ``trace.checkpoints[i]`` is iteration i; ``trace.resolve(uuids)`` gives the
     messages; ``trace.terminal`` the end. ``trace.source`` says where a trace
     that the loop did not record came from (None for the loop's own):
-    ``{"kind": "claude_code_session", "path", "note", ...}``.
+    ``{"kind": "claude_code_session", "path", "note", ...}``. ``trace.switches``
+    says which feature switches were on (``QueryParams.switches()``; empty for a
+    trace the loop did not record, or saved before version 4).
     """
 
     def __init__(self) -> None:
         self.source: dict[str, Any] | None = None
+        self.switches: dict[str, Any] = {}
         self.messages: dict[str, Any] = {}
         self.checkpoints: list[Checkpoint] = []
         self.terminal: Terminal | None = None
@@ -179,6 +183,8 @@ class Trace:
             header: dict[str, Any] = {"kind": "trace", "version": TRACE_VERSION}
             if self.source is not None:
                 header["source"] = self.source
+            if self.switches:
+                header["switches"] = self.switches
             out.write(json.dumps(header) + "\n")
             for message in self.messages.values():
                 out.write(json.dumps({"kind": "message", "message": message.model_dump(mode="json")}) + "\n")
@@ -211,6 +217,7 @@ class Trace:
             raise ValueError(f"{path}: trace version {header.get('version')!r}; this dreamloop reads version "
                              f"{TRACE_VERSION} (a newer dreamloop wrote it?)")
         trace.source = header.get("source")
+        trace.switches = dict(header.get("switches") or {})
         for number, record in records[1:]:
             try:
                 trace._load_record(record)

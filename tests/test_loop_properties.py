@@ -70,6 +70,7 @@ HOOKS = st.fixed_dictionaries({
 SWITCHES: dict[str, st.SearchStrategy[Any]] = {
     "max_turns": st.none() | st.integers(min_value=1, max_value=4),
     "hooks": st.none() | HOOKS,
+    "streaming_tool_execution": st.booleans(),
 }
 
 INVARIANTS = (

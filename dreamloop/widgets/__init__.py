@@ -5,7 +5,8 @@
   assistant_messages, tool_results, attachments.
 * ``LiveView()``: a running loop, live (streaming text, tool calls, the phase
   lit on the flowchart) with a Stop button: ``async for e in live.follow(run)``.
-* ``Timeline(trace)``: model streaming vs tool runs per turn.
+* ``Timeline(trace)``: model streaming vs tool runs per turn; ``side_by_side`` draws
+  several runs on one time axis.
 * ``AskPrompt(auto=None)``: Allow / Deny buttons as ``QueryParams(ask=...)``.
 * ``person_watching()``, ``paced(script, ...)``, ``slowed(tools, s)``: slow a run down for a person
   (to press Stop), never under the notebook targets.
@@ -26,7 +27,7 @@ from .kernel import warn_if_old_kernel
 from .live import LiveView
 from .pace import paced, person_watching, slowed
 from .static import StaticHTML
-from .timeline import Span, Timeline, TurnSpans, turn_spans
+from .timeline import Span, Timeline, TurnSpans, side_by_side, turn_spans
 
 __all__ = [
     "AUTO_ANSWER_ENV",
@@ -40,6 +41,7 @@ __all__ = [
     "TurnSpans",
     "paced",
     "person_watching",
+    "side_by_side",
     "slowed",
     "turn_spans",
     "warn_if_old_kernel",
