@@ -59,6 +59,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/hooks.py
 	$(BIN)/python bench/transcript.py
 	$(BIN)/python bench/import_cost.py
+	$(BIN)/python bench/streaming_tools.py
 
 soak: $(STAMP)
 	$(BIN)/python bench/soak.py
@@ -73,6 +74,7 @@ browser-test: $(STAMP)
 # The README's screenshots, from a passing browser-test.
 screenshots: browser-test
 	cp build/browser/state-inspector.png build/browser/live-view.png images/
+	cp build/browser/timelines.png images/streaming-timelines.png
 
 # What Binder (repo2docker) runs to install the kit, in a fresh venv and a clean copy of HEAD (no image is built:
 # that needs a container engine). It checks the result: the kit installed (not editable), ipykernel >= 7.4.

@@ -9,8 +9,10 @@ from a recorded cassette (``--cassette``), as the production loop (every
 branch that exists is on, each with a flag to turn it off: ``--no-hooks``,
 ``--no-context`` / ``--no-stage STAGE``), and exits with the code of its
 Terminal reason (``EXIT_CODES``). ``import-claude-code`` rebuilds a Claude
-Code session file call by call. This module parses arguments, checks them
-before anything runs, and wires the pieces; the loop lives in ``query.py``.
+Code session file call by call. ``run`` is the production loop: every branch
+that exists is on (``--no-…`` turns one off; ``--json`` and the trace say which
+were on). This module parses arguments, checks them before anything runs, and
+wires the pieces; the loop lives in ``query.py``.
 """
 
 from __future__ import annotations
@@ -109,8 +111,8 @@ def _parser() -> argparse.ArgumentParser:
                           "else is denied. (default: default)")
     run.add_argument("--trace", type=Path, metavar="FILE", help="save the run's trace (JSONL) here")
     run.add_argument("--json", action="store_true",
-                     help="print the Terminal, token totals and the transcript as JSON on stdout (the rest goes "
-                          "to stderr)")
+                     help="print the Terminal, token totals, the switches that were on and the transcript as "
+                          "JSON on stdout (the rest goes to stderr)")
     run.add_argument("--record", type=Path, metavar="CASSETTE",
                      help="record every request, response (raw SSE) and tool result here (never the key)")
     run.add_argument("--cassette", type=Path, metavar="CASSETTE",
@@ -124,6 +126,9 @@ def _parser() -> argparse.ArgumentParser:
                           "Without it the hooks branch is on with no hook: a workspace's own settings never run "
                           "unasked")
     run.add_argument("--no-hooks", action="store_true", help="turn the hooks branch off")
+    run.add_argument("--no-streaming-tools", dest="streaming_tools", action="store_false",
+                     help="run tools after the whole response (default: each call starts as soon as its "
+                          "tool_use block is complete, while the model still streams)")
     run.add_argument("--no-context", action="store_true",
                      help="turn the context pipeline off (default: every stage on, thresholds from the model's "
                           "window)")
@@ -283,6 +288,7 @@ def _prepare_run(args: argparse.Namespace) -> tuple[Any, argparse.Namespace, Any
         max_turns=args.max_turns,
         **({"max_tokens": args.thinking_budget + 4096} if thinking else {}),
         hooks=hooks,
+        streaming_tool_execution=args.streaming_tools,
         context=_context_options(args, workspace),
     )
     return params, args, console, nobody, replayed

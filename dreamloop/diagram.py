@@ -8,6 +8,7 @@ the same input always gives the same bytes.
 from __future__ import annotations
 
 from html import escape
+from typing import Iterable
 
 __all__ = ["PHASES", "loop_flowchart_svg"]
 
@@ -74,13 +75,16 @@ def _edge(label: str, points: list[tuple[int, int]]) -> str:
                    f'fill="#5a6478">{escape(label)}</text>')
 
 
-def loop_flowchart_svg(active: str | None = None, *, title: str = "queryLoop(): one iteration") -> str:
-    """The flowchart as an SVG string; ``active`` (one of ``PHASES``) is lit.
+def loop_flowchart_svg(active: str | Iterable[str] | None = None, *, title: str = "queryLoop(): one iteration") -> str:
+    """The flowchart as an SVG string; ``active`` (one of ``PHASES``, or several) is lit.
 
-    Raises ``ValueError`` for an unknown phase id.
+    Several phases are lit at once when they happen at once (streaming tool
+    execution: ``("model", "tools")``). Raises ``ValueError`` for an unknown phase id.
     """
-    if active is not None and active not in _NODES:
-        raise ValueError(f"unknown phase {active!r}; expected one of {', '.join(PHASES)}")
+    lit = {active} if isinstance(active, str) else set(active or ())
+    unknown = sorted(lit - set(_NODES))
+    if unknown:
+        raise ValueError(f"unknown phase {unknown[0]!r}; expected one of {', '.join(PHASES)}")
     parts = [
         '<svg xmlns="http://www.w3.org/2000/svg" width="700" height="600" viewBox="0 0 700 600" '
         f'role="img" aria-label="{escape(title)}">',
@@ -91,6 +95,6 @@ def loop_flowchart_svg(active: str | None = None, *, title: str = "queryLoop(): 
         f'fill="#8a93a6">{escape(title)}</text>',
     ]
     parts += [_edge(label, points) for _, _, label, points in _EDGES]
-    parts += [_node(node_id, node_id == active) for node_id in _NODES]
+    parts += [_node(node_id, node_id in lit) for node_id in _NODES]
     parts.append("</svg>")
     return "\n".join(parts)

@@ -44,7 +44,9 @@ _USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_creation_input_tokens",
 class PartialResponse:
     """Feed raw stream events with ``add(event)``; ``message()`` gives the response so far.
 
-    ``saw_message_delta``: the stream said how it stopped (``stop_reason``).
+    ``add`` returns the block ``event`` finished (the SDK block), if it was a
+    ``content_block_stop``; else None. ``saw_message_delta``: the stream said
+    how it stopped (``stop_reason``).
     ``unknown``: one note per kind of thing this SDK version does not know
     (``"event type 'x'"``, ``"delta type 'y'"``, ``"content block type 'z'"``), in order.
     """
@@ -61,7 +63,7 @@ class PartialResponse:
 
     # -- following the stream --------------------------------------------
 
-    def add(self, event: Any) -> None:
+    def add(self, event: Any) -> Any:
         """Take the next raw event (an SDK ``RawMessageStreamEvent``). Raises ``MalformedStreamError``."""
         kind = getattr(event, "type", None)
         if not isinstance(kind, str):
@@ -81,9 +83,12 @@ class PartialResponse:
         elif kind == "content_block_delta":
             self._apply(self._open_index(event, kind), getattr(event, "delta", None))
         elif kind == "content_block_stop":
-            self._close_block(self._open_index(event, kind))
+            index = self._open_index(event, kind)
+            self._close_block(index)
+            return self._done[index]
         elif kind == "message_delta":
             self._message_delta(event)
+        return None
 
     def _begin(self, event: Any) -> None:
         if self._start is not None:

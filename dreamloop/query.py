@@ -5,6 +5,7 @@ One ``while True``, five phases in the order of the source's flowchart:
     1. State in          take this iteration's State (messages, turn_count, transition)
     2. context pipeline  prepare ``messages_for_query``: seven stages, light to heavy (``context/``)
     3. stream the model  yield raw events, collect ``assistant_messages`` and tool_use blocks
+                         (streaming tool execution: calls start as their blocks complete)
     4. tools or stop     no tool_use → stop checks (stop hooks) → Terminal; else run tools → ``tool_results``
     5. next State        attachments (queued input), the max_turns check, a new State, continue
 
@@ -44,10 +45,19 @@ from .messages import (
 )
 from .partial import PartialResponse
 from .state import Continue, State, Terminal
-from .tools import INTERRUPTED, ToolUseContext, run_tools, tool_results_message, tool_schemas
+from .tools import (
+    USER_INTERRUPT,
+    StreamingToolExecutor,
+    ToolUseContext,
+    Unfinished,
+    model_failure,
+    run_tools,
+    tool_results_message,
+    tool_schemas,
+)
 from .trace import Trace
 
-__all__ = ["QueryParams", "QueryRun", "query", "switches"]
+__all__ = ["QueryParams", "QueryRun", "query"]
 
 
 class QueryParams(BaseModel):
@@ -76,10 +86,16 @@ class QueryParams(BaseModel):
     for a blank prompt: a prompt with no text is refused here, never sent.
 
     Feature switches (streaming tool execution, hooks, context stages,
-    recovery, fallback model, token budget) arrive as new fields, off by default:
+    recovery, fallback model, token budget) arrive as new fields, off by
+    default (off: the branch is not taken). A switch is marked in its field
+    with ``json_schema_extra={"switch": True, "chapter": "NN"}``;
+    ``switches()`` lists them with their values:
 
-    * ``context``: the context pipeline (``ContextOptions``: each of the seven
-      stages, the window, the thresholds, prompt caching; chapter 06). None:
+    * ``streaming_tool_execution`` (chapter 05): start each tool call as soon
+      as its ``tool_use`` block is complete in the stream
+      (``StreamingToolExecutor``) instead of after the whole response.
+    * ``context`` (chapter 06): the context pipeline (``ContextOptions``: each of
+      the seven stages, the window, the thresholds, prompt caching). None:
       phase 2 sends the history as it is.
     * ``hooks``: ``Hooks`` (chapter 07): ``pre_tool_use`` / ``post_tool_use`` around
       each call, ``stop`` when the model asks for no tools. None: no hook runs.
@@ -101,8 +117,23 @@ class QueryParams(BaseModel):
     abort: AbortController = Field(default_factory=AbortController)
     queued_input: Callable[[], list[AttachmentMessage]] | None = None
     deps: QueryDeps = Field(default_factory=QueryDeps)
-    context: ContextOptions | None = None
-    hooks: Hooks | None = None
+    streaming_tool_execution: bool = Field(default=False, json_schema_extra={"switch": True, "chapter": "05"})
+    context: ContextOptions | None = Field(default=None, json_schema_extra={"switch": True, "chapter": "06"})
+    hooks: Hooks | None = Field(default=None, json_schema_extra={"switch": True, "chapter": "07"})
+
+    def switches(self) -> dict[str, Any]:
+        """Which feature switches are on, in field order, as JSON: ``{"streaming_tool_execution": True, ...}``.
+
+        A bool switch is itself; an options switch is False when None, its
+        ``model_dump`` when it is a pydantic model, else True.
+        """
+        def plain(value: Any) -> Any:
+            if value is None or isinstance(value, bool):
+                return bool(value)
+            return value.model_dump(mode="json") if isinstance(value, BaseModel) else True
+
+        return {name: plain(getattr(self, name)) for name, info in type(self).model_fields.items()
+                if isinstance(info.json_schema_extra, dict) and info.json_schema_extra.get("switch")}
 
     @model_validator(mode="before")
     @classmethod
@@ -152,11 +183,11 @@ class QueryRun:
     def __init__(self, params: QueryParams, trace: Trace | None = None) -> None:
         self.params = params
         self.trace = trace if trace is not None else Trace()
+        self.trace.switches = params.switches()
         self.messages: list[Any] = list(params.messages)
         self.state: State | None = None
         self._terminal: Terminal | None = None
         self._started = params.deps.clock()
-        self.trace.switches.update(switches(params))
         self._events = _query_loop(params, self)
 
     @property
@@ -202,15 +233,6 @@ class QueryRun:
         self._terminal = terminal
 
 
-def switches(params: QueryParams) -> dict[str, Any]:
-    """The feature switches of a run, as the trace and ``dreamloop run --json`` report them.
-
-    ``{"hooks": bool, "context": <the ContextOptions as JSON> | None}``; a branch added later adds its key.
-    """
-    return {"hooks": params.hooks is not None,
-            "context": params.context.model_dump(mode="json", exclude_none=True) if params.context else None}
-
-
 def query(params: QueryParams, *, trace: Trace | None = None) -> QueryRun:
     """Start the loop: ``run = query(params); async for event in run: ...; run.terminal``.
 
@@ -225,7 +247,7 @@ def query(params: QueryParams, *, trace: Trace | None = None) -> QueryRun:
 
 
 class _Turn:
-    """The four local collectors of one iteration (queryLoop()'s locals)."""
+    """The four local collectors of one iteration (queryLoop()'s locals), and what the tools said so far."""
 
     def __init__(self, state: State, messages_for_query: list[Any], context: dict[str, Any] | None = None) -> None:
         self.state = state
@@ -235,6 +257,19 @@ class _Turn:
         self.tool_results: list[Any] = []
         self.attachments: list[Any] = []
         self.stop_reason: str | None = None
+        self.started: set[str] = set()  # calls that started (their effects may have happened)
+        self.results: dict[str, dict[str, Any]] = {}  # tool_use_id -> tool_result block, as each call ended
+
+    def record(self, update: Any) -> None:
+        """Keep what a tool update says: a call started, a call's result, the results message, a hook's record."""
+        if update.type == "user":
+            self.tool_results.append(update)
+        elif update.type == "attachment":  # hook records, and what hooks tell the model
+            self.attachments.append(update)
+        elif update.data.get("stage") == "started":
+            self.started.add(update.tool_use_id)
+        elif update.data.get("stage") == "done":
+            self.results[update.tool_use_id] = update.data["result"]
 
     def collected(self) -> dict[str, Any]:
         return dict(
@@ -293,10 +328,13 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
             return
 
         # -- 3. stream the model --------------------------------------------
+        # With streaming tool execution on, an executor starts each tool_use as
+        # soon as its block is complete, and its progress comes between events.
         yield run.note(RequestStart(turn_count=state.turn_count))
         partial = PartialResponse()
+        executor = StreamingToolExecutor(context) if params.streaming_tool_execution else None
         try:
-            async for item in _guarded(_call_model(params, state, prepared), abort):
+            async for item in _guarded(_call_model(params, state, prepared, executor), abort):
                 if isinstance(item, APIMessage):
                     turn.stop_reason = item.stop_reason
                     if any(_visible(block) for block in item.content):  # never an empty message (F4)
@@ -304,6 +342,9 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
                                                    request_id=params.model.last_request_id)
                         turn.assistant_messages.append(message)
                         yield run.note(message)
+                elif item.type == "progress":  # a call the executor started while the model streams
+                    turn.record(item)
+                    yield run.note(item)
                 else:
                     partial.add(item)
                     yield run.note(StreamEvent(event=item))
@@ -359,24 +400,20 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
             run.end(Terminal(reason="completed", turn_count=state.turn_count), turn)
             return
 
-        results: dict[str, dict[str, Any]] = {}
+        # The source: toolUpdates = streamingToolExecutor ? getRemainingResults() : runTools(...)
+        tool_updates = executor.get_remaining_results() if executor else run_tools(tool_uses, context)
         try:
-            async for update in _guarded(run_tools(tool_uses, context), abort):
-                if update.type == "progress" and update.data.get("stage") == "done":
-                    results[update.tool_use_id] = update.data["result"]
-                elif update.type == "user":
-                    turn.tool_results.append(update)
-                elif update.type == "attachment":  # hook records, and what hooks tell the model
-                    turn.attachments.append(update)
+            async for update in _guarded(tool_updates, abort):
+                turn.record(update)
                 yield run.note(update)
         except Aborted:
-            for message in _tools_interrupted(turn, tool_uses, results, deps):
+            for message in _tools_interrupted(turn, tool_uses, deps):
                 yield run.note(message)
             run.end(Terminal(reason="aborted_tools", turn_count=state.turn_count), turn)
             return
         except asyncio.CancelledError:
             run.end(Terminal(reason="aborted_tools", turn_count=state.turn_count), turn,
-                    *_tools_interrupted(turn, tool_uses, results, deps))
+                    *_tools_interrupted(turn, tool_uses, deps))
             raise
         stopped = _hook_stopped(turn, deps)  # a hook said `continue: false` while tools ran
         if stopped is not None:
@@ -418,15 +455,21 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
 # Helpers, in the order the phases use them
 
 
-def _call_model(params: QueryParams, state: State, prepared: PreparedContext) -> AsyncIterator[Any]:
-    """deps.callModel(): one streaming request for this iteration (messages and system from phase 2)."""
+def _call_model(params: QueryParams, state: State, prepared: PreparedContext,
+                executor: StreamingToolExecutor | None) -> AsyncIterator[Any]:
+    """deps.callModel(): one streaming request for this iteration (messages and system from phase 2).
+
+    With an executor (streaming tool execution), its ``alongside`` starts each
+    tool_use when its block completes and interleaves the calls' progress.
+    """
     request: dict[str, Any] = {
         **prepared.request_fields(),
         "max_tokens": state.max_output_tokens_override or params.max_tokens,
     }
     if params.tools:
         request["tools"] = tool_schemas(params.tools)
-    return params.model.stream(**request)
+    stream = params.model.stream(**request)
+    return executor.alongside(stream) if executor is not None else stream
 
 
 async def _guarded(events: AsyncIterator[Any], abort: AbortController) -> AsyncIterator[Any]:
@@ -450,18 +493,19 @@ async def _guarded(events: AsyncIterator[Any], abort: AbortController) -> AsyncI
 
 def _stream_interrupted(turn: _Turn, partial: PartialResponse, deps: QueryDeps) -> list[Any]:
     """Abort while streaming: keep what finished, answer its tool_use calls, say so."""
-    if turn.assistant_messages:  # the response had arrived whole; its calls were not started
-        said = "Interrupted after the model's response arrived, before its tools ran."
+    if turn.assistant_messages:  # the response had arrived whole (with streaming tools, calls may run)
+        said = ("Interrupted after the model's response arrived, while its tools ran." if turn.started else
+                "Interrupted after the model's response arrived, before its tools ran.")
     else:
         said = "Interrupted while the model was streaming."
-    closing = _close_stream(turn, partial, deps, INTERRUPTED)
+    closing = _close_stream(turn, partial, deps, USER_INTERRUPT)
     notice = _system(deps, "interrupted", said, "warning")
     turn.attachments.append(notice)
     return [*closing, notice]
 
 
-def _tools_interrupted(turn: _Turn, tool_uses: list[Any], results: dict[str, Any], deps: QueryDeps) -> list[Any]:
-    """Abort while tools ran: finished results stay, the others become error results, in call order.
+def _tools_interrupted(turn: _Turn, tool_uses: list[Any], deps: QueryDeps) -> list[Any]:
+    """Abort while tools ran: finished results stay; the others say whether they had started (F14).
 
     If the results message was already delivered (the abort came while the
     caller handled it), every call is answered: nothing is added but the
@@ -471,7 +515,8 @@ def _tools_interrupted(turn: _Turn, tool_uses: list[Any], results: dict[str, Any
         notice = _system(deps, "interrupted", "Interrupted after every tool call had finished.", "warning")
         turn.attachments.append(notice)
         return [notice]
-    turn.tool_results = [tool_results_message(tool_uses, results, missing=INTERRUPTED, uuid=deps.uuid())]
+    turn.tool_results = [tool_results_message(tool_uses, turn.results, USER_INTERRUPT, started=turn.started,
+                                              uuid=deps.uuid())]
     notice = _system(deps, "interrupted", "Interrupted while tools were running.", "warning")
     turn.attachments.append(notice)
     return [*turn.tool_results, notice]
@@ -480,7 +525,7 @@ def _tools_interrupted(turn: _Turn, tool_uses: list[Any], results: dict[str, Any
 def _model_failed(turn: _Turn, partial: PartialResponse, deps: QueryDeps, error: Exception,
                   terminal: Terminal) -> list[Any]:
     """An unrecovered model error: close the transcript, then tell the person (never the model)."""
-    closing = _close_stream(turn, partial, deps, f"Not run: {terminal.error}")
+    closing = _close_stream(turn, partial, deps, model_failure(terminal.error or ""))
     subtype = {IncompleteStreamError: "incomplete_response", MalformedStreamError: "malformed_stream"}.get(
         type(error), "api_error")
     notice = _system(deps, subtype, terminal.error or "", "error")
@@ -488,12 +533,14 @@ def _model_failed(turn: _Turn, partial: PartialResponse, deps: QueryDeps, error:
     return [*closing, notice]
 
 
-def _close_stream(turn: _Turn, partial: PartialResponse, deps: QueryDeps, why: str) -> list[Any]:
+def _close_stream(turn: _Turn, partial: PartialResponse, deps: QueryDeps, why: Unfinished) -> list[Any]:
     """Keep the blocks that finished streaming and answer their tool_use calls.
 
     The source keeps what the person already saw and gives every dangling
     tool_use an error result (yieldMissingToolResultBlocks()), so the next
-    request is valid. Returns the messages to add, in order.
+    request is valid. A call that streaming tool execution already ran keeps
+    its result; one it had started says so (``why.running``), the others
+    ``why.not_started``. Returns the messages to add, in order.
     """
     closing: list[Any] = []
     if not turn.assistant_messages:
@@ -504,7 +551,8 @@ def _close_stream(turn: _Turn, partial: PartialResponse, deps: QueryDeps, why: s
             closing.append(kept)
     tool_uses = turn.tool_uses()
     if tool_uses:
-        turn.tool_results = [tool_results_message(tool_uses, {}, missing=why, uuid=deps.uuid())]
+        turn.tool_results = [tool_results_message(tool_uses, turn.results, why, started=turn.started,
+                                                  uuid=deps.uuid())]
         closing.extend(turn.tool_results)
     return closing
 

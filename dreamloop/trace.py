@@ -6,7 +6,7 @@ holds the turn's ``State`` (messages, turn_count, transition), the
 ``messages_for_query`` that were sent, the turn's ``assistant_messages`` and
 ``tool_results``, the turn's events, and what the context pipeline did
 (``context``). Messages are stored once and referred to by uuid. Saved as
-JSONL (version 4; versions 1 to 3 still load). The widgets read traces; this
+JSONL (version 5; versions 1 to 4 still load). The widgets read traces; this
 module knows nothing about rendering.
 """
 
@@ -26,10 +26,11 @@ __all__ = ["TRACE_VERSION", "Checkpoint", "Trace", "jsonl_records"]
 
 _MESSAGE = TypeAdapter(LoopMessage)
 
-TRACE_VERSION = 4
+TRACE_VERSION = 5
 """The JSONL format's version: 2 added ``Checkpoint.stop_hook_active``; 3 the header's ``source`` and
-``Checkpoint.notes`` (a trace imported from a Claude Code session); 4 ``Checkpoint.context`` and the run's
-feature ``switches`` in the header. Versions 1 to 3 still load (the fields they lack empty)."""
+``Checkpoint.notes`` (a trace imported from a Claude Code session); 4 the header's ``switches`` (which
+feature switches were on); 5 ``Checkpoint.context`` (what the context pipeline did). Versions 1 to 4 still
+load (the fields they lack empty)."""
 
 
 class Checkpoint(BaseModel):
@@ -51,7 +52,7 @@ class Checkpoint(BaseModel):
     * ``context``: what phase 2 did (``dreamloop.context.ContextRecord.as_dict()``:
       window, thresholds, tokens before the stages and as sent, each stage's
       tokens before and after, staged folds, the compaction's usage); None
-      when the pipeline is off (and in traces before version 4).
+      when the pipeline is off (and in traces before version 5).
     """
 
     index: int
@@ -84,8 +85,9 @@ class Trace:
     ``trace.checkpoints[i]`` is iteration i; ``trace.resolve(uuids)`` gives the
     messages; ``trace.terminal`` the end. ``trace.source`` says where a trace
     that the loop did not record came from (None for the loop's own):
-    ``{"kind": "claude_code_session", "path", "note", ...}``; ``trace.switches`` the
-    run's feature switches (``{"hooks": bool, "context": {...} | None}``).
+    ``{"kind": "claude_code_session", "path", "note", ...}``. ``trace.switches``
+    says which feature switches were on (``QueryParams.switches()``; empty for a
+    trace the loop did not record, or saved before version 4).
     """
 
     def __init__(self) -> None:
@@ -212,6 +214,8 @@ class Trace:
             header: dict[str, Any] = {"kind": "trace", "version": TRACE_VERSION, "switches": self.switches}
             if self.source is not None:
                 header["source"] = self.source
+            if self.switches:
+                header["switches"] = self.switches
             out.write(json.dumps(header) + "\n")
             for message in self.messages.values():
                 out.write(json.dumps({"kind": "message", "message": message.model_dump(mode="json")}) + "\n")
@@ -245,6 +249,7 @@ class Trace:
                              f"{TRACE_VERSION} (a newer dreamloop wrote it?)")
         trace.switches = dict(header.get("switches") or {})
         trace.source = header.get("source")
+        trace.switches = dict(header.get("switches") or {})
         for number, record in records[1:]:
             try:
                 trace._load_record(record)

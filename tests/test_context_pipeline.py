@@ -344,7 +344,7 @@ async def test_the_trace_records_the_pipeline_and_round_trips(offline, tmp_path)
     assert [p.context for p in saved.checkpoints] == [p.context for p in run.trace.checkpoints]
     assert saved.switches["context"]["autocompact"]["threshold"] == 2800
     header = json.loads((tmp_path / "trace.jsonl").read_text().splitlines()[0])
-    assert header["version"] == 4
+    assert header["version"] == 5
     record = saved.checkpoints[1].context
     assert record["window"] == 6000 and record["thresholds"]["autocompact"] == 2800
     budget = {"stage": "tool_result_budget", "before": record["tokens_in"], "after": record["tokens"]}

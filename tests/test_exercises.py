@@ -25,7 +25,7 @@ import dreamloop.exercises._checking  # noqa: F401  (the checks' shared settings
 from dreamloop.exercises.ch07 import recursive_rm
 from dreamloop.fake_api import validate_request
 from dreamloop.hooks import PreToolUseDecision, StopDecision
-from dreamloop.tools import Allow, Deny
+from dreamloop.tools import INTERRUPTED, NOT_STARTED, Allow, Deny
 
 # ---------------------------------------------------------------------------
 # Solutions (kept in step with notebooks/solutions/*.ipynb)
@@ -135,6 +135,36 @@ async def can_use_tool(tool, input, context):
     return await tool.check_permissions(tool.input_model.model_validate(input), context)
 
 
+PREDICTION = {  # chapter 05
+    "A": [["a", "b", "c"]],
+    "B": [["a"], ["b"]],
+    "C": [["a"], ["b"], ["c"]],
+    "D": [["a"], ["b", "c"]],
+}
+
+
+def ready(calls):
+    running = [call["safe"] for call in calls if call["status"] == "running"]
+    starting = []
+    for call in calls:
+        if call["status"] != "queued":
+            continue
+        if not running or (call["safe"] and all(running)):
+            starting.append(call["name"])
+            running.append(call["safe"])
+        elif not call["safe"]:
+            break
+    return starting
+
+
+def close_interrupted(tool_uses, results, started):
+    def unanswered(use):
+        text = INTERRUPTED if use.id in started else NOT_STARTED
+        return {"type": "tool_result", "tool_use_id": use.id, "content": text, "is_error": True}
+
+    return {"role": "user", "content": [results.get(use.id) or unanswered(use) for use in tool_uses]}
+
+
 def interrupted(trace):
     for point in trace.checkpoints:
         if point.terminal and point.terminal.reason.startswith("aborted"):
@@ -220,6 +250,9 @@ STUBS = {
     ex.check_tool_definition: None,
     ex.check_partition: stub("return a list of batches, each a list of tool_use ids"),
     ex.check_can_use_tool: stub("Allow the test command; otherwise the tool's own decision"),
+    ex.check_run_together: {"A": None, "B": None, "C": None, "D": None},
+    ex.check_ordering_rule: stub("return the names of the queued calls that may start now"),
+    ex.check_interrupt_results: stub("return {'role': 'user', 'content': [...]}"),
     ex.check_interrupted: stub("find the first checkpoint whose run was interrupted"),
     ex.check_model_calls: stub("count the main thread's model calls"),
     ex.check_tests_stop_hook: stub("block while the tests fail, None when they pass"),
@@ -541,6 +574,63 @@ async def decide_without_await(tool, input, context):
     return tool.check_permissions(tool.input_model.model_validate(input), context)  # not awaited
 
 
+def ready_without_holding_back(calls):
+    running = [call["safe"] for call in calls if call["status"] == "running"]
+    starting = []
+    for call in calls:
+        if call["status"] == "queued" and (not running or (call["safe"] and all(running))):
+            starting.append(call["name"])
+            running.append(call["safe"])
+    return starting
+
+
+def ready_not_counting_new_starts(calls):
+    running = [call["safe"] for call in calls if call["status"] == "running"]
+    starting = []
+    for call in calls:
+        if call["status"] != "queued":
+            continue
+        if not running or (call["safe"] and all(running)):
+            starting.append(call["name"])
+        elif not call["safe"]:
+            break
+    return starting
+
+
+def ready_unsafe_beside_safe(calls):
+    running = [call["safe"] for call in calls if call["status"] == "running"]
+    starting = []
+    for call in calls:
+        if call["status"] != "queued":
+            continue
+        if not running or all(running):
+            starting.append(call["name"])
+            running.append(call["safe"])
+        elif not call["safe"]:
+            break
+    return starting
+
+
+def close_all_interrupted(tool_uses, results, started):
+    return {"role": "user", "content": [results.get(u.id) or {"type": "tool_result", "tool_use_id": u.id,
+                                                              "content": INTERRUPTED, "is_error": True}
+                                        for u in tool_uses]}
+
+
+def close_swapped(tool_uses, results, started):
+    return {"role": "user", "content": [results.get(u.id) or {"type": "tool_result", "tool_use_id": u.id,
+                                                              "content": NOT_STARTED if u.id in started else INTERRUPTED,
+                                                              "is_error": True}
+                                        for u in tool_uses]}
+
+
+def close_in_completion_order_with_both_texts(tool_uses, results, started):
+    blocks = list(results.values())
+    blocks += [{"type": "tool_result", "tool_use_id": u.id, "content": INTERRUPTED if u.id in started else NOT_STARTED,
+                "is_error": True} for u in tool_uses if u.id not in results]
+    return {"role": "user", "content": blocks}
+
+
 def interrupted_at_first_error(trace):
     for point in trace.checkpoints:
         blocks = [b for m in trace.resolve(point.tool_results) for b in m.message["content"]]
@@ -761,6 +851,23 @@ CASES = [
         (deny_everything_else, "return the tool's own decision"),
         (decide_without_await, "await it"),
     ]),
+    (ex.check_run_together, PREDICTION, [
+        ({**PREDICTION, "B": [["a", "b"]]}, "did not run beside it"),  # chapter 04's batches, ignoring arrivals
+        ({**PREDICTION, "C": [["a"], ["b", "c"]]}, "holds back the calls after it"),
+        ({**PREDICTION, "D": [["a", "b", "c"]]}, "nothing starts beside a running non-safe call"),
+        ({**PREDICTION, "A": [["a", "b"]]}, "each in exactly one group"),
+        ([["a"]], "expected a dict of scenarios"),
+    ]),
+    (ex.check_ordering_rule, ready, [
+        (ready_without_holding_back, "holds back every call after it"),
+        (ready_not_counting_new_starts, "counts as running for the calls after it"),
+        (ready_unsafe_beside_safe, "never starts beside another call"),
+    ]),
+    (ex.check_interrupt_results, close_interrupted, [
+        (close_all_interrupted, "never started"),
+        (close_swapped, "had started"),
+        (close_in_completion_order_with_both_texts, "the calls fix the order"),
+    ]),
     (ex.check_interrupted, interrupted, [
         (interrupted_at_first_error, "an is_error result is not an interrupt"),
         (interrupted_where_the_marker_is_sent, "the checkpoint after the interrupt"),
@@ -835,6 +942,9 @@ GIVEAWAYS = {
     ex.check_tool_definition: ["text: str", "unique: bool = False", "len(set(", "read_only=True", ".split()"],
     ex.check_partition: ["batches[-1].append", "is_concurrency_safe(tool.input_model"],
     ex.check_can_use_tool: ['startswith(("python', "tool.check_permissions(tool.input_model.model_validate(input)"],
+    ex.check_run_together: ['[["a", "b", "c"]]', '[["a"], ["b"]]', '[["a"], ["b", "c"]]'],
+    ex.check_ordering_rule: ["all(running)", "running.append", "break"],
+    ex.check_interrupt_results: ["INTERRUPTED if", "results.get(use.id)", "in started else"],
     ex.check_interrupted: ['reason.startswith("aborted")', "trace.resolve(point.tool_results)", 'b.get("is_error")'],
     ex.check_model_calls: ['r["message"]["id"]', 'not r.get("isSidechain")', "len({"],
     ex.check_tests_stop_hook: ["subprocess.run(", "returncode", 'StopDecision(decision="block"', "cwd=input.cwd"],
@@ -916,7 +1026,7 @@ def test_a_verdict_shows_nothing_in_a_notebook():
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 
 
-@pytest.mark.parametrize("path", [p for pattern in ("0[0-467]_*.ipynb", "10_*.ipynb", "solutions/0[0-467]_*.ipynb",
+@pytest.mark.parametrize("path", [p for pattern in ("0[0-7]_*.ipynb", "10_*.ipynb", "solutions/0[0-7]_*.ipynb",
                                                    "solutions/10_*.ipynb") for p in sorted(NOTEBOOKS.glob(pattern))],
                          ids=lambda p: str(p.relative_to(NOTEBOOKS)))
 def test_a_stored_check_cell_shows_one_verdict_line_and_nothing_else(path):

@@ -90,6 +90,7 @@ CONTEXT = st.builds(_context, st.fixed_dictionaries({name: st.booleans() for nam
 SWITCHES: dict[str, st.SearchStrategy[Any]] = {
     "max_turns": st.none() | st.integers(min_value=1, max_value=4),
     "hooks": st.none() | HOOKS,
+    "streaming_tool_execution": st.booleans(),
     "context": st.none() | CONTEXT,
 }
 

@@ -16,7 +16,7 @@ from dreamloop import scripts as S
 from dreamloop.engine import QueryEngine
 from dreamloop.messages import AttachmentMessage, user_message
 from dreamloop.query import QueryParams, query
-from dreamloop.tools import builtin_tools, tool
+from dreamloop.tools import INTERRUPTED, builtin_tools, tool
 
 
 class PathInput(BaseModel):
@@ -111,7 +111,7 @@ async def test_f1_interrupt_during_parallel_tools(offline):
     results = [m for m in engine.messages if m.type == "user"][-1].message["content"]
     assert results == [
         {"type": "tool_result", "tool_use_id": "T1", "content": "contents of a"},
-        {"type": "tool_result", "tool_use_id": "T2", "content": "Interrupted by user", "is_error": True},
+        {"type": "tool_result", "tool_use_id": "T2", "content": INTERRUPTED, "is_error": True},
     ]
 
     async for _ in engine.submit_message("never mind, summarise a"):

@@ -13,12 +13,13 @@ from dreamloop.tools import FunctionTool, Tool, ToolResult, ToolUseContext, buil
 
 def test_public_surface():
     assert sorted(tools.__all__) == sorted([
-        "Allow", "Ask", "AskUser", "BaseTool", "BashTool", "CREDENTIAL_VARIABLES", "CanUseTool", "Deny", "EditTool",
-        "FunctionTool", "command_environment",
-        "GlobTool", "GrepTool", "INTERRUPTED", "PermissionDecision", "PermissionMode", "ReadTool", "Tool",
-        "ToolBatch", "ToolResult", "ToolUseContext", "WriteTool", "builtin_tools", "decide_permission",
-        "find_tool", "input_schema", "is_read_only_command", "partition_tool_calls", "resolve_in_workspace",
-        "run_tool_use", "run_tools", "tool", "tool_results_message", "tool_schemas",
+        "Allow", "Ask", "AskUser", "BaseTool", "BashTool", "CREDENTIAL_VARIABLES", "CallStatus", "CanUseTool", "Deny",
+        "EditTool", "FunctionTool", "GlobTool", "GrepTool", "INTERRUPTED", "NOT_STARTED", "PermissionDecision",
+        "PermissionMode", "ReadTool", "StreamingToolExecutor", "Tool", "ToolBatch", "ToolResult", "ToolUseContext",
+        "USER_INTERRUPT", "Unfinished", "WriteTool", "builtin_tools", "cancels_siblings", "command_environment",
+        "decide_permission", "describe_call", "find_tool", "input_schema", "is_read_only_command", "model_failure",
+        "partition_tool_calls", "progress_uuid", "ready_to_start", "resolve_in_workspace", "run_tool_use", "run_tools",
+        "sibling_failure", "tool", "tool_results_message", "tool_schemas", "unfinished_progress",
     ])  # fmt: skip
     for name in tools.__all__:
         assert getattr(tools, name) is not None

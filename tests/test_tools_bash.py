@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from dreamloop.tools import (
+    INTERRUPTED,
     BashTool,
     Deny,
     ToolUseContext,
@@ -113,9 +114,43 @@ async def test_cancelling_kills_the_process_group(tmp_path):
             break
         await asyncio.sleep(0.02)
     assert not alive(child)
-    assert tool_results_message(calls, results).message["content"] == [
-        {"type": "tool_result", "tool_use_id": "T1", "content": "Interrupted by user", "is_error": True}
+    assert tool_results_message(calls, results, started={"T1"}).message["content"] == [
+        {"type": "tool_result", "tool_use_id": "T1", "content": INTERRUPTED, "is_error": True}
     ]
+
+
+async def test_cancelled_while_spawning_still_kills_the_process_group(tmp_path, monkeypatch):
+    """Under load the spawn can finish after bash already runs; a cancel then must not leak the group."""
+    spawn = asyncio.create_subprocess_exec
+
+    async def slow_spawn(*args, **kwargs):  # the spawn returns late, as on a loaded machine
+        proc = await spawn(*args, **kwargs)
+        await asyncio.sleep(0.5)
+        return proc
+
+    monkeypatch.setattr(asyncio, "create_subprocess_exec", slow_spawn)
+    context = ToolUseContext(tools=[BashTool()], workspace=tmp_path, permission_mode="bypass")
+    calls = [{"id": "T1", "name": "Bash", "input": {"command": "sleep 30 & echo $! > child.pid; exec sleep 30"}}]
+
+    async def consume():
+        async for _ in run_tools(calls, context):
+            pass
+
+    task = asyncio.create_task(consume())
+    pid_file = tmp_path / "child.pid"
+    for _ in range(200):
+        if pid_file.exists() and pid_file.read_text().strip():
+            break
+        await asyncio.sleep(0.01)
+    child = int(pid_file.read_text())
+    task.cancel()  # while the spawn has not returned yet
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    for _ in range(100):
+        if not alive(child):
+            break
+        await asyncio.sleep(0.02)
+    assert not alive(child)
 
 
 @pytest.mark.parametrize(
@@ -163,8 +198,11 @@ async def test_default_mode_runs_read_only_commands_and_asks_for_the_rest(tmp_pa
         {"id": "T2", "name": "Bash", "input": {"command": "touch b.txt"}},
         {"id": "T3", "name": "Bash", "input": {"command": "cat link"}},  # a symlink out: ask
     ]
-    messages = [m async for m in run_tools(calls, context)]
-    assert [b["content"] for b in messages[-1].message["content"]] == ["A", "not now", "not now"]
+    contents = []
+    for call in calls:  # one at a time: a denied Bash call would stop the calls after it (the sibling rule)
+        messages = [m async for m in run_tools([call], context)]
+        contents += [b["content"] for b in messages[-1].message["content"]]
+    assert contents == ["A", "not now", "not now"]
     assert asked == ["Bash wants to run: touch b.txt", "Bash wants to run: cat link"]
     assert not (tmp_path / "b.txt").exists()
 

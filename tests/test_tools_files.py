@@ -261,6 +261,7 @@ async def test_grep_keeps_pythons_dialect(ws):
 async def test_abort_stops_a_running_grep_at_once(ws, offline):
     from dreamloop import scripts as S
     from dreamloop.query import QueryParams, query
+    from dreamloop.tools import INTERRUPTED
 
     (ws / "aaa.txt").write_text(("a" * 40 + "!\n") * 50)
     model = offline([S.reply(S.tool_use("Grep", {"pattern": r"(a|aa)+$", "path": "aaa.txt"}, id="T1"))])
@@ -273,7 +274,7 @@ async def test_abort_stops_a_running_grep_at_once(ws, offline):
     assert run.terminal.reason == "aborted_tools"
     assert time.monotonic() - started < 1.5
     result = run.messages[-2].message["content"][0]
-    assert result == {"type": "tool_result", "tool_use_id": "T1", "content": "Interrupted by user", "is_error": True}
+    assert result == {"type": "tool_result", "tool_use_id": "T1", "content": INTERRUPTED, "is_error": True}
     for _ in range(300):  # the worker sees the cancel once its current line is done (at most 1 s of matching;
         if not _grep_threads():  # longer on a loaded machine)
             break

@@ -14,6 +14,7 @@ from dreamloop.abort import Aborted
 from dreamloop.messages import ProgressMessage, UserMessage
 from dreamloop.tools import (
     INTERRUPTED,
+    NOT_STARTED,
     BaseTool,
     FunctionTool,
     ToolResult,
@@ -179,7 +180,7 @@ async def test_progress_from_a_generator_tool_and_empty_output():
         {"step": 0, "stage": "progress", "name": "count"},
         {"step": 1, "stage": "progress", "name": "count"},
         {"step": 2, "stage": "progress", "name": "count"},
-        {"stage": "done", "name": "count", "result": blocks(message)[0]},
+        {"stage": "done", "name": "count", "result": blocks(message)[0], "ran": True},
     ]
     assert blocks(message)[0]["content"] == "(count completed with no output)"
 
@@ -210,7 +211,7 @@ async def test_aborted_before_start_runs_nothing():
     context.abort.abort("stop")
     _, message = await collect([use("1", "read", text="a"), use("2", "write", text="b")], context)
     assert log == []
-    assert [b["content"] for b in blocks(message)] == [INTERRUPTED, INTERRUPTED]
+    assert [b["content"] for b in blocks(message)] == [NOT_STARTED, NOT_STARTED]
 
 
 @pytest.mark.parametrize("parallel", [True, False])
@@ -246,7 +247,7 @@ async def test_cancelling_the_consumer_cancels_the_running_tool(parallel):
         await task
     assert cancelled.is_set() and time.perf_counter() - start < 1.0  # T2 would sleep 30 s
 
-    message = tool_results_message(calls, results)
+    message = tool_results_message(calls, results, started={"T1", "T2"})
     assert message.source_tool_use_ids == ("T1", "T2")
     assert blocks(message) == [
         {"type": "tool_result", "tool_use_id": "T1", "content": "a"},
@@ -297,7 +298,7 @@ async def test_f1_abort_while_parallel_tools_run():
                     # a button callback on another thread, as in a notebook
                     threading.Timer(0.02, context.abort.abort, args=("user pressed Stop",)).start()
     assert context.abort.reason == "user pressed Stop"
-    assert blocks(tool_results_message(calls, results)) == [
+    assert blocks(tool_results_message(calls, results, started={"T1", "T2"})) == [
         {"type": "tool_result", "tool_use_id": "T1", "content": "contents of a"},
         {"type": "tool_result", "tool_use_id": "T2", "content": INTERRUPTED, "is_error": True},
     ]

@@ -5,6 +5,9 @@
 * ``permissions``: ``Allow`` / ``Deny`` / ``Ask``, permission modes, ``decide_permission``.
 * ``orchestration``: ``run_tools()`` (``runTools()``), ``partition_tool_calls``,
   ``tool_results_message`` (``yieldMissingToolResultBlocks``), ``tool_schemas``.
+* ``streaming``: ``StreamingToolExecutor``, calls that start while the model streams.
+* ``cancellation``: what an unfinished call is told (``INTERRUPTED`` vs ``NOT_STARTED``)
+  and the sibling rule (a failing Bash call stops the others).
 * ``workspace``: path confinement; ``files``: Read, Write, Edit, Glob, Grep; ``bash``: Bash
   (not a sandbox); ``environment``: what a command's environment holds (no credentials).
 
@@ -16,17 +19,28 @@ from __future__ import annotations
 
 from .base import BaseTool, Tool, ToolResult, ToolUseContext, find_tool, input_schema
 from .bash import BashTool, is_read_only_command
+from .cancellation import (
+    INTERRUPTED,
+    NOT_STARTED,
+    USER_INTERRUPT,
+    Unfinished,
+    cancels_siblings,
+    describe_call,
+    model_failure,
+    sibling_failure,
+)
 from .environment import CREDENTIAL_VARIABLES, command_environment
 from .files import EditTool, GlobTool, GrepTool, ReadTool, WriteTool
 from .function import FunctionTool, tool
 from .orchestration import (
-    INTERRUPTED,
     ToolBatch,
     partition_tool_calls,
+    progress_uuid,
     run_tool_use,
     run_tools,
     tool_results_message,
     tool_schemas,
+    unfinished_progress,
 )
 from .permissions import (
     Allow,
@@ -38,6 +52,7 @@ from .permissions import (
     PermissionMode,
     decide_permission,
 )
+from .streaming import CallStatus, StreamingToolExecutor, ready_to_start
 from .workspace import resolve_in_workspace
 
 __all__ = [
@@ -60,13 +75,26 @@ __all__ = [
     "PermissionMode",
     "decide_permission",
     # running calls
-    "INTERRUPTED",
+    "CallStatus",
+    "StreamingToolExecutor",
     "ToolBatch",
     "partition_tool_calls",
+    "progress_uuid",
+    "ready_to_start",
     "run_tool_use",
     "run_tools",
     "tool_results_message",
     "tool_schemas",
+    "unfinished_progress",
+    # calls that did not finish
+    "INTERRUPTED",
+    "NOT_STARTED",
+    "USER_INTERRUPT",
+    "Unfinished",
+    "cancels_siblings",
+    "describe_call",
+    "model_failure",
+    "sibling_failure",
     # built-in tools
     "BashTool",
     "CREDENTIAL_VARIABLES",

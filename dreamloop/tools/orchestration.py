@@ -4,7 +4,8 @@ Owns the order of execution (``partition_tool_calls``: consecutive
 concurrency-safe calls run in parallel, every other call alone), the life of
 one call (``run_tool_use``: look up, validate, ``pre_tool_use`` hooks, decide
 permission, call, ``post_tool_use`` hooks, turn failures into ``is_error``
-results), and pairing results with calls by id
+results), the sibling rule as ``run_tools()`` applies it (``cancellation.py``
+decides), and pairing results with calls by id
 (``tool_results_message``). It knows nothing about the model, the loop's
 State, or what a particular tool does.
 """
@@ -13,10 +14,12 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import itertools
 import json
+import uuid as _uuid
 from contextlib import aclosing
 from dataclasses import dataclass
-from typing import Any, AsyncIterator, Iterable, Mapping
+from typing import Any, AsyncIterator, Collection, Iterable, Mapping
 
 from pydantic import ValidationError
 
@@ -24,20 +27,19 @@ from .. import hooks as _hooks  # a module, not names: hooks.py imports from thi
 from ..errors import HookError
 from ..messages import AttachmentMessage, ProgressMessage, UserMessage, tool_result_block
 from .base import Tool, ToolResult, ToolUseContext, find_tool
+from .cancellation import INTERRUPTED, NOT_STARTED, USER_INTERRUPT, Unfinished, cancels_siblings, sibling_failure
 from .permissions import Allow, Deny, decide_permission
 
 __all__ = [
-    "INTERRUPTED",
     "ToolBatch",
     "partition_tool_calls",
+    "progress_uuid",
     "run_tool_use",
     "run_tools",
     "tool_results_message",
     "tool_schemas",
+    "unfinished_progress",
 ]
-
-INTERRUPTED = "Interrupted by user"
-"""The result text of a call that never finished because the run was interrupted."""
 
 
 @dataclass(frozen=True)
@@ -82,17 +84,22 @@ async def run_tools(
 
     Yields ``ProgressMessage``s as things happen, in completion order: per
     call ``{"stage": "started"}``, any ``{"stage": "progress", ...}``, and
-    ``{"stage": "done", "result": <tool_result block>}``; with hooks
-    (``context.hooks``) also their ``AttachmentMessage``s (see ``run_tool_use``).
-    Last, one ``UserMessage`` whose content is every ``tool_result`` block in *call*
-    order (``source_tool_use_ids`` likewise). Nothing to run: yields nothing.
+    ``{"stage": "done", "result": <tool_result block>}`` (a call that never
+    started gets only its ``done``); with hooks (``context.hooks``) also their
+    ``AttachmentMessage``s (see ``run_tool_use``). Last, one ``UserMessage``
+    whose content is every ``tool_result`` block in *call* order
+    (``source_tool_use_ids`` likewise). Nothing to run: yields nothing.
+
+    The sibling rule (``cancels_siblings``): when a Bash call's result is an
+    error, the calls still running beside it are cancelled and the later ones
+    never start; each gets an ``is_error`` result naming the failed call.
 
     Never raises for a tool's failure: unknown tool, bad input, denial and
     exceptions become ``is_error`` results (a Python hook that raises is not a
     tool's failure: ``HookError`` propagates). Cancelling the task that iterates
     this cancels the running calls (Bash kills its process group) and the
     ``CancelledError`` propagates; close the transcript then with
-    ``tool_results_message(tool_uses, results_so_far)``.
+    ``tool_results_message(tool_uses, results_so_far, started=started_ids)``.
 
     Example::
 
@@ -103,8 +110,16 @@ async def run_tools(
     tool_uses = list(tool_uses)
     if not tool_uses:
         return
+    by_id = {_field(tool_use, "id"): tool_use for tool_use in tool_uses}
     results: dict[str, dict[str, Any]] = {}
+    failed: Unfinished | None = None  # set once a Bash call failed: nothing else starts
     for batch in partition_tool_calls(tool_uses, context.tools):
+        if failed is not None:
+            for tool_use in batch.tool_uses:
+                message = unfinished_progress(tool_use, failed.not_started)
+                results[message.tool_use_id] = message.data["result"]
+                yield message
+            continue
         if batch.concurrency_safe and len(batch.tool_uses) > 1:
             messages = _run_parallel(batch.tool_uses, context)
         else:
@@ -112,7 +127,10 @@ async def run_tools(
         async with aclosing(messages):
             async for message in messages:
                 if message.type == "progress" and message.data["stage"] == "done":
-                    results[message.tool_use_id] = message.data["result"]
+                    result = results[message.tool_use_id] = message.data["result"]
+                    if failed is None and cancels_siblings(by_id[message.tool_use_id], result,
+                                                           message.data.get("ran", True)):
+                        failed = sibling_failure(by_id[message.tool_use_id])
                 yield message
     yield tool_results_message(tool_uses, results, uuid=context.uuid())
 
@@ -135,19 +153,23 @@ async def run_tool_use(tool_use: Any, context: ToolUseContext) -> AsyncIterator[
     ``AttachmentMessage``s. Every failure ends as an ``is_error`` block with the
     original id; a result never has empty content (it says what happened
     instead); only cancellation, ``HookError`` (a Python hook's own bug) and
-    other ``BaseException`` propagate.
+    other ``BaseException`` propagate. If the abort signal has already fired,
+    the call never starts: only its ``done`` is yielded, with ``NOT_STARTED``.
     """
     tool_use_id, name, raw_input = _field(tool_use, "id"), _field(tool_use, "name"), _field(tool_use, "input")
-    yield ProgressMessage(uuid=context.uuid(), tool_use_id=tool_use_id,
+    if context.abort.aborted:
+        yield unfinished_progress(tool_use, NOT_STARTED)
+        return
+    seq = itertools.count()
+    yield ProgressMessage(uuid=progress_uuid(tool_use_id, next(seq)), tool_use_id=tool_use_id,
                           data={"stage": "started", "name": name, "input": raw_input})
     tool = find_tool(context.tools, name)
     result: ToolResult | None = None
+    ran = False  # did tool.call start? (not: refused by validation, a hook or permission)
     if tool is None:
         result = ToolResult(f"Error: No such tool available: {name}", is_error=True)
     elif not isinstance(raw_input, dict):
         result = ToolResult(_not_an_object(name, raw_input), is_error=True)
-    elif context.abort.aborted:
-        result = ToolResult(INTERRUPTED, is_error=True)
     else:
         deadline = asyncio.get_running_loop().time() + context.tool_timeout_s
         timer: asyncio.Timeout | None = None
@@ -162,14 +184,17 @@ async def run_tool_use(tool_use: Any, context: ToolUseContext) -> AsyncIterator[
                             item = await anext(items)
                     except StopAsyncIteration:
                         break
-                    if isinstance(item, ToolResult):  # the result; post_tool_use records may follow
+                    if item is _CALLING:
+                        ran = True
+                    elif isinstance(item, ToolResult):  # the result; post_tool_use records may follow
                         result = item
-                        yield _done(tool_use_id, name, result, context)
+                        yield _done(tool_use_id, name, result, progress_uuid(tool_use_id, next(seq)), ran)
                     elif isinstance(item, AttachmentMessage):
                         yield item
                     else:
                         data = {**item, "stage": "progress", "name": name}
-                        yield ProgressMessage(uuid=context.uuid(), tool_use_id=tool_use_id, data=data)
+                        yield ProgressMessage(uuid=progress_uuid(tool_use_id, next(seq)), tool_use_id=tool_use_id,
+                                              data=data)
             if result is None:
                 raise RuntimeError(f"{name}.call ended without yielding a ToolResult")
             return
@@ -183,35 +208,66 @@ async def run_tool_use(tool_use: Any, context: ToolUseContext) -> AsyncIterator[
                                     "(the tool time limit) and was stopped.", is_error=True)
             else:
                 result = ToolResult(f"Error: {type(exc).__name__}: {exc}", is_error=True)
-    yield _done(tool_use_id, name, result, context)
+    yield _done(tool_use_id, name, result, progress_uuid(tool_use_id, next(seq)), ran)
 
 
-def _done(tool_use_id: str, name: str, result: ToolResult, context: ToolUseContext) -> ProgressMessage:
+def _done(tool_use_id: str, name: str, result: ToolResult, uuid: str, ran: bool) -> ProgressMessage:
+    """The ``done`` progress: ``result`` (the tool_result block) and ``ran`` (whether ``tool.call`` started)."""
     content = _non_empty(result.content, name, result.is_error)
     block = tool_result_block(tool_use_id, content, is_error=result.is_error)
-    return ProgressMessage(uuid=context.uuid(), tool_use_id=tool_use_id,
-                           data={"stage": "done", "name": name, "result": block})
+    return ProgressMessage(uuid=uuid, tool_use_id=tool_use_id,
+                           data={"stage": "done", "name": name, "result": block, "ran": ran})
 
 
 def tool_results_message(
-    tool_uses: Iterable[Any], results: Mapping[str, dict[str, Any]], missing: str = INTERRUPTED,
-    *, uuid: str | None = None,
+    tool_uses: Iterable[Any], results: Mapping[str, dict[str, Any]], missing: str | Unfinished = USER_INTERRUPT,
+    *, started: Collection[str] = (), uuid: str | None = None,
 ) -> UserMessage:
     """The user message answering ``tool_uses``: one ``tool_result`` per call, in call order.
 
     ``results`` maps ``tool_use_id`` → ``tool_result`` block (e.g. collected
     from the ``"done"`` progress so far); a call without one gets an
-    ``is_error`` block with text ``missing``, like the source's
-    ``yieldMissingToolResultBlocks()``, so the transcript stays valid after
-    an interrupt or a model error. Raises ``ValueError`` if ``tool_uses`` is empty.
+    ``is_error`` block, like the source's ``yieldMissingToolResultBlocks()``,
+    so the transcript stays valid after an interrupt or a model error. Its
+    text is ``missing``: a string for every such call, or an ``Unfinished``
+    pair, whose ``running`` text goes to the calls in ``started`` (ids of
+    calls that had started) and ``not_started`` to the others (default:
+    ``INTERRUPTED`` / ``NOT_STARTED``). Raises ``ValueError`` if ``tool_uses``
+    is empty.
     """
     ids = [_field(tool_use, "id") for tool_use in tool_uses]
     if not ids:
         raise ValueError("tool_results_message() needs at least one tool_use to answer")
-    missing = missing if missing.strip() else INTERRUPTED  # never an empty error result
-    blocks = [results.get(i) or tool_result_block(i, missing, is_error=True) for i in ids]
+
+    def unanswered(i: str) -> dict[str, Any]:
+        text = missing.text(i in started) if isinstance(missing, Unfinished) else missing
+        return tool_result_block(i, text if text.strip() else INTERRUPTED, is_error=True)  # never an empty error
+
+    blocks = [results.get(i) or unanswered(i) for i in ids]
     message = UserMessage(message={"role": "user", "content": blocks}, source_tool_use_ids=tuple(ids))
     return message.model_copy(update={"uuid": uuid}) if uuid else message
+
+
+def unfinished_progress(tool_use: Any, text: str) -> ProgressMessage:
+    """The ``done`` progress of a call that got no result of its own: an ``is_error`` result saying ``text``."""
+    tool_use_id = _field(tool_use, "id")
+    block = tool_result_block(tool_use_id, text, is_error=True)
+    return ProgressMessage(uuid=progress_uuid(tool_use_id, "unfinished"), tool_use_id=tool_use_id,
+                           data={"stage": "done", "name": _field(tool_use, "name"), "result": block, "ran": False})
+
+
+_PROGRESS_IDS = _uuid.UUID("5b1f3c2e-8d47-4a6b-9c0e-7f2a1d3e4b5c")
+
+
+def progress_uuid(tool_use_id: str, seq: int | str) -> str:
+    """The uuid of a call's ``seq``-th progress message: a uuid5 of the call's id and ``seq``.
+
+    Progress is UI only and never enters the State, so its ids are derived
+    from the call rather than drawn from ``ToolUseContext.uuid``: however
+    progress interleaves with the stream (streaming tool execution on or
+    off), the ids of the State's messages stay the same.
+    """
+    return str(_uuid.uuid5(_PROGRESS_IDS, f"{tool_use_id}/{seq}"))
 
 
 def tool_schemas(tools: Iterable[Tool]) -> list[dict[str, Any]]:
@@ -229,6 +285,10 @@ def tool_schemas(tools: Iterable[Tool]) -> list[dict[str, Any]]:
 
 # ---------------------------------------------------------------------------
 # One call: validate → permission → call
+
+
+_CALLING = object()
+"""What ``_call_tool`` yields just before it calls the tool: the call ran (the sibling rule needs it)."""
 
 
 async def _call_tool(tool: Tool, tool_use_id: str, raw_input: Any,
@@ -265,6 +325,7 @@ async def _call_tool(tool: Tool, tool_use_id: str, raw_input: Any,
             yield ToolResult(_validation_message(exc), is_error=True)
             return
     result = None
+    yield _CALLING  # from here on the call may have effects
     produced = tool.call(parsed, context)
     if inspect.isawaitable(produced):  # a plain `async def call` that returns its result
         result = ToolResult.of(await produced)
@@ -286,12 +347,20 @@ async def _call_tool(tool: Tool, tool_use_id: str, raw_input: Any,
             yield message
 
 
+def _hook_ids(tool_use_id: str) -> Any:
+    """Ids for the messages a call's hooks make, derived from the call like ``progress_uuid``: they never
+    depend on when the call ran (with streaming tool execution, while the model still streams)."""
+    counter = itertools.count()
+    return lambda: progress_uuid(tool_use_id, f"hook-{next(counter)}")
+
+
 async def _pre_tool_use(tool: Tool, tool_use_id: str, parsed: Any, context: ToolUseContext) -> _hooks.HookOutcome:
     hooks = context.hooks
     input = hooks.input("pre_tool_use", workspace=context.workspace, permission_mode=context.permission_mode,
                         tool_name=tool.name, tool_input=parsed.model_dump(mode="json", exclude_unset=True),
                         tool_use_id=tool_use_id)
-    return await _hooks.run_hooks(hooks, input, value=tool.name, tool_use_id=tool_use_id, uuid=context.uuid)
+    return await _hooks.run_hooks(hooks, input, value=tool.name, tool_use_id=tool_use_id,
+                                  uuid=_hook_ids(f"{tool_use_id}/pre"))
 
 
 async def _post_tool_use(tool: Tool, tool_use_id: str, parsed: Any, result: ToolResult,
@@ -301,8 +370,9 @@ async def _post_tool_use(tool: Tool, tool_use_id: str, parsed: Any, result: Tool
     input = hooks.input("post_tool_use", workspace=context.workspace, permission_mode=context.permission_mode,
                         tool_name=tool.name, tool_input=parsed.model_dump(mode="json", exclude_unset=True),
                         tool_use_id=tool_use_id, tool_response=result.content, is_error=result.is_error)
-    outcome = await _hooks.run_hooks(hooks, input, value=tool.name, tool_use_id=tool_use_id, uuid=context.uuid)
-    context_message = _hooks.post_tool_use_context(outcome, context.uuid, tool_use_id)
+    ids = _hook_ids(f"{tool_use_id}/post")
+    outcome = await _hooks.run_hooks(hooks, input, value=tool.name, tool_use_id=tool_use_id, uuid=ids)
+    context_message = _hooks.post_tool_use_context(outcome, ids, tool_use_id)
     return [*outcome.records, *([context_message] if context_message else [])]
 
 
@@ -381,21 +451,63 @@ async def _run_parallel(tool_uses: tuple[Any, ...],
         finally:
             queue.put_nowait(None)  # this call is over, however it ended
 
-    tasks = [asyncio.create_task(pump(t), name=f"tool {_field(t, 'id')}") for t in tool_uses]
+    tasks = {_field(t, "id"): asyncio.create_task(pump(t), name=f"tool {_field(t, 'id')}") for t in tool_uses}
+    started: set[str] = set()
+    done: set[str] = set()
     try:
         remaining = len(tasks)
         while remaining:
             message = await queue.get()
-            if message is not None:
-                yield message
+            if message is None:
+                remaining -= 1
+                for task in tasks.values():  # a BaseException in a call (not a tool error) surfaces here
+                    if task.done() and not task.cancelled() and task.exception() is not None:
+                        raise task.exception()  # type: ignore[misc]
                 continue
-            remaining -= 1
-            for task in tasks:  # a BaseException in a call (not a tool error) surfaces here
-                if task.done() and not task.cancelled() and task.exception() is not None:
-                    raise task.exception()  # type: ignore[misc]
+            stage = message.data["stage"] if message.type == "progress" else None  # else a hook's attachment
+            if stage == "started":
+                started.add(message.tool_use_id)
+            yield message
+            if stage != "done":
+                continue
+            done.add(message.tool_use_id)
+            failed = next(t for t in tool_uses if _field(t, "id") == message.tool_use_id)
+            if cancels_siblings(failed, message.data["result"], message.data.get("ran", True)):
+                async for stopped in _stop_siblings(tool_uses, tasks, queue, started, done, sibling_failure(failed)):
+                    yield stopped
+                return
     finally:
         # Reached on completion, on cancellation of the consumer, or on aclose():
         # stop whatever still runs and wait for it to unwind.
-        for task in tasks:
+        for task in tasks.values():
             task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await asyncio.gather(*tasks.values(), return_exceptions=True)
+
+
+async def _stop_siblings(tool_uses: tuple[Any, ...], tasks: dict[str, asyncio.Task], queue: asyncio.Queue,
+                         started: set[str], done: set[str],
+                         why: Unfinished) -> AsyncIterator[ProgressMessage | AttachmentMessage]:
+    """The sibling rule in a parallel batch: cancel the calls still running, answer each in call order.
+
+    The failed call itself finishes (its ``post_tool_use`` hooks run); what finished while the others
+    were being cancelled keeps its real result.
+    """
+    for ident, task in tasks.items():
+        if ident not in done:
+            task.cancel()
+    await asyncio.gather(*tasks.values(), return_exceptions=True)
+    while not queue.empty():
+        message = queue.get_nowait()
+        if message is None:
+            continue
+        if message.type == "progress":
+            if message.tool_use_id in done:
+                continue
+            started.add(message.tool_use_id)
+            if message.data["stage"] == "done":
+                done.add(message.tool_use_id)
+        yield message
+    for tool_use in tool_uses:
+        ident = _field(tool_use, "id")
+        if ident not in done:
+            yield unfinished_progress(tool_use, why.text(ident in started))

@@ -5,7 +5,8 @@
   assistant_messages, tool_results, attachments.
 * ``LiveView()``: a running loop, live (streaming text, tool calls, the phase
   lit on the flowchart) with a Stop button: ``async for e in live.follow(run)``.
-* ``Timeline(trace)``: model streaming vs tool runs per turn.
+* ``Timeline(trace)``: model streaming vs tool runs per turn; ``side_by_side`` draws
+  several runs on one time axis.
 * ``ContextMeter(trace)``: the context window filling turn by turn, each
   context stage's saving, the thresholds, cache reads vs writes.
 * ``AskPrompt(auto=None)``: Allow / Deny buttons as ``QueryParams(ask=...)``.
@@ -29,7 +30,7 @@ from .live import LiveView
 from .meter import STAGE_COLORS, ContextMeter, MeterTurn, meter_turn
 from .pace import paced, person_watching, slowed
 from .static import StaticHTML
-from .timeline import Span, Timeline, TurnSpans, turn_spans
+from .timeline import Span, Timeline, TurnSpans, side_by_side, turn_spans
 
 __all__ = [
     "AUTO_ANSWER_ENV",
@@ -47,6 +48,7 @@ __all__ = [
     "meter_turn",
     "paced",
     "person_watching",
+    "side_by_side",
     "slowed",
     "turn_spans",
     "warn_if_old_kernel",

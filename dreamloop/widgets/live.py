@@ -25,15 +25,17 @@ from .static import StaticHTML
 
 __all__ = ["LiveView"]
 
-_SVG: dict[str | None, str] = {}
+_SVG: dict[tuple[str | None, frozenset[str]], str] = {}
 
 
-def _diagram(phase: str | None) -> str:
-    """The flowchart with ``phase`` lit, scaled to its box (cached: 10 variants at most)."""
-    if phase not in _SVG:
-        svg = loop_flowchart_svg(phase).replace("<svg ", '<svg style="width:100%;height:auto" ', 1)
-        _SVG[phase] = f'<div style="width:340px;max-width:100%">{svg}</div>'
-    return _SVG[phase]
+def _diagram(phase: str | None, also: frozenset[str] = frozenset()) -> str:
+    """The flowchart with ``phase`` (and ``also``) lit, scaled to its box (cached: a dozen variants)."""
+    key = (phase, also)
+    if key not in _SVG:
+        lit = [p for p in (phase, *sorted(also)) if p is not None]
+        svg = loop_flowchart_svg(lit).replace("<svg ", '<svg style="width:100%;height:auto" ', 1)
+        _SVG[key] = f'<div style="width:340px;max-width:100%">{svg}</div>'
+    return _SVG[key]
 
 
 class _Call:
@@ -120,10 +122,13 @@ class LiveView(StaticHTML, W.VBox):
     calls, turn by turn; the last ``max_turns_shown`` turns), ``stream`` (the
     response streaming now; refreshed at most every ``throttle`` seconds or at
     a block's end). ``phases`` lists every phase lit, in order (stable across
-    runs of the same script: print it in a notebook). ``run`` is the run
-    being (or last) followed; ``terminal`` its Terminal once it ended. When
-    the run ends, the outputs showing the view get its final state as static
-    HTML (``StaticHTML.refresh_static``), for a notebook read without a kernel.
+    runs of the same script: print it in a notebook). With streaming tool
+    execution, a call that starts while the model still streams lights
+    ``tools`` with ``model`` still lit (``also``): both phases at once.
+    ``run`` is the run being (or last) followed; ``terminal`` its Terminal
+    once it ended. When the run ends, the outputs showing the view get its
+    final state as static HTML (``StaticHTML.refresh_static``), for a
+    notebook read without a kernel.
     """
 
     def __init__(self, *, throttle: float = 0.05, max_turns_shown: int = 10) -> None:
@@ -131,8 +136,10 @@ class LiveView(StaticHTML, W.VBox):
         self.throttle = throttle
         self.max_turns_shown = max_turns_shown
         self.phase: str | None = None
+        self.also: frozenset[str] = frozenset()
         self.phases: list[str] = []
         self.terminal: Any = None
+        self._streaming = False
         self.status = W.HTML(self._status_html("waiting for a run"))
         self.stop_button = W.Button(description="Stop", button_style="danger", icon="stop", disabled=True,
                                     tooltip="Fire the run's abort signal")
@@ -188,7 +195,8 @@ class LiveView(StaticHTML, W.VBox):
         self._blocks: dict[int, dict[str, Any]] = {}
         self._state: Any = None
         self._flushed = 0.0
-        self.phase, self.phases, self.terminal = None, [], None
+        self._streaming = False
+        self.phase, self.also, self.phases, self.terminal = None, frozenset(), [], None
         self.transcript.value = self.stream.value = ""
         self.diagram.value = _diagram(None)
 
@@ -246,6 +254,7 @@ class LiveView(StaticHTML, W.VBox):
         elif kind == "stream_request_start":
             self._on_request(run, event)
         elif kind == "assistant":
+            self._streaming = False
             self._flush_stream(force=True)
             self.stream.value = ""
             self._blocks = {}
@@ -292,6 +301,7 @@ class LiveView(StaticHTML, W.VBox):
         else:  # another request in the same turn (a retry, a recovery)
             self._light("context", "model")
         self._blocks = {}
+        self._streaming = True
         self._render_transcript()
         self._update_status()
 
@@ -322,7 +332,8 @@ class LiveView(StaticHTML, W.VBox):
         elif stage == "done":
             call.result = data.get("result")
             call.seconds = time.monotonic() - call.started
-        self._light("tools")
+        # streaming tool execution: the call runs while the model still streams, both phases lit
+        self._light("tools", also=("model",) if self._streaming else ())
         self._render_transcript()
 
     def _on_results(self, event: Any) -> None:
@@ -350,12 +361,13 @@ class LiveView(StaticHTML, W.VBox):
             self._turns.append(_TurnView(1, None))
         return self._turns[-1]
 
-    def _light(self, *path: str) -> None:
+    def _light(self, *path: str, also: tuple[str, ...] = ()) -> None:
         for phase in path:
             if phase != self.phase:
                 self.phases.append(phase)
                 self.phase = phase
-        self.diagram.value = _diagram(self.phase)
+        self.also = frozenset(also)
+        self.diagram.value = _diagram(self.phase, self.also)
         self._update_status()
 
     def _flush_stream(self, force: bool = False, label: str = "streaming…") -> None:
@@ -402,7 +414,8 @@ class LiveView(StaticHTML, W.VBox):
             if turn.stop_hook_active:
                 parts.append("<b>stop_hook_active</b>")
         if self.phase:
-            parts.append(f"phase: <b>{esc(self.phase)}</b>")
+            lit = " + ".join(sorted(self.also)) + " + " + self.phase if self.also else self.phase
+            parts.append(f"phase: <b>{esc(lit)}</b>")
         if self.stop_button.description == "Stopping…" and self._running:
             parts.append('<span class="dl-c-error">stopping (abort signal fired)</span>')
         self.status.value = self._status_html(" · ".join(parts), raw=True)

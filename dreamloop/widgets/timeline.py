@@ -2,8 +2,9 @@
 
 Owns the spans (the model's from ``stream_request_start`` to the assistant
 message; each tool call's from progress ``started`` to ``done``), a bar chart
-of them (one SVG in one HTML value; overlapping bars are a parallel batch)
-and a one-line-per-turn text summary. It reads trace events only and knows
+of them (one SVG in one HTML value; overlapping bars are a parallel batch; a
+dashed line marks where the stream ended, so calls that started while the
+model still streamed show left of it) and a one-line-per-turn text summary. It reads trace events only and knows
 nothing about how the loop schedules tools. Times vary from run to run, so
 they appear in the chart and the summary but never in the ``repr``.
 """
@@ -20,7 +21,7 @@ from ..trace import Checkpoint, Trace
 from .html import COLORS, esc, pane
 from .static import StaticHTML
 
-__all__ = ["Span", "Timeline", "TurnSpans", "turn_spans"]
+__all__ = ["Span", "Timeline", "TurnSpans", "side_by_side", "turn_spans"]
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,22 @@ class TurnSpans:
     model: list[Span] = field(default_factory=list)
     tools: list[Span] = field(default_factory=list)
 
+    @property
+    def stream_end(self) -> float | None:
+        """When this turn's (last) model stream ended; None without one."""
+        return max((s.end for s in self.model), default=None)
+
+    @property
+    def seconds(self) -> float:
+        """The turn's wall time: from its first span's start to its last span's end."""
+        spans = [*self.model, *self.tools]
+        return max((s.end for s in spans), default=0.0) - min((s.start for s in spans), default=0.0)
+
+    def early(self) -> list[Span]:
+        """Tool spans that started before the stream ended (streaming tool execution)."""
+        end = self.stream_end
+        return [s for s in self.tools if end is not None and s.start < end]
+
     def batches(self) -> list[list[Span]]:
         """Tool spans grouped where they overlap in time (a parallel batch shows as one group)."""
         groups: list[list[Span]] = []
@@ -70,7 +87,11 @@ class TurnSpans:
         return groups
 
     def summary(self, times: bool = True) -> str:
-        """``turn 1: model 0.12 s, tools: Read ×4 in parallel 0.21 s`` (``times=False``: without the seconds)."""
+        """``turn 1: model 0.12 s, tools: Read ×4 in parallel 0.21 s`` (``times=False``: without the seconds).
+
+        Calls that started while the model still streamed say so:
+        ``Read ×3 in parallel 1.00 s (started while the model streamed)``.
+        """
         model = sum(s.seconds for s in self.model)
         text = f"turn {self.turn_count}: model" + (f" {model:.2f} s" if times else "")
         if any(not s.finished for s in self.model):
@@ -89,6 +110,10 @@ class TurnSpans:
                 notes.append(f"{errors} is_error")
             if any(not s.finished for s in group):
                 notes.append("interrupted")
+            early = sum(s in self.early() for s in group)
+            if early:
+                notes.append("started while the model streamed" if early == len(group)
+                             else f"{early} started while the model streamed")
             extra = f" ({', '.join(notes)})" if notes else ""
             took = f" {seconds:.2f} s" if times else ""
             described.append(f"{calls}{together}{took}{extra}")
@@ -140,17 +165,20 @@ class Timeline(StaticHTML, W.VBox):
     ``HTML`` with an SVG bar chart (a row for the model, one lane per
     overlapping tool call, so a parallel batch shows as stacked, overlapping
     bars) and the text summary under it; ``summary()`` returns that text.
-    ``refresh()`` re-reads a trace still being filled. The repr is
+    ``refresh()`` re-reads a trace still being filled. ``seconds`` fixes the
+    time axis (default: the trace's last end), so timelines drawn with the
+    same ``seconds`` compare bar for bar (``side_by_side``). The repr is
     ``Timeline(turns=N)``: times never appear in it. A row's label is the
     tool and its input, cut at a word with the whole of it as a tooltip;
     the stored output carries the chart as static HTML (``StaticHTML``).
     """
 
-    def __init__(self, trace: Trace | Any, *, width: int = 720) -> None:
+    def __init__(self, trace: Trace | Any, *, width: int = 720, seconds: float | None = None) -> None:
         self.trace = trace if isinstance(trace, Trace) else getattr(trace, "trace", None)
         if not isinstance(self.trace, Trace):
             raise TypeError(f"Timeline needs a Trace or a QueryRun, not {type(trace).__name__}")
         self.width = width
+        self.seconds = seconds
         self.turns: list[TurnSpans] = []
         self.chart = W.HTML()
         super().__init__(children=[self.chart])
@@ -200,11 +228,12 @@ class Timeline(StaticHTML, W.VBox):
             _lane_label(lane) for turn in self.turns for lane in _lanes(turn.tools)]
         left = _label_width(labels)
         plot = self.width - left - 20
-        total = self._end() or 1.0
+        total = max(self.seconds or 0.0, self._end()) or 1.0
         x = lambda t: left + plot * t / total  # noqa: E731
         rows: list[str] = []
         y = 28
         for turn in self.turns:
+            top = y
             rows.append(f'<line x1="0" x2="{self.width}" y1="{y - 2}" y2="{y - 2}" stroke="#e2e8f0"/>')
             rows.append(_label(4, y + row - 4, f"turn {turn.turn_count} model", COLORS["assistant"], left - 8))
             for span in turn.model:
@@ -216,6 +245,11 @@ class Timeline(StaticHTML, W.VBox):
                     color = COLORS["error"] if span.is_error else "#dd6b20"
                     rows.append(_bar(x(span.start), y, x(span.end), row - pad, color, span))
                 y += row
+            if turn.early():  # the calls left of this line started while the model streamed
+                end = x(turn.stream_end or 0.0)
+                rows.append(f'<line class="stream-end" x1="{end:.1f}" x2="{end:.1f}" y1="{top}" y2="{y}" '
+                            f'stroke="{COLORS["user"]}" stroke-dasharray="3,2"><title>the stream ended here'
+                            f'</title></line>')
             y += pad
         ticks = []
         step = _tick_step(total)
@@ -234,6 +268,42 @@ class Timeline(StaticHTML, W.VBox):
                 f'viewBox="0 0 {self.width} {height + 14}" font-family="sans-serif">'
                 f'<rect width="100%" height="100%" fill="white"/>'
                 f'<g transform="translate(0,14)">{"".join(ticks)}{"".join(rows)}</g>{legend}</svg>')
+
+
+class _SideBySide(StaticHTML, W.VBox):
+    """What ``side_by_side`` returns: labelled timelines on one axis, with a stored static fallback."""
+
+    static_title = "Timelines"
+
+    def __init__(self, timelines: dict[str, Timeline]) -> None:
+        self.timelines = timelines
+        children: list[W.Widget] = []
+        for label, timeline in timelines.items():
+            children += [W.HTML(f"<b>{esc(label)}</b>"), timeline]
+        super().__init__(children=children)
+        self.add_class("dreamloop-timelines")
+
+    def static_html(self) -> str:
+        return "".join(f"<div><b>{esc(label)}</b></div>{timeline.static_html()}"
+                       for label, timeline in self.timelines.items())
+
+    def __repr__(self) -> str:
+        return f"side_by_side({', '.join(repr(label) for label in self.timelines)})"
+
+
+def side_by_side(traces: dict[str, Trace | Any], *, width: int = 720) -> W.VBox:
+    """One labelled ``Timeline`` per trace (or ``QueryRun``), all on the same time axis, one above the other.
+
+    ``traces``: label → trace, e.g. ``{"switch off": off.trace, "switch on": on.trace}``. Returns a
+    ``VBox`` of a label and a ``Timeline`` per entry (``.timelines``: label → Timeline); its repr,
+    ``side_by_side('switch off', 'switch on')``, names no times.
+    """
+    timelines = {label: Timeline(trace, width=width) for label, trace in traces.items()}
+    axis = max((t._end() for t in timelines.values()), default=0.0)
+    for timeline in timelines.values():
+        timeline.seconds = axis
+        timeline.refresh()
+    return _SideBySide(timelines)
 
 
 def _lanes(spans: list[Span]) -> list[list[Span]]:
