@@ -247,18 +247,35 @@ def query(params: QueryParams, *, trace: Trace | None = None) -> QueryRun:
 
 
 class _Turn:
-    """The four local collectors of one iteration (queryLoop()'s locals), and what the tools said so far."""
+    """One iteration's locals (queryLoop()'s): the four collectors, what the stream and the tools said, how it ends.
 
-    def __init__(self, state: State, messages_for_query: list[Any], context: dict[str, Any] | None = None) -> None:
+    A phase's helper leaves its decision here, and the loop acts on it where the phase ends:
+    ``terminal`` (the run ends there) or ``transition`` (the loop goes round again: ``next_state``).
+    """
+
+    def __init__(self, state: State, prepared: PreparedContext | None = None) -> None:
         self.state = state
-        self.messages_for_query = messages_for_query
-        self.context = context
+        self.prepared = prepared
+        self.messages_for_query = prepared.messages_for_query if prepared else list(state.messages)
+        self.context = prepared.record.as_dict() if prepared and prepared.record else None
+        self.auto_compact_tracking = prepared.auto_compact_tracking if prepared else state.auto_compact_tracking
         self.assistant_messages: list[Any] = []
         self.tool_results: list[Any] = []
         self.attachments: list[Any] = []
         self.stop_reason: str | None = None
         self.started: set[str] = set()  # calls that started (their effects may have happened)
         self.results: dict[str, dict[str, Any]] = {}  # tool_use_id -> tool_result block, as each call ended
+        self.executor: StreamingToolExecutor | None = None  # streaming tool execution: this response's calls
+        self.partial = PartialResponse()  # the stream as far as it came (what finished, if it broke)
+        self.error: Exception | None = None  # the model error phase 3 ended with (None: an answer)
+        self.aborted = False  # the abort signal fired while the model streamed
+        self.terminal: Terminal | None = prepared.terminal if prepared else None
+        self.transition: Continue | None = None
+
+    @property
+    def failed(self) -> bool:
+        """Phase 3 ended without an answer (an abort, an error) and nothing has decided the end yet."""
+        return (self.aborted or self.error is not None) and self.terminal is None
 
     def record(self, update: Any) -> None:
         """Keep what a tool update says: a call started, a call's result, the results message, a hook's record."""
@@ -281,27 +298,20 @@ class _Turn:
             context=self.context,
         )
 
+    def kept(self) -> tuple[Any, ...]:
+        """The next State's messages: ``[...messages_for_query, ...assistant_messages, ...tool_results, ...]``."""
+        return (*self.messages_for_query, *self.assistant_messages, *self.tool_results, *self.attachments)
+
     def tool_uses(self) -> list[Any]:
         return [block for message in self.assistant_messages for block in assistant_tool_uses(message)]
 
 
 async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
-    deps, abort = params.deps, params.abort
-    context = ToolUseContext(
-        tools=params.tools,
-        abort=abort,
-        can_use_tool=params.can_use_tool,
-        ask=params.ask,
-        workspace=params.workspace,
-        permission_mode=params.permission_mode,
-        uuid=deps.uuid,
-        tool_timeout_s=params.tool_timeout_s,
-        secrets=_credentials(params.model),
-        hooks=params.hooks,
-    )
+    deps = params.deps
+    context = _tool_use_context(params)
     pipeline = ContextPipeline(params.context, model=params.model, system_prompt=params.system_prompt,
                                tools=params.tools, workspace=params.workspace, uuid=deps.uuid, clock=deps.clock,
-                               abort=abort, pre_compact=_pre_compact_hooks(params))
+                               abort=params.abort, pre_compact=_pre_compact_hooks(params))
     state = State(messages=tuple(params.messages), tool_use_context=context)
 
     while True:
@@ -314,162 +324,248 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
         # something says so. What is sent starts after the last compact
         # boundary, and the next State is built from it, so a reduction
         # carries forward (the transcript keeps everything).
-        try:
-            prepared = await prepare_context(state, pipeline)
-        except asyncio.CancelledError:  # the task was cancelled during a compaction: close quietly
-            run.end(Terminal(reason="aborted_streaming", turn_count=state.turn_count),
-                    _Turn(state, list(state.messages)))
-            raise
-        turn = _Turn(state, prepared.messages_for_query, prepared.record.as_dict() if prepared.record else None)
-        for message in prepared.yielded:
+        turn = await _prepare_context(state, pipeline, run)
+        for message in turn.prepared.yielded:
             yield run.note(message)
-        if prepared.terminal is not None:  # blocking_limit (or an abort or a hook during a compaction): no request
-            run.end(prepared.terminal, turn)
+        if turn.terminal is not None:  # blocking_limit (or an abort or a hook during a compaction): no request
+            run.end(turn.terminal, turn)
             return
 
         # -- 3. stream the model --------------------------------------------
-        # With streaming tool execution on, an executor starts each tool_use as
-        # soon as its block is complete, and its progress comes between events.
-        yield run.note(RequestStart(turn_count=state.turn_count))
-        partial = PartialResponse()
-        executor = StreamingToolExecutor(context) if params.streaming_tool_execution else None
-        try:
-            async for item in _guarded(_call_model(params, state, prepared, executor), abort):
-                if isinstance(item, APIMessage):
-                    turn.stop_reason = item.stop_reason
-                    if any(_visible(block) for block in item.content):  # never an empty message (F4)
-                        message = AssistantMessage(uuid=deps.uuid(), message=item,
-                                                   request_id=params.model.last_request_id)
-                        turn.assistant_messages.append(message)
-                        yield run.note(message)
-                elif item.type == "progress":  # a call the executor started while the model streams
-                    turn.record(item)
-                    yield run.note(item)
-                else:
-                    partial.add(item)
-                    yield run.note(StreamEvent(event=item))
-        except Aborted:
-            for message in _stream_interrupted(turn, partial, deps):
+        # Raw events are yielded as they arrive; the finished response becomes
+        # one assistant message. With streaming tool execution on, an executor
+        # starts each tool_use as soon as its block is complete, and its
+        # progress comes between events.
+        async for event in _stream_model(params, run, turn):
+            yield run.note(event)
+        if turn.failed:  # an abort, or a model error: keep what finished, answer its calls, say so
+            for message in _stream_failed(turn, deps):
                 yield run.note(message)
-            run.end(Terminal(reason="aborted_streaming", turn_count=state.turn_count), turn)
+        if turn.terminal is not None:
+            run.end(turn.terminal, turn)
             return
-        except asyncio.CancelledError:  # the task itself was cancelled: close quietly, re-raise
-            run.end(Terminal(reason="aborted_streaming", turn_count=state.turn_count), turn,
-                    *_stream_interrupted(turn, partial, deps))
-            raise
-        except (anthropic.APIError, StreamError) as error:
-            terminal = _model_error(error, state.turn_count)
-            for message in _model_failed(turn, partial, deps, error, terminal):
-                yield run.note(message)
-            run.end(terminal, turn)
-            return
-        for notice in _stream_notices(turn, partial, deps):  # what a later API version may add: said, not fatal
-            turn.attachments.append(notice)
-            yield run.note(notice)
 
         # -- 4. tools, or stop ------------------------------------------------
         # needs_follow_up comes from the tool_use blocks received, never from
-        # stop_reason (the API's stop_reason is not always reliable).
-        tool_uses = turn.tool_uses()
-        needs_follow_up = bool(tool_uses)
-        if not needs_follow_up:
-            for notice in _stop_notices(turn, deps):
-                turn.attachments.append(notice)
-                yield run.note(notice)
-            if params.hooks is not None:  # stop hooks may send the model back to work
-                stop = await _stop_hooks(params, state, run, turn)
-                for message in stop.messages:
-                    turn.attachments.append(message)
-                    yield run.note(message)
-                if stop.verdict == "block":  # the feedback is in turn.attachments: the model reads it next
-                    transition = Continue(reason="stop_hook_blocking", attempt=state.stop_hook_blocks + 1)
-                    run.trace.checkpoint(**turn.collected(), next_transition=transition)
-                    state = State(
-                        messages=(*turn.messages_for_query, *turn.assistant_messages, *turn.attachments),
-                        turn_count=state.turn_count,  # not a new turn: the same one, answered again
-                        transition=transition,
-                        auto_compact_tracking=prepared.auto_compact_tracking,
-                        stop_hook_active=True,
-                        stop_hook_blocks=state.stop_hook_blocks + 1,
-                        tool_use_context=context,
-                    )
-                    continue
-                if stop.verdict != "stop":  # a hook prevented continuation, or the runaway guard fired
-                    run.end(Terminal(reason="stop_hook_prevented", turn_count=state.turn_count), turn)
-                    return
-            run.end(Terminal(reason="completed", turn_count=state.turn_count), turn)
+        # stop_reason (the API's stop_reason is not always reliable). Without
+        # tool_use, the stop checks (warnings, the stop hooks) decide whether
+        # the run ends; with it, the tools run (or finish, if they started
+        # while the model streamed) and their results are collected.
+        if not turn.tool_uses():
+            async for event in _stop_checks(params, run, turn):
+                yield run.note(event)
+        else:
+            async for event in _run_tools(params, run, turn):
+                yield run.note(event)
+        if turn.terminal is not None:
+            run.end(turn.terminal, turn)
             return
-
-        # The source: toolUpdates = streamingToolExecutor ? getRemainingResults() : runTools(...)
-        tool_updates = executor.get_remaining_results() if executor else run_tools(tool_uses, context)
-        try:
-            async for update in _guarded(tool_updates, abort):
-                turn.record(update)
-                yield run.note(update)
-        except Aborted:
-            for message in _tools_interrupted(turn, tool_uses, deps):
-                yield run.note(message)
-            run.end(Terminal(reason="aborted_tools", turn_count=state.turn_count), turn)
-            return
-        except asyncio.CancelledError:
-            run.end(Terminal(reason="aborted_tools", turn_count=state.turn_count), turn,
-                    *_tools_interrupted(turn, tool_uses, deps))
-            raise
-        stopped = _hook_stopped(turn, deps)  # a hook said `continue: false` while tools ran
-        if stopped is not None:
-            turn.attachments.append(stopped)
-            yield run.note(stopped)
-            run.end(Terminal(reason="hook_stopped", turn_count=state.turn_count), turn)
-            return
+        if turn.transition is not None:  # stop_hook_blocking: the same turn, answered again
+            state = next_state(run, turn, turn.transition)
+            continue
 
         # -- 5. attachments, max_turns, next State ------------------------------
         for attachment in params.queued_input() if params.queued_input else []:
             turn.attachments.append(attachment)
             yield run.note(attachment)
-        next_turn_count = state.turn_count + 1
-        if params.max_turns is not None and next_turn_count > params.max_turns:
-            reached = AttachmentMessage(
-                uuid=deps.uuid(),
-                attachment={"type": "max_turns_reached", "max_turns": params.max_turns, "turn_count": next_turn_count},
-            )
-            turn.attachments.append(reached)
+        reached = _max_turns_reached(params, turn)
+        if reached is not None:
             yield run.note(reached)
             # Like the source (``turnCount: nextTurnCount``): the attachment and the Terminal both carry
             # the turn the loop refused to start, max_turns + 1.
-            run.end(Terminal(reason="max_turns", turn_count=next_turn_count), turn)
+            run.end(Terminal(reason="max_turns", turn_count=state.turn_count + 1), turn)
             return
-        transition = Continue(reason="next_turn")
-        run.trace.checkpoint(**turn.collected(), next_transition=transition)
-        state = State(
-            messages=(*turn.messages_for_query, *turn.assistant_messages, *turn.tool_results, *turn.attachments),
-            turn_count=next_turn_count,
-            transition=transition,
-            auto_compact_tracking=prepared.auto_compact_tracking,
-            stop_hook_active=state.stop_hook_active,
-            stop_hook_blocks=state.stop_hook_blocks,
-            tool_use_context=context,
-        )
+        state = next_state(run, turn, Continue(reason="next_turn"))
+
+
+def next_state(run: QueryRun, turn: _Turn, transition: Continue) -> State:
+    """The one place the loop builds the next State (the source's ``state = {...}; continue``).
+
+    Records this iteration's trace checkpoint, labelled with ``transition``, then builds the
+    State from what the iteration kept (``turn.kept()``). ``turn_count`` grows only at
+    ``next_turn``; the per-turn counters reset only there.
+    """
+    run.trace.checkpoint(**turn.collected(), next_transition=transition)
+    state = turn.state
+    changes: dict[str, Any] = {}
+    if transition.reason == "next_turn":
+        changes = {"turn_count": state.turn_count + 1, **_PER_TURN}
+    elif transition.reason == "stop_hook_blocking":
+        changes = {"stop_hook_active": True, "stop_hook_blocks": transition.attempt}
+    return state.model_copy(update={**changes, "messages": turn.kept(), "transition": transition,
+                                    "auto_compact_tracking": turn.auto_compact_tracking})
+
+
+_PER_TURN = {"max_output_tokens_recovery_count": 0, "has_attempted_reactive_compact": False,
+             "max_output_tokens_override": None}
+"""The per-turn counters and their values when tool results are handed on (``next_turn``)."""
 
 
 # ---------------------------------------------------------------------------
 # Helpers, in the order the phases use them
 
 
-def _call_model(params: QueryParams, state: State, prepared: PreparedContext,
-                executor: StreamingToolExecutor | None) -> AsyncIterator[Any]:
-    """deps.callModel(): one streaming request for this iteration (messages and system from phase 2).
+def _tool_use_context(params: QueryParams) -> ToolUseContext:
+    """What every tool call of the run gets (``toolUseContext``): tools, the abort signal, permissions, hooks."""
+    return ToolUseContext(
+        tools=params.tools,
+        abort=params.abort,
+        can_use_tool=params.can_use_tool,
+        ask=params.ask,
+        workspace=params.workspace,
+        permission_mode=params.permission_mode,
+        uuid=params.deps.uuid,
+        tool_timeout_s=params.tool_timeout_s,
+        secrets=_credentials(params.model),
+        hooks=params.hooks,
+    )
+
+
+async def _prepare_context(state: State, pipeline: ContextPipeline, run: QueryRun) -> _Turn:
+    """Phase 2: ``prepare_context`` on the State; the iteration's ``_Turn`` (its ``terminal`` set if no request
+    must be sent). A task cancelled during a compaction closes the run quietly and re-raises."""
+    try:
+        prepared = await prepare_context(state, pipeline)
+    except asyncio.CancelledError:
+        run.end(Terminal(reason="aborted_streaming", turn_count=state.turn_count), _Turn(state))
+        raise
+    return _Turn(state, prepared)
+
+
+async def _stream_model(params: QueryParams, run: QueryRun, turn: _Turn) -> AsyncIterator[Any]:
+    """Phase 3, deps.callModel(): one streaming request; yields its events, keeps the response in ``turn``.
+
+    Yields ``RequestStart``, each raw event (``StreamEvent``), the streaming executor's progress,
+    the finished response as one ``AssistantMessage`` (never an empty one, F4), then notices about
+    what this version does not know. An abort (``turn.aborted``) or a model error (``turn.error``)
+    ends it early: what finished is in ``turn.partial``. A cancelled task closes the run and re-raises.
+    """
+    state, deps = turn.state, params.deps
+    yield RequestStart(turn_count=state.turn_count)
+    if params.streaming_tool_execution:
+        turn.executor = StreamingToolExecutor(state.tool_use_context)
+    partial = turn.partial
+    try:
+        async for item in _guarded(_call_model(params, turn), params.abort):
+            if isinstance(item, APIMessage):
+                turn.stop_reason = item.stop_reason
+                if any(_visible(block) for block in item.content):  # never an empty message (F4)
+                    message = AssistantMessage(uuid=deps.uuid(), message=item,
+                                               request_id=params.model.last_request_id)
+                    turn.assistant_messages.append(message)
+                    yield message
+            elif item.type == "progress":  # a call the executor started while the model streams
+                turn.record(item)
+                yield item
+            else:
+                partial.add(item)
+                yield StreamEvent(event=item)
+    except Aborted:
+        turn.aborted = True
+        return
+    except asyncio.CancelledError:  # the task itself was cancelled: close quietly, re-raise
+        run.end(Terminal(reason="aborted_streaming", turn_count=state.turn_count), turn,
+                *_stream_interrupted(turn, partial, deps))
+        raise
+    except (anthropic.APIError, StreamError) as error:
+        turn.error = error
+        return
+    for notice in _stream_notices(turn, partial, deps):  # what a later API version may add: said, not fatal
+        turn.attachments.append(notice)
+        yield notice
+
+
+def _call_model(params: QueryParams, turn: _Turn) -> AsyncIterator[Any]:
+    """One streaming request for this iteration (messages and system from phase 2).
 
     With an executor (streaming tool execution), its ``alongside`` starts each
     tool_use when its block completes and interleaves the calls' progress.
     """
     request: dict[str, Any] = {
-        **prepared.request_fields(),
-        "max_tokens": state.max_output_tokens_override or params.max_tokens,
+        **turn.prepared.request_fields(),
+        "max_tokens": turn.state.max_output_tokens_override or params.max_tokens,
     }
     if params.tools:
         request["tools"] = tool_schemas(params.tools)
     stream = params.model.stream(**request)
-    return executor.alongside(stream) if executor is not None else stream
+    return turn.executor.alongside(stream) if turn.executor is not None else stream
+
+
+def _stream_failed(turn: _Turn, deps: QueryDeps) -> list[Any]:
+    """Phase 3 ended without an answer: the messages that close the transcript, and ``turn.terminal``.
+
+    An abort ends ``aborted_streaming``; a model error nothing recovered ends as ``_model_error``
+    names it. Either way the blocks that finished are kept and their calls answered.
+    """
+    if turn.aborted:
+        turn.terminal = Terminal(reason="aborted_streaming", turn_count=turn.state.turn_count)
+        return _stream_interrupted(turn, turn.partial, deps)
+    assert turn.error is not None
+    turn.terminal = _model_error(turn.error, turn.state.turn_count)
+    return _model_failed(turn, turn.partial, deps, turn.error, turn.terminal)
+
+
+async def _stop_checks(params: QueryParams, run: QueryRun, turn: _Turn) -> AsyncIterator[Any]:
+    """Phase 4 without tool_use: warnings, then the stop hooks (if on) decide; sets ``turn.terminal``
+    (``completed``, ``stop_hook_prevented``) or ``turn.transition`` (``stop_hook_blocking``)."""
+    state = turn.state
+    for notice in _stop_notices(turn, params.deps):
+        turn.attachments.append(notice)
+        yield notice
+    if params.hooks is not None:  # stop hooks may send the model back to work
+        stop = await _stop_hooks(params, state, run, turn)
+        for message in stop.messages:
+            turn.attachments.append(message)
+            yield message
+        if stop.verdict == "block":  # the feedback is in turn.attachments: the model reads it next
+            turn.transition = Continue(reason="stop_hook_blocking", attempt=state.stop_hook_blocks + 1)
+            return
+        if stop.verdict != "stop":  # a hook prevented continuation, or the runaway guard fired
+            turn.terminal = Terminal(reason="stop_hook_prevented", turn_count=state.turn_count)
+            return
+    turn.terminal = Terminal(reason="completed", turn_count=state.turn_count)
+
+
+async def _run_tools(params: QueryParams, run: QueryRun, turn: _Turn) -> AsyncIterator[Any]:
+    """Phase 4 with tool_use: run the calls (or collect those the executor started) and yield their updates.
+
+    The source: ``toolUpdates = streamingToolExecutor ? getRemainingResults() : runTools(...)``.
+    An abort answers every unfinished call (``aborted_tools``); a hook's ``continue: false`` ends the
+    run ``hook_stopped``; a cancelled task closes the run and re-raises.
+    """
+    state, deps, tool_uses = turn.state, params.deps, turn.tool_uses()
+    updates = turn.executor.get_remaining_results() if turn.executor else run_tools(tool_uses, state.tool_use_context)
+    try:
+        async for update in _guarded(updates, params.abort):
+            turn.record(update)
+            yield update
+    except Aborted:
+        for message in _tools_interrupted(turn, tool_uses, deps):
+            yield message
+        turn.terminal = Terminal(reason="aborted_tools", turn_count=state.turn_count)
+        return
+    except asyncio.CancelledError:
+        run.end(Terminal(reason="aborted_tools", turn_count=state.turn_count), turn,
+                *_tools_interrupted(turn, tool_uses, deps))
+        raise
+    stopped = _hook_stopped(turn, deps)  # a hook said `continue: false` while tools ran
+    if stopped is not None:
+        turn.attachments.append(stopped)
+        yield stopped
+        turn.terminal = Terminal(reason="hook_stopped", turn_count=state.turn_count)
+
+
+def _max_turns_reached(params: QueryParams, turn: _Turn) -> AttachmentMessage | None:
+    """The ``max_turns_reached`` attachment if the next turn would pass ``max_turns`` (kept in ``turn``), else None."""
+    next_turn_count = turn.state.turn_count + 1
+    if params.max_turns is None or next_turn_count <= params.max_turns:
+        return None
+    reached = AttachmentMessage(
+        uuid=params.deps.uuid(),
+        attachment={"type": "max_turns_reached", "max_turns": params.max_turns, "turn_count": next_turn_count},
+    )
+    turn.attachments.append(reached)
+    return reached
 
 
 async def _guarded(events: AsyncIterator[Any], abort: AbortController) -> AsyncIterator[Any]:
