@@ -6,8 +6,13 @@ One ``while True``, five phases in the order of the source's flowchart:
     2. context pipeline  prepare ``messages_for_query``: seven stages, light to heavy (``context/``)
     3. stream the model  yield raw events, collect ``assistant_messages`` and tool_use blocks
                          (streaming tool execution: calls start as their blocks complete)
-    4. tools or stop     no tool_use → stop checks (stop hooks) → Terminal; else run tools → ``tool_results``
+       (recovery)        a response cut at max_tokens or a withheld error may send the same turn
+                         round again (``recovery.py`` decides)
+    4. tools or stop     no tool_use → stop checks (stop hooks, token budget) → Terminal; else run
+                         tools → ``tool_results``
     5. next State        attachments (queued input), the max_turns check, a new State, continue
+
+Every ``continue`` goes through ``next_state()``, the one place a State is built.
 
 It yields events as they happen and ends with a ``Terminal``. Python async
 generators cannot ``return`` a value, so ``query()`` returns a ``QueryRun``:
@@ -29,7 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from .abort import AbortController, Aborted
 from .context import ContextOptions, ContextPipeline, PreCompact, PreCompactResult, PreparedContext, prepare_context
 from .deps import QueryDeps
-from .errors import IncompleteStreamError, MalformedStreamError, StreamError
+from .errors import CompactionFailed, IncompleteStreamError, MalformedStreamError, StreamError
 from .events import RequestStart, StreamEvent
 from .hooks import Hooks, StopCheck, run_pre_compact_hooks, run_stop_hooks
 from .messages import (
@@ -38,12 +43,30 @@ from .messages import (
     AttachmentMessage,
     LoopMessage,
     SystemMessage,
+    TombstoneMessage,
     UserMessage,
     assistant_tool_uses,
     normalize_messages_for_api,
     user_message,
+    withdrawn,
 )
 from .partial import PartialResponse
+from .recovery import (
+    RESUME_MESSAGE,
+    MaxTokensCut,
+    PromptTooLong,
+    RecoveryOptions,
+    TokenBudget,
+    Withheld,
+    budget_message,
+    budget_summary,
+    decide_fallback,
+    decide_recovery,
+    decide_token_budget,
+    is_overloaded,
+    is_prompt_too_long,
+    state_changes,
+)
 from .state import Continue, State, Terminal
 from .tools import (
     USER_INTERRUPT,
@@ -99,6 +122,15 @@ class QueryParams(BaseModel):
       phase 2 sends the history as it is.
     * ``hooks``: ``Hooks`` (chapter 07): ``pre_tool_use`` / ``post_tool_use`` around
       each call, ``stop`` when the model asks for no tools. None: no hook runs.
+    * ``recovery``: ``RecoveryOptions`` (chapter 08): escalate and resume after a
+      ``max_tokens`` cut, collapse drain and reactive compaction after ``prompt is
+      too long``, each its own flag. None: such an error ends the run as before.
+    * ``fallback_model`` (chapter 08): an ``AnthropicModel``, or a model name on
+      ``model``'s client; after ``RecoveryOptions.overloads_before_fallback``
+      overloaded attempts in a row it takes over, and what the failed attempts
+      showed is tombstoned. None: an overload ends the run ``model_error``.
+    * ``token_budget`` (chapter 08): ``TokenBudget`` (or its ``total`` as an int):
+      a turn that ends under budget goes on with a message saying how much is used.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -120,17 +152,23 @@ class QueryParams(BaseModel):
     streaming_tool_execution: bool = Field(default=False, json_schema_extra={"switch": True, "chapter": "05"})
     context: ContextOptions | None = Field(default=None, json_schema_extra={"switch": True, "chapter": "06"})
     hooks: Hooks | None = Field(default=None, json_schema_extra={"switch": True, "chapter": "07"})
+    recovery: RecoveryOptions | None = Field(default=None, json_schema_extra={"switch": True, "chapter": "08"})
+    fallback_model: Any = Field(default=None, json_schema_extra={"switch": True, "chapter": "08"})
+    token_budget: TokenBudget | None = Field(default=None, json_schema_extra={"switch": True, "chapter": "08"})
 
     def switches(self) -> dict[str, Any]:
         """Which feature switches are on, in field order, as JSON: ``{"streaming_tool_execution": True, ...}``.
 
         A bool switch is itself; an options switch is False when None, its
-        ``model_dump`` when it is a pydantic model, else True.
+        ``model_dump`` when it is a pydantic model, a model's name for the
+        fallback model, else True.
         """
         def plain(value: Any) -> Any:
             if value is None or isinstance(value, bool):
                 return bool(value)
-            return value.model_dump(mode="json") if isinstance(value, BaseModel) else True
+            if isinstance(value, BaseModel):
+                return value.model_dump(mode="json")
+            return value.model if isinstance(getattr(value, "model", None), str) else True
 
         return {name: plain(getattr(self, name)) for name, info in type(self).model_fields.items()
                 if isinstance(info.json_schema_extra, dict) and info.json_schema_extra.get("switch")}
@@ -160,6 +198,22 @@ class QueryParams(BaseModel):
             raise ValueError("model must be an AnthropicModel: use dreamloop.offline(script) or dreamloop.live()")
         return value
 
+    @field_validator("token_budget", mode="before")
+    @classmethod
+    def _budget_total(cls, value: Any) -> Any:
+        return TokenBudget(total=value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+    @model_validator(mode="after")
+    def _fallback_is_a_model(self) -> "QueryParams":
+        fallback = self.fallback_model
+        if isinstance(fallback, str):
+            if not fallback.strip() or not hasattr(self.model, "with_name"):
+                raise ValueError("fallback_model: a model name needs an AnthropicModel as model (or give a model)")
+            self.fallback_model = self.model.with_name(fallback.strip())
+        elif fallback is not None and not hasattr(fallback, "stream"):
+            raise ValueError("fallback_model must be an AnthropicModel or a model name")
+        return self
+
     @model_validator(mode="after")
     def _budget_has_a_directory(self) -> "QueryParams":
         budget = self.context.tool_result_budget if self.context else None
@@ -176,8 +230,10 @@ class QueryRun:
     loop messages; then ``run.terminal`` is the ``Terminal`` (reading it
     earlier raises ``RuntimeError``). ``run.messages`` is the history as it
     grows (everything yielded but progress and stream events), ``run.state``
-    the current ``State``, ``run.trace`` the ``Trace``. ``run.abort()`` fires
-    the abort signal.
+    the current ``State``, ``run.trace`` the ``Trace``, ``run.model`` the
+    model being called (``params.model``, or the fallback model once it took
+    over), ``run.output_tokens`` the output tokens of every response so far.
+    ``run.abort()`` fires the abort signal.
     """
 
     def __init__(self, params: QueryParams, trace: Trace | None = None) -> None:
@@ -186,7 +242,10 @@ class QueryRun:
         self.trace.switches = params.switches()
         self.messages: list[Any] = list(params.messages)
         self.state: State | None = None
+        self.model: Any = params.model
+        self.output_tokens = 0
         self._terminal: Terminal | None = None
+        self._requests: tuple[int, int] = (0, 0)  # (turn_count, requests made in that turn)
         self._started = params.deps.clock()
         self._events = _query_loop(params, self)
 
@@ -223,8 +282,16 @@ class QueryRun:
         """Record a yielded event in the history and the trace; return it."""
         if event.type not in ("stream_event", "stream_request_start", "progress"):
             self.messages.append(event)
+            if event.type == "assistant":
+                self.output_tokens += event.message.usage.output_tokens
         self.trace.add_event(self.params.deps.clock() - self._started, event)
         return event
+
+    def request_attempt(self, turn_count: int) -> int:
+        """Count one more request in turn ``turn_count``; its number (``RequestStart.attempt``: 1, 2, ...)."""
+        turn, made = self._requests
+        self._requests = (turn_count, made + 1 if turn == turn_count else 1)
+        return self._requests[1]
 
     def end(self, terminal: Terminal, turn: "_Turn", *closing: Any) -> None:
         """Record the last checkpoint and the Terminal (closing messages are not yielded)."""
@@ -269,8 +336,10 @@ class _Turn:
         self.partial = PartialResponse()  # the stream as far as it came (what finished, if it broke)
         self.error: Exception | None = None  # the model error phase 3 ended with (None: an answer)
         self.aborted = False  # the abort signal fired while the model streamed
+        self.shown: list[str] = []  # uuids of the progress this attempt yielded (a withdrawn attempt tombstones them)
         self.terminal: Terminal | None = prepared.terminal if prepared else None
         self.transition: Continue | None = None
+        self.rewritten: tuple[Any, ...] | None = None  # the next State's messages, when a recovery rewrote them
 
     @property
     def failed(self) -> bool:
@@ -299,8 +368,16 @@ class _Turn:
         )
 
     def kept(self) -> tuple[Any, ...]:
-        """The next State's messages: ``[...messages_for_query, ...assistant_messages, ...tool_results, ...]``."""
+        """The next State's messages: ``[...messages_for_query, ...assistant_messages, ...tool_results, ...]``,
+        unless a recovery rewrote them (an escalation drops the cut response; a drain, a compaction)."""
+        if self.rewritten is not None:
+            return self.rewritten
         return (*self.messages_for_query, *self.assistant_messages, *self.tool_results, *self.attachments)
+
+    def new_attempt(self, executor: StreamingToolExecutor | None) -> None:
+        """Forget a withdrawn attempt (asked again, or handed to the fallback model): start the stream afresh."""
+        self.partial, self.executor, self.stop_reason = PartialResponse(), executor, None
+        self.started, self.results, self.shown = set(), {}, []
 
     def tool_uses(self) -> list[Any]:
         return [block for message in self.assistant_messages for block in assistant_tool_uses(message)]
@@ -312,7 +389,9 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
     pipeline = ContextPipeline(params.context, model=params.model, system_prompt=params.system_prompt,
                                tools=params.tools, workspace=params.workspace, uuid=deps.uuid, clock=deps.clock,
                                abort=params.abort, pre_compact=_pre_compact_hooks(params))
-    state = State(messages=tuple(params.messages), tool_use_context=context)
+    gone = withdrawn(params.messages)  # a message a tombstone withdrew (a replaced response) is never sent again
+    history = [m for m in params.messages if m.uuid not in gone] if gone else params.messages
+    state = State(messages=tuple(history), tool_use_context=context)
 
     while True:
         # -- 1. State in ---------------------------------------------------
@@ -335,22 +414,37 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
         # Raw events are yielded as they arrive; the finished response becomes
         # one assistant message. With streaming tool execution on, an executor
         # starts each tool_use as soon as its block is complete, and its
-        # progress comes between events.
+        # progress comes between events. With a fallback model, an overloaded
+        # model is asked again, and after a few overloads in a row the fallback
+        # model takes over; what a failed attempt showed is tombstoned.
         async for event in _stream_model(params, run, turn):
             yield run.note(event)
-        if turn.failed:  # an abort, or a model error: keep what finished, answer its calls, say so
+
+        # Recovery: a response cut at max_tokens or a withheld error (prompt too
+        # long) may send the same turn round again. recovery.py decides (pure);
+        # _recover applies it: a tombstone and a higher limit, a resume message,
+        # a collapse drain, a reactive compaction. Otherwise an abort or an
+        # error ends the run: what finished is kept, its calls answered.
+        transition = decide_recovery(await _withheld(params, run, turn, pipeline), state, params.recovery)
+        if transition is not None:
+            async for event in _recover(transition, params, run, turn, pipeline):
+                yield run.note(event)
+        if turn.failed:
             for message in _stream_failed(turn, deps):
                 yield run.note(message)
         if turn.terminal is not None:
             run.end(turn.terminal, turn)
             return
+        if turn.transition is not None:  # escalate, resume, collapse drain, reactive compact: turn_count kept
+            state = next_state(run, turn, turn.transition)
+            continue
 
         # -- 4. tools, or stop ------------------------------------------------
         # needs_follow_up comes from the tool_use blocks received, never from
         # stop_reason (the API's stop_reason is not always reliable). Without
-        # tool_use, the stop checks (warnings, the stop hooks) decide whether
-        # the run ends; with it, the tools run (or finish, if they started
-        # while the model streamed) and their results are collected.
+        # tool_use, the stop checks (warnings, the stop hooks, the token
+        # budget) decide whether the run ends; with it, the tools run (or
+        # finish, if they started while the model streamed).
         if not turn.tool_uses():
             async for event in _stop_checks(params, run, turn):
                 yield run.note(event)
@@ -360,7 +454,7 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
         if turn.terminal is not None:
             run.end(turn.terminal, turn)
             return
-        if turn.transition is not None:  # stop_hook_blocking: the same turn, answered again
+        if turn.transition is not None:  # stop_hook_blocking, token_budget_continuation: turn_count kept
             state = next_state(run, turn, turn.transition)
             continue
 
@@ -382,23 +476,14 @@ def next_state(run: QueryRun, turn: _Turn, transition: Continue) -> State:
     """The one place the loop builds the next State (the source's ``state = {...}; continue``).
 
     Records this iteration's trace checkpoint, labelled with ``transition``, then builds the
-    State from what the iteration kept (``turn.kept()``). ``turn_count`` grows only at
-    ``next_turn``; the per-turn counters reset only there.
+    State from what the iteration kept (``turn.kept()``) and the counters ``transition``
+    changes (``recovery.state_changes``): ``turn_count`` grows only at ``next_turn``, and the
+    per-turn counters reset only there; every other path keeps them and changes its own.
     """
-    run.trace.checkpoint(**turn.collected(), next_transition=transition)
+    run.trace.checkpoint(**turn.collected(), next_transition=transition, next_messages=turn.rewritten)
     state = turn.state
-    changes: dict[str, Any] = {}
-    if transition.reason == "next_turn":
-        changes = {"turn_count": state.turn_count + 1, **_PER_TURN}
-    elif transition.reason == "stop_hook_blocking":
-        changes = {"stop_hook_active": True, "stop_hook_blocks": transition.attempt}
-    return state.model_copy(update={**changes, "messages": turn.kept(), "transition": transition,
-                                    "auto_compact_tracking": turn.auto_compact_tracking})
-
-
-_PER_TURN = {"max_output_tokens_recovery_count": 0, "has_attempted_reactive_compact": False,
-             "max_output_tokens_override": None}
-"""The per-turn counters and their values when tool results are handed on (``next_turn``)."""
+    return state.model_copy(update={**state_changes(state, transition), "messages": turn.kept(),
+                                    "transition": transition, "auto_compact_tracking": turn.auto_compact_tracking})
 
 
 # ---------------------------------------------------------------------------
@@ -438,45 +523,91 @@ async def _stream_model(params: QueryParams, run: QueryRun, turn: _Turn) -> Asyn
     Yields ``RequestStart``, each raw event (``StreamEvent``), the streaming executor's progress,
     the finished response as one ``AssistantMessage`` (never an empty one, F4), then notices about
     what this version does not know. An abort (``turn.aborted``) or a model error (``turn.error``)
-    ends it early: what finished is in ``turn.partial``. A cancelled task closes the run and re-raises.
+    ends it early: what finished is in ``turn.partial``. With a fallback model, an overloaded
+    attempt is withdrawn (``_withdraw``) and asked again, of the fallback model after
+    ``overloads_before_fallback`` in a row (``recovery.decide_fallback``). A cancelled task closes
+    the run and re-raises.
     """
     state, deps = turn.state, params.deps
-    yield RequestStart(turn_count=state.turn_count)
-    if params.streaming_tool_execution:
-        turn.executor = StreamingToolExecutor(state.tool_use_context)
-    partial = turn.partial
-    try:
-        async for item in _guarded(_call_model(params, turn), params.abort):
-            if isinstance(item, APIMessage):
-                turn.stop_reason = item.stop_reason
-                if any(_visible(block) for block in item.content):  # never an empty message (F4)
-                    message = AssistantMessage(uuid=deps.uuid(), message=item,
-                                               request_id=params.model.last_request_id)
-                    turn.assistant_messages.append(message)
-                    yield message
-            elif item.type == "progress":  # a call the executor started while the model streams
-                turn.record(item)
-                yield item
-            else:
-                partial.add(item)
-                yield StreamEvent(event=item)
-    except Aborted:
-        turn.aborted = True
+    limit = (params.recovery or RecoveryOptions()).overloads_before_fallback
+    overloads = 0
+    while True:
+        yield RequestStart(turn_count=state.turn_count, attempt=run.request_attempt(state.turn_count))
+        turn.new_attempt(StreamingToolExecutor(state.tool_use_context) if params.streaming_tool_execution else None)
+        try:
+            async for item in _guarded(_call_model(params, run.model, turn), params.abort):
+                if isinstance(item, APIMessage):
+                    turn.stop_reason = item.stop_reason
+                    if any(_visible(block) for block in item.content):  # never an empty message (F4)
+                        message = AssistantMessage(uuid=deps.uuid(), message=item, request_id=run.model.last_request_id)
+                        turn.assistant_messages.append(message)
+                        yield message
+                elif item.type == "progress":  # a call the executor started while the model streams
+                    turn.record(item)
+                    turn.shown.append(item.uuid)
+                    yield item
+                else:
+                    turn.partial.add(item)
+                    yield StreamEvent(event=item)
+        except Aborted:
+            turn.aborted = True
+            return
+        except asyncio.CancelledError:  # the task itself was cancelled: close quietly, re-raise
+            run.end(Terminal(reason="aborted_streaming", turn_count=state.turn_count), turn,
+                    *_stream_interrupted(turn, turn.partial, deps))
+            raise
+        except (anthropic.APIError, StreamError) as error:
+            overloads = overloads + 1 if is_overloaded(error) else 0
+            step = decide_fallback(overloads, has_fallback=params.fallback_model is not None,
+                                   switched=run.model is params.fallback_model, limit=limit)
+            if step is None:
+                turn.error = error
+                return
+            for message in await _withdraw(params, run, turn, error, step, overloads, limit):
+                yield message
+            if step == "fallback":
+                run.model, overloads = params.fallback_model, 0
+            continue
+        for notice in _stream_notices(turn, turn.partial, deps):  # what a later API version may add: said, not fatal
+            turn.attachments.append(notice)
+            yield notice
         return
-    except asyncio.CancelledError:  # the task itself was cancelled: close quietly, re-raise
-        run.end(Terminal(reason="aborted_streaming", turn_count=state.turn_count), turn,
-                *_stream_interrupted(turn, partial, deps))
-        raise
-    except (anthropic.APIError, StreamError) as error:
-        turn.error = error
-        return
-    for notice in _stream_notices(turn, partial, deps):  # what a later API version may add: said, not fatal
-        turn.attachments.append(notice)
-        yield notice
 
 
-def _call_model(params: QueryParams, turn: _Turn) -> AsyncIterator[Any]:
-    """One streaming request for this iteration (messages and system from phase 2).
+async def _withdraw(params: QueryParams, run: QueryRun, turn: _Turn, error: Exception, step: str, overloads: int,
+                    limit: int) -> list[Any]:
+    """An overloaded attempt that is asked again: tombstone what it showed, discard its calls, say what happens.
+
+    The partial response is tombstoned by the id its ``message_start`` gave (with what was
+    shown of it), and so is every progress message of the attempt; the streaming executor's
+    calls are discarded (``discard()``), and the notice names the ones that had started: their
+    effects may remain. Nothing of the attempt enters the history.
+    """
+    deps, why = params.deps, f"{step}: {_error_text(error)}"
+    tombstones = []
+    shown = turn.partial.shown()
+    if shown is not None:
+        tombstones.append(TombstoneMessage(uuid=deps.uuid(), target_uuid=shown["id"], reason=why, message=shown))
+    withdrawn_uuids = [*(m.uuid for m in turn.assistant_messages), *turn.shown]
+    tombstones += [TombstoneMessage(uuid=deps.uuid(), target_uuid=uuid, reason=why) for uuid in withdrawn_uuids]
+    turn.assistant_messages.clear()
+    started = await turn.executor.discard() if turn.executor is not None else ()
+    ran = (f" Tool calls that had started were stopped; their effects may remain: {', '.join(started)}."
+           if started else "")
+    if step == "fallback":
+        said = (f"{run.model.model} was overloaded {overloads} times in a row: switching to "
+                f"{params.fallback_model.model} for the rest of the run, and asking it the same request.{ran}")
+        notice = _system(deps, "model_fallback", said, "warning")
+    else:
+        then = "giving up" if run.model is params.fallback_model else "the fallback model"
+        said = f"{run.model.model} is overloaded ({_error_text(error)}): asking again ({overloads}/{limit} before {then}).{ran}"
+        notice = _system(deps, "api_retry", said, "warning")
+    return [*tombstones, notice]
+
+
+def _call_model(params: QueryParams, model: Any, turn: _Turn) -> AsyncIterator[Any]:
+    """One streaming request for this iteration to ``model`` (messages and system from phase 2; the
+    escalated output limit if a recovery set one).
 
     With an executor (streaming tool execution), its ``alongside`` starts each
     tool_use when its block completes and interleaves the calls' progress.
@@ -487,8 +618,83 @@ def _call_model(params: QueryParams, turn: _Turn) -> AsyncIterator[Any]:
     }
     if params.tools:
         request["tools"] = tool_schemas(params.tools)
-    stream = params.model.stream(**request)
+    stream = model.stream(**request)
     return turn.executor.alongside(stream) if turn.executor is not None else stream
+
+
+async def _withheld(params: QueryParams, run: QueryRun, turn: _Turn, pipeline: ContextPipeline) -> Withheld | None:
+    """What recovery may act on after the stream (None: nothing, or recovery is off).
+
+    A ``MaxTokensCut`` when the response stopped at ``max_tokens`` asking for no tool (a response
+    with a finished tool_use goes on to run it, as in the source); a ``PromptTooLong`` for the
+    API's 400, with how many staged folds a drain would commit.
+    """
+    if params.recovery is None or turn.aborted:
+        return None
+    if turn.error is not None:
+        return PromptTooLong(pipeline.drainable(turn.messages_for_query)) if is_prompt_too_long(turn.error) else None
+    if turn.stop_reason != "max_tokens" or turn.tool_uses():
+        return None
+    escalate = params.recovery.max_output_tokens_escalate and turn.state.max_output_tokens_override is None
+    return MaxTokensCut(turn.state.max_output_tokens_override or params.max_tokens,
+                        await run.model.max_output_tokens() if escalate else None)
+
+
+async def _recover(transition: Continue, params: QueryParams, run: QueryRun, turn: _Turn,
+                   pipeline: ContextPipeline) -> AsyncIterator[Any]:
+    """Apply the recovery ``decide_recovery`` chose; on success set ``turn.transition`` (and ``turn.rewritten``).
+
+    * ``max_output_tokens_escalate``: the same request again with the higher limit; the cut
+      response is withdrawn (a ``TombstoneMessage``), so it never reaches a request.
+    * ``max_output_tokens_recovery``: the cut response stays as streamed, followed by a meta
+      user message asking the model to resume (``[...messages_for_query, ...assistant_messages,
+      recovery_message]``); the resumed response will be its own assistant message.
+    * ``collapse_drain_retry``: every staged collapse committed at once (``pipeline.drain_collapses``).
+    * ``reactive_compact_retry``: the conversation compacted (``pipeline.reactive_compact``). If it
+      fails, the withheld error stands (the run ends ``prompt_too_long``); an abort ends it
+      ``aborted_streaming``; a cancelled task closes the run and re-raises.
+    """
+    deps, reason = params.deps, transition.reason
+    if reason == "max_output_tokens_escalate":
+        for message in turn.assistant_messages:
+            tombstone = TombstoneMessage(uuid=deps.uuid(), target_uuid=message.uuid,
+                                         reason=f"max_output_tokens_escalate: {transition.detail}")
+            turn.attachments.append(tombstone)
+            yield tombstone
+        turn.rewritten = (*turn.messages_for_query, *turn.attachments)
+    elif reason == "max_output_tokens_recovery":
+        resume = user_message(RESUME_MESSAGE, is_meta=True, uuid=deps.uuid())
+        turn.attachments.append(resume)
+        yield resume
+    elif reason == "collapse_drain_retry":
+        drained, notices, committed = pipeline.drain_collapses(list(turn.messages_for_query))
+        for notice in notices:
+            yield notice
+        turn.rewritten = (*drained, *notices)
+        transition = transition.model_copy(update={"committed": committed})
+    elif reason == "reactive_compact_retry":
+        try:
+            done = await pipeline.reactive_compact(list(turn.messages_for_query))
+        except CompactionFailed as failure:  # the withheld error stands: the run ends prompt_too_long
+            notice = _system(deps, "reactive_compact_failed", f"Reactive compaction failed: {failure}", "warning")
+            turn.attachments.append(notice)
+            yield notice
+            return
+        except Aborted:
+            notice = _system(deps, "interrupted", "Interrupted while the conversation was being compacted.",
+                             "warning")
+            turn.attachments.append(notice)
+            yield notice
+            turn.terminal = Terminal(reason="aborted_streaming", turn_count=turn.state.turn_count)
+            return
+        except asyncio.CancelledError:
+            run.end(Terminal(reason="aborted_streaming", turn_count=turn.state.turn_count), turn)
+            raise
+        for message in (*done.hook_messages, done.boundary, done.summary):
+            yield message
+        turn.rewritten = tuple(done.messages)
+    turn.error = None  # recovered: the withheld error is never shown
+    turn.transition = transition
 
 
 def _stream_failed(turn: _Turn, deps: QueryDeps) -> list[Any]:
@@ -506,12 +712,20 @@ def _stream_failed(turn: _Turn, deps: QueryDeps) -> list[Any]:
 
 
 async def _stop_checks(params: QueryParams, run: QueryRun, turn: _Turn) -> AsyncIterator[Any]:
-    """Phase 4 without tool_use: warnings, then the stop hooks (if on) decide; sets ``turn.terminal``
-    (``completed``, ``stop_hook_prevented``) or ``turn.transition`` (``stop_hook_blocking``)."""
+    """Phase 4 without tool_use: warnings, then the stop hooks (if on) and the token budget (if set) decide.
+
+    Sets ``turn.terminal`` (``completed``, ``stop_hook_prevented``) or ``turn.transition``
+    (``stop_hook_blocking``, ``token_budget_continuation``). A response still cut at
+    ``max_tokens`` after the recovery it had shows the withheld error and ends ``completed``
+    without the stop hooks (the source skips them after an API error).
+    """
     state = turn.state
-    for notice in _stop_notices(turn, params.deps):
+    for notice in _stop_notices(turn, params):
         turn.attachments.append(notice)
         yield notice
+    if turn.stop_reason == "max_tokens" and _recovers_max_tokens(params.recovery):
+        turn.terminal = Terminal(reason="completed", turn_count=state.turn_count)
+        return
     if params.hooks is not None:  # stop hooks may send the model back to work
         stop = await _stop_hooks(params, state, run, turn)
         for message in stop.messages:
@@ -523,6 +737,18 @@ async def _stop_checks(params: QueryParams, run: QueryRun, turn: _Turn) -> Async
         if stop.verdict != "stop":  # a hook prevented continuation, or the runaway guard fired
             turn.terminal = Terminal(reason="stop_hook_prevented", turn_count=state.turn_count)
             return
+    budget = params.token_budget
+    turn.transition = decide_token_budget(run.output_tokens, state, budget)
+    if turn.transition is not None:  # under budget: the nudge goes to the model, the same turn goes on
+        nudge = user_message(budget_message(run.output_tokens, budget), is_meta=True, uuid=params.deps.uuid())
+        turn.attachments.append(nudge)
+        yield nudge
+        return
+    said = budget_summary(run.output_tokens, state, budget) if budget is not None else None
+    if said is not None:
+        notice = _system(params.deps, "token_budget", said)
+        turn.attachments.append(notice)
+        yield notice
     turn.terminal = Terminal(reason="completed", turn_count=state.turn_count)
 
 
@@ -664,7 +890,7 @@ def _model_error(error: Exception, turn_count: int) -> Terminal:
     if isinstance(error, MalformedStreamError):
         return Terminal(reason="model_error", turn_count=turn_count, error=f"Malformed stream: {error}")
     said = getattr(error, "api_message", None) or str(error)
-    if isinstance(error, anthropic.BadRequestError) and "prompt is too long" in said:
+    if is_prompt_too_long(error):
         return Terminal(reason="prompt_too_long", turn_count=turn_count, error=said)
     if isinstance(error, anthropic.BadRequestError) and "image" in said.lower():
         return Terminal(reason="image_error", turn_count=turn_count, error=said)
@@ -739,16 +965,33 @@ def _hook_stopped(turn: _Turn, deps: QueryDeps) -> SystemMessage | None:
     return None
 
 
-def _stop_notices(turn: _Turn, deps: QueryDeps) -> list[SystemMessage]:
-    """Warnings when a response asks for no tools but its stop_reason says something else."""
-    stop_reason = turn.stop_reason
+def _stop_notices(turn: _Turn, params: QueryParams) -> list[SystemMessage]:
+    """Warnings when a response asks for no tools but its stop_reason says something else.
+
+    A ``max_tokens`` cut that recovery could not mend is the withheld error, shown now (an error,
+    never assistant text); with recovery off, a warning that the loop ends here.
+    """
+    deps, stop_reason = params.deps, turn.stop_reason
     if stop_reason == "tool_use":
         return [_system(deps, "stop_reason_without_tool_use",
                         "The model's stop_reason was tool_use but it sent no tool_use block; nothing to run.", "warning")]
+    if stop_reason == "max_tokens" and _recovers_max_tokens(params.recovery):
+        state = turn.state
+        limit = state.max_output_tokens_override or params.max_tokens
+        return [_system(deps, "max_output_tokens",
+                        f"The response was cut at max_tokens ({limit:,}) again after recovery "
+                        f"({'escalated, ' if state.max_output_tokens_override else ''}"
+                        f"{state.max_output_tokens_recovery_count} resume"
+                        f"{'s' if state.max_output_tokens_recovery_count != 1 else ''}), so the loop ends here.",
+                        "error")]
     if stop_reason == "max_tokens":
         return [_system(deps, "max_output_tokens",
                         "The response was cut at max_tokens (recovery is off), so the loop ends here.", "warning")]
     return []
+
+
+def _recovers_max_tokens(options: RecoveryOptions | None) -> bool:
+    return options is not None and (options.max_output_tokens_escalate or options.max_output_tokens_recovery)
 
 
 def _credentials(model: Any) -> tuple[str, ...]:
