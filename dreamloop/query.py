@@ -592,16 +592,21 @@ async def _withdraw(params: QueryParams, run: QueryRun, turn: _Turn, error: Exce
     tombstones += [TombstoneMessage(uuid=deps.uuid(), target_uuid=uuid, reason=why) for uuid in withdrawn_uuids]
     turn.assistant_messages.clear()
     started = await turn.executor.discard() if turn.executor is not None else ()
-    ran = (f" Tool calls that had started were stopped; their effects may remain: {', '.join(started)}."
-           if started else "")
+    ran = (f" Tool calls it had started were stopped or had finished; their effects may remain: "
+           f"{', '.join(started)}." if started else "")
     if step == "fallback":
-        said = (f"{run.model.model} was overloaded {overloads} times in a row: switching to "
+        times = f"{overloads} time{'s' if overloads != 1 else ''}"
+        said = (f"{run.model.model} was overloaded {times} in a row: switching to "
                 f"{params.fallback_model.model} for the rest of the run, and asking it the same request.{ran}")
-        notice = _system(deps, "model_fallback", said, "warning")
+        notice = _system(deps, "model_fallback", said, "warning", metadata={
+            "from": run.model.model, "to": params.fallback_model.model, "overloads": overloads,
+            "discarded": list(started)})
     else:
         then = "giving up" if run.model is params.fallback_model else "the fallback model"
-        said = f"{run.model.model} is overloaded ({_error_text(error)}): asking again ({overloads}/{limit} before {then}).{ran}"
-        notice = _system(deps, "api_retry", said, "warning")
+        said = (f"{run.model.model} is overloaded ({_error_text(error)}): asking again "
+                f"({overloads}/{limit} before {then}).{ran}")
+        notice = _system(deps, "api_retry", said, "warning", metadata={
+            "model": run.model.model, "overloads": overloads, "limit": limit, "discarded": list(started)})
     return [*tombstones, notice]
 
 
@@ -1000,5 +1005,5 @@ def _credentials(model: Any) -> tuple[str, ...]:
     return tuple(v for v in (getattr(client, "api_key", None), getattr(client, "auth_token", None)) if v)
 
 
-def _system(deps: QueryDeps, subtype: str, content: str, level: str = "info") -> SystemMessage:
-    return SystemMessage(uuid=deps.uuid(), subtype=subtype, content=content, level=level)
+def _system(deps: QueryDeps, subtype: str, content: str, level: str = "info", **extra: Any) -> SystemMessage:
+    return SystemMessage(uuid=deps.uuid(), subtype=subtype, content=content, level=level, **extra)
