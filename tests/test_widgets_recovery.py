@@ -82,3 +82,20 @@ async def test_print_run_names_the_transition_and_the_tombstone(offline, capsys)
     out = capsys.readouterr().out
     assert "transition=max_output_tokens_escalate (escalating max_tokens to 64,000)" in out
     assert "tombstone  withdrawn" in out and "transition=max_output_tokens_recovery (resuming 1/3)" in out
+
+
+def test_the_switchboard_shows_each_switch_on_or_off_per_run(offline):
+    from dreamloop.widgets import Switchboard, switch_fields
+
+    model = offline([])
+    board = Switchboard({"plain": QueryParams(messages="hi", model=model),
+                         "chapter 08": QueryParams(messages="hi", model=model, recovery=RecoveryOptions(),
+                                                   fallback_model="claude-fallback-1", token_budget=1000)})
+    assert [name for name, _, _ in switch_fields()] == ["streaming_tool_execution", "context", "hooks", "recovery",
+                                                       "fallback_model", "token_budget"]
+    assert [chapter for _, chapter, _ in switch_fields()] == ["05", "06", "07", "08", "08", "08"]
+    assert board.on("plain") == [] and board.on("chapter 08") == ["recovery", "fallback_model", "token_budget"]
+    assert repr(board) == "Switchboard(switches=6, columns=2)"
+    html = board.table.value
+    assert html.count('class="dl-sw-on"') == 3 and html.count('class="dl-sw-off"') == 9
+    assert "● claude-fallback-1" in html and "dreamloop:static" in board._repr_mimebundle_()["text/html"]
