@@ -28,7 +28,7 @@ async def test_the_live_view_names_escalate_and_resume_and_strikes_the_withdrawn
     transcript = live.transcript.value
     assert "transition=max_output_tokens_escalate · <b>escalating max_tokens to 64,000</b>" in transcript
     assert "transition=max_output_tokens_recovery · <b>resuming 1/3</b>" in transcript
-    struck = transcript.split('<div class="dl-struck">', 1)[1]
+    struck = transcript.split('<del class="dl-struck" style="display:block">', 1)[1]
     assert struck.index("The first cut answer") < struck.index("withdrawn by a tombstone")
     assert "The escalated one, cut too" in transcript.split("withdrawn by a tombstone")[1]  # not struck: it stays
     assert live.terminal.reason == "completed"
@@ -44,7 +44,8 @@ async def test_the_live_view_says_it_falls_back_and_strikes_the_partial(offline)
         if event.type == "system" and event.subtype == "model_fallback":
             assert "falling back to claude-fallback-1" in live.status.value  # named as it happens
     transcript = live.transcript.value
-    assert '<div class="dl-struck">' in transcript and "Sure, I&#x27;ll" in transcript.split("dl-struck", 1)[1]
+    struck = '<del class="dl-struck" style="display:block">'
+    assert struck in transcript and "Sure, I&#x27;ll" in transcript.split("dl-struck", 1)[1]
     assert "From the fallback." in transcript and live.stream.value == ""
 
 
@@ -64,7 +65,8 @@ async def test_the_inspector_shows_transitions_counters_and_struck_tombstoned_me
     inspector.slider.value = 2
     header = inspector.header.value
     assert "transition=<b>max_output_tokens_recovery</b> (resuming 1/3)" in header
-    assert "<b>max_output_tokens_recovery_count=1</b>" in header and "<b>max_output_tokens_override=64,000</b>" in header
+    assert "<b>max_output_tokens_recovery_count=1</b>" in header
+    assert "<b>max_output_tokens_override=64,000</b>" in header
     assert "max_output_tokens_recovery_count 0→1" in header  # what changed since the previous checkpoint
 
 

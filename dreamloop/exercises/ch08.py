@@ -146,7 +146,8 @@ def check_withdrawn(fn: Any) -> bool:
     hint = ("a tombstone withdraws what the person was shown: the partial response, named by the id in the "
             "message_start event (event.event.message.id), if one came; then every progress message the attempt "
             "yielded (its uuid). Stream events themselves are not messages.")
-    todo = "return the ids to withdraw, in order: the partial response's id (from message_start), then each progress uuid."
+    todo = ("return the ids to withdraw, in order: the partial response's id (from message_start), then each "
+            "progress uuid.")
 
     def body() -> str:
         _require_callable(fn, "withdrawn")

@@ -277,7 +277,7 @@ def message_html(message: Any, names: Mapping[str, str], *, max_chars: int = MAX
     if kind == "tombstone":
         shown = getattr(message, "message", None) or {}
         blocks = "".join(_shown_block_html(b, names, max_chars) for b in shown.get("content") or [])
-        struck = f'<div class="dl-struck">{blocks}</div>' if blocks else ""
+        struck = f'<del class="dl-struck" style="display:block">{blocks}</del>' if blocks else ""
         body = (f'<div class="dl-dim">withdrawn: <span class="dl-mono">{esc(message.target_uuid)}</span></div>'
                 f"{_pre(message.reason) if message.reason else ''}{struck}")
         return _frame(label, "thinking", body, extra="dl-dashed")

@@ -8,8 +8,9 @@ queryLoop() (``messages``, ``messages_for_query``, ``assistant_messages``,
 context stage wrote (a cleared result, a fold, a summary) carries the stage's
 mark and unfolds to the messages it stands for; a message a tombstone
 withdrew (a replaced response) is struck out. After a recovery pass the
-header shows the State's counters. Only the visible checkpoint is rendered; each message's HTML is cached by uuid. It reads traces (live or
-loaded) and knows nothing about how the loop fills them.
+header shows the State's counters. Only the visible checkpoint is rendered;
+each message's HTML is cached by uuid. It reads traces (live or loaded) and
+knows nothing about how the loop fills them.
 """
 
 from __future__ import annotations
@@ -210,8 +211,9 @@ class StateInspector(StaticHTML, W.VBox):
             gone = self._withdrawn.get(uuid)
             if gone is not None:
                 mark += badge("tombstoned", "error", filled=True)
-                body = (f'<div class="dl-struck">{body}</div><div class="dl-small dl-c-error">withdrawn by a '
-                        f"tombstone ({esc(gone)}): no request carries it</div>")
+                body = (f'<del class="dl-struck" style="display:block">{body}</del>'
+                        f'<div class="dl-small dl-c-error">withdrawn by a tombstone ({esc(gone)}): no request '
+                        "carries it</div>")
             parts.append(f'<div class="{"dl-new" if fresh else "dl-item"}"><div class="dl-pos">{mark}[{position}]'
                          f"</div>{body}</div>")
         return pane("".join(parts))

@@ -56,8 +56,9 @@ class _Call:
         inner = self._html()
         if not self.withdrawn:
             return inner
-        return (f'<div class="dl-struck">{inner}</div><div class="dl-small dl-c-error">'
-                "withdrawn with its response (a tombstone): its effects may remain</div>")
+        return (f'<del class="dl-struck" style="display:block">{inner}</del>'
+                '<div class="dl-small dl-c-error">withdrawn with its response (a tombstone): its effects may '
+                "remain</div>")
 
     def _html(self) -> str:
         call = (f'{badge("tool_use", "tool_use")}<b class="dl-mono">{esc(self.name)}</b> '
@@ -306,8 +307,9 @@ class LiveView(StaticHTML, W.VBox):
         target = event.target_uuid
         if target in self._shown:
             turn, at = self._shown.pop(target)
-            turn.entries[at] = (f'<div class="dl-struck">{turn.entries[at]}</div><div class="dl-small dl-c-error">'
-                                f"withdrawn by a tombstone ({esc(event.reason)})</div>")
+            turn.entries[at] = (f'<del class="dl-struck" style="display:block">{turn.entries[at]}</del>'
+                                '<div class="dl-small dl-c-error">withdrawn by a tombstone '
+                                f"({esc(event.reason)})</div>")
         elif target in self._progress:
             call = self._turn().tool_section().calls.get(self._progress[target])
             if call is not None:

@@ -41,7 +41,8 @@ def _switches(value: Any) -> dict[str, Any]:
     switches = getattr(trace, "switches", None)
     if isinstance(switches, dict):
         return switches
-    raise TypeError(f"Switchboard needs QueryParams, a QueryRun, a Trace or a switches dict, not {type(value).__name__}")
+    raise TypeError("Switchboard needs QueryParams, a QueryRun, a Trace or a switches dict, "
+                    f"not {type(value).__name__}")
 
 
 class Switchboard(StaticHTML, W.VBox):
