@@ -406,9 +406,21 @@ def _one_line(error: Exception) -> str:
     if isinstance(error, KeyError):  # str() of a KeyError quotes its message
         return str(error.args[0]) if error.args else "not found"
     if isinstance(error, ValidationError):
-        return "; ".join(f"{_FLAGS.get(str(e['loc'][0]), '.'.join(map(str, e['loc']))) if e['loc'] else 'input'}: "
-                         f"{e['msg']}" for e in error.errors())
+        return "; ".join(_one_error(e) for e in error.errors())
     return str(error)
+
+
+def _one_error(error: Any) -> str:
+    """One pydantic error as ``flag: what is wrong``, without pydantic's ``Value error,`` prefix.
+
+    A check across fields has no location; its message starts ``field: ...`` and the field becomes its flag.
+    """
+    message = str(error["ctx"]["error"]) if error["type"] == "value_error" else error["msg"]
+    if error["loc"]:
+        where = _FLAGS.get(str(error["loc"][0]), ".".join(map(str, error["loc"])))
+        return f"{where}: {message}"
+    field, sep, rest = message.partition(": ")
+    return f"{_FLAGS[field]}: {rest}" if sep and field in _FLAGS else message
 
 
 def allow_test_commands(prefixes: tuple[str, ...] = TEST_COMMAND_PREFIXES) -> Any:

@@ -214,17 +214,26 @@ class QueryParams(BaseModel):
     @field_validator("token_budget", mode="before")
     @classmethod
     def _budget_total(cls, value: Any) -> Any:
-        return TokenBudget(total=value) if isinstance(value, int) and not isinstance(value, bool) else value
+        if isinstance(value, bool) or isinstance(value, (float, str)):
+            raise ValueError(f"a whole number of output tokens (or a TokenBudget), not {value!r}")
+        return TokenBudget(total=value) if isinstance(value, int) else value
 
     @model_validator(mode="after")
     def _fallback_is_a_model(self) -> "QueryParams":
         fallback = self.fallback_model
         if isinstance(fallback, str):
-            if not fallback.strip() or not hasattr(self.model, "with_name"):
+            if not fallback.strip():
+                raise ValueError("fallback_model: the name is blank; give another model's name, or None for no "
+                                 "fallback")
+            if not hasattr(self.model, "with_name"):
                 raise ValueError("fallback_model: a model name needs an AnthropicModel as model (or give a model)")
             self.fallback_model = self.model.with_name(fallback.strip())
         elif fallback is not None and not hasattr(fallback, "stream"):
             raise ValueError("fallback_model must be an AnthropicModel or a model name")
+        name = getattr(self.fallback_model, "model", None)
+        if name is not None and name == getattr(self.model, "model", None):
+            # Claude Code refuses this too ("Fallback model cannot be the same as the main model").
+            raise ValueError(f"fallback_model: {name!r} is the main model; a fallback must be another model")
         return self
 
     @model_validator(mode="after")

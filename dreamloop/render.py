@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 import json
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, Iterable
 
 from rich.console import Console
@@ -22,6 +23,7 @@ from rich.text import Text
 from .hooks import describe_record
 from .messages import AssistantMessage, AttachmentMessage, SystemMessage, TombstoneMessage, UserMessage
 from .state import Continue, Terminal
+from .tokens import usage_text
 
 __all__ = ["TurnPrinter", "print_run", "print_trace", "workspace_diff"]
 
@@ -49,7 +51,8 @@ class TurnPrinter:
 
     def __init__(self, console: Console | None = None) -> None:
         self.console = console or Console()
-        self.tokens_in = self.tokens_out = 0
+        self.usage = dict.fromkeys(("input_tokens", "output_tokens", "cache_read_input_tokens",
+                                    "cache_creation_input_tokens"), 0)  # the run's totals
         self._calls: dict[str, Any] = {}
 
     def turn(self, turn_count: int, transition: Continue | None) -> None:
@@ -60,8 +63,8 @@ class TurnPrinter:
 
     def assistant(self, message: AssistantMessage) -> None:
         usage = message.message.usage
-        self.tokens_in += usage.input_tokens
-        self.tokens_out += usage.output_tokens
+        for field in self.usage:
+            self.usage[field] += getattr(usage, field, 0) or 0
         for block in message.message.content:
             if block.type == "text" and block.text.strip():
                 self.console.print(Text("assistant: ", style="bold") + Text(block.text))
@@ -71,7 +74,7 @@ class TurnPrinter:
             elif block.type in ("thinking", "redacted_thinking"):
                 self.console.print(Text(f"  ({block.type})", style="dim"))
         self.console.print(Text(
-            f"  stop_reason={message.message.stop_reason}  tokens in={usage.input_tokens} out={usage.output_tokens}",
+            f"  stop_reason={message.message.stop_reason}  {usage_text(usage)}",
             style="dim"))
 
     def tool_results(self, message: UserMessage) -> None:
@@ -109,7 +112,7 @@ class TurnPrinter:
 
     def terminal(self, terminal: Terminal) -> None:
         body = f"reason={terminal.reason}  turn_count={terminal.turn_count}"
-        body += f"\ntokens in={self.tokens_in} out={self.tokens_out}"
+        body += "\n" + usage_text(SimpleNamespace(**self.usage))
         if terminal.error:
             body += f"\nerror: {terminal.error}"
         style = "green" if terminal.reason == "completed" else "yellow"

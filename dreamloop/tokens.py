@@ -28,6 +28,7 @@ __all__ = [
     "estimate_tokens",
     "message_tokens",
     "request_segments",
+    "usage_text",
 ]
 
 CHARS_PER_TOKEN = 3.5
@@ -232,3 +233,17 @@ class TokenCounter:
         """Drop the cached estimates of every uuid not in ``keep`` (after a compaction)."""
         keep = set(keep)
         self._cache = {u: t for u, t in self._cache.items() if u in keep}
+
+
+def usage_text(usage: Any) -> str:
+    """``usage`` (the API's ``Usage``, or anything with its fields) as ``"tokens in=N out=M"``.
+
+    The API counts input read from or written to the prompt cache apart from
+    ``input_tokens`` (``cache_read_input_tokens``, ``cache_creation_input_tokens``);
+    when either is non-zero the text adds ``"cache read=R write=W"``, so a cached
+    request does not look like one that sent nothing (``in=0``).
+    """
+    read = getattr(usage, "cache_read_input_tokens", 0) or 0
+    write = getattr(usage, "cache_creation_input_tokens", 0) or 0
+    text = f"tokens in={usage.input_tokens} out={usage.output_tokens}"
+    return text + (f" cache read={read} write={write}" if read or write else "")

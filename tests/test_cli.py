@@ -132,6 +132,10 @@ def test_exit_1_is_an_unexpected_crash_only(sample):
     (["serve-fake", "--script", "nosuchmodule:policy"], "no module named 'nosuchmodule'"),
     (["serve-fake", "--script", "json:policy"], "module 'json' has no 'policy'"),
     (["serve-fake", "--port", "99999"], "argument --port: a port is 0-65535"),
+    (["run", "hi", "--fallback-model", ""], "dreamloop run: error: --fallback-model: the name is blank"),
+    (["run", "hi", "--fallback-model", "  "], "dreamloop run: error: --fallback-model: the name is blank"),
+    (["run", "hi", "--model", "claude-x-1", "--fallback-model", "claude-x-1"],
+     "dreamloop run: error: --fallback-model: 'claude-x-1' is the main model; a fallback must be another model"),
 ])
 def test_exit_2_usage_errors_name_the_flag_and_run_nothing(argv, says, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
@@ -146,6 +150,7 @@ def test_exit_2_usage_errors_name_the_flag_and_run_nothing(argv, says, tmp_path,
     captured = capsys.readouterr()
     assert done.value.code == 2
     assert says in captured.err
+    assert "Value error" not in captured.err  # pydantic's wording stays out of a usage error
     assert "workspace:" not in captured.out  # checked before the run started
     assert (tmp_path / "config.py").read_text() == "value = 1\n"
 

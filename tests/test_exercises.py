@@ -1069,6 +1069,8 @@ CASES = [
         (withdrawn_partial_only, "the loop also withdraws"),
         (withdrawn_calls_by_id, "never showed as a message"),
         (lambda events: [e.uuid for e in events if e.type == "stream_event"], "has no attribute"),
+        (lambda events: withdrawn(events)[::-1], "the right ids in another order"),
+        (lambda events: withdrawn(events) + withdrawn(events), "more than once"),
     ]),
     (ex.check_budget_continue, keep_going, [
         (keep_going_to_the_end, "three continuations, +120 after +80' you would go on"),
@@ -1099,11 +1101,14 @@ CASES = [
 ]
 
 GIVEAWAYS = {
-    ex.check_cut_recovery: ["max_output_tokens_override is None:", "recovery_count < 3:", "attempt=state."],
-    ex.check_withdrawn: ["ids.append(event.uuid)", 'event.type == "progress"', "ids.append("],
-    ex.check_budget_continue: ["tracking.continuations >= 3 and", "< 0.9 * total", "not diminishing and"],
+    ex.check_cut_recovery: ["max_output_tokens_override is None:", "recovery_count < 3:", "attempt=state.",
+                            "under 3", "that count + 1"],
+    ex.check_withdrawn: ["ids.append(event.uuid)", 'event.type == "progress"', "ids.append(",
+                         "event.event.message.id"],
+    ex.check_budget_continue: ["tracking.continuations >= 3 and", "< 0.9 * total", "not diminishing and",
+                               "90%", "fewer than 500"],
     ex.check_where_decided: ['"hook_stopped": "tools"', '"max_turns": "next"', '"blocking_limit": "context"'],
-    ex.check_trigger: ['dl.reply("', 'dl.tool_use("Read"', "stop_reason=\"max_tokens\")"],
+    ex.check_trigger: ['dl.reply("', 'dl.tool_use("Read"', "stop_reason=\"max_tokens\")", "config.py"],
     ex.check_switches_by: ['int(info.json_schema_extra["chapter"]) <= chapter', "model_fields.items()",
                            '.get("switch")'],
     ex.check_safe_cut: ["source_tool_use_ids", "cut -= 1", "seen +="],
@@ -1254,3 +1259,12 @@ def test_the_dangling_answers_pass_the_offline_api():
     assert "toolu_2" in validate_request(body).message
     body["messages"][2] = close_dangling([type("U", (), u)() for u in uses], {})
     assert validate_request(body) is None
+
+
+def test_where_decided_accepts_the_chapter_figure(capsys):
+    """Chapter 09's figure puts every unrecovered API error after recovery: an answer read off it passes."""
+    from_figure = {**WHERE, "model_error": "recovery", "prompt_too_long": "recovery", "image_error": "recovery"}
+    assert ex.check_where_decided(from_figure.__getitem__)
+    after_the_stream = {**WHERE, "model_error": "stream", "prompt_too_long": "stream", "image_error": "stream"}
+    assert ex.check_where_decided(after_the_stream.__getitem__)
+    capsys.readouterr()

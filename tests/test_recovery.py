@@ -7,6 +7,9 @@
 from __future__ import annotations
 
 import pytest
+from pydantic import ValidationError
+
+import dreamloop as dl
 
 from dreamloop.recovery import (
     MaxTokensCut,
@@ -184,3 +187,25 @@ def test_options_are_checked():
         RecoveryOptions(escalate=True)  # a typo never silently drops a setting
     with pytest.raises(ValueError):
         TokenBudget(total=0)
+
+
+@pytest.mark.parametrize("fallback, says", [
+    ("", "fallback_model: the name is blank"),
+    ("   ", "fallback_model: the name is blank"),
+    ("claude-scripted-1", "'claude-scripted-1' is the main model; a fallback must be another model"),
+    (" claude-scripted-1 ", "'claude-scripted-1' is the main model"),
+])
+def test_a_fallback_model_must_be_another_model(fallback, says):
+    """A blank name or the main model itself is refused when the params are built, naming the real fault."""
+    with pytest.raises(ValidationError, match=says):
+        dl.QueryParams(messages="go", model=dl.offline([]), fallback_model=fallback)
+    model = dl.offline([])
+    with pytest.raises(ValidationError, match="is the main model"):
+        dl.QueryParams(messages="go", model=model, fallback_model=model)
+
+
+@pytest.mark.parametrize("budget", [1.5, "5000", True])
+def test_a_token_budget_is_a_whole_number(budget):
+    with pytest.raises(ValidationError, match="a whole number of output tokens"):
+        dl.QueryParams(messages="go", model=dl.offline([]), token_budget=budget)
+    assert dl.QueryParams(messages="go", model=dl.offline([]), token_budget=5000).token_budget.total == 5000

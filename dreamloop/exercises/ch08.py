@@ -58,9 +58,9 @@ def check_cut_recovery(fn: Any) -> bool:
     """Check ``fn(state) -> dl.Continue | None``: what the loop does after a response cut at ``max_tokens`` that
     asked for no tool, with a 4,096-token request, a 64,000 escalation and at most 3 resumes a turn; on six
     States against ``dreamloop.recovery.decide_recovery``, then as a loop against an always-truncating model."""
-    hint = ("escalate once a turn: while state.max_output_tokens_override is None, retry with max_tokens=64000; "
-            "after that resume while state.max_output_tokens_recovery_count is under 3, attempt = that count + 1; "
-            "then None (the run ends).")
+    hint = ("the State's counters say which rung this turn is on: max_output_tokens_override is set once the "
+            "turn has escalated, max_output_tokens_recovery_count counts its resumes. Take the rungs in order, "
+            "each no more often than the exercise allows; past the last one, give up.")
     todo = ("return dl.Continue(reason='max_output_tokens_escalate', max_tokens=64000), "
             "dl.Continue(reason='max_output_tokens_recovery', attempt=n) or None, from the State's counters.")
 
@@ -143,9 +143,9 @@ def check_withdrawn(fn: Any) -> bool:
     """Check ``fn(events) -> list of ids``: the ``target_uuid`` of each tombstone the loop yields for a failed
     attempt before the fallback model is asked (the response as far as it streamed, by the id its
     ``message_start`` gave, then each progress message of the attempt); on three failures, against the loop."""
-    hint = ("a tombstone withdraws what the person was shown: the partial response, named by the id in the "
-            "message_start event (event.event.message.id), if one came; then every progress message the attempt "
-            "yielded (its uuid). Stream events themselves are not messages.")
+    hint = ("a tombstone withdraws what the person was shown, as it was shown: the partial response (which "
+            "event carried its id?), if one began, and every message the attempt yielded. Stream events "
+            "themselves are not messages; nothing is withdrawn twice.")
     todo = ("return the ids to withdraw, in order: the partial response's id (from message_start), then each "
             "progress uuid.")
 
@@ -166,8 +166,16 @@ def check_withdrawn(fn: Any) -> bool:
             extra_ids = [t for t in got if t not in want]
             if extra_ids:
                 raise _Fail(f"for '{name}' you withdraw {_short(extra_ids, 80)}, which the attempt never showed as a "
-                            f"message; the loop withdraws {want}.", hint)
-            raise _Fail(f"for '{name}' you withdraw {got}; the loop also withdraws {missing} (in order: {want}).", hint)
+                            f"message; the loop withdraws {_short(want, 120)}.", hint)
+            if missing:
+                raise _Fail(f"for '{name}' you withdraw {_short(got, 120)}; the loop also withdraws "
+                            f"{_short(missing, 80)} (in order: {_short(want, 120)}).", hint)
+            if len(got) != len(set(got)):
+                twice = sorted({t for t in got if got.count(t) > 1})
+                raise _Fail(f"for '{name}' you withdraw {_short(twice, 80)} more than once; each shown message "
+                            f"is withdrawn once: {_short(want, 120)}.", hint)
+            raise _Fail(f"for '{name}' you withdraw the right ids in another order, {_short(got, 120)}; the loop "
+                        f"withdraws them as they were shown: {_short(want, 120)}.", hint)
         return ("three failed attempts: the partial response (by its message_start id) and each progress message "
                 "withdrawn, nothing when nothing was shown.")
 
@@ -196,9 +204,9 @@ def check_budget_continue(fn: Any) -> bool:
     """Check ``fn(output_tokens, tracking, total) -> bool``: does a turn that ended go on
     (``token_budget_continuation``)? Under 90% of ``total`` and returns not diminishing (after 3 continuations,
     this one and the last each under 500 tokens); on eight cases against ``decide_token_budget``, then as a loop."""
-    hint = ("go on while the run is under 90% of its budget, unless returns diminish: at least 3 continuations "
-            "made, and both this step (since tracking.tokens) and the one before it (tracking.last_delta) added "
-            "fewer than 500 tokens.")
+    hint = ("two questions, both about the whole run: is it still under the completion threshold of its budget, "
+            "and have returns diminished (enough continuations made, and the last two steps each small)? This "
+            "step is what was added since tracking.tokens; the one before it is tracking.last_delta.")
     todo = "return True to go on (a continuation), False to stop, from the tokens used and the tracking so far."
 
     def decide(tokens: int, tracking: TokenBudgetTracking, total: int, name: str) -> bool:

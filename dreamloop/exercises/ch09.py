@@ -27,7 +27,7 @@ WHERE_DECIDED: dict[str, frozenset[str]] = {
     "model_error": frozenset({"stream", "recovery"}),
     "prompt_too_long": frozenset({"stream", "recovery"}),
     "blocking_limit": frozenset({"context"}),
-    "image_error": frozenset({"stream"}),
+    "image_error": frozenset({"stream", "recovery"}),
     "stop_hook_prevented": frozenset({"stop"}),
     "hook_stopped": frozenset({"tools"}),
     "next_turn": frozenset({"next"}),
@@ -51,6 +51,18 @@ _WHY = {
     "stop_hook_blocking": "the stop hooks run at phase 4 when the model asked for no tool.",
     "next_turn": "tool results are handed on at phase 5, where the next State is built.",
     "completed": "a response without tool_use goes to the stop checks; when nothing sends it back, the run ends.",
+    "aborted_streaming": "the abort signal fired while the model streamed: the run ends where the stream ended.",
+    "aborted_tools": "the abort signal fired while the tools ran: the run ends after their results are answered.",
+    "model_error": "an error the stream returned ends the run right after the stream, when no recovery pass "
+                   "takes it.",
+    "prompt_too_long": "the API's 400 comes back from the stream; the drain and the compaction are tried first, "
+                       "right after it.",
+    "image_error": "the API's 400 about media comes back from the stream and no recovery pass takes it.",
+    "max_output_tokens_escalate": "a response cut at max_tokens is seen when the stream ends; recovery decides.",
+    "max_output_tokens_recovery": "a response cut at max_tokens is seen when the stream ends; recovery decides.",
+    "reactive_compact_retry": "the 400 (prompt is too long) is withheld when the stream ends; recovery decides.",
+    "collapse_drain_retry": "the 400 (prompt is too long) is withheld when the stream ends; recovery decides.",
+    "stop_hook_prevented": "the stop hooks run at phase 4 when the model asked for no tool.",
 }
 
 
@@ -105,9 +117,9 @@ async def _transitions(script: list[Any]) -> tuple[list[str | None], str, int]:
 def check_trigger(fn: Any) -> bool:
     """Check ``fn() -> list of dl.Turn``: a script that, run with ``recovery=dl.RecoveryOptions()`` and a Read
     tool, goes through ``WANTED`` (escalate, resume, next_turn) and ends ``completed``."""
-    hint = ("a response cut at max_tokens that asks for no tool is what recovery acts on: the first such cut of a "
-            "turn escalates, the next one resumes; then a response with a finished tool_use (Read, file_path "
-            "'config.py') starts turn 2, and a plain answer ends the run.")
+    hint = ("recovery acts on a response cut at max_tokens that asks for no tool, and the rungs come in order "
+            "within a turn; only tool results handed on start the next turn; a response without tool_use, "
+            "not cut, ends the run.")
     todo = "return a list of dl.reply(...) turns; stop_reason='max_tokens' makes a response cut."
 
     def body() -> str:

@@ -17,6 +17,7 @@ from html import escape
 from typing import Any, Iterable, Mapping
 
 from ..hooks import describe_record
+from ..tokens import usage_text
 
 __all__ = [
     "COLORS",
@@ -249,7 +250,7 @@ def message_html(message: Any, names: Mapping[str, str], *, max_chars: int = MAX
         api = message.message
         usage = api.usage
         note = (f' <span class="dl-dim">stop_reason={esc(api.stop_reason)} · '
-                f"tokens in={usage.input_tokens} out={usage.output_tokens}</span>")
+                f"{esc(usage_text(usage))}</span>")
         body = "".join(block_html(b, names, max_chars=max_chars) for b in api.content)
         return _frame(label, "assistant", body, note=note)
     if kind == "user":
