@@ -1,4 +1,134 @@
-"""Chinese for the widgets' fixed labels and the loop's flowchart (``dreamloop/widgets/``, ``dreamloop/diagram.py``)."""
+"""Chinese for the widgets' fixed labels and the loop's flowchart (``dreamloop/widgets/``, ``dreamloop/diagram.py``).
+
+The flowchart's boxes follow the source text's own flowchart (取当前 State, 调用模型并消费流式响应, ...).
+Field and pane names (``turn_count``, ``messages_for_query``, ...) stay as they are: they are the code's names.
+"""
 
 TEXTS = {
+    # the flowchart (diagram.py)
+    "1. take the current State": "1. 取当前 State",
+    "2. messages_for_query (context pipeline)": "2. 组织 messages_for_query（上下文管线）",
+    "3. call the model, stream the response": "3. 调用模型并消费流式响应",
+    "tool_use received?": "收到 tool_use？",
+    "stop checks": "停止检查",
+    "4. run tools, collect tool_result": "4. 执行工具并收集 tool_result",
+    "abort, hook stop, max_turns?": "中断、hook 停止或轮数限制？",
+    "5. new State: turn_count + 1": "5. 新的 State：turn_count + 1",
+    "Terminal (the reason)": "Terminal（终止原因）",
+    "no": "否",
+    "yes": "是",
+    "end": "结束",
+    "a stop hook blocks": "停止 hook 阻断",
+    "continue": "继续",
+    "queryLoop(): one iteration": "queryLoop()：一次迭代",
+    # AskPrompt
+    "No question yet.": "还没有问题。",
+    "Allow": "允许",
+    "Deny": "拒绝",
+    "Allow {tool}?": "允许 {tool} 吗？",
+    "permission": "权限",
+    "waiting for your answer…": "等待你的回答…",
+    "auto-answered: {answer}": "已自动回答：{answer}",
+    "no answer within {seconds:g} s: denied": "{seconds:g} 秒内没有回答：已拒绝",
+    "cancelled (the run was stopped)": "已取消（运行被停止）",
+    "allowed": "已允许",
+    "denied": "已拒绝",
+    "answers:": "回答：",
+    # the stored snapshot (static.py)
+    "a snapshot stored with the notebook; run the cell for the live widget":
+        "随笔记本保存的快照；运行这个单元格即可看到可交互的组件",
+    # messages as HTML (html.py)
+    "… ({count} more characters)": "…（还有 {count} 个字符）",
+    "for {tool}": "回应 {tool}",
+    "for an unknown call": "回应一个未知的调用",
+    "(hidden: only its signature was kept)": "（已隐藏：只保留了它的签名）",
+    "(encrypted)": "（已加密）",
+    "withdrawn: {uuid}": "已撤回：{uuid}",
+    "(sent to the model)": "（会发给模型）",
+    "(UI only)": "（只在界面显示）",
+    # StateInspector
+    "checkpoint": "检查点",
+    "checkpoint {index} / {last}": "检查点 {index} / {last}",
+    "State.messages as the iteration began": "本次迭代开始时的 State.messages",
+    "what phase 2 (the context pipeline) handed to the model call": "阶段 2（上下文管线）交给模型调用的消息",
+    "phase 3: the model's response(s) this turn": "阶段 3：本轮模型的响应",
+    "phase 4: the tool_result messages this turn": "阶段 4：本轮的 tool_result 消息",
+    "phase 5 and notices: queued input, max_turns_reached, hook records, stop hook feedback":
+        "阶段 5 与通知：排队的输入、max_turns_reached、hook 记录、停止 hook 的反馈",
+    "No checkpoint yet: the first is taken after turn 1's tools ran (or when the loop ends).":
+        "还没有检查点：第一个检查点在第 1 轮的工具执行完后记录（或在循环结束时）。",
+    " (the same as State.messages: no context stage changed them)": "（与 State.messages 相同：没有上下文阶段改动它们）",
+    " (differs from State.messages: a context stage changed them)": "（与 State.messages 不同：有上下文阶段改动了它们）",
+    " (the conversation messages only: the file holds no system prompt and no tool definitions)":
+        "（只有对话消息：文件里没有系统提示词，也没有工具定义）",
+    "then": "之后",
+    "continue: {reason}": "继续：{reason}",
+    "{count} message": "{count} 条消息",
+    "{count} messages": "{count} 条消息",
+    ", {count} new": "，{count} 条新增",
+    "… {count} earlier messages not shown (StateInspector(trace, max_messages=None) shows all)":
+        "… 更早的 {count} 条消息未显示（StateInspector(trace, max_messages=None) 会全部显示）",
+    "(none)": "（无）",
+    "new": "新",
+    "None (the first iteration)": "None（第一次迭代）",
+    "the model is answering a stop hook's feedback (the meta user message marked new in messages)":
+        "模型正在回应停止 hook 的反馈（messages 中标为“新”的那条 meta 用户消息）",
+    "changed: nothing before this (the loop's first State)": "变化：此前没有检查点（这是循环的第一个 State）",
+    "changed: {changes}": "变化：{changes}",
+    "→ continue: next transition={reason} (the next State has {count} messages)":
+        "→ 继续：下一个 transition={reason}（下一个 State 有 {count} 条消息）",
+    "the file ends here (no Terminal recorded)": "文件到此结束（没有记录 Terminal）",
+    "the run is still going (refresh() to re-read)": "运行仍在进行（调用 refresh() 重新读取）",
+    "notes:": "备注：",
+    "Claude Code session {name} (Claude Code {versions}) · branch {branch}{sidechain} of {branches}":
+        "Claude Code 会话 {name}（Claude Code {versions}）· 分支 {branch}{sidechain}，共 {branches} 个分支",
+    " (a sidechain)": "（旁支）",
+    "imported: {kind}": "导入自：{kind}",
+    "{delta:+d} message": "{delta:+d} 条消息",
+    "{delta:+d} messages": "{delta:+d} 条消息",
+    ", ": "，",
+    # LiveView
+    "waiting for a run": "等待运行",
+    "Stop": "停止",
+    "Stopping…": "正在停止…",
+    "Fire the run's abort signal": "触发这次运行的中断信号",
+    "● running": "● 运行中",
+    "ended": "已结束",
+    "ended with {error}": "以 {error} 结束",
+    "phase: {phase}": "阶段：{phase}",
+    "stopping (abort signal fired)": "正在停止（已触发中断信号）",
+    "running…": "运行中…",
+    "done ✓{took}": "完成 ✓{took}",
+    "done ✗{took}": "完成 ✗{took}",
+    "streaming…": "流式输出中…",
+    "streamed before the end (blocks that never finished are not kept)": "结束前已流式输出的内容（未完成的块不会保留）",
+    "→ user message with 1 tool_result block (call order) goes back to the model":
+        "→ 含 1 个 tool_result 块的 user 消息（按调用顺序）交回模型",
+    "→ user message with {count} tool_result blocks (call order) goes back to the model":
+        "→ 含 {count} 个 tool_result 块的 user 消息（按调用顺序）交回模型",
+    "… {count} earlier turns (StateInspector(run.trace) shows every one)":
+        "… 更早的 {count} 轮（StateInspector(run.trace) 会显示每一轮）",
+    # Timeline
+    "no turns yet": "还没有轮次",
+    "turn {n}: model": "第 {n} 轮：模型",
+    " {seconds:.2f} s": " {seconds:.2f} 秒",
+    " (interrupted)": "（中断）",
+    " (is_error)": "（is_error）",
+    ", no tools": "，无工具",
+    ", tools: ": "，工具：",
+    ", then ": "，然后 ",
+    " in parallel": " 并行",
+    " ({notes})": "（{notes}）",
+    "{count} is_error": "{count} 个 is_error",
+    "interrupted": "中断",
+    "started while the model streamed": "在模型流式输出时开始",
+    "{count} started while the model streamed": "{count} 个在模型流式输出时开始",
+    "total": "总计",
+    "No checkpoint yet.": "还没有检查点。",
+    "turn {n} model": "第 {n} 轮 模型",
+    "the stream ended here": "流式输出在此结束",
+    "seconds since the run started": "自运行开始的秒数",
+    "model streaming": "模型流式输出",
+    "tool running": "工具运行",
+    "is_error / interrupted": "is_error / 中断",
 }
