@@ -7,12 +7,13 @@ STAMP  := $(VENV)/.installed
 NB_ENV := DREAMLOOP_AUTO_ANSWER=1 NO_COLOR=1 JUPYTER_COLUMNS=100 PYDEVD_DISABLE_FILE_VALIDATION=1
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=120
 
-.PHONY: help venv demo test unit nbval lab notebooks images bench soak browser-test screenshots binder-check hub-test clean
+.PHONY: help venv demo test unit nbval lab lab-zh notebooks images bench soak browser-test screenshots binder-check hub-test clean
 
 help:
 	@echo "make demo          run the main job offline (change value to 2 on a sample project)"
 	@echo "make test          the whole test suite: unit tests and every notebook (nbval)"
 	@echo "make lab           JupyterLab on the notebooks"
+	@echo "make lab-zh        JupyterLab on the Chinese edition (notebooks/zh/, 中文版)"
 	@echo "make notebooks     re-execute and save every notebook"
 	@echo "make images        rebuild the figures in images/ from their sources"
 	@echo "make bench         print the benchmarks' figures"
@@ -44,6 +45,9 @@ nbval: $(STAMP)
 
 lab: $(STAMP)
 	$(BIN)/jupyter lab --ServerApp.root_dir=$(CURDIR) --LabApp.default_url=/lab/tree/notebooks/00_setup_and_tour.ipynb $(if $(filter 0,$(shell id -u)),--allow-root,)
+
+lab-zh: $(STAMP)
+	$(BIN)/jupyter lab --ServerApp.root_dir=$(CURDIR) --LabApp.default_url=/lab/tree/notebooks/zh/00_setup_and_tour.ipynb $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 notebooks: $(STAMP)
 	$(NB_ENV) $(BIN)/python notebooks/build.py
