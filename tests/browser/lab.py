@@ -379,14 +379,15 @@ JS_HELPERS = r"""
         text: norm([...cell.node.querySelectorAll('.jp-OutputArea-output')].map((o) => o.textContent).join(' ')).slice(0, 400),
       }).filter(Boolean);
     },
-    // record what the live views' "streaming…" part showed while the cells ran (distinct texts, capped)
-    watchStreaming() {
+    // record what the live views' "streaming…" part showed while the cells ran (distinct texts, capped);
+    // markers: that label in each language the kit speaks
+    watchStreaming(markers) {
       const record = window.__dlStream = { frames: 0, samples: [] };
       const seen = new Set();
       const look = () => {
         for (const el of document.querySelectorAll('.dreamloop-live .widget-html-content')) {
           const t = norm(el.textContent);
-          if (!t.includes('streaming…') || seen.has(t)) continue;
+          if (!markers.some((m) => t.includes(m)) || seen.has(t)) continue;
           seen.add(t);
           record.frames += 1;
           if (record.samples.length < 400) record.samples.push(t.slice(0, 2000));
@@ -505,6 +506,16 @@ del _dreamloop_browser_probe
 
 
 
+def in_every_language(text: str) -> list[str]:
+    """A widget label as the kit shows it in each language (English, then the catalogues' translations).
+
+    Read from the kit itself (``dreamloop.language``), so a chapter of any edition is waited for by its own words.
+    """
+    from dreamloop.language import LANGUAGES, catalogue
+
+    return [text] + [catalogue(code)[text] for code in LANGUAGES if code != "en"]
+
+
 def find_notebook(number: str) -> Path:
     """``notebooks/NN_*.ipynb`` for chapter ``number`` ("03", or "zh/03" for another edition's folder)."""
     folder, _, nn = number.rpartition("/")
@@ -611,7 +622,7 @@ def open_and_run(ch: Chapter, run_timeout: float) -> None:
                   wait_until="domcontentloaded")
         page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell", timeout=budget.ms(20))
         page.evaluate(JS_HELPERS)
-        page.evaluate("() => window.__dl.watchStreaming()")
+        page.evaluate("(markers) => window.__dl.watchStreaming(markers)", in_every_language("streaming…"))
 
     with report.check(f"chapter {ch.number} opens"):
         opened = time.monotonic()
@@ -824,11 +835,11 @@ def press_stop(ch: Chapter, marker: str, *, when: str, expect: str, check: str) 
             run_cell(ch, index)
             started = time.monotonic()
             view = f"window.__dl.panel().content.widgets[{index}].node.querySelector('.dreamloop-live')"
-            ready = {"streaming": "streaming…", "tools": "running…"}[when]
+            ready = in_every_language({"streaming": "streaming…", "tools": "running…"}[when])
             page.wait_for_function(
                 f"""() => {{ const v = {view}; if (!v) return false;
                              const b = v.querySelector('.dreamloop-stop');
-                             return b && !b.disabled && v.textContent.includes({json.dumps(ready)}); }}""",
+                             return b && !b.disabled && {json.dumps(ready)}.some((t) => v.textContent.includes(t)); }}""",
                 timeout=budget.ms(20), polling=50)
             waited = time.monotonic() - started
             button = page.locator(f".jp-Notebook .jp-Cell >> nth={index}").locator(".dreamloop-stop")
