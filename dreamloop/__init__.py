@@ -31,6 +31,7 @@ _EXPORTS: dict[str, str] = {
     "AttachmentMessage": "messages",
     "BaseTool": "tools",
     "Checkpoint": "trace",
+    "ContextOptions": "context",
     "Continue": "state",
     "Deny": "tools",
     "Event": "events",

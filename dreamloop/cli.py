@@ -5,7 +5,9 @@ directory and "change value to 2" runs through ``query()`` against the
 offline API with the real tools, printed turn by turn. ``sample DIR`` copies
 that project to DIR, a safe place to try ``run``, which runs any prompt,
 offline (the demo policy), ``--live`` (``--record`` writes a cassette) or
-from a recorded cassette (``--cassette``), and exits with the code of its
+from a recorded cassette (``--cassette``), as the production loop (every
+branch that exists is on, each with a flag to turn it off: ``--no-hooks``,
+``--no-context`` / ``--no-stage STAGE``), and exits with the code of its
 Terminal reason (``EXIT_CODES``). ``import-claude-code`` rebuilds a Claude
 Code session file call by call. ``run`` is the production loop: every branch
 that exists is on (``--no-…`` turns one off; ``--json`` and the trace say which
@@ -32,6 +34,8 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.syntax import Syntax
 from rich.text import Text
+
+from .context.options import STAGES
 
 __all__ = ["EXIT_CODES", "main"]
 
@@ -125,6 +129,13 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--no-streaming-tools", dest="streaming_tools", action="store_false",
                      help="run tools after the whole response (default: each call starts as soon as its "
                           "tool_use block is complete, while the model still streams)")
+    run.add_argument("--no-context", action="store_true",
+                     help="turn the context pipeline off (default: every stage on, thresholds from the model's "
+                          "window)")
+    run.add_argument("--no-stage", action="append", default=[], choices=STAGES, metavar="STAGE",
+                     help=f"turn one context stage off (repeatable): {', '.join(STAGES)}")
+    run.add_argument("--context-window", type=_positive_int, default=None, metavar="TOKENS",
+                     help="the context window in tokens (default: the model's, from the Models API)")
 
     replay = sub.add_parser("replay", help="print a saved trace")
     replay.add_argument("trace", type=Path, metavar="FILE", help="a trace saved with --trace")
@@ -278,8 +289,22 @@ def _prepare_run(args: argparse.Namespace) -> tuple[Any, argparse.Namespace, Any
         **({"max_tokens": args.thinking_budget + 4096} if thinking else {}),
         hooks=hooks,
         streaming_tool_execution=args.streaming_tools,
+        context=_context_options(args, workspace),
     )
     return params, args, console, nobody, replayed
+
+
+def _context_options(args: argparse.Namespace, workspace: Path) -> Any:
+    """The production pipeline: every context stage on (thresholds from the model's window), minus the
+    ones turned off. None with ``--no-context``. (No system context naming the workspace: the requests
+    would then differ from one workspace to the next, and a cassette recorded in one would not replay in
+    another.)"""
+    from .context import ContextOptions
+
+    if args.no_context:
+        return None
+    options = ContextOptions.all_on(context_window=args.context_window)
+    return options.model_copy(update={stage: None for stage in args.no_stage})
 
 
 def _load_hooks(settings: list[Path], console: Console) -> Any:
@@ -436,9 +461,8 @@ async def _run(params: Any, args: argparse.Namespace, console: Console, nobody: 
             await print_run(run, console)
     if args.json:
         transcript = [m.model_dump(mode="json") for m in run.messages]
-        switches = params.switches()  # which branches were on
         print(json.dumps({"terminal": run.terminal.model_dump(mode="json"), "usage": _usage(run.messages),
-                          "switches": switches, "transcript": transcript}, indent=2))
+                          "switches": run.trace.switches, "transcript": transcript}, indent=2))
     if args.trace:
         run.trace.save(args.trace)
     recorder = params.model.recorder
@@ -478,13 +502,15 @@ def _ctrl_c_stops(run: Any) -> Iterator[None]:
 
 
 def _usage(messages: list[Any]) -> dict[str, int]:
-    """Token totals over the run's assistant messages (the API's usage, summed)."""
-    totals = {"input_tokens": 0, "output_tokens": 0}
+    """Token totals over the run's assistant messages (the API's usage, summed). A request's input is
+    ``input_tokens`` + ``cache_creation_input_tokens`` + ``cache_read_input_tokens`` (prompt caching)."""
+    keys = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")
+    totals = dict.fromkeys(keys, 0)
     for message in messages:
         if message.type == "assistant":
             usage = message.message.usage
-            totals["input_tokens"] += usage.input_tokens
-            totals["output_tokens"] += usage.output_tokens
+            for key in keys:
+                totals[key] += getattr(usage, key, None) or 0
     totals["requests"] = sum(1 for m in messages if m.type == "assistant")
     return totals
 

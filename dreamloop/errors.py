@@ -6,6 +6,7 @@
     │   └── MalformedStreamError    it broke the stream protocol (no message_start, a delta for a
     │                               block never started, a data frame that is not JSON, ...)
     ├── ScriptExhausted             the offline script has no item for this request (fake_api)
+    ├── CompactionFailed            a compaction could not summarise the history (context/autocompact.py)
     ├── FileFormatError             a line of a session file or cassette is not what it should be
     │                               (also a ValueError; claude_code.py, fake_api/cassette.py)
     ├── HookError                   a Python hook raised: your bug, raised out of the loop (hooks.py)
@@ -23,6 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "CompactionFailed",
     "DreamloopError",
     "FileFormatError",
     "HookError",
@@ -65,6 +67,11 @@ class MalformedStreamError(StreamError):
 
 class ScriptExhausted(DreamloopError):
     """The offline script has no turn left for request ``index``."""
+
+
+class CompactionFailed(DreamloopError):
+    """A compaction did not happen: nothing to summarise, the summarising request failed, or it
+    came back without text. The autocompact stage turns it into a notice; recovery into a Terminal."""
 
 
 class FileFormatError(DreamloopError, ValueError):

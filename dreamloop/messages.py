@@ -195,14 +195,21 @@ class SystemMessage(_LoopMessageBase):
     ``model_error``); ``interrupted`` (an abort); ``stop_reason_without_tool_use``,
     ``max_output_tokens``; ``unknown_stop_reason``, ``unknown_stream_content``
     (what a later API version may send: reported, the run goes on);
-    ``resume_repair`` (a resume repaired what a crash left, ``transcript.py``).
-    Later branches add theirs here.
+    ``resume_repair`` (a resume repaired what a crash left, ``transcript.py``);
+    the context pipeline's ``tool_result_budget``, ``snip``, ``microcompact``,
+    ``context_collapse``, ``compact_boundary``, ``autocompact_failed``,
+    ``blocking_limit`` (``dreamloop.context``). Later branches add theirs here.
+    ``metadata`` holds a subtype's structured data (Claude Code's
+    ``compactMetadata`` and the like): for the context stages ``stage``,
+    ``tokens_before``, ``tokens_after`` and ``replaced`` (new uuid → the uuids
+    of the messages it stands for).
     """
 
     type: Literal["system"] = "system"
     subtype: str
     content: str
     level: Literal["info", "warning", "error"] = "info"
+    metadata: dict[str, Any] | None = None
 
 
 class AttachmentMessage(_LoopMessageBase):

@@ -32,7 +32,8 @@ import httpx2
 from anthropic.types import Message, RawMessageStreamEvent
 
 from dreamloop.errors import IncompleteStreamError, MalformedStreamError
-from dreamloop.fake_api import FakeMessagesAPI
+from dreamloop.fake_api import DEFAULT_CONTEXT_WINDOW, FakeMessagesAPI
+from dreamloop.fake_api.cache import MIN_CACHEABLE_TOKENS
 from dreamloop.messages import UnknownContentBlock, content_block
 from dreamloop.partial import PartialResponse
 from dreamloop.recording import CassetteRecorder
@@ -85,6 +86,7 @@ class AnthropicModel:
         self.recorder = recorder
         self.last_request_id: str | None = None
         self.last_cut_blocks: list[CutBlock] = []
+        self._context_window: int | None = None
 
     def __repr__(self) -> str:
         kind = "offline" if self.api is not None else "live"
@@ -176,6 +178,22 @@ class AnthropicModel:
         result = await self.client.messages.count_tokens(**params)
         return result.input_tokens
 
+    async def context_window(self) -> int:
+        """The model's context window in tokens: ``max_input_tokens`` from ``GET /v1/models/{id}``.
+
+        Asked once, then remembered. An endpoint that does not answer it (an
+        Anthropic-compatible server without the Models API) or leaves it out
+        gives ``DEFAULT_CONTEXT_WINDOW`` (200,000) instead.
+        """
+        if self._context_window is None:
+            try:
+                info = await self.client.models.retrieve(self.model)
+                window = info.max_input_tokens
+            except anthropic.APIError:
+                window = None
+            self._context_window = window or DEFAULT_CONTEXT_WINDOW
+        return self._context_window
+
     def _raise_script_error(self, err: anthropic.APIStatusError) -> None:
         if self.api is not None and err.request_id in self.api.script_errors:
             raise self.api.script_errors[err.request_id] from err
@@ -194,7 +212,8 @@ def _cut_block(data: dict[str, Any]) -> Any:
 
 def offline(script: Script | list[Any], *, model: str | None = None, max_retries: int = 2,
             record: str | Path | CassetteRecorder | None = None,
-            thinking: dict[str, Any] | None = None) -> AnthropicModel:
+            thinking: dict[str, Any] | None = None, context_window: int = DEFAULT_CONTEXT_WINDOW,
+            cache_min_tokens: int = MIN_CACHEABLE_TOKENS) -> AnthropicModel:
     """An ``AnthropicModel`` on a fresh in-process ``FakeMessagesAPI(script)``; no network, no key.
 
     ``model.api`` is the fake API (``.requests`` shows what was sent). ``model``:
@@ -202,13 +221,16 @@ def offline(script: Script | list[Any], *, model: str | None = None, max_retries
     ``record``: a cassette path (or ``CassetteRecorder``) to record the exchanges
     to; ``thinking``: the ``thinking`` request field (e.g.
     ``{"type": "enabled", "budget_tokens": 2048}``), sent with every request.
+    ``context_window``: the largest request (estimated tokens) it accepts, also
+    what ``await model.context_window()`` reports; ``cache_min_tokens``: the
+    shortest prefix its prompt cache keeps (the API's is 1,024).
 
     Example::
 
         model = offline(cassette("run.cassette.jsonl"))   # replay a recorded live run
     """
     name = model or getattr(script, "model", None) or "claude-scripted-1"
-    api = FakeMessagesAPI(script, model=name)
+    api = FakeMessagesAPI(script, model=name, context_window=context_window, cache_min_tokens=cache_min_tokens)
     recorder = _recorder(record, name)
     client = api.client(max_retries=max_retries, event_hooks=recorder.event_hooks() if recorder else None)
     return AnthropicModel(client, name, api=api, request_options=_options(thinking), recorder=recorder)

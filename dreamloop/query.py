@@ -3,7 +3,7 @@
 One ``while True``, five phases in the order of the source's flowchart:
 
     1. State in          take this iteration's State (messages, turn_count, transition)
-    2. context pipeline  prepare ``messages_for_query`` (stages arrive in later chapters)
+    2. context pipeline  prepare ``messages_for_query``: seven stages, light to heavy (``context/``)
     3. stream the model  yield raw events, collect ``assistant_messages`` and tool_use blocks
                          (streaming tool execution: calls start as their blocks complete)
     4. tools or stop     no tool_use → stop checks (stop hooks) → Terminal; else run tools → ``tool_results``
@@ -27,10 +27,11 @@ from anthropic.types import Message as APIMessage
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from .abort import AbortController, Aborted
+from .context import ContextOptions, ContextPipeline, PreCompact, PreCompactResult, PreparedContext, prepare_context
 from .deps import QueryDeps
 from .errors import IncompleteStreamError, MalformedStreamError, StreamError
 from .events import RequestStart, StreamEvent
-from .hooks import Hooks, StopCheck, run_stop_hooks
+from .hooks import Hooks, StopCheck, run_pre_compact_hooks, run_stop_hooks
 from .messages import (
     KNOWN_STOP_REASONS,
     AssistantMessage,
@@ -93,6 +94,9 @@ class QueryParams(BaseModel):
     * ``streaming_tool_execution`` (chapter 05): start each tool call as soon
       as its ``tool_use`` block is complete in the stream
       (``StreamingToolExecutor``) instead of after the whole response.
+    * ``context`` (chapter 06): the context pipeline (``ContextOptions``: each of
+      the seven stages, the window, the thresholds, prompt caching). None:
+      phase 2 sends the history as it is.
     * ``hooks``: ``Hooks`` (chapter 07): ``pre_tool_use`` / ``post_tool_use`` around
       each call, ``stop`` when the model asks for no tools. None: no hook runs.
     """
@@ -114,6 +118,7 @@ class QueryParams(BaseModel):
     queued_input: Callable[[], list[AttachmentMessage]] | None = None
     deps: QueryDeps = Field(default_factory=QueryDeps)
     streaming_tool_execution: bool = Field(default=False, json_schema_extra={"switch": True, "chapter": "05"})
+    context: ContextOptions | None = Field(default=None, json_schema_extra={"switch": True, "chapter": "06"})
     hooks: Hooks | None = Field(default=None, json_schema_extra={"switch": True, "chapter": "07"})
 
     def switches(self) -> dict[str, Any]:
@@ -154,6 +159,14 @@ class QueryParams(BaseModel):
         if not hasattr(value, "stream"):
             raise ValueError("model must be an AnthropicModel: use dreamloop.offline(script) or dreamloop.live()")
         return value
+
+    @model_validator(mode="after")
+    def _budget_has_a_directory(self) -> "QueryParams":
+        budget = self.context.tool_result_budget if self.context else None
+        if budget is not None and budget.directory is None and self.workspace is None:
+            raise ValueError("context.tool_result_budget writes oversized results to a file: give "
+                             "QueryParams(workspace=...) or ToolResultBudget(directory=...)")
+        return self
 
 
 class QueryRun:
@@ -236,9 +249,10 @@ def query(params: QueryParams, *, trace: Trace | None = None) -> QueryRun:
 class _Turn:
     """The four local collectors of one iteration (queryLoop()'s locals), and what the tools said so far."""
 
-    def __init__(self, state: State, messages_for_query: list[Any]) -> None:
+    def __init__(self, state: State, messages_for_query: list[Any], context: dict[str, Any] | None = None) -> None:
         self.state = state
         self.messages_for_query = messages_for_query
+        self.context = context
         self.assistant_messages: list[Any] = []
         self.tool_results: list[Any] = []
         self.attachments: list[Any] = []
@@ -264,6 +278,7 @@ class _Turn:
             assistant_messages=self.assistant_messages,
             tool_results=self.tool_results,
             attachments=self.attachments,
+            context=self.context,
         )
 
     def tool_uses(self) -> list[Any]:
@@ -284,6 +299,9 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
         secrets=_credentials(params.model),
         hooks=params.hooks,
     )
+    pipeline = ContextPipeline(params.context, model=params.model, system_prompt=params.system_prompt,
+                               tools=params.tools, workspace=params.workspace, uuid=deps.uuid, clock=deps.clock,
+                               abort=abort, pre_compact=_pre_compact_hooks(params))
     state = State(messages=tuple(params.messages), tool_use_context=context)
 
     while True:
@@ -292,9 +310,22 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
 
         # -- 2. context pipeline -------------------------------------------
         # Light to heavy: tool-result budget, snip, microcompact, collapse,
-        # system prompt, autocompact, blocking limit. No stage is switched on
-        # yet, so the model sees the history as it is.
-        turn = _Turn(state, list(state.messages))
+        # system prompt, autocompact, blocking limit; each stage that changes
+        # something says so. What is sent starts after the last compact
+        # boundary, and the next State is built from it, so a reduction
+        # carries forward (the transcript keeps everything).
+        try:
+            prepared = await prepare_context(state, pipeline)
+        except asyncio.CancelledError:  # the task was cancelled during a compaction: close quietly
+            run.end(Terminal(reason="aborted_streaming", turn_count=state.turn_count),
+                    _Turn(state, list(state.messages)))
+            raise
+        turn = _Turn(state, prepared.messages_for_query, prepared.record.as_dict() if prepared.record else None)
+        for message in prepared.yielded:
+            yield run.note(message)
+        if prepared.terminal is not None:  # blocking_limit (or an abort or a hook during a compaction): no request
+            run.end(prepared.terminal, turn)
+            return
 
         # -- 3. stream the model --------------------------------------------
         # With streaming tool execution on, an executor starts each tool_use as
@@ -303,7 +334,7 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
         partial = PartialResponse()
         executor = StreamingToolExecutor(context) if params.streaming_tool_execution else None
         try:
-            async for item in _guarded(_call_model(params, state, turn.messages_for_query, executor), abort):
+            async for item in _guarded(_call_model(params, state, prepared, executor), abort):
                 if isinstance(item, APIMessage):
                     turn.stop_reason = item.stop_reason
                     if any(_visible(block) for block in item.content):  # never an empty message (F4)
@@ -357,6 +388,7 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
                         messages=(*turn.messages_for_query, *turn.assistant_messages, *turn.attachments),
                         turn_count=state.turn_count,  # not a new turn: the same one, answered again
                         transition=transition,
+                        auto_compact_tracking=prepared.auto_compact_tracking,
                         stop_hook_active=True,
                         stop_hook_blocks=state.stop_hook_blocks + 1,
                         tool_use_context=context,
@@ -412,6 +444,7 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
             messages=(*turn.messages_for_query, *turn.assistant_messages, *turn.tool_results, *turn.attachments),
             turn_count=next_turn_count,
             transition=transition,
+            auto_compact_tracking=prepared.auto_compact_tracking,
             stop_hook_active=state.stop_hook_active,
             stop_hook_blocks=state.stop_hook_blocks,
             tool_use_context=context,
@@ -422,19 +455,17 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
 # Helpers, in the order the phases use them
 
 
-def _call_model(params: QueryParams, state: State, messages_for_query: list[Any],
+def _call_model(params: QueryParams, state: State, prepared: PreparedContext,
                 executor: StreamingToolExecutor | None) -> AsyncIterator[Any]:
-    """deps.callModel(): one streaming request for this iteration.
+    """deps.callModel(): one streaming request for this iteration (messages and system from phase 2).
 
     With an executor (streaming tool execution), its ``alongside`` starts each
     tool_use when its block completes and interleaves the calls' progress.
     """
     request: dict[str, Any] = {
-        "messages": normalize_messages_for_api(messages_for_query),
+        **prepared.request_fields(),
         "max_tokens": state.max_output_tokens_override or params.max_tokens,
     }
-    if params.system_prompt:
-        request["system"] = params.system_prompt
     if params.tools:
         request["tools"] = tool_schemas(params.tools)
     stream = params.model.stream(**request)
@@ -586,6 +617,21 @@ async def _stop_hooks(params: QueryParams, state: State, run: QueryRun, turn: _T
     except asyncio.CancelledError:
         run.end(Terminal(reason="stop_hook_prevented", turn_count=state.turn_count), turn)
         raise
+
+
+def _pre_compact_hooks(params: QueryParams) -> PreCompact | None:
+    """The ``pre_compact`` hook event, run by the context pipeline before each compaction (None: no hooks)."""
+    hooks = params.hooks
+    if hooks is None:
+        return None
+
+    async def pre_compact(trigger: str, instructions: str | None) -> PreCompactResult:
+        outcome = await run_pre_compact_hooks(hooks, trigger="manual" if trigger == "manual" else "auto",
+                                              custom_instructions=instructions or "", workspace=params.workspace,
+                                              permission_mode=params.permission_mode, uuid=params.deps.uuid)
+        return PreCompactResult(messages=outcome.records, stop=outcome.stopped, stop_reason=outcome.stop_reason)
+
+    return pre_compact
 
 
 def _hook_stopped(turn: _Turn, deps: QueryDeps) -> SystemMessage | None:

@@ -7,13 +7,13 @@ reasons it returns. Plain data; this module runs nothing.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SkipValidation, field_validator
 
 from .messages import LoopMessage
 
-__all__ = ["Continue", "ContinueReason", "State", "Terminal", "TerminalReason"]
+__all__ = ["AutoCompactTracking", "Continue", "ContinueReason", "State", "Terminal", "TerminalReason"]
 
 ContinueReason = Literal[
     "next_turn",
@@ -91,12 +91,32 @@ class Terminal(BaseModel):
     error: str | None = None
 
 
+class AutoCompactTracking(BaseModel):
+    """Compaction's bookkeeping, carried in ``State.auto_compact_tracking`` (``autoCompactTracking``).
+
+    * ``compacted``: a compaction happened in this run.
+    * ``turn_id``: the uuid of the latest ``compact_boundary`` (None before the first).
+    * ``turn_counter``: iterations since that compaction.
+    * ``consecutive_failures``: compactions in a row that failed or left the
+      context over the threshold; at ``Autocompact.max_failures`` autocompact
+      stops trying for the rest of the run (Claude Code's circuit breaker).
+    """
+
+    model_config = ConfigDict(frozen=True)
+    compacted: bool = False
+    turn_id: str | None = None
+    turn_counter: int = 0
+    consecutive_failures: int = 0
+
+
 class State(BaseModel):
     """What carries from one iteration of the loop to the next (queryLoop()'s ``State``).
 
     A new ``State`` is built at every ``continue``; the loop never mutates one.
 
-    * ``messages``: the history (``messages``), loop messages in order.
+    * ``messages``: the history (``messages``), loop messages in order (a tuple). They are not
+      validated again: the loop builds each State from messages it already holds, and checking
+      thousands of them on every turn would make a turn cost the whole history.
     * ``turn_count`` (``turnCount``): starts at 1; +1 when a batch of tool results is handed on.
     * ``transition`` (``transition``): why the previous iteration continued; ``None`` on the first.
     * ``max_output_tokens_recovery_count`` (``maxOutputTokensRecoveryCount``): resumes so far (≤ 3).
@@ -113,14 +133,19 @@ class State(BaseModel):
 
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
 
-    messages: tuple[LoopMessage, ...] = ()
+    messages: Annotated[tuple[LoopMessage, ...], SkipValidation] = ()
     turn_count: int = 1
     transition: Continue | None = None
     max_output_tokens_recovery_count: int = 0
     max_output_tokens_override: int | None = None
     has_attempted_reactive_compact: bool = False
-    auto_compact_tracking: dict[str, Any] | None = None
+    auto_compact_tracking: AutoCompactTracking | None = None
     pending_tool_use_summary: str | None = None
     stop_hook_active: bool = False
     stop_hook_blocks: int = 0
     tool_use_context: Any = Field(default=None, exclude=True, repr=False)
+
+    @field_validator("messages", mode="before")
+    @classmethod
+    def _a_tuple(cls, value: Any) -> Any:
+        return value if isinstance(value, tuple) else tuple(value)

@@ -4,9 +4,10 @@ A checkpoint is taken where queryLoop() has one: after the turn's tools ran
 and before the next ``State`` is built, and once more when the loop ends. It
 holds the turn's ``State`` (messages, turn_count, transition), the
 ``messages_for_query`` that were sent, the turn's ``assistant_messages`` and
-``tool_results``, and the turn's events. Messages are stored once and referred
-to by uuid, so a trace grows linearly. Saved as JSONL. The widgets read
-traces; this module knows nothing about rendering.
+``tool_results``, the turn's events, and what the context pipeline did
+(``context``). Messages are stored once and referred to by uuid. Saved as
+JSONL (version 5; versions 1 to 4 still load). The widgets read traces; this
+module knows nothing about rendering.
 """
 
 from __future__ import annotations
@@ -25,10 +26,11 @@ __all__ = ["TRACE_VERSION", "Checkpoint", "Trace", "jsonl_records"]
 
 _MESSAGE = TypeAdapter(LoopMessage)
 
-TRACE_VERSION = 4
+TRACE_VERSION = 5
 """The JSONL format's version: 2 added ``Checkpoint.stop_hook_active``; 3 the header's ``source`` and
 ``Checkpoint.notes`` (a trace imported from a Claude Code session); 4 the header's ``switches`` (which
-feature switches were on); versions 1 to 3 still load."""
+feature switches were on); 5 ``Checkpoint.context`` (what the context pipeline did). Versions 1 to 4 still
+load (the fields they lack empty)."""
 
 
 class Checkpoint(BaseModel):
@@ -47,6 +49,10 @@ class Checkpoint(BaseModel):
     * ``notes``: short remarks for a reader (an imported Claude Code session puts
       what the file says beside the messages here: usage, interrupts, hooks,
       synthesized results, an exchange the real API would have rejected).
+    * ``context``: what phase 2 did (``dreamloop.context.ContextRecord.as_dict()``:
+      window, thresholds, tokens before the stages and as sent, each stage's
+      tokens before and after, staged folds, the compaction's usage); None
+      when the pipeline is off (and in traces before version 5).
     """
 
     index: int
@@ -62,6 +68,7 @@ class Checkpoint(BaseModel):
     terminal: Terminal | None = None
     stop_hook_active: bool = False
     notes: list[str] = Field(default_factory=list)
+    context: dict[str, Any] | None = None
 
     @property
     def messages_after(self) -> list[str]:
@@ -90,6 +97,7 @@ class Trace:
         self.checkpoints: list[Checkpoint] = []
         self.terminal: Terminal | None = None
         self._events: list[dict[str, Any]] = []
+        self._seen: list[tuple[tuple[Any, ...], list[str]]] = []  # the last sequences and their uuids
 
     # -- recording (called by the loop) ----------------------------------
 
@@ -122,15 +130,24 @@ class Trace:
         attachments: list[Any] = (),
         next_transition: Continue | None = None,
         terminal: Terminal | None = None,
+        context: dict[str, Any] | None = None,
     ) -> Checkpoint:
-        """Close the current iteration: store its collectors and events."""
+        """Close the current iteration: store its collectors and events.
+
+        A turn's State begins with the previous turn's ``messages_for_query``, so
+        their uuids are reused and only the new messages are read: recording a
+        checkpoint costs what is new, not the whole history.
+        """
         ids = lambda messages: [self.add_message(m) for m in messages]  # noqa: E731
-        point = Checkpoint(
+        state_ids = self._history_ids(state.messages)
+        query_ids = self._history_ids(messages_for_query)
+        self._seen = [(tuple(messages_for_query), query_ids)]
+        point = Checkpoint.model_construct(  # the fields are known good: no per-uuid validation
             index=len(self.checkpoints),
             turn_count=state.turn_count,
             transition=state.transition,
-            state_messages=ids(state.messages),
-            messages_for_query=ids(messages_for_query),
+            state_messages=state_ids,
+            messages_for_query=query_ids,
             assistant_messages=ids(assistant_messages),
             tool_results=ids(tool_results),
             attachments=ids(attachments),
@@ -138,12 +155,26 @@ class Trace:
             next_transition=next_transition,
             terminal=terminal,
             stop_hook_active=state.stop_hook_active,
+            context=context,
         )
         self._events = []
         self.checkpoints.append(point)
         if terminal is not None:
             self.terminal = terminal
         return point
+
+    def _history_ids(self, messages: Any) -> list[str]:
+        """The uuids of ``messages``, reusing those of a sequence it extends (the last ones recorded)."""
+        sequence = messages if isinstance(messages, tuple) else tuple(messages)
+        for known, uuids in reversed(self._seen):
+            size = len(known)
+            if size and len(sequence) >= size and sequence[:size] == known:  # identical objects: a C-level compare
+                found = uuids + [self.add_message(m) for m in sequence[size:]]
+                break
+        else:
+            found = [self.add_message(m) for m in sequence]
+        self._seen = [*self._seen[-1:], (sequence, found)]
+        return found
 
     # -- reading ----------------------------------------------------------
 
@@ -180,7 +211,7 @@ class Trace:
         """Write the trace as JSONL: a header, one line per message, per checkpoint."""
         path = Path(path)
         with path.open("w", encoding="utf-8") as out:
-            header: dict[str, Any] = {"kind": "trace", "version": TRACE_VERSION}
+            header: dict[str, Any] = {"kind": "trace", "version": TRACE_VERSION, "switches": self.switches}
             if self.source is not None:
                 header["source"] = self.source
             if self.switches:
@@ -216,6 +247,7 @@ class Trace:
         if not isinstance(header.get("version"), int) or header["version"] > TRACE_VERSION:
             raise ValueError(f"{path}: trace version {header.get('version')!r}; this dreamloop reads version "
                              f"{TRACE_VERSION} (a newer dreamloop wrote it?)")
+        trace.switches = dict(header.get("switches") or {})
         trace.source = header.get("source")
         trace.switches = dict(header.get("switches") or {})
         for number, record in records[1:]:

@@ -120,7 +120,7 @@ async def test_thinking_config_is_passed_through_on_the_live_path(tmp_path):
         model = dl.live("claude-scripted-1", api_key=SECRET, base_url=server.url, thinking=thinking)
         run = dl.query(dl.QueryParams(messages="hi", model=model, max_tokens=2048))
         [event async for event in run]
-        body = server.api.requests[0].body
+        body = [r for r in server.api.requests if r.path.endswith("/v1/messages")][0].body
     assert body["thinking"] == thinking and run.terminal.reason == "completed"
 
 
@@ -208,7 +208,7 @@ def test_the_command_passes_thinking_through(tmp_path, capsys, monkeypatch):
         monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
         assert main(["run", "hi", "--live", "--model", "claude-scripted-1", "--workspace", str(tmp_path),
                      "--thinking-budget", "2048"]) == 0
-        body = server.api.requests[0].body
+        body = [r for r in server.api.requests if r.path.endswith("/v1/messages")][0].body
     assert body["thinking"] == {"type": "enabled", "budget_tokens": 2048} and body["max_tokens"] == 2048 + 4096
     with pytest.raises(SystemExit):
         main(["run", "hi", "--workspace", str(tmp_path), "--thinking-budget", "100"])

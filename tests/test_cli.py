@@ -266,12 +266,14 @@ def test_json_is_pure_and_carries_token_totals(sample, capsys):
                                    "--permission-mode", "accept-edits")
     assert status == 0 and f"workspace: {sample}" in err
     answers = [m for m in result["transcript"] if m["type"] == "assistant"]
+    keys = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")
     assert result["usage"] == {
-        "input_tokens": sum(m["message"]["usage"]["input_tokens"] for m in answers),
-        "output_tokens": sum(m["message"]["usage"]["output_tokens"] for m in answers),
+        **{key: sum(m["message"]["usage"][key] for m in answers) for key in keys},
         "requests": len(answers),
     }
-    assert result["usage"]["input_tokens"] > 0
+    usage = result["usage"]
+    assert usage["input_tokens"] + usage["cache_creation_input_tokens"] + usage["cache_read_input_tokens"] > 0
+    assert usage["cache_read_input_tokens"] > 0  # run turns prompt caching on: later requests read the prefix
 
 
 def test_sample_copies_a_workspace_to_try(tmp_path, capsys):

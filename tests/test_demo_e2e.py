@@ -139,5 +139,7 @@ def test_live_mode_talks_to_any_anthropic_compatible_endpoint(capsys, tmp_path, 
     result = json.loads(capsys.readouterr().out)
     assert status == 0 and result["terminal"]["reason"] == "completed"
     assert "value = 2" in (workspace / "config.py").read_text()
-    assert len(requests) == result["terminal"]["turn_count"]
-    assert requests[0].headers["authorization"] == "<redacted>" and requests[0].streamed
+    assert [r.path for r in requests][0] == "/v1/models/claude-scripted-1"  # the window, for the context pipeline
+    messages = [r for r in requests if r.path.endswith("/v1/messages")]
+    assert len(messages) == result["terminal"]["turn_count"]
+    assert messages[0].headers["authorization"] == "<redacted>" and messages[0].streamed

@@ -198,6 +198,34 @@ def settings_with(command=PUSH_GUARD, matcher="Bash", kind="command", event="Pre
     return {"hooks": {event: [{"matcher": matcher, "hooks": [{"type": kind, "command": command}]}]}}
 
 
+def safe_cut(messages, keep_recent):
+    cut, seen = len(messages), 0
+    while cut > 0 and seen < keep_recent:
+        cut -= 1
+        seen += messages[cut].type in ("user", "assistant")
+    while 0 < cut < len(messages) and messages[cut].type == "user" and messages[cut].source_tool_use_ids:
+        cut -= 1  # a result: keep the call that asked for it
+        while cut > 0 and messages[cut].type != "assistant":
+            cut -= 1
+    return cut
+
+
+def first_stage(tokens, options):
+    limits = options.thresholds(options.context_window)
+    for name in ("snip", "microcompact", "context_collapse", "autocompact", "blocking_limit"):
+        limit = getattr(limits, name)
+        if limit is not None and tokens > limit:
+            return name
+    return None
+
+
+def clearable(messages, keep_recent):
+    answers = [i for i, m in enumerate(messages) if m.type == "user" and m.source_tool_use_ids]
+    kept_from = answers[-max(keep_recent, 2)] if len(answers) >= max(keep_recent, 2) else 0
+    return [block["tool_use_id"] for m in messages[:kept_from] if m.type == "user" and m.source_tool_use_ids
+            for block in m.message["content"] if block["content"] != dl.context.CLEARED]
+
+
 # ---------------------------------------------------------------------------
 # The untouched exercises, as the notebooks have them
 
@@ -230,6 +258,9 @@ STUBS = {
     ex.check_tests_stop_hook: stub("block while the tests fail, None when they pass"),
     ex.check_no_recursive_rm: stub("deny a recursive rm, None for anything else"),
     ex.check_settings_hook: {"hooks": {"PreToolUse": []}},
+    ex.check_safe_cut: stub("return the index where the kept tail starts"),
+    ex.check_first_stage: stub("the first threshold-triggered stage that acts, or None"),
+    ex.check_clearable: stub("the tool_use ids of the results to clear"),
 }
 
 
@@ -659,6 +690,72 @@ def rm_rf_substring(input):
 # The table: check, solution, wrong answers (each with a phrase its ❌ must contain), and the solution's code
 # that no hint may give away
 
+def naive_cut(messages, keep_recent):
+    return max(len(messages) - keep_recent, 0)
+
+
+def cut_counting_notices(messages, keep_recent):
+    cut = max(len(messages) - keep_recent, 0)
+    while 0 < cut < len(messages) and messages[cut].type == "user" and messages[cut].source_tool_use_ids:
+        cut -= 1
+    return cut
+
+
+def cut_moved_forward(messages, keep_recent):
+    cut, seen = len(messages), 0
+    while cut > 0 and seen < keep_recent:
+        cut -= 1
+        seen += messages[cut].type in ("user", "assistant")
+    while cut < len(messages) and messages[cut].type == "user" and messages[cut].source_tool_use_ids:
+        cut += 1  # past the result: the pair is summarised instead of kept
+    return cut
+
+
+def heaviest_stage(tokens, options):
+    over = [s for s in ("snip", "microcompact", "context_collapse", "autocompact", "blocking_limit")
+            if getattr(options.thresholds(options.context_window), s) is not None
+            and tokens > getattr(options.thresholds(options.context_window), s)]
+    return over[-1] if over else None
+
+
+def stage_at_or_over(tokens, options):
+    limits = options.thresholds(options.context_window)
+    for name in ("snip", "microcompact", "context_collapse", "autocompact", "blocking_limit"):
+        limit = getattr(limits, name)
+        if limit is not None and tokens >= limit:
+            return name
+    return None
+
+
+def stage_from_fractions(tokens, options):
+    for name, fraction in (("snip", 0.5), ("microcompact", 0.6), ("context_collapse", 0.7), ("autocompact", 0.835),
+                           ("blocking_limit", 0.885)):
+        if tokens > options.context_window * fraction:
+            return name
+    return None
+
+
+def clear_all_but_last(messages, keep_recent):
+    answers = [i for i, m in enumerate(messages) if m.type == "user" and m.source_tool_use_ids]
+    last = answers[-1] if answers else len(messages)
+    return [b["tool_use_id"] for m in messages[:last] if m.type == "user" and m.source_tool_use_ids
+            for b in m.message["content"] if b["content"] != dl.context.CLEARED]
+
+
+def clear_counting_results(messages, keep_recent):
+    ids = [b["tool_use_id"] for m in messages if m.type == "user" and m.source_tool_use_ids
+           for b in m.message["content"] if b["content"] != dl.context.CLEARED]
+    keep = max(keep_recent, 2)
+    return ids[:-keep] if keep else ids
+
+
+def clear_again(messages, keep_recent):
+    answers = [i for i, m in enumerate(messages) if m.type == "user" and m.source_tool_use_ids]
+    kept_from = answers[-max(keep_recent, 2)] if len(answers) >= max(keep_recent, 2) else 0
+    return [b["tool_use_id"] for m in messages[:kept_from] if m.type == "user" and m.source_tool_use_ids
+            for b in m.message["content"]]
+
+
 CASES = [
     (ex.check_hello_script, HELLO, [
         ([dl.reply("Hello!")], "not 'Hello, loop!'"),
@@ -810,9 +907,28 @@ CASES = [
         (settings_with("grep -q 'git push' && exit 2; exit 0"), "nothing on stderr"),
         (settings_with("grep -q 'git' && { echo 'no git' >&2; exit 2; }; exit 0"), "'git status' was blocked too"),
     ]),
+    (ex.check_safe_cut, safe_cut, [
+        (naive_cut, "unexpected tool_use_id"),
+        (cut_counting_notices, "the pipeline cuts at 1"),
+        (cut_moved_forward, "the pipeline cuts at 3"),
+        (lambda messages, keep: 0, "the cut is 0"),
+    ]),
+    (ex.check_first_stage, first_stage, [
+        (heaviest_stage, "first stage to act is 'snip'"),
+        (stage_at_or_over, "*over* its threshold"),
+        (stage_from_fractions, "the pipeline's first stage to act"),
+    ]),
+    (ex.check_clearable, clearable, [
+        (clear_all_but_last, "must stay"),
+        (clear_counting_results, "microcompact clears"),
+        (clear_again, "already cleared"),
+    ]),
 ]
 
 GIVEAWAYS = {
+    ex.check_safe_cut: ["source_tool_use_ids", "cut -= 1", "seen +="],
+    ex.check_first_stage: ["getattr(limits", "tokens > limit", "for name in ("],
+    ex.check_clearable: ["answers[-max(", "kept_from", 'block["tool_use_id"]'],
     ex.check_hello_script: ['dl.reply("Hello, loop!")', "[dl.reply("],
     ex.check_tool_script: ['dl.tool_use("Read"', '{"file_path": "config.py"}', 'dl.reply("value'],
     ex.check_find_tool_uses: ['type == "tool_use"', "for b in response.content", "for block in response.content"],
@@ -910,7 +1026,7 @@ def test_a_verdict_shows_nothing_in_a_notebook():
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 
 
-@pytest.mark.parametrize("path", [p for pattern in ("0[0-57]_*.ipynb", "10_*.ipynb", "solutions/0[0-57]_*.ipynb",
+@pytest.mark.parametrize("path", [p for pattern in ("0[0-7]_*.ipynb", "10_*.ipynb", "solutions/0[0-7]_*.ipynb",
                                                    "solutions/10_*.ipynb") for p in sorted(NOTEBOOKS.glob(pattern))],
                          ids=lambda p: str(p.relative_to(NOTEBOOKS)))
 def test_a_stored_check_cell_shows_one_verdict_line_and_nothing_else(path):

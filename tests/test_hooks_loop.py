@@ -421,7 +421,8 @@ async def test_trace_round_trip_keeps_stop_hook_active(offline, tmp_path):
     await drain(run)
     path = run.trace.save(tmp_path / "trace.jsonl")
     assert json.loads(path.read_text().splitlines()[0]) == {
-        "kind": "trace", "version": TRACE_VERSION, "switches": {"streaming_tool_execution": False, "hooks": True}}
+        "kind": "trace", "version": TRACE_VERSION,
+        "switches": {"streaming_tool_execution": False, "context": False, "hooks": True}}
     loaded = Trace.load(path)
     assert [c.stop_hook_active for c in loaded.checkpoints] == [False, True]
     old = tmp_path / "v1.jsonl"
@@ -457,7 +458,8 @@ def test_run_with_a_settings_file_runs_its_hooks(capsys, tmp_path):
     captured = capsys.readouterr()
     result = json.loads(captured.out)
     assert status == 0 and result["terminal"]["reason"] == "completed"
-    assert result["switches"] == {"streaming_tool_execution": True, "hooks": True}
+    assert {k: v for k, v in result["switches"].items() if k != "context"} == \
+        {"streaming_tool_execution": True, "hooks": True}
     stops = [m["attachment"]["type"] for m in result["transcript"]
              if m["type"] == "attachment" and m["attachment"].get("hookEvent") == "Stop"]
     assert stops == ["hook_blocking_error", "hook_success"]
@@ -471,7 +473,8 @@ def test_run_no_hooks_and_a_blocked_prompt(capsys, tmp_path):
 
     workspace = copy_sample_project(tmp_path / "sample")
     assert main(["run", "set retries to 5", "--workspace", str(workspace), "--no-hooks", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["switches"] == {"streaming_tool_execution": True, "hooks": False}
+    switches = json.loads(capsys.readouterr().out)["switches"]
+    assert switches["streaming_tool_execution"] is True and switches["hooks"] is False
     settings = tmp_path / "settings.json"
     settings.write_text(json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [
         {"type": "command", "command": "echo 'no prompts today' >&2; exit 2"}]}]}}))

@@ -27,6 +27,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
+from dreamloop.context import (STAGES, Autocompact, BlockingLimit, ContextCollapse, ContextOptions, Microcompact,
+                               Snip, SystemPromptAssembly, ToolResultBudget)
 from dreamloop.deps import QueryDeps, counting_uuids
 from dreamloop.engine import QueryEngine, load_transcript
 from dreamloop.fake_api import RawTurn, merge_consecutive, validate_request
@@ -67,10 +69,29 @@ HOOKS = st.fixed_dictionaries({
     "stop": st.sampled_from([None, None, "block", "stop"]),
 }).map(_hooks)
 
+def _context(on: dict[str, bool], window: int, caching: bool) -> ContextOptions:
+    """The context pipeline with the drawn stages on, thresholds so low that they act in a short session."""
+    stages = {
+        "tool_result_budget": ToolResultBudget(max_result_tokens=15, preview_chars=30),
+        "snip": Snip(threshold=0, keep_recent=2, max_chars=120, keep_chars=10),
+        "microcompact": Microcompact(threshold=0, keep_recent=0, min_savings=0),
+        "context_collapse": ContextCollapse(stage_threshold=0, threshold=0, keep_recent=2, min_pairs=1),
+        "system_prompt": SystemPromptAssembly(system_context={"cwd": "/ws"}, user_context={"notes": "be brief"}),
+        "autocompact": Autocompact(threshold=window // 3, keep_recent=2, max_failures=2),
+        "blocking_limit": BlockingLimit(limit=window),
+    }
+    return ContextOptions(context_window=window, prompt_caching=caching,
+                          **{name: stage for name, stage in stages.items() if on[name]})
+
+
+CONTEXT = st.builds(_context, st.fixed_dictionaries({name: st.booleans() for name in STAGES}),
+                    st.sampled_from([300, 1500, 6000]), st.booleans())
+
 SWITCHES: dict[str, st.SearchStrategy[Any]] = {
     "max_turns": st.none() | st.integers(min_value=1, max_value=4),
     "hooks": st.none() | HOOKS,
     "streaming_tool_execution": st.booleans(),
+    "context": st.none() | CONTEXT,
 }
 
 INVARIANTS = (

@@ -9,7 +9,8 @@ import dreamloop
 def test_all_is_pinned():
     assert sorted(dreamloop.__all__) == sorted([
         "AbortController", "Allow", "AnthropicModel", "Ask", "AssistantMessage", "AttachmentMessage",
-        "BaseTool", "Checkpoint", "Continue", "Deny", "Event", "Fault", "Hooks", "LoopMessage", "ProgressMessage",
+        "BaseTool", "Checkpoint", "ContextOptions", "Continue", "Deny", "Event", "Fault", "Hooks", "LoopMessage",
+        "ProgressMessage",
         "QueryEngine", "QueryParams", "QueryRun", "RequestStart", "State", "StreamEvent", "SystemMessage",
         "Terminal", "TombstoneMessage", "ToolResult", "ToolUseContext", "ToolUseSummaryMessage", "Trace",
         "Turn", "UserMessage", "agent_loop", "builtin_tools", "cassette", "inspect_transcript", "live", "load_hooks",

@@ -37,6 +37,7 @@ then answers with what it got done.
 from __future__ import annotations
 
 import ast
+import json
 import re
 import shlex
 from dataclasses import dataclass
@@ -44,10 +45,12 @@ from functools import cached_property
 from pathlib import PurePosixPath
 from typing import Any, Callable, Union
 
+from dreamloop.context.autocompact import SUMMARY_PREFIX, compact_prompt, is_compaction_request
 from dreamloop.scripts import Turn, reply, tool_use
 
 __all__ = [
     "EDIT_RETRIES",
+    "compaction_summary",
     "MAX_TOOL_CALLS",
     "Conversation",
     "FixFailingTest",
@@ -173,20 +176,32 @@ def _result_text(content: Any) -> str:
     return "\n".join(b.get("text", "") for b in _blocks(content) if b.get("type") == "text")
 
 
+_SUMMARY_TASK = re.compile(r"^Primary request: (.*)$", re.MULTILINE)
+
+
 def read_conversation(body: dict[str, Any]) -> Conversation:
     """Parse a Messages API request body.
 
     The task is the latest user message that carries text and no tool_result
-    (earlier tasks of the session are done). The steps are the tool_use blocks
+    (earlier tasks of the session are done); context the loop added (a
+    ``<system-reminder>``, a ``<collapsed>`` fold) is not a task, and a
+    compaction summary stands for the task it names (``Primary request: ...``). The steps are the tool_use blocks
     of the assistant messages after it, each paired by id with its tool_result.
     """
     messages = body.get("messages", [])
     start, prompt = 0, ""
     for i, message in enumerate(messages):
         blocks = _blocks(message.get("content"))
-        if message.get("role") == "user" and not any(b.get("type") == "tool_result" for b in blocks):
+        if message.get("role") == "user":
             texts = [b.get("text", "") for b in blocks if b.get("type") == "text"]
-            texts = [t for t in texts if not t.lstrip().startswith("<system-reminder>")]
+            summaries = [t for t in texts if t.startswith(SUMMARY_PREFIX)]
+            if summaries:  # a compaction summary: the task is the one it names; the steps start after it
+                found = _SUMMARY_TASK.search(summaries[-1])
+                start, prompt = i, found.group(1).strip() if found else prompt
+                continue
+            if any(b.get("type") == "tool_result" for b in blocks):
+                continue
+            texts = [t for t in texts if not t.lstrip().startswith(("<system-reminder>", "<collapsed"))]
             if texts:
                 start, prompt = i, "\n".join(texts).strip()
     calls: list[dict[str, Any]] = []
@@ -810,6 +825,25 @@ def _shell_word(text: str) -> str:
     return f'"{text}"' if not set(text) & set('"$`\\!') else shlex.quote(text)
 
 
+def compaction_summary(body: dict[str, Any]) -> Turn:
+    """The answer to a summarising request (the context pipeline's compaction): the task and the steps so far.
+
+    Its first line, ``Primary request: <the task>``, is what ``read_conversation``
+    reads the task from after the compaction.
+    """
+    ask = compact_prompt().split("\n", 1)[0]
+    messages = [{**m, "content": [b for b in _blocks(m.get("content")) if not str(b.get("text", "")).startswith(ask)]}
+                for m in body.get("messages", [])]
+    conversation = read_conversation({**body, "messages": messages})
+    lines = [f"Primary request: {conversation.prompt}"]
+    for step in conversation.steps:
+        outcome = "failed" if step.is_error else "done"
+        first = next((line for line in step.result.splitlines() if line.strip()), "")[:80]
+        lines.append(f"- {step.name} {json.dumps(step.input)[:80]}: {outcome}; {first}")
+    lines.append(f"Done so far: {len(conversation.steps)} tool calls. Next: continue the task from here.")
+    return _final("\n".join(lines))
+
+
 def explain_grammar(prompt: str) -> Turn:
     """The honest answer to a prompt outside the grammar."""
     shown = " ".join(prompt.split())
@@ -844,6 +878,8 @@ def demo_policy(body: dict[str, Any], index: int) -> Turn:
     >>> demo_policy(body, 0).content[0]["text"]
     "I'll find where `value` is set."
     """
+    if is_compaction_request(body):
+        return compaction_summary(body)
     conversation = read_conversation(body)
     task = parse_task(conversation.prompt)
     if task is None:

@@ -11,7 +11,8 @@ Each check is held against at least three plausible wrong answers in
 ``tests/test_exercises.py``.
 Checks are plain calls, also for ``async def`` answers: code that needs the
 model runs against the offline API on a fresh event loop in a worker thread
-(a notebook's own loop is already running). Each chapter's checks live in their own module (``ch00`` ... ``ch05``, ``ch07``, ``ch10``);
+(a notebook's own loop is already running). Each chapter's checks live in their own module (``ch00`` ...
+``ch07``, ``ch10``);
 the shared checking helpers in ``_checking``. This package knows nothing about
 notebooks or widgets.
 
@@ -30,14 +31,17 @@ from .ch02 import check_answer_tool_uses, check_close_dangling
 from .ch03 import check_last_answer, check_max_turns, check_next_state
 from .ch04 import check_can_use_tool, check_partition, check_tool_definition
 from .ch05 import check_interrupt_results, check_ordering_rule, check_run_together
+from .ch06 import check_clearable, check_first_stage, check_safe_cut
 from .ch07 import check_no_recursive_rm, check_settings_hook, check_tests_stop_hook
 from .ch10 import check_interrupted, check_model_calls
 
 __all__ = [
     "check_answer_tool_uses",
     "check_can_use_tool",
+    "check_clearable",
     "check_close_dangling",
     "check_find_tool_uses",
+    "check_first_stage",
     "check_four_steps",
     "check_hello_script",
     "check_interrupt_results",
@@ -50,6 +54,7 @@ __all__ = [
     "check_ordering_rule",
     "check_partition",
     "check_run_together",
+    "check_safe_cut",
     "check_settings_hook",
     "check_setup",
     "check_tests_stop_hook",

@@ -12,6 +12,7 @@ script of ``Turn``s (``dreamloop.scripts``) or recorded ``RawTurn``s.
     replies.py     Turn / RawTurn → Reply (status, headers, JSON or paced SSE), faults
     sse.py         Message ⇄ stream events, frame encoding
     signatures.py  thinking-block signatures (issued and verified)
+    cache.py       prompt caching: cache_control breakpoints, cache reads and writes in usage
     recorded.py    RawTurn and the recorded-fixture loaders
     cassette.py    cassette(path): a recorded run replayed response by response
     server.py      loopback server and ``serve-fake``
@@ -19,7 +20,8 @@ script of ``Turn``s (``dreamloop.scripts``) or recorded ``RawTurn``s.
 The package knows nothing about the agent loop that calls it.
 """
 
-from .api import OFFLINE_API_KEY, OFFLINE_BASE_URL, FakeMessagesAPI, ReceivedRequest
+from .api import DEFAULT_CONTEXT_WINDOW, OFFLINE_API_KEY, OFFLINE_BASE_URL, FakeMessagesAPI, ReceivedRequest
+from .cache import CacheUsage, PromptCache
 from .cassette import Cassette, RequestDifference, cassette
 from .recorded import RawTurn, RecordedInteraction, load_cassette, load_recorded, recorded_turn
 from .server import FakeServer, load_script, serve, serve_fake_main
@@ -27,12 +29,15 @@ from .signatures import sign_thinking
 from .validation import InvalidRequest, merge_consecutive, validate_request
 
 __all__ = [
+    "CacheUsage",
+    "DEFAULT_CONTEXT_WINDOW",
     "Cassette",
     "OFFLINE_API_KEY",
     "OFFLINE_BASE_URL",
     "FakeMessagesAPI",
     "FakeServer",
     "InvalidRequest",
+    "PromptCache",
     "RawTurn",
     "ReceivedRequest",
     "RecordedInteraction",

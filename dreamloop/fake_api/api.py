@@ -16,6 +16,13 @@ rendered is answered 500 ``api_error`` with ``x-should-retry: false`` (so the
 SDK does not retry it), and the exception is kept in ``script_errors`` under
 the request id; ``dreamloop.model`` re-raises it, so script bugs surface.
 
+Like the real API it has a context window (``context_window``, reported by
+``GET /v1/models/{id}`` as ``max_input_tokens``): a request whose input is
+larger is answered 400 ``prompt is too long: N tokens > M maximum`` and
+consumes nothing. It simulates prompt caching (``cache.py``): the ``usage``
+of every reply splits the input into ``cache_read_input_tokens``,
+``cache_creation_input_tokens`` and ``input_tokens``.
+
 Ids count per instance: ``req_fake_0001``, ``msg_fake_0001``, ``toolu_fake_0001``.
 This module knows nothing about the wire format details (``sse.py``) or the rules (``validation.py``).
 """
@@ -34,13 +41,17 @@ import httpx2
 
 from dreamloop.errors import ScriptExhausted
 from dreamloop.scripts import Script, Turn
-from dreamloop.tokens import estimate_request_tokens
+from dreamloop.tokens import Segment, estimate_request_tokens, request_segments
 
+from .cache import MIN_CACHEABLE_TOKENS, PromptCache
 from .recorded import RawTurn
 from .replies import Reply, error_reply, json_reply, raw_reply, turn_message, turn_reply
 from .validation import validate_request
 
-__all__ = ["OFFLINE_API_KEY", "OFFLINE_BASE_URL", "FakeMessagesAPI", "ReceivedRequest"]
+__all__ = ["DEFAULT_CONTEXT_WINDOW", "OFFLINE_API_KEY", "OFFLINE_BASE_URL", "FakeMessagesAPI", "ReceivedRequest"]
+
+DEFAULT_CONTEXT_WINDOW = 200_000
+"""The offline model's context window in tokens (``max_input_tokens``), as for Claude's current models."""
 
 OFFLINE_API_KEY = "offline-not-a-key"
 OFFLINE_BASE_URL = "http://fake-anthropic.invalid"
@@ -82,8 +93,10 @@ class FakeMessagesAPI:
 
     ``script``: a list of ``Turn`` / ``RawTurn`` (request n gets item n) or a
     policy ``(body: dict, index: int) -> Turn | RawTurn``. ``model``: the model
-    name reported when a turn does not set one. ``max_body_bytes``: larger
-    bodies get HTTP 413 ``request_too_large``.
+    name reported when a turn does not set one. ``context_window``: the
+    largest input it accepts, in (estimated) tokens. ``cache_min_tokens``: the
+    shortest prefix the prompt cache keeps (``cache``, a ``PromptCache``).
+    ``max_body_bytes``: larger bodies get HTTP 413 ``request_too_large``.
 
     Example::
 
@@ -95,8 +108,11 @@ class FakeMessagesAPI:
     """
 
     def __init__(self, script: Script | list[Any], *, model: str = "claude-scripted-1",
+                 context_window: int = DEFAULT_CONTEXT_WINDOW, cache_min_tokens: int = MIN_CACHEABLE_TOKENS,
                  max_body_bytes: int = MAX_BODY_BYTES) -> None:
         self.model = model
+        self.context_window = context_window
+        self.cache = PromptCache(min_tokens=cache_min_tokens)
         self.max_body_bytes = max_body_bytes
         self.requests: list[ReceivedRequest] = []
         self.script_errors: dict[str, BaseException] = {}
@@ -191,7 +207,17 @@ class FakeMessagesAPI:
             return self._count_tokens(body, request_id), None
         if method == "POST" and path.endswith("/v1/messages"):
             return self._messages(body, request_id)
+        if method == "GET" and "/v1/models/" in path:
+            return self._model_info(path.rsplit("/", 1)[-1], request_id), None
         return error_reply(404, "Not Found", request_id), None
+
+    def _model_info(self, model_id: str, request_id: str) -> Reply:
+        """``GET /v1/models/{id}``: the SDK's ``ModelInfo``; ``max_input_tokens`` is the context window."""
+        return json_reply({
+            "type": "model", "id": model_id, "display_name": f"{model_id} (offline)",
+            "created_at": "2025-01-01T00:00:00Z", "lifecycle": "active",
+            "max_input_tokens": self.context_window, "max_tokens": 64_000,
+        }, request_id)
 
     def _count_tokens(self, body: Any, request_id: str) -> Reply:
         problem = validate_request(body, endpoint="count_tokens")
@@ -203,27 +229,36 @@ class FakeMessagesAPI:
         problem = validate_request(body)
         if problem is not None:
             return error_reply(400, problem.message, request_id, error_type=problem.error_type), None
+        segments = list(request_segments(body))
+        tokens = max(sum(s.tokens for s in segments), 1)  # estimate_request_tokens(body), counted once
+        if tokens > self.context_window:  # the real API's check, before any model work: nothing consumed
+            return error_reply(400, f"prompt is too long: {tokens} tokens > {self.context_window} maximum",
+                               request_id), None
         index = self._consumed
         try:
             item = self._next_item(body, index)
-            return self._reply_for(item, body, request_id), index
+            return self._reply_for(item, body, request_id, segments), index
         except Exception as err:  # a script bug: answered without retry, re-raised by dreamloop.model
             self.script_errors[request_id] = err
             message = f"dreamloop offline script error: {type(err).__name__}: {err}"
             headers = {"x-should-retry": "false", "x-dreamloop-script-error": type(err).__name__}
             return error_reply(500, message, request_id, headers=headers), (index if self._consumed > index else None)
 
-    def _reply_for(self, item: Turn | RawTurn, body: dict[str, Any], request_id: str) -> Reply:
+    def _reply_for(self, item: Turn | RawTurn, body: dict[str, Any], request_id: str,
+                   segments: list[Segment] | None = None) -> Reply:
         if isinstance(item, RawTurn):
             return raw_reply(item, request=body, request_id=request_id)
 
         def build_message() -> dict[str, Any]:
+            cached = self.cache.usage(body, segments)  # only a request that gets a message reads or writes the cache
             return turn_message(
                 item,
                 message_id=self._next_id("msg"),
                 model=str(body.get("model") or self.model),  # the real API echoes the model asked for
                 new_tool_id=lambda: self._next_id("toolu"),
-                input_tokens=estimate_request_tokens(body),
+                input_tokens=cached.input_tokens,
+                cache_creation_input_tokens=cached.cache_creation_input_tokens,
+                cache_read_input_tokens=cached.cache_read_input_tokens,
             )
 
         return turn_reply(item, request=body, request_id=request_id, build_message=build_message)

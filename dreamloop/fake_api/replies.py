@@ -123,18 +123,20 @@ def _stream_reply(events: list[dict[str, Any]], request_id: str, *, tokens_per_s
 # Turn → Message → Reply
 
 
-def turn_message(turn: Turn, *, message_id: str, model: str, new_tool_id: Callable[[], str], input_tokens: int) -> dict[str, Any]:
+def turn_message(turn: Turn, *, message_id: str, model: str, new_tool_id: Callable[[], str], input_tokens: int,
+                 cache_creation_input_tokens: int = 0, cache_read_input_tokens: int = 0) -> dict[str, Any]:
     """The finished Message (a dict) ``turn`` stands for.
 
     Fills what the script left out: tool_use ids (``new_tool_id()``), thinking
-    signatures (``sign_thinking``), usage (``dreamloop.tokens`` estimates,
-    overridden key by key by ``turn.usage``) and the resolved stop_reason.
+    signatures (``sign_thinking``), usage (``dreamloop.tokens`` estimates and
+    the prompt cache's split, overridden key by key by ``turn.usage``) and the
+    resolved stop_reason.
     """
     content = [_complete_block(block, new_tool_id) for block in turn.content]
     usage = {
         "input_tokens": input_tokens,
-        "cache_creation_input_tokens": 0,
-        "cache_read_input_tokens": 0,
+        "cache_creation_input_tokens": cache_creation_input_tokens,
+        "cache_read_input_tokens": cache_read_input_tokens,
         "output_tokens": estimate_tokens(content),
         **(turn.usage or {}),
     }

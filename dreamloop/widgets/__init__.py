@@ -7,6 +7,8 @@
   lit on the flowchart) with a Stop button: ``async for e in live.follow(run)``.
 * ``Timeline(trace)``: model streaming vs tool runs per turn; ``side_by_side`` draws
   several runs on one time axis.
+* ``ContextMeter(trace)``: the context window filling turn by turn, each
+  context stage's saving, the thresholds, cache reads vs writes.
 * ``AskPrompt(auto=None)``: Allow / Deny buttons as ``QueryParams(ask=...)``.
 * ``person_watching()``, ``paced(script, ...)``, ``slowed(tools, s)``: slow a run down for a person
   (to press Stop), never under the notebook targets.
@@ -25,6 +27,7 @@ from .ask import AUTO_ANSWER_ENV, AskPrompt
 from .inspector import PANES, StateInspector
 from .kernel import warn_if_old_kernel
 from .live import LiveView
+from .meter import STAGE_COLORS, ContextMeter, MeterTurn, meter_turn
 from .pace import paced, person_watching, slowed
 from .static import StaticHTML
 from .timeline import Span, Timeline, TurnSpans, side_by_side, turn_spans
@@ -32,13 +35,17 @@ from .timeline import Span, Timeline, TurnSpans, side_by_side, turn_spans
 __all__ = [
     "AUTO_ANSWER_ENV",
     "AskPrompt",
+    "ContextMeter",
     "LiveView",
+    "MeterTurn",
     "PANES",
+    "STAGE_COLORS",
     "Span",
     "StateInspector",
     "StaticHTML",
     "Timeline",
     "TurnSpans",
+    "meter_turn",
     "paced",
     "person_watching",
     "side_by_side",

@@ -4,9 +4,11 @@ Owns the widget that lets a reader step through a run: for the chosen
 checkpoint, ``turn_count``, ``transition`` and (at the end) the Terminal, what
 changed since the previous checkpoint, and one HTML pane per collector of
 queryLoop() (``messages``, ``messages_for_query``, ``assistant_messages``,
-``tool_results``, ``attachments``). Only the visible checkpoint is rendered;
-each message's HTML is cached by uuid. It reads traces (live or loaded) and
-knows nothing about how the loop fills them.
+``tool_results``, ``attachments``). In ``messages_for_query`` a message a
+context stage wrote (a cleared result, a fold, a summary) carries the stage's
+mark and unfolds to the messages it stands for. Only the visible checkpoint
+is rendered; each message's HTML is cached by uuid. It reads traces (live or
+loaded) and knows nothing about how the loop fills them.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import ipywidgets as W
 from ..language import N_, tr
 from ..trace import Checkpoint, Trace
 from .html import badge, esc, message_html, pane, terminal_html, tool_names
+from .meter import STAGE_COLORS
 from .static import StaticHTML
 
 __all__ = ["PANES", "StateInspector"]
@@ -46,7 +49,9 @@ class StateInspector(StaticHTML, W.VBox):
     * ``header``: ``HTML`` with turn_count, transition, the Terminal at the
       end, and a ``changed: turn_count 1→2, +3 messages`` line;
     * ``tabs``: ``Tab`` of the panes; ``panes["messages"]`` etc. (``PANES``), one
-      ``HTML`` each. Messages new since the previous checkpoint are marked ``new``.
+      ``HTML`` each. Messages new since the previous checkpoint are marked ``new``;
+      in ``messages_for_query`` a message a context stage wrote is marked with
+      the stage's name (``replaced_by(uuid)``) and unfolds to the originals.
 
     ``refresh()`` re-reads a trace that is still being filled. ``max_messages``
     caps the messages drawn per pane (the latest are kept; None: all).
@@ -61,6 +66,7 @@ class StateInspector(StaticHTML, W.VBox):
         self.max_messages = max_messages
         self._cache: dict[str, str] = {}
         self._names: dict[str, str] = {}
+        self._replaced: dict[str, tuple[str, list[str]]] = {}
         self._indexed = 0
         self.slider = W.IntSlider(value=0, min=0, max=0, description=tr("checkpoint"),
                                   continuous_update=True, layout=W.Layout(width="420px"))
@@ -81,6 +87,11 @@ class StateInspector(StaticHTML, W.VBox):
         """The checkpoint the slider shows (None while the trace has none)."""
         points = self.trace.checkpoints
         return points[self.slider.value] if points else None
+
+    def replaced_by(self, uuid: str) -> tuple[str, list[str]] | None:
+        """``(stage, original uuids)`` if a context stage wrote the message ``uuid``, else None."""
+        self._index_names()
+        return self._replaced.get(uuid)
 
     def refresh(self) -> None:
         """Re-read the trace (new checkpoints of a live run); a slider at the end follows the end."""
@@ -112,7 +123,7 @@ class StateInspector(StaticHTML, W.VBox):
         if self.trace.source is not None:
             extra = tr(" (the conversation messages only: the file holds no system prompt and no tool definitions)")
         self.panes["messages_for_query"].value = self._pane("messages_for_query", point.messages_for_query,
-                                                            seen_query, extra=extra)
+                                                            seen_query, extra=extra, marks=True)
         for name in ("assistant_messages", "tool_results", "attachments"):
             self.panes[name].value = self._pane(name, getattr(point, name), None)
 
@@ -156,6 +167,10 @@ class StateInspector(StaticHTML, W.VBox):
             return
         new = list(messages.values())[self._indexed:]
         self._names.update(tool_names(new))
+        for message in new:  # the context stages' notices say which message stands for which
+            meta = getattr(message, "metadata", None) or {}
+            for written, originals in (meta.get("replaced") or {}).items():
+                self._replaced[written] = (str(meta.get("stage", message.subtype)), list(originals))
         self._indexed = len(messages)
 
     def _message(self, uuid: str) -> str:
@@ -164,7 +179,8 @@ class StateInspector(StaticHTML, W.VBox):
             cached = self._cache[uuid] = message_html(self.trace.messages[uuid], self._names)
         return cached
 
-    def _pane(self, name: str, uuids: list[str], seen: set[str] | None, *, extra: str = "") -> str:
+    def _pane(self, name: str, uuids: list[str], seen: set[str] | None, *, extra: str = "",
+              marks: bool = False) -> str:
         shown = uuids if self.max_messages is None else uuids[-self.max_messages:] if self.max_messages else []
         new_count = sum(1 for u in uuids if u not in seen) if seen is not None else 0
         counts = _messages(len(uuids))
@@ -182,9 +198,24 @@ class StateInspector(StaticHTML, W.VBox):
         for position, uuid in enumerate(shown, start=hidden):
             fresh = seen is not None and uuid not in seen
             mark = badge(tr("new"), "new", filled=True) if fresh else ""
+            written = self._replaced.get(uuid) if marks else None
+            if written is not None:
+                mark += _stage_badge(written[0])
+            body = self._message(uuid) + (self._unfold(*written) if written is not None else "")
             parts.append(f'<div class="{"dl-new" if fresh else "dl-item"}"><div class="dl-pos">{mark}[{position}]'
-                         f"</div>{self._message(uuid)}</div>")
+                         f"</div>{body}</div>")
         return pane("".join(parts))
+
+    def _unfold(self, stage: str, originals: list[str], limit: int = 20) -> str:
+        """The messages a stage's message stands for, folded away under a ``<details>``."""
+        known = [u for u in originals if u in self.trace.messages]
+        shown = "".join(self._message(u) for u in known[:limit])
+        more = (f'<div class="dl-dim dl-small">{esc(tr("… {count} more", count=len(known) - limit))}</div>'
+                if len(known) > limit else "")
+        summary = (tr("{stage} wrote this: unfold the {count} original message", stage=stage, count=1) if len(originals) == 1 else
+                   tr("{stage} wrote this: unfold the {count} original messages", stage=stage, count=len(originals)))
+        return (f'<details class="dl-small"><summary class="dl-dim">{esc(summary)}</summary>{shown}{more}'
+                "</details>")
 
     def _header(self, point: Checkpoint, previous: Checkpoint | None) -> str:
         total = len(self.trace.checkpoints)
@@ -207,6 +238,12 @@ class StateInspector(StaticHTML, W.VBox):
         else:
             lines.append(f'<span class="dl-c-new">{esc(tr("changed: {changes}", changes=_changes(previous, point)))}'
                          "</span>")
+        if point.context:
+            record = point.context
+            stages = ", ".join(f"{s['stage']} −{s['before'] - s['after']:,}" for s in record.get("stages", []))
+            lines.append(esc(tr("context: {tokens:,} tokens sent of a {window:,}-token window",
+                                tokens=record["tokens"], window=record["window"]))
+                         + (f" · {esc(stages)}" if stages else esc(tr(" · no stage changed anything"))))
         if point.terminal is not None:
             lines.append(terminal_html(point.terminal))
         elif point.next_transition is not None:
@@ -222,6 +259,12 @@ class StateInspector(StaticHTML, W.VBox):
             lines.append(f'<span class="dl-small">{esc(tr("notes:"))}</span>'
                          f'<ul class="dl-small" style="margin:0">{items}</ul>')
         return pane('<div style="line-height:1.7">' + "<br>".join(lines) + "</div>")
+
+
+def _stage_badge(stage: str) -> str:
+    color = STAGE_COLORS.get(stage, "#718096")
+    return (f'<span class="dl-b" style="color:#fff;background:{color};border-color:{color}">'
+            f"{esc(stage)}</span>")
 
 
 def _source_html(source: dict[str, Any]) -> str:

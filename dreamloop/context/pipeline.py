@@ -1,0 +1,514 @@
+"""Phase 2 of the loop: ``prepare_context()`` runs the seven stages, light to heavy, before each request.
+
+``ContextPipeline`` holds a run's context settings and what it remembers
+between iterations so that a turn costs what is new, not the whole history:
+each message's token estimate (by uuid), the total of the previous
+``messages_for_query``, how far each scanning stage has read, and the staged
+folds. Nothing it remembers changes a decision: the stages are the plain
+functions beside it, and a fresh pipeline on the same State decides the same.
+It yields what each stage changed as a ``SystemMessage`` and ends the run only
+at the blocking limit (or when the abort signal fires during a compaction).
+It knows nothing about streaming the model or running tools.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from ..abort import AbortController, Aborted
+from ..errors import CompactionFailed
+from ..messages import SystemMessage, UserMessage, normalize_messages_for_api, user_message
+from ..state import AutoCompactTracking, State, Terminal
+from ..tokens import TokenCounter, estimate_request_tokens
+from ..tools import tool_schemas
+from .autocompact import (PreCompact, _joined, compact_conversation, is_compact_boundary,
+                          messages_after_compact_boundary, pre_compact_result)
+from .blocking import blocking_message, is_at_blocking_limit
+from .budget import apply_tool_result_budget
+from .collapse import Fold, commit_folds, drain_collapses, find_folds, fold_savings
+from .microcompact import clearable_tool_results, microcompact_messages, protected_from
+from .options import ContextOptions, Thresholds
+from .records import ContextRecord, StageResult, stage_notice
+from .snip import snip_messages
+from .system_prompt import add_cache_breakpoints, append_system_context, user_context_text
+
+__all__ = ["ContextPipeline", "PreparedContext", "prepare_context"]
+
+
+@dataclass
+class PreparedContext:
+    """What phase 2 hands to the model call (and to the next State).
+
+    * ``messages_for_query``: the context after the stages (``messagesForQuery``),
+      a sequence of loop messages (the State's own tuple when nothing changed);
+      it ends with the stages' notices, and the next State is built from it.
+    * ``yielded``: what phase 2 yields, in order: one ``SystemMessage`` per
+      stage that changed something; after a compaction also the summary.
+    * ``system``: the request's system prompt (assembled by stage 5, if on).
+    * ``user_context``: the user-context message sent first (not kept in State).
+    * ``terminal``: set when no request must be sent (``blocking_limit``;
+      ``aborted_streaming`` if the signal fired during a compaction;
+      ``hook_stopped`` if a ``pre_compact`` hook stopped the run).
+    * ``auto_compact_tracking``: the next State's ``auto_compact_tracking``.
+    * ``record``: the turn's ``ContextRecord`` (None when the pipeline is off).
+    """
+
+    messages_for_query: Sequence[Any]
+    yielded: list[Any] = field(default_factory=list)
+    system: Any = None
+    user_context: UserMessage | None = None
+    prompt_caching: bool = False
+    terminal: Terminal | None = None
+    auto_compact_tracking: AutoCompactTracking | None = None
+    record: ContextRecord | None = None
+
+    def request_fields(self) -> dict[str, Any]:
+        """The request's ``messages`` (and ``system`` when there is one), breakpoints marked if caching is on."""
+        sent = [self.user_context, *self.messages_for_query] if self.user_context else self.messages_for_query
+        messages: list[Any] = normalize_messages_for_api(sent)
+        system = self.system
+        if self.prompt_caching:
+            system, messages = add_cache_breakpoints(system, messages)
+        return {"messages": messages, **({"system": system} if system else {})}
+
+
+@dataclass
+class _Memo:
+    """What the pipeline remembers between iterations (a cache; never a decision)."""
+
+    output: tuple[Any, ...] = ()
+    total: int = 0
+    last_role: str | None = None
+    snip_from: int = 0
+    micro_from: int = 0
+    collapse_from: int = 0
+    staged: list[Fold] = field(default_factory=list)
+
+
+class ContextPipeline:
+    """A run's context pipeline: ``await pipeline.prepare(state)`` before each request.
+
+    ``options``: ``ContextOptions`` (None: the pipeline is off and the history
+    is sent as it is). ``model``: the ``AnthropicModel`` (its window, the
+    summarising request, ``count_tokens``). ``system_prompt``, ``tools``:
+    the run's, for the request's fixed part. ``workspace``: where the tool
+    result budget writes by default. ``uuid`` / ``clock``: ``QueryDeps``'.
+    ``abort``: the run's signal. ``pre_compact``: called before every
+    compaction (the ``pre_compact`` hook event; None: no hooks); its messages
+    are yielded, and its ``stop`` ends the run (Terminal ``hook_stopped``).
+
+    For the recovery branches: ``staged_folds``, ``drain_collapses(messages)``
+    (``collapse_drain_retry``) and ``reactive_compact(messages)``
+    (``reactive_compact_retry``).
+    """
+
+    def __init__(self, options: ContextOptions | None, *, model: Any, system_prompt: Any = None,
+                 tools: list[Any] | None = None, workspace: Path | None = None,
+                 uuid: Callable[[], str], clock: Callable[[], float], abort: AbortController | None = None,
+                 pre_compact: PreCompact | None = None) -> None:
+        self.options = options
+        self.model = model
+        self.system_prompt = system_prompt
+        self.tools = list(tools or [])
+        self.workspace = workspace
+        self.uuid = uuid
+        self.clock = clock
+        self.abort = abort
+        self.pre_compact = pre_compact
+        self.thresholds: Thresholds | None = None
+        self.counter = TokenCounter()
+        self._memo = _Memo()
+        self._origins: dict[str, tuple[str, ...]] = {}
+        self._system: Any = None
+        self._user_context: UserMessage | None = None
+        self._fixed = 0
+        self._after_role: str | None = None
+        self._directory: Path | None = None
+        self._root: Path | None = None
+
+    # -- public ---------------------------------------------------------------
+
+    @property
+    def on(self) -> bool:
+        return self.options is not None
+
+    @property
+    def staged_folds(self) -> list[Fold]:
+        """Folds staged and not committed yet (what ``collapse_drain_retry`` would commit)."""
+        return list(self._memo.staged)
+
+    async def prepare(self, state: State) -> PreparedContext:
+        """Phase 2: the seven stages on ``state.messages`` (see ``prepare_context``)."""
+        if self.options is None:
+            return PreparedContext(list(state.messages), system=self.system_prompt or None,
+                                   auto_compact_tracking=state.auto_compact_tracking)
+        started = self.clock()
+        await self._start()
+        return await self._run_stages(state, started)
+
+    def drain_collapses(self, messages: list[Any]) -> tuple[list[Any], list[SystemMessage], int]:
+        """Commit every staged fold of ``messages`` at once (``collapse_drain_retry``).
+
+        Returns ``(messages, notices, committed)``; ``committed`` 0 means there
+        was nothing to drain (go on to reactive compaction). Needs the
+        ``context_collapse`` stage on (else returns the messages unchanged).
+        """
+        options = self.options.context_collapse if self.options else None
+        if options is None:
+            return list(messages), [], 0
+        before = self._request_tokens(messages)
+        drained = drain_collapses(list(messages), options, uuid=self.uuid)
+        if not drained.committed:
+            return list(messages), [], 0
+        self._reset_memo()
+        after = self._request_tokens(drained.messages)
+        notice = stage_notice("context_collapse", f"drained: {drained.result.detail}", before, after, uuid=self.uuid,
+                              replaced=_lists(drained.result.replaced), trigger="collapse_drain_retry")
+        return drained.messages, [notice], drained.committed
+
+    async def reactive_compact(self, messages: list[Any], *, keep_recent: int | None = None) -> Any:
+        """Compact ``messages`` now, after the API said ``prompt is too long`` (``reactive_compact_retry``).
+
+        Returns the ``Compaction``: its ``messages`` are the new context (boundary,
+        summary, tail); yield its ``hook_messages``, ``boundary`` and ``summary``.
+        The ``pre_compact`` hooks run first (trigger ``"reactive"``). Raises
+        ``CompactionFailed`` when it cannot, or a hook stopped the run (the run
+        should then end); ``abort.Aborted`` if the signal fires meanwhile.
+        """
+        await self._start()
+        settings = self.options.autocompact if self.options and self.options.autocompact else None
+        keep = keep_recent if keep_recent is not None else (settings.keep_recent if settings else 4)
+        instructions = settings.custom_instructions if settings else None
+        said = pre_compact_result(await self.pre_compact("reactive", instructions)) if self.pre_compact else None
+        if said is not None and said.stop:
+            raise CompactionFailed(f"a pre_compact hook stopped the run: {said.stop_reason}")
+        done = await compact_conversation(
+            messages_after_compact_boundary(messages), model=self.model, uuid=self.uuid, keep_recent=keep,
+            max_tokens=settings.max_summary_tokens if settings else 2048, trigger="reactive",
+            custom_instructions=_joined(instructions, said.instructions if said else None),
+            abort=self.abort, count=self._request_tokens, origins=self._origins)
+        self._reset_memo()
+        return replace(done, hook_messages=said.messages if said else ())
+
+    # -- setting up, once per run -------------------------------------------------
+
+    async def _start(self) -> None:
+        if self.thresholds is not None or self.options is None:
+            return
+        options = self.options
+        window = options.context_window or await self.model.context_window()
+        self.thresholds = options.thresholds(window)
+        self._root = Path(self.workspace).resolve() if self.workspace is not None else None
+        if options.tool_result_budget is not None:
+            self._directory = self._budget_directory(options.tool_result_budget)
+        assembly = options.system_prompt
+        if assembly is not None:
+            self._system = append_system_context(self.system_prompt, assembly.system_context) or None
+            text = user_context_text(assembly.user_context)
+            self._user_context = user_message(text, is_meta=True, uuid=self.uuid()) if text else None
+        else:
+            self._system = self.system_prompt or None
+        fixed: dict[str, Any] = {"messages": []}
+        if self._system:
+            fixed["system"] = self._system
+        if self.tools:
+            fixed["tools"] = tool_schemas(self.tools)
+        self._fixed = estimate_request_tokens(fixed) if (self._system or self.tools) else 0
+        if self._user_context is not None:
+            self._fixed += self.counter.count([self._user_context])
+            self._after_role = "user"
+
+    # -- one iteration ---------------------------------------------------------------
+
+    async def _run_stages(self, state: State, started: float) -> PreparedContext:
+        options, limits, memo = self.options, self.thresholds, self._memo
+        assert options is not None and limits is not None
+        history, fresh = self._history(state.messages)  # may reset memo (in place)
+        tokens = self._fixed + memo.total
+        record = ContextRecord(window=limits.window, thresholds=limits.lines(), tokens_in=tokens)
+        tracking = state.auto_compact_tracking
+        if tracking is not None and tracking.compacted:
+            tracking = tracking.model_copy(update={"turn_counter": tracking.turn_counter + 1})
+        yielded: list[Any] = []
+        notices: list[Any] = []  # the notices that stay at the end of messages_for_query
+
+        def applied(stage: str, result: StageResult, before: int, **metadata: Any) -> int:
+            """Record one stage's change; return the new token count."""
+            nonlocal history
+            history = result.messages
+            for new, old in result.replaced.items():
+                self._origins[new] = tuple(o for u in old for o in self._origins.get(u, (u,)))
+            after = self._fixed + self._memo.total
+            notice = stage_notice(stage, result.detail, before, after, uuid=self.uuid,
+                                  replaced=_lists(result.replaced), **metadata)
+            yielded.append(notice)
+            notices.append(notice)
+            record.stages.append({"stage": stage, "before": before, "after": after})
+            return after
+
+        # 1. tool-result budget: only results not sent yet, so the cached prefix never changes.
+        budget = options.tool_result_budget
+        if budget is not None and limits.tool_result is not None:
+            result = apply_tool_result_budget(
+                history, max_result_tokens=limits.tool_result, directory=self._directory,
+                preview_chars=budget.preview_chars, uuid=self.uuid, start=fresh, root=self._root)
+            if result.changed:
+                self._replace_in_place(history, result)
+                tokens = applied("tool_result_budget", result, tokens)
+
+        # 2. snip: over its threshold, old long contents are trimmed.
+        snip = options.snip
+        if snip is not None and tokens > (limits.snip or 0):
+            result = snip_messages(history, keep_recent=snip.keep_recent, max_chars=snip.max_chars,
+                                   keep_chars=snip.keep_chars, uuid=self.uuid, start=memo.snip_from)
+            memo.snip_from = max(len(history) - snip.keep_recent, memo.snip_from)
+            if result.changed:
+                self._replace_in_place(history, result)
+                tokens = applied("snip", result, tokens)
+
+        # 3. microcompact: over its threshold, old tool results cleared, in one batch worth clearing.
+        micro = options.microcompact
+        if micro is not None and tokens > (limits.microcompact or 0):
+            clearable = clearable_tool_results(history, keep_recent=micro.keep_recent, start=memo.micro_from)
+            if sum(saved for _, _, saved in clearable) >= (limits.microcompact_savings or 0) and clearable:
+                result = microcompact_messages(history, keep_recent=micro.keep_recent, uuid=self.uuid,
+                                               start=memo.micro_from)
+                memo.micro_from = protected_from(history, micro.keep_recent)
+                self._replace_in_place(history, result)
+                tokens = applied("microcompact", result, tokens)
+
+        # 4. context collapse: stage folds as the context grows, commit the oldest over the threshold.
+        collapse = options.context_collapse
+        if collapse is not None and tokens > (limits.collapse_stage or 0):
+            folds, memo.collapse_from = find_folds(history, collapse, start=memo.collapse_from)
+            memo.staged.extend(folds)
+        if collapse is not None and memo.staged and tokens > (limits.context_collapse or 0):
+            # down to the staging threshold, not just under the commit one: fewer, larger commits break the
+            # cached prefix less often
+            result = self._commit_oldest(history, tokens - (limits.collapse_stage or 0))
+            if result.changed:
+                tokens = applied("context_collapse", result, tokens)
+        record.staged_folds = len(memo.staged)
+
+        # 5. system prompt: assembled once per run in _start() (byte-stable); nothing to do per turn.
+
+        # 6. autocompact: over its threshold the model summarises the head; bounded by max_failures.
+        compact = options.autocompact
+        if options.count_tokens == "api" and (compact is not None or options.blocking_limit is not None):
+            tokens = await self._api_tokens(history)  # the server's count decides the heavy stages
+        if compact is not None and tokens > (limits.autocompact or 0):
+            failures = tracking.consecutive_failures if tracking else 0
+            if failures < compact.max_failures:
+                instructions = compact.custom_instructions
+                if self.pre_compact is not None:  # the pre_compact hooks: what they say is yielded first
+                    said = pre_compact_result(await self.pre_compact("auto", instructions))
+                    yielded.extend(said.messages)
+                    notices.extend(said.messages)
+                    if said.stop:
+                        stop = SystemMessage(uuid=self.uuid(), subtype="hook_stopped", level="warning",
+                                             content=f"A pre_compact hook stopped the run: {said.stop_reason}")
+                        record.seconds = self.clock() - started
+                        return self._prepared(history, [*notices, stop], [*yielded, stop], tracking, record,
+                                              Terminal(reason="hook_stopped", turn_count=state.turn_count))
+                    instructions = _joined(instructions, said.instructions)
+                try:
+                    done = await compact_conversation(
+                        history, model=self.model, uuid=self.uuid, keep_recent=compact.keep_recent,
+                        max_tokens=compact.max_summary_tokens, trigger="auto", custom_instructions=instructions,
+                        abort=self.abort, count=self._request_tokens, origins=self._origins)
+                except CompactionFailed as failure:
+                    failures += 1
+                    notice = self._compact_failed(str(failure), failures, compact.max_failures, tokens)
+                    yielded.append(notice)
+                    notices.append(notice)
+                except Aborted:
+                    stop = SystemMessage(uuid=self.uuid(), subtype="interrupted", level="warning",
+                                         content="Interrupted while the conversation was being compacted.")
+                    record.seconds = self.clock() - started
+                    return self._prepared(history, [*notices, stop], [*yielded, stop], tracking, record,
+                                          Terminal(reason="aborted_streaming", turn_count=state.turn_count))
+                else:
+                    record.compaction = {k: v for k, v in done.usage.items() if isinstance(v, int)}
+                    record.stages.append({"stage": "autocompact", "before": tokens, "after": done.tokens_after})
+                    history, notices = list(done.messages), []
+                    yielded.extend([done.boundary, done.summary])
+                    self._reset_memo(keep=history)
+                    tokens = done.tokens_after
+                    failures = failures + 1 if tokens > (limits.autocompact or 0) else 0
+                    if failures:
+                        notice = self._compact_failed("the summary and the kept tail are still over the threshold",
+                                                      failures, compact.max_failures, tokens)
+                        yielded.append(notice)
+                        notices.append(notice)
+                if record.compaction is not None:
+                    tracking = AutoCompactTracking(compacted=True, turn_id=done.boundary.uuid,
+                                                   consecutive_failures=failures)
+                else:
+                    tracking = (tracking or AutoCompactTracking()).model_copy(
+                        update={"consecutive_failures": failures})
+
+        # 7. blocking limit: still over the hard limit, nothing is sent.
+        terminal = None
+        if options.blocking_limit is not None and is_at_blocking_limit(tokens, limits.blocking_limit):
+            notice = SystemMessage(uuid=self.uuid(), subtype="blocking_limit", level="error",
+                                   content=blocking_message(tokens, limits.blocking_limit or 0, limits.window),
+                                   metadata={"stage": "blocking_limit", "tokens_before": tokens,
+                                             "tokens_after": tokens, "limit": limits.blocking_limit})
+            yielded.append(notice)
+            notices.append(notice)
+            terminal = Terminal(reason="blocking_limit", turn_count=state.turn_count)
+
+        record.tokens = tokens
+        record.seconds = self.clock() - started
+        return self._prepared(history, notices, yielded, tracking, record, terminal)
+
+    # -- helpers ------------------------------------------------------------------------
+
+    def _prepared(self, history: Any, notices: list[Any], yielded: list[Any], tracking: Any, record: ContextRecord,
+                  terminal: Terminal | None) -> PreparedContext:
+        # No copy when nothing changed: the State's own tuple is what the model gets (a turn costs what is new).
+        messages = history if not notices and isinstance(history, tuple) else tuple([*history, *notices])
+        self._memo.output = messages
+        return PreparedContext(messages, yielded, self._system, self._user_context,  # type: ignore[arg-type]
+                               bool(self.options and self.options.prompt_caching), terminal, tracking, record)
+
+    def _history(self, messages: tuple[Any, ...]) -> tuple[Any, int]:
+        """The messages after the last compact boundary, and the index of the first one not seen last turn.
+
+        Fast path: the State begins with last turn's ``messages_for_query``
+        (the loop built it from them; checked by identity at a few places),
+        so only the new messages are read. Otherwise (the first turn, a State
+        built elsewhere) everything is read again.
+        """
+        memo = self._memo
+        size = len(memo.output)
+        if size and len(messages) >= size and _continues(messages, memo.output) \
+                and not any(is_compact_boundary(m) for m in messages[size:]):
+            memo.total, memo.last_role = self.counter.extend(memo.total, memo.last_role, messages[size:])
+            return messages, size
+        history = messages_after_compact_boundary(messages)
+        self._reset_memo()
+        memo.total, memo.last_role = self.counter.extend(0, self._after_role, history)
+        return tuple(history), 0
+
+    def _request_tokens(self, messages: list[Any]) -> int:
+        """A request's estimated input tokens with ``messages`` (system, tools and user context included)."""
+        return self._fixed + self.counter.count(messages, after_role=self._after_role)
+
+    def _reset_memo(self, keep: list[Any] | None = None) -> None:
+        """Forget everything remembered (in place); with ``keep``, start again from those messages."""
+        memo = self._memo
+        memo.output, memo.total, memo.last_role, memo.staged = (), 0, None, []
+        memo.snip_from = memo.micro_from = memo.collapse_from = 0
+        if keep is not None:
+            self.counter.forget(m.uuid for m in keep)
+            memo.total, memo.last_role = self.counter.extend(0, self._after_role, keep)
+
+    def _replace_in_place(self, before: list[Any], result: StageResult) -> None:
+        """Keep the running total right after a stage rewrote messages in place (same roles, same places),
+        and make collapse look again from the first rewritten message (a cleared or trimmed result may
+        now be low-information)."""
+        memo = self._memo
+        after = result.messages
+        first = result.first_changed or 0
+        for index in range(first, len(before)):
+            if before[index] is not after[index]:
+                memo.total += self.counter.of(after[index]).tokens - self.counter.of(before[index]).tokens
+        if first < memo.collapse_from or memo.staged:
+            self._rewind_collapse(after, first)
+
+    def _rewind_collapse(self, history: list[Any], start: int) -> None:
+        """Stage folds again from ``start``: drop the folds that reach it (or touch it, so a run can grow)."""
+        memo = self._memo
+        position = {m.uuid: i for i, m in enumerate(history)}
+        kept: list[Fold] = []
+        for fold in memo.staged:
+            at = position.get(fold.uuids[0])
+            intact = at is not None and all(position.get(u) == at + k for k, u in enumerate(fold.uuids))
+            if intact and at + len(fold.uuids) < start:
+                kept.append(fold)
+            elif at is not None:
+                start = min(start, at)
+        memo.staged = [fold for fold in kept if position[fold.uuids[0]] + len(fold.uuids) < start]
+        memo.collapse_from = min(memo.collapse_from, start)
+
+    def _commit_oldest(self, history: list[Any], excess: int) -> StageResult:
+        """Commit staged folds, oldest first, until about ``excess`` tokens are saved."""
+        memo = self._memo
+        by_uuid = {m.uuid: m for m in history}
+        chosen, saved = [], 0
+        for fold in memo.staged:
+            if saved >= excess:
+                break
+            chosen.append(fold)
+            saved += fold_savings(fold, by_uuid, self.counter)
+        result = commit_folds(history, chosen, uuid=self.uuid)
+        memo.staged = [f for f in memo.staged if f not in chosen]
+        if not result.changed:
+            return result
+        removed = sum(len(f.uuids) - 1 for f in chosen)
+        memo.collapse_from = max(memo.collapse_from - removed, 0)
+        first = result.first_changed or 0
+        memo.snip_from = min(memo.snip_from, first)
+        memo.micro_from = min(memo.micro_from, first)
+        memo.total, memo.last_role = self.counter.extend(0, self._after_role, result.messages)
+        return result
+
+    def _budget_directory(self, budget: Any) -> Path:
+        if budget.directory is not None:
+            return Path(budget.directory).resolve()
+        if self._root is None:
+            raise ValueError("the tool_result_budget stage needs a directory: set "
+                             "ToolResultBudget(directory=...) or QueryParams(workspace=...)")
+        return self._root / ".dreamloop" / "tool-results"
+
+    async def _api_tokens(self, history: list[Any]) -> int:
+        fields = self._prepared_fields(history)
+        if self.tools:
+            fields["tools"] = tool_schemas(self.tools)
+        return await self.model.count_tokens(**fields)
+
+    def _prepared_fields(self, history: list[Any]) -> dict[str, Any]:
+        return PreparedContext(history, system=self._system, user_context=self._user_context).request_fields()
+
+    def _compact_failed(self, why: str, failures: int, limit: int, tokens: int) -> SystemMessage:
+        stopping = failures >= limit
+        content = f"Autocompact failed ({failures}/{limit}): {why}."
+        if stopping:
+            content += " Autocompact is off for the rest of this run."
+        return SystemMessage(uuid=self.uuid(), subtype="autocompact_failed", level="warning", content=content,
+                             metadata={"stage": "autocompact", "tokens_before": tokens, "tokens_after": tokens,
+                                       "consecutive_failures": failures, "stopped": stopping})
+
+
+def _continues(messages: tuple[Any, ...], output: tuple[Any, ...]) -> bool:
+    """Whether ``messages`` starts with ``output`` (the same objects), checked at five places, not all.
+
+    Messages are immutable and their uuids unique; the loop builds each State
+    as ``(*messages_for_query, ...)``. A list rewritten elsewhere (a recovery
+    path) goes through ``drain_collapses`` / ``reactive_compact``, which reset
+    what the pipeline remembers.
+    """
+    last = len(output) - 1
+    return all(messages[i] is output[i] for i in {0, last // 4, last // 2, 3 * last // 4, last})
+
+
+def _lists(replaced: dict[str, tuple[str, ...]]) -> dict[str, list[str]]:
+    return {new: list(old) for new, old in replaced.items()}
+
+
+async def prepare_context(state: State, pipeline: ContextPipeline) -> PreparedContext:
+    """Phase 2 of ``queryLoop()``: ``messages_for_query`` from ``state.messages``, light to heavy.
+
+    The stages, each only if switched on in ``ContextOptions``: (1) the
+    tool-result budget, (2) snip, (3) microcompact, (4) context collapse,
+    (5) system-prompt assembly, (6) autocompact, (7) the blocking limit. It
+    starts from the messages after the last compact boundary; the next State
+    is built from what it returns, so a reduction carries forward; the
+    transcript keeps everything. With the pipeline off it returns the history
+    unchanged.
+    """
+    return await pipeline.prepare(state)
+

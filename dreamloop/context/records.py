@@ -1,0 +1,76 @@
+"""What a context stage reports: its result, the notice the loop yields, and the per-turn record.
+
+A stage returns a ``StageResult``: the messages after it and which new
+message stands for which old ones (``replaced``). The pipeline turns every
+change into one ``SystemMessage`` (subtype = the stage's name) with the
+tokens before and after, and keeps a ``ContextRecord`` per turn for the trace
+and the context meter. This module knows nothing about how a stage decides.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ..messages import SystemMessage
+
+__all__ = ["ContextRecord", "StageResult", "stage_notice"]
+
+
+@dataclass(frozen=True)
+class StageResult:
+    """The messages after one stage and what it changed.
+
+    * ``messages``: the new list (the input list itself when nothing changed).
+    * ``replaced``: new message uuid → the uuids of the messages it stands for
+      (one for a cleared or trimmed message, a run for a fold, the whole head
+      for a summary); empty when nothing changed.
+    * ``detail``: one line for the notice (``"cleared 4 old tool results"``).
+    * ``first_changed``: the index of the first message that changed (None: none).
+    """
+
+    messages: list[Any]
+    replaced: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    detail: str = ""
+    first_changed: int | None = None
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.replaced)
+
+
+def stage_notice(stage: str, detail: str, before: int, after: int, *, uuid: Callable[[], str],
+                 level: str = "info", subtype: str | None = None, **metadata: Any) -> SystemMessage:
+    """The ``SystemMessage`` a stage yields: ``subtype`` (default: the stage's name), a readable line with
+    the tokens before and after, and ``metadata`` ``{stage, tokens_before, tokens_after, ...}``."""
+    saved = before - after
+    line = f"{stage}: {detail} ({before:,} → {after:,} tokens" + (f", −{saved:,})" if saved > 0 else ")")
+    return SystemMessage(uuid=uuid(), subtype=subtype or stage, content=line, level=level,  # type: ignore[arg-type]
+                         metadata={"stage": stage, "tokens_before": before, "tokens_after": after, **metadata})
+
+
+@dataclass
+class ContextRecord:
+    """What phase 2 did in one iteration (``Checkpoint.context`` in the trace, read by the context meter).
+
+    ``window`` and ``thresholds`` (name → tokens); ``tokens_in``: the history's
+    tokens before the stages; ``tokens``: the request's tokens as sent;
+    ``stages``: one ``{stage, before, after}`` per stage that changed something;
+    ``staged_folds``: folds staged and not committed; ``compaction``: the
+    summarising request's ``usage``, when there was one; ``seconds``: how long
+    the pipeline took.
+    """
+
+    window: int
+    thresholds: dict[str, int]
+    tokens_in: int = 0
+    tokens: int = 0
+    stages: list[dict[str, Any]] = field(default_factory=list)
+    staged_folds: int = 0
+    compaction: dict[str, int] | None = None
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"window": self.window, "thresholds": self.thresholds, "tokens_in": self.tokens_in,
+                "tokens": self.tokens, "stages": self.stages, "staged_folds": self.staged_folds,
+                "compaction": self.compaction, "seconds": round(self.seconds, 6)}

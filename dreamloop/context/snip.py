@@ -1,0 +1,87 @@
+"""Stage 2, snip (Claude Code's ``snipCompactIfNeeded``): old long contents trimmed, with a visible marker.
+
+The bluntest cut: a long text block or ``tool_result`` in a message older
+than the newest ``keep_recent`` keeps its first characters and a line saying
+how many were removed. ``thinking`` blocks (signed), ``tool_use`` inputs and
+text the loop wrote itself (``is_meta``: summaries, folds) are never touched.
+It knows nothing about when it should run (the pipeline asks it over the snip
+threshold).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from ..messages import AssistantMessage, UserMessage
+from .content import replace_content, result_text, with_result_text
+from .records import StageResult
+
+__all__ = ["snip_messages", "snip_text"]
+
+
+def snip_text(text: str, keep_chars: int) -> str:
+    """``text`` cut to its first ``keep_chars`` characters and a marker: ``[snipped: N of M characters]``."""
+    removed = len(text) - keep_chars
+    return f"{text[:keep_chars]}\n[snipped: {removed:,} of {len(text):,} characters removed from this old message]"
+
+
+def snip_messages(messages: list[Any], *, keep_recent: int, max_chars: int, keep_chars: int,
+                  uuid: Callable[[], str], start: int = 0) -> StageResult:
+    """Trim every text block and text ``tool_result`` longer than ``max_chars`` in ``messages[start:-keep_recent]``.
+
+    Returns a ``StageResult`` (changed messages copied with new uuids).
+    A snipped text is shorter than ``max_chars``, so snipping twice changes nothing.
+    """
+    out = messages
+    replaced: dict[str, tuple[str, ...]] = {}
+    first: int | None = None
+    cut = 0
+    for index in range(start, max(len(messages) - keep_recent, start)):
+        message = messages[index]
+        blocks, changed = _snipped_blocks(message, max_chars, keep_chars)
+        if not changed:
+            continue
+        if out is messages:
+            out = list(messages)
+        copy = replace_content(message, blocks, uuid)
+        out[index] = copy
+        replaced[copy.uuid] = (message.uuid,)
+        first = index if first is None else first
+        cut += changed
+    count = len(replaced)
+    detail = f"trimmed {cut} long block{'s' if cut != 1 else ''} in {count} old message{'s' if count != 1 else ''}"
+    return StageResult(out, replaced, detail if replaced else "", first)
+
+
+def _snipped_blocks(message: Any, max_chars: int, keep_chars: int) -> tuple[list[Any], int]:
+    if isinstance(message, AssistantMessage):
+        blocks: list[Any] = []
+        changed = 0
+        for block in message.message.content:
+            if block.type == "text" and len(block.text) > max_chars:
+                blocks.append({"type": "text", "text": snip_text(block.text, keep_chars)})
+                changed += 1
+            else:
+                blocks.append(block)
+        return blocks, changed
+    if not isinstance(message, UserMessage) or message.is_meta:  # loop-written text (summaries, folds) stays
+        return [], 0
+    content = message.message.get("content")
+    if isinstance(content, str):
+        return ([{"type": "text", "text": snip_text(content, keep_chars)}], 1) if len(content) > max_chars else ([], 0)
+    blocks, changed = [], 0
+    for block in content or []:
+        kind = block.get("type") if isinstance(block, dict) else None
+        if kind == "text" and len(block.get("text", "")) > max_chars:
+            blocks.append({**block, "text": snip_text(block["text"], keep_chars)})
+            changed += 1
+        elif kind == "tool_result":
+            text = result_text(block)
+            if text is not None and len(text) > max_chars:
+                blocks.append(with_result_text(block, snip_text(text, keep_chars)))
+                changed += 1
+            else:
+                blocks.append(block)
+        else:
+            blocks.append(block)
+    return blocks, changed

@@ -1,0 +1,70 @@
+"""Stage 5, system-prompt assembly, and where the prompt-cache breakpoints go.
+
+The source's order: the system prompt, then the system context appended as
+one more system block (``appendSystemContext``: ``key: value`` lines); the
+user context goes first in the messages as a user message inside
+``<system-reminder>`` (``prependUserContext``). Both are built once per run
+and are byte-identical on every request, so the cached prefix (tools, system,
+the first message) survives every turn. ``add_cache_breakpoints`` marks the
+last system block and the last message block with ``cache_control``. This
+module knows nothing about the history's contents.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+__all__ = ["CACHE_CONTROL", "add_cache_breakpoints", "append_system_context", "system_blocks",
+           "user_context_text"]
+
+CACHE_CONTROL = {"type": "ephemeral"}
+"""The breakpoint marker the API reads (the default 5-minute cache)."""
+
+
+def system_blocks(system_prompt: str | list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+    """The system prompt as a list of text blocks (a string becomes one block)."""
+    if system_prompt is None or system_prompt == "":
+        return []
+    if isinstance(system_prompt, str):
+        return [{"type": "text", "text": system_prompt}]
+    return [dict(block) for block in system_prompt]
+
+
+def append_system_context(system_prompt: str | list[dict[str, Any]] | None,
+                          system_context: dict[str, str]) -> list[dict[str, Any]]:
+    """``appendSystemContext``: the system prompt's blocks, then one block of ``key: value`` lines."""
+    blocks = system_blocks(system_prompt)
+    if system_context:
+        blocks.append({"type": "text", "text": "\n".join(f"{k}: {v}" for k, v in system_context.items())})
+    return blocks
+
+
+def user_context_text(user_context: dict[str, str]) -> str | None:
+    """``prependUserContext``'s message text (None when there is no user context)."""
+    if not user_context:
+        return None
+    body = "\n".join(f"# {key}\n{value}" for key, value in user_context.items())
+    return ("<system-reminder>\nAs you answer the user's questions, you can use the following context:\n"
+            f"{body}\n\nThis context may or may not be relevant to the task; use it only if it is.\n"
+            "</system-reminder>")
+
+
+def add_cache_breakpoints(system: list[dict[str, Any]] | str | None,
+                          messages: list[dict[str, Any]]) -> tuple[Any, list[dict[str, Any]]]:
+    """``(system, messages)`` with ``cache_control`` on the last system block and the last message's last block.
+
+    The inputs are not modified (the changed blocks are copies). A string
+    system prompt becomes one block so it can carry the marker.
+    """
+    blocks = system_blocks(system) if system else []
+    if blocks:
+        blocks[-1] = {**blocks[-1], "cache_control": dict(CACHE_CONTROL)}
+    out = list(messages)
+    if out and isinstance(out[-1].get("content"), list) and out[-1]["content"]:
+        last = copy.copy(out[-1])
+        content = list(last["content"])
+        content[-1] = {**content[-1], "cache_control": dict(CACHE_CONTROL)}
+        last["content"] = content
+        out[-1] = last
+    return (blocks or system), out
