@@ -5,13 +5,16 @@ For every chapter ``notebooks/NN_*.ipynb`` there is ``notebooks/zh/NN_*.ipynb`` 
 once comments are stripped (and the docstrings of plain helper functions, which are comments too; a
 decorated function's docstring can be what a decorator reads, e.g. a tool's description, so it stays). The
 one difference allowed is the line ``ex.language("zh")`` in the first code cell. Prose is Chinese: each
-markdown cell has Chinese in it, and so does each comment that says something in words. A check cell's
-stored output is one verdict line, in Chinese.
+markdown cell has Chinese in it, and so does each comment that says something in words. Each zh cell
+records which English it was translated from (``metadata.translated_from``: the first 12 hex digits of the
+SHA-1 of the English cell's source), so a change to the English prose fails here until the translation is
+updated. A check cell's stored output is one verdict line, in Chinese.
 """
 
 from __future__ import annotations
 
 import ast
+import hashlib
 import io
 import json
 import re
@@ -99,6 +102,21 @@ def test_each_chapter_has_its_chinese_twin_cell_for_cell(english, chinese):
         assert code_tokens(zh_code) == code_tokens(source(a)), f"{where}: the code differs from the English"
         untranslated = [c for c in comments(zh_code) if wordy(c) and not CJK.search(c)]
         assert not untranslated, f"{where}: comments still in English: {untranslated}"
+
+
+def fingerprint(cell: dict) -> str:
+    return hashlib.sha1(source(cell).encode("utf-8")).hexdigest()[:12]
+
+
+@pytest.mark.parametrize("english, chinese", PAIRS, ids=[str(e.relative_to(NOTEBOOKS)) for e, _ in PAIRS])
+def test_each_translation_is_of_the_english_as_it_is_now(english, chinese):
+    if not chinese.exists():
+        pytest.skip("no twin yet (the test above says so)")
+    stale = [(b.get("id"), b.get("metadata", {}).get("translated_from"), fingerprint(a))
+             for a, b in zip(cells(english), cells(chinese))
+             if b.get("metadata", {}).get("translated_from") != fingerprint(a)]
+    assert not stale, (f"{english.name}: these cells changed since they were translated (id, translated from, the "
+                       f"English now): {stale}; update their Chinese, then their metadata.translated_from")
 
 
 @pytest.mark.parametrize("chinese", [zh for _, zh in PAIRS], ids=[str(z.relative_to(NOTEBOOKS)) for _, z in PAIRS])
