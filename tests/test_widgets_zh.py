@@ -54,7 +54,7 @@ def said(lang: str, english: str, chinese: str, text: str) -> bool:
 
 
 async def test_the_live_view_follows_the_setting(lang, offline, tmp_path):
-    run, live = await followed(offline, tmp_path)
+    _, live = await followed(offline, tmp_path)
     assert repr(live) == "LiveView()"
     assert live.stop_button.description == ("停止" if lang == "zh" else "Stop")
     assert said(lang, "done ✓", "完成 ✓", live.transcript.value)
