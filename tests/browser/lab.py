@@ -776,6 +776,31 @@ def check_markdown(ch: Chapter) -> None:
                     f"{sum(len(c.get('images', [])) for c in cells)} image(s)")
 
 
+def check_verdicts(ch: Chapter) -> None:
+    """Every exercise check cell shows one ✅/❌ verdict after the run, in the chapter's edition's language.
+
+    A Chinese chapter (``zh/NN``) ran ``ex.language("zh")``: its verdicts hold Chinese and no English "Hint:".
+    """
+    page, report = ch.page, ch.report
+    chinese = ch.number.startswith("zh/")
+    name = "check cells show one verdict" + (" in Chinese" if chinese else "")
+    with report.check(name):
+        indices = [i for i, c in enumerate(_cells(ch.notebook))
+                   if c.get("cell_type") == "code" and "ex.check_" in "".join(c.get("source", ""))]
+        if not indices:
+            fail(name, "the chapter has no exercise check cell")
+        texts = page.evaluate("""(indices) => indices.map((i) => window.__dl.norm(
+            (window.__dl.panel().content.widgets[i].node.querySelector('.jp-OutputArea') || {}).textContent))""",
+                              indices)
+        for index, text in zip(indices, texts):
+            marks = text.count("✅") + text.count("❌")
+            if text[:1] not in ("✅", "❌") or marks != 1:
+                fail(name, f"cell {index + 1} shows {text[:160]!r}: expected one ✅/❌ verdict line")
+            if chinese and (not re.search(r"[\u4e00-\u9fff]", text) or "Hint:" in text):
+                fail(name, f"cell {index + 1} shows {text[:160]!r}: expected the verdict in Chinese")
+        report.note(f"{len(indices)} check cells, e.g. {texts[0][:50]!r}")
+
+
 # ---------------------------------------------------------------------------------------------------------
 # Stop, as a person presses it
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from lab import Chapter, cell_index, fail, press_stop, shoot
+from lab import Chapter, cell_index, check_verdicts, fail, press_stop, shoot
 
 SCREENSHOTS = ("zh-inspector.png", "zh-live-view.png", "zh-check.png")
 
@@ -137,5 +137,6 @@ def check(ch: Chapter) -> None:
                  f"✅/❌ drawn without colour ({[(d['a'], d['colour']) for d in marks]}): no colour emoji font")
         report.note(f"CJK and ✅/❌ drawn distinctly in {family[:40]!r} (✅ {marks[0]['colour']} coloured pixels)")
 
+    check_verdicts(ch)
     press_stop(ch, "terminal = await live.watch(live_run)", when="tools", expect="aborted_tools",
                check="Stop while the tools run, waited for by the Chinese labels")
