@@ -29,6 +29,7 @@ from test_loop_properties import INVARIANTS, describe, run_and_check, sessions  
 def soak(n: int, random_seed: int) -> int:
     counts: Counter[str] = Counter()
     reasons: Counter[str] = Counter()
+    transitions: Counter[str] = Counter()
     violations: Counter[str] = Counter()
     examples: list[str] = []
 
@@ -43,6 +44,10 @@ def soak(n: int, random_seed: int) -> int:
         counts["aborts"] += outcome.aborted
         counts["blank prompts"] += len(outcome.blank)
         reasons.update(t.reason for t in outcome.terminals if t is not None)
+        transitions.update(p.next_transition.reason for trace in outcome.traces for p in trace.checkpoints
+                           if p.next_transition is not None)
+        transitions.update(f"({m.subtype})" for trace in outcome.traces for m in trace.messages.values()
+                           if m.type == "system" and m.subtype in ("api_retry", "model_fallback"))
         for name, what in broken:
             violations[name] += 1
             if len(examples) < 5:
@@ -59,6 +64,7 @@ def soak(n: int, random_seed: int) -> int:
     print(f"aborts        {counts['aborts']}")
     print(f"blank prompts {counts['blank prompts']} (refused before sending)")
     print("terminals     " + ", ".join(f"{reason} {k}" for reason, k in reasons.most_common()))
+    print("transitions   " + ", ".join(f"{reason} {k}" for reason, k in transitions.most_common()))
     print("violations per invariant (goal: 0 each)")
     for name in INVARIANTS:
         print(f"  {name:<22} {violations[name]}")

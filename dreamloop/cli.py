@@ -7,7 +7,9 @@ that project to DIR, a safe place to try ``run``, which runs any prompt,
 offline (the demo policy), ``--live`` (``--record`` writes a cassette) or
 from a recorded cassette (``--cassette``), as the production loop (every
 branch that exists is on, each with a flag to turn it off: ``--no-hooks``,
-``--no-context`` / ``--no-stage STAGE``), and exits with the code of its
+``--no-context`` / ``--no-stage STAGE``, ``--no-recovery`` / ``--no-recovery-branch
+BRANCH``; ``--fallback-model NAME`` and ``--token-budget N`` turn those two on),
+and exits with the code of its
 Terminal reason (``EXIT_CODES``). ``import-claude-code`` rebuilds a Claude
 Code session file call by call. ``run`` is the production loop: every branch
 that exists is on (``--no-…`` turns one off; ``--json`` and the trace say which
@@ -36,6 +38,10 @@ from rich.syntax import Syntax
 from rich.text import Text
 
 from .context.options import STAGES
+
+RECOVERY_BRANCHES = ("max_output_tokens_escalate", "max_output_tokens_recovery", "collapse_drain_retry",
+                     "reactive_compact_retry")
+"""The recovery branches ``run`` turns on (``RecoveryOptions``' flags), each named as its transition."""
 
 __all__ = ["EXIT_CODES", "main"]
 
@@ -136,6 +142,19 @@ def _parser() -> argparse.ArgumentParser:
                      help=f"turn one context stage off (repeatable): {', '.join(STAGES)}")
     run.add_argument("--context-window", type=_positive_int, default=None, metavar="TOKENS",
                      help="the context window in tokens (default: the model's, from the Models API)")
+    run.add_argument("--no-recovery", action="store_true",
+                     help="turn the recovery branches off (default: all on: after a max_tokens cut, escalate the "
+                          "limit once, then resume up to 3 times; after 'prompt is too long', drain the staged "
+                          "collapses, then compact once)")
+    run.add_argument("--no-recovery-branch", action="append", default=[], choices=RECOVERY_BRANCHES,
+                     metavar="BRANCH",
+                     help=f"turn one recovery branch off (repeatable): {', '.join(RECOVERY_BRANCHES)}")
+    run.add_argument("--fallback-model", default=None, metavar="NAME",
+                     help="after 3 overloaded attempts in a row, switch to this model (same endpoint) and ask it "
+                          "again; what the failed attempts showed is withdrawn (default: no fallback)")
+    run.add_argument("--token-budget", type=_positive_int, default=None, metavar="N",
+                     help="an output-token budget for the run: a turn that ends under 90%% of it goes on with a "
+                          "note of how much is used, until diminishing returns (default: no budget)")
 
     replay = sub.add_parser("replay", help="print a saved trace")
     replay.add_argument("trace", type=Path, metavar="FILE", help="a trace saved with --trace")
@@ -290,6 +309,9 @@ def _prepare_run(args: argparse.Namespace) -> tuple[Any, argparse.Namespace, Any
         hooks=hooks,
         streaming_tool_execution=args.streaming_tools,
         context=_context_options(args, workspace),
+        recovery=_recovery_options(args),
+        fallback_model=args.fallback_model,
+        token_budget=args.token_budget,
     )
     return params, args, console, nobody, replayed
 
@@ -305,6 +327,15 @@ def _context_options(args: argparse.Namespace, workspace: Path) -> Any:
         return None
     options = ContextOptions.all_on(context_window=args.context_window)
     return options.model_copy(update={stage: None for stage in args.no_stage})
+
+
+def _recovery_options(args: argparse.Namespace) -> Any:
+    """The production loop's recovery: every branch on, minus the ones turned off; None with ``--no-recovery``."""
+    from .recovery import RecoveryOptions
+
+    if args.no_recovery:
+        return None
+    return RecoveryOptions(**{branch: False for branch in args.no_recovery_branch})
 
 
 def _load_hooks(settings: list[Path], console: Console) -> Any:
@@ -366,7 +397,8 @@ class MissingCredentials(Exception):
 
 
 _FLAGS = {"messages": "prompt", "max_turns": "--max-turns", "permission_mode": "--permission-mode",
-          "workspace": "--workspace", "model": "--model"}
+          "workspace": "--workspace", "model": "--model", "fallback_model": "--fallback-model",
+          "token_budget": "--token-budget"}
 """QueryParams fields set from a command-line flag: an error names the flag, not the field."""
 
 

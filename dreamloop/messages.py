@@ -44,6 +44,7 @@ __all__ = [
     "normalize_messages_for_api",
     "tool_result_block",
     "user_message",
+    "withdrawn",
 ]
 
 
@@ -198,7 +199,11 @@ class SystemMessage(_LoopMessageBase):
     ``resume_repair`` (a resume repaired what a crash left, ``transcript.py``);
     the context pipeline's ``tool_result_budget``, ``snip``, ``microcompact``,
     ``context_collapse``, ``compact_boundary``, ``autocompact_failed``,
-    ``blocking_limit`` (``dreamloop.context``). Later branches add theirs here.
+    ``blocking_limit`` (``dreamloop.context``); the recovery branches'
+    (``dreamloop.recovery``, chapter 08): ``max_output_tokens`` (also the withheld
+    error shown when the resumes are exhausted), ``api_retry`` (an overloaded attempt
+    asked again), ``model_fallback`` (the fallback model took over),
+    ``reactive_compact_failed``, ``token_budget`` (why a budgeted run stopped).
     ``metadata`` holds a subtype's structured data (Claude Code's
     ``compactMetadata`` and the like): for the context stages ``stage``,
     ``tokens_before``, ``tokens_after`` and ``replaced`` (new uuid → the uuids
@@ -243,15 +248,23 @@ class ProgressMessage(_LoopMessageBase):
 
 
 class TombstoneMessage(_LoopMessageBase):
-    """Marks an already-yielded message as withdrawn (streaming fallback).
+    """Marks an already-shown message as withdrawn: a UI strikes it out, no request ever carries it.
 
-    Mirrors ``TombstoneMessage`` (``type: 'tombstone'``): ``target_uuid`` is the
-    uuid of the partial assistant message a UI should remove.
+    Mirrors ``TombstoneMessage`` (``type: 'tombstone'``), yielded when a response is
+    *replaced*: a failed attempt asked again or handed to the fallback model, a cut
+    response retried with a higher ``max_tokens``. ``target_uuid`` is the uuid of the
+    withdrawn loop message, or, for a response that never became one (it broke while
+    streaming), the id its ``message_start`` gave (``msg_...``); ``reason`` says why;
+    ``message`` is what was shown of it (the source's tombstone carries the message):
+    ``{"id", "model", "content": [blocks as far as they came]}``, or None.
+    ``normalize_messages_for_api()`` drops every message a tombstone in the same list
+    targets.
     """
 
     type: Literal["tombstone"] = "tombstone"
     target_uuid: str
     reason: str = ""
+    message: dict[str, Any] | None = None
 
 
 class ToolUseSummaryMessage(_LoopMessageBase):
@@ -346,12 +359,18 @@ def _attachment_text(attachment: dict[str, Any]) -> str | None:
     return str(attachment.get("text", ""))
 
 
+def withdrawn(messages: Any) -> set[str]:
+    """The uuids the ``TombstoneMessage``s among ``messages`` withdraw (empty if there is none)."""
+    return {m.target_uuid for m in messages if type(m) is TombstoneMessage}
+
+
 def normalize_messages_for_api(messages: list[Any]) -> list[MessageParam]:
     """The request's ``messages`` array from loop messages (``normalizeMessagesForAPI()``).
 
     Keeps user and assistant messages; turns API-visible attachments
     (``queued_command``, ``edited_file``, ``hook_additional_context``) into user text; drops system,
-    progress, tombstone, tool-use-summary and UI-only attachments; drops empty
+    progress, tombstone, tool-use-summary and UI-only attachments, and every message a tombstone
+    among ``messages`` withdraws; drops empty
     text blocks; sends a ``tool_use`` whose input was not a JSON object with
     ``input: {}`` (its ``is_error`` result tells the model what it sent);
     sends blocks of unknown types back as received; merges adjacent user messages into one, ``tool_result``
@@ -359,7 +378,10 @@ def normalize_messages_for_api(messages: list[Any]) -> list[MessageParam]:
     ``list[MessageParam]`` (plain dicts, JSON-ready).
     """
     out: list[dict[str, Any]] = []
+    gone = withdrawn(messages)
     for message in messages:
+        if gone and message.uuid in gone:
+            continue
         if isinstance(message, AssistantMessage):
             param = _assistant_param(message)
             if param is None:

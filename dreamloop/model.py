@@ -86,7 +86,7 @@ class AnthropicModel:
         self.recorder = recorder
         self.last_request_id: str | None = None
         self.last_cut_blocks: list[CutBlock] = []
-        self._context_window: int | None = None
+        self._info: Any = None  # GET /v1/models/{id}, once (False: not answered)
 
     def __repr__(self) -> str:
         kind = "offline" if self.api is not None else "live"
@@ -185,14 +185,26 @@ class AnthropicModel:
         Anthropic-compatible server without the Models API) or leaves it out
         gives ``DEFAULT_CONTEXT_WINDOW`` (200,000) instead.
         """
-        if self._context_window is None:
+        info = await self._model_info()
+        return getattr(info, "max_input_tokens", None) or DEFAULT_CONTEXT_WINDOW
+
+    async def max_output_tokens(self) -> int | None:
+        """The most this model may write in one response: ``max_tokens`` from ``GET /v1/models/{id}``
+        (asked once, then remembered); None when the endpoint does not say."""
+        return getattr(await self._model_info(), "max_tokens", None)
+
+    async def _model_info(self) -> Any:
+        if self._info is None:
             try:
-                info = await self.client.models.retrieve(self.model)
-                window = info.max_input_tokens
+                self._info = await self.client.models.retrieve(self.model)
             except anthropic.APIError:
-                window = None
-            self._context_window = window or DEFAULT_CONTEXT_WINDOW
-        return self._context_window
+                self._info = False  # not answered: remembered too
+        return self._info or None
+
+    def with_name(self, model: str) -> "AnthropicModel":
+        """The same client, options and recorder, another model name (a fallback model: ``--fallback-model``)."""
+        return AnthropicModel(self.client, model, api=self.api, request_options=self.request_options,
+                              recorder=self.recorder)
 
     def _raise_script_error(self, err: anthropic.APIStatusError) -> None:
         if self.api is not None and err.request_id in self.api.script_errors:

@@ -181,6 +181,26 @@ class PartialResponse:
         usage = self._start.usage.model_copy(update=self._usage) if self._usage else self._start.usage
         return self._start.model_copy(update={**self._delta, "content": blocks, "usage": usage})
 
+    def shown(self) -> dict[str, Any] | None:
+        """What a person was shown of the response, for a tombstone: ``{"id", "model", "content"}``.
+
+        ``content`` holds every block as far as it came, finished or not, in stream order (a
+        tool_use's input as the raw JSON text received, if it never finished); None before
+        ``message_start``.
+        """
+        if self._start is None:
+            return None
+        content = []
+        for index in sorted(self._blocks):
+            if index in self._done:
+                content.append(_as_dict(self._done[index]))
+                continue
+            block = dict(self._blocks[index])
+            if index in self._json and self._json[index]:
+                block["partial_json"] = "".join(self._json[index])
+            content.append(block)
+        return {"id": self._start.id, "model": self._start.model, "content": content}
+
     def cut_blocks(self) -> list[tuple[int, dict[str, Any], str]]:
         """Blocks that started but never stopped: ``(index, block JSON so far, raw tool JSON received)``."""
         return [(i, dict(b), "".join(self._json.get(i, []))) for i, b in sorted(self._blocks.items())

@@ -6,8 +6,13 @@ One ``while True``, five phases in the order of the source's flowchart:
     2. context pipeline  prepare ``messages_for_query``: seven stages, light to heavy (``context/``)
     3. stream the model  yield raw events, collect ``assistant_messages`` and tool_use blocks
                          (streaming tool execution: calls start as their blocks complete)
-    4. tools or stop     no tool_use → stop checks (stop hooks) → Terminal; else run tools → ``tool_results``
+       (recovery)        a response cut at max_tokens or a withheld error may send the same turn
+                         round again (``recovery.py`` decides)
+    4. tools or stop     no tool_use → stop checks (stop hooks, token budget) → Terminal; else run
+                         tools → ``tool_results``
     5. next State        attachments (queued input), the max_turns check, a new State, continue
+
+Every ``continue`` goes through ``next_state()``, the one place a State is built.
 
 It yields events as they happen and ends with a ``Terminal``. Python async
 generators cannot ``return`` a value, so ``query()`` returns a ``QueryRun``:
@@ -29,7 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from .abort import AbortController, Aborted
 from .context import ContextOptions, ContextPipeline, PreCompact, PreCompactResult, PreparedContext, prepare_context
 from .deps import QueryDeps
-from .errors import IncompleteStreamError, MalformedStreamError, StreamError
+from .errors import CompactionFailed, IncompleteStreamError, MalformedStreamError, StreamError
 from .events import RequestStart, StreamEvent
 from .hooks import Hooks, StopCheck, run_pre_compact_hooks, run_stop_hooks
 from .messages import (
@@ -38,12 +43,30 @@ from .messages import (
     AttachmentMessage,
     LoopMessage,
     SystemMessage,
+    TombstoneMessage,
     UserMessage,
     assistant_tool_uses,
     normalize_messages_for_api,
     user_message,
+    withdrawn,
 )
 from .partial import PartialResponse
+from .recovery import (
+    RESUME_MESSAGE,
+    MaxTokensCut,
+    PromptTooLong,
+    RecoveryOptions,
+    TokenBudget,
+    Withheld,
+    budget_message,
+    budget_summary,
+    decide_fallback,
+    decide_recovery,
+    decide_token_budget,
+    is_overloaded,
+    is_prompt_too_long,
+    state_changes,
+)
 from .state import Continue, State, Terminal
 from .tools import (
     USER_INTERRUPT,
@@ -99,6 +122,15 @@ class QueryParams(BaseModel):
       phase 2 sends the history as it is.
     * ``hooks``: ``Hooks`` (chapter 07): ``pre_tool_use`` / ``post_tool_use`` around
       each call, ``stop`` when the model asks for no tools. None: no hook runs.
+    * ``recovery``: ``RecoveryOptions`` (chapter 08): escalate and resume after a
+      ``max_tokens`` cut, collapse drain and reactive compaction after ``prompt is
+      too long``, each its own flag. None: such an error ends the run as before.
+    * ``fallback_model`` (chapter 08): an ``AnthropicModel``, or a model name on
+      ``model``'s client; after ``RecoveryOptions.overloads_before_fallback``
+      overloaded attempts in a row it takes over, and what the failed attempts
+      showed is tombstoned. None: an overload ends the run ``model_error``.
+    * ``token_budget`` (chapter 08): ``TokenBudget`` (or its ``total`` as an int):
+      a turn that ends under budget goes on with a message saying how much is used.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -117,20 +149,39 @@ class QueryParams(BaseModel):
     abort: AbortController = Field(default_factory=AbortController)
     queued_input: Callable[[], list[AttachmentMessage]] | None = None
     deps: QueryDeps = Field(default_factory=QueryDeps)
-    streaming_tool_execution: bool = Field(default=False, json_schema_extra={"switch": True, "chapter": "05"})
-    context: ContextOptions | None = Field(default=None, json_schema_extra={"switch": True, "chapter": "06"})
-    hooks: Hooks | None = Field(default=None, json_schema_extra={"switch": True, "chapter": "07"})
+    streaming_tool_execution: bool = Field(
+        default=False, json_schema_extra={"switch": True, "chapter": "05"},
+        description="each tool call starts as soon as its tool_use block is complete")
+    context: ContextOptions | None = Field(
+        default=None, json_schema_extra={"switch": True, "chapter": "06"},
+        description="the context pipeline: seven stages, light to heavy, before each request")
+    hooks: Hooks | None = Field(
+        default=None, json_schema_extra={"switch": True, "chapter": "07"},
+        description="hook events: around each tool call, at the stop checks, before a compaction")
+    recovery: RecoveryOptions | None = Field(
+        default=None, json_schema_extra={"switch": True, "chapter": "08"},
+        description="escalate and resume after max_tokens; collapse drain and reactive compaction after "
+                    "prompt is too long")
+    fallback_model: Any = Field(
+        default=None, json_schema_extra={"switch": True, "chapter": "08"},
+        description="after repeated overloads another model takes over; what was shown is tombstoned")
+    token_budget: TokenBudget | None = Field(
+        default=None, json_schema_extra={"switch": True, "chapter": "08"},
+        description="a turn that ends under budget goes on, until diminishing returns")
 
     def switches(self) -> dict[str, Any]:
         """Which feature switches are on, in field order, as JSON: ``{"streaming_tool_execution": True, ...}``.
 
         A bool switch is itself; an options switch is False when None, its
-        ``model_dump`` when it is a pydantic model, else True.
+        ``model_dump`` when it is a pydantic model, a model's name for the
+        fallback model, else True.
         """
         def plain(value: Any) -> Any:
             if value is None or isinstance(value, bool):
                 return bool(value)
-            return value.model_dump(mode="json") if isinstance(value, BaseModel) else True
+            if isinstance(value, BaseModel):
+                return value.model_dump(mode="json")
+            return value.model if isinstance(getattr(value, "model", None), str) else True
 
         return {name: plain(getattr(self, name)) for name, info in type(self).model_fields.items()
                 if isinstance(info.json_schema_extra, dict) and info.json_schema_extra.get("switch")}
@@ -160,6 +211,22 @@ class QueryParams(BaseModel):
             raise ValueError("model must be an AnthropicModel: use dreamloop.offline(script) or dreamloop.live()")
         return value
 
+    @field_validator("token_budget", mode="before")
+    @classmethod
+    def _budget_total(cls, value: Any) -> Any:
+        return TokenBudget(total=value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+    @model_validator(mode="after")
+    def _fallback_is_a_model(self) -> "QueryParams":
+        fallback = self.fallback_model
+        if isinstance(fallback, str):
+            if not fallback.strip() or not hasattr(self.model, "with_name"):
+                raise ValueError("fallback_model: a model name needs an AnthropicModel as model (or give a model)")
+            self.fallback_model = self.model.with_name(fallback.strip())
+        elif fallback is not None and not hasattr(fallback, "stream"):
+            raise ValueError("fallback_model must be an AnthropicModel or a model name")
+        return self
+
     @model_validator(mode="after")
     def _budget_has_a_directory(self) -> "QueryParams":
         budget = self.context.tool_result_budget if self.context else None
@@ -176,8 +243,10 @@ class QueryRun:
     loop messages; then ``run.terminal`` is the ``Terminal`` (reading it
     earlier raises ``RuntimeError``). ``run.messages`` is the history as it
     grows (everything yielded but progress and stream events), ``run.state``
-    the current ``State``, ``run.trace`` the ``Trace``. ``run.abort()`` fires
-    the abort signal.
+    the current ``State``, ``run.trace`` the ``Trace``, ``run.model`` the
+    model being called (``params.model``, or the fallback model once it took
+    over), ``run.output_tokens`` the output tokens of every response so far.
+    ``run.abort()`` fires the abort signal.
     """
 
     def __init__(self, params: QueryParams, trace: Trace | None = None) -> None:
@@ -186,7 +255,10 @@ class QueryRun:
         self.trace.switches = params.switches()
         self.messages: list[Any] = list(params.messages)
         self.state: State | None = None
+        self.model: Any = params.model
+        self.output_tokens = 0
         self._terminal: Terminal | None = None
+        self._requests: tuple[int, int] = (0, 0)  # (turn_count, requests made in that turn)
         self._started = params.deps.clock()
         self._events = _query_loop(params, self)
 
@@ -223,8 +295,16 @@ class QueryRun:
         """Record a yielded event in the history and the trace; return it."""
         if event.type not in ("stream_event", "stream_request_start", "progress"):
             self.messages.append(event)
+            if event.type == "assistant":
+                self.output_tokens += event.message.usage.output_tokens
         self.trace.add_event(self.params.deps.clock() - self._started, event)
         return event
+
+    def request_attempt(self, turn_count: int) -> int:
+        """Count one more request in turn ``turn_count``; its number (``RequestStart.attempt``: 1, 2, ...)."""
+        turn, made = self._requests
+        self._requests = (turn_count, made + 1 if turn == turn_count else 1)
+        return self._requests[1]
 
     def end(self, terminal: Terminal, turn: "_Turn", *closing: Any) -> None:
         """Record the last checkpoint and the Terminal (closing messages are not yielded)."""
@@ -247,18 +327,37 @@ def query(params: QueryParams, *, trace: Trace | None = None) -> QueryRun:
 
 
 class _Turn:
-    """The four local collectors of one iteration (queryLoop()'s locals), and what the tools said so far."""
+    """One iteration's locals (queryLoop()'s): the four collectors, what the stream and the tools said, how it ends.
 
-    def __init__(self, state: State, messages_for_query: list[Any], context: dict[str, Any] | None = None) -> None:
+    A phase's helper leaves its decision here, and the loop acts on it where the phase ends:
+    ``terminal`` (the run ends there) or ``transition`` (the loop goes round again: ``next_state``).
+    """
+
+    def __init__(self, state: State, prepared: PreparedContext | None = None) -> None:
         self.state = state
-        self.messages_for_query = messages_for_query
-        self.context = context
+        self.prepared = prepared
+        self.messages_for_query = prepared.messages_for_query if prepared else list(state.messages)
+        self.context = prepared.record.as_dict() if prepared and prepared.record else None
+        self.auto_compact_tracking = prepared.auto_compact_tracking if prepared else state.auto_compact_tracking
         self.assistant_messages: list[Any] = []
         self.tool_results: list[Any] = []
         self.attachments: list[Any] = []
         self.stop_reason: str | None = None
         self.started: set[str] = set()  # calls that started (their effects may have happened)
         self.results: dict[str, dict[str, Any]] = {}  # tool_use_id -> tool_result block, as each call ended
+        self.executor: StreamingToolExecutor | None = None  # streaming tool execution: this response's calls
+        self.partial = PartialResponse()  # the stream as far as it came (what finished, if it broke)
+        self.error: Exception | None = None  # the model error phase 3 ended with (None: an answer)
+        self.aborted = False  # the abort signal fired while the model streamed
+        self.shown: list[str] = []  # uuids of the progress this attempt yielded (a withdrawn attempt tombstones them)
+        self.terminal: Terminal | None = prepared.terminal if prepared else None
+        self.transition: Continue | None = None
+        self.rewritten: tuple[Any, ...] | None = None  # the next State's messages, when a recovery rewrote them
+
+    @property
+    def failed(self) -> bool:
+        """Phase 3 ended without an answer (an abort, an error) and nothing has decided the end yet."""
+        return (self.aborted or self.error is not None) and self.terminal is None
 
     def record(self, update: Any) -> None:
         """Keep what a tool update says: a call started, a call's result, the results message, a hook's record."""
@@ -281,28 +380,31 @@ class _Turn:
             context=self.context,
         )
 
+    def kept(self) -> tuple[Any, ...]:
+        """The next State's messages: ``[...messages_for_query, ...assistant_messages, ...tool_results, ...]``,
+        unless a recovery rewrote them (an escalation drops the cut response; a drain, a compaction)."""
+        if self.rewritten is not None:
+            return self.rewritten
+        return (*self.messages_for_query, *self.assistant_messages, *self.tool_results, *self.attachments)
+
+    def new_attempt(self, executor: StreamingToolExecutor | None) -> None:
+        """Forget a withdrawn attempt (asked again, or handed to the fallback model): start the stream afresh."""
+        self.partial, self.executor, self.stop_reason = PartialResponse(), executor, None
+        self.started, self.results, self.shown = set(), {}, []
+
     def tool_uses(self) -> list[Any]:
         return [block for message in self.assistant_messages for block in assistant_tool_uses(message)]
 
 
 async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
-    deps, abort = params.deps, params.abort
-    context = ToolUseContext(
-        tools=params.tools,
-        abort=abort,
-        can_use_tool=params.can_use_tool,
-        ask=params.ask,
-        workspace=params.workspace,
-        permission_mode=params.permission_mode,
-        uuid=deps.uuid,
-        tool_timeout_s=params.tool_timeout_s,
-        secrets=_credentials(params.model),
-        hooks=params.hooks,
-    )
+    deps = params.deps
+    context = _tool_use_context(params)
     pipeline = ContextPipeline(params.context, model=params.model, system_prompt=params.system_prompt,
                                tools=params.tools, workspace=params.workspace, uuid=deps.uuid, clock=deps.clock,
-                               abort=abort, pre_compact=_pre_compact_hooks(params))
-    state = State(messages=tuple(params.messages), tool_use_context=context)
+                               abort=params.abort, pre_compact=_pre_compact_hooks(params))
+    gone = withdrawn(params.messages)  # a message a tombstone withdrew (a replaced response) is never sent again
+    history = [m for m in params.messages if m.uuid not in gone] if gone else params.messages
+    state = State(messages=tuple(history), tool_use_context=context)
 
     while True:
         # -- 1. State in ---------------------------------------------------
@@ -314,162 +416,400 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
         # something says so. What is sent starts after the last compact
         # boundary, and the next State is built from it, so a reduction
         # carries forward (the transcript keeps everything).
-        try:
-            prepared = await prepare_context(state, pipeline)
-        except asyncio.CancelledError:  # the task was cancelled during a compaction: close quietly
-            run.end(Terminal(reason="aborted_streaming", turn_count=state.turn_count),
-                    _Turn(state, list(state.messages)))
-            raise
-        turn = _Turn(state, prepared.messages_for_query, prepared.record.as_dict() if prepared.record else None)
-        for message in prepared.yielded:
+        turn = await _prepare_context(state, pipeline, run)
+        for message in turn.prepared.yielded:
             yield run.note(message)
-        if prepared.terminal is not None:  # blocking_limit (or an abort or a hook during a compaction): no request
-            run.end(prepared.terminal, turn)
+        if turn.terminal is not None:  # blocking_limit (or an abort or a hook during a compaction): no request
+            run.end(turn.terminal, turn)
             return
 
         # -- 3. stream the model --------------------------------------------
-        # With streaming tool execution on, an executor starts each tool_use as
-        # soon as its block is complete, and its progress comes between events.
-        yield run.note(RequestStart(turn_count=state.turn_count))
-        partial = PartialResponse()
-        executor = StreamingToolExecutor(context) if params.streaming_tool_execution else None
-        try:
-            async for item in _guarded(_call_model(params, state, prepared, executor), abort):
-                if isinstance(item, APIMessage):
-                    turn.stop_reason = item.stop_reason
-                    if any(_visible(block) for block in item.content):  # never an empty message (F4)
-                        message = AssistantMessage(uuid=deps.uuid(), message=item,
-                                                   request_id=params.model.last_request_id)
-                        turn.assistant_messages.append(message)
-                        yield run.note(message)
-                elif item.type == "progress":  # a call the executor started while the model streams
-                    turn.record(item)
-                    yield run.note(item)
-                else:
-                    partial.add(item)
-                    yield run.note(StreamEvent(event=item))
-        except Aborted:
-            for message in _stream_interrupted(turn, partial, deps):
+        # Raw events are yielded as they arrive; the finished response becomes
+        # one assistant message. With streaming tool execution on, an executor
+        # starts each tool_use as soon as its block is complete, and its
+        # progress comes between events. With a fallback model, an overloaded
+        # model is asked again, and after a few overloads in a row the fallback
+        # model takes over; what a failed attempt showed is tombstoned.
+        async for event in _stream_model(params, run, turn):
+            yield run.note(event)
+
+        # Recovery: a response cut at max_tokens or a withheld error (prompt too
+        # long) may send the same turn round again. recovery.py decides (pure);
+        # _recover applies it: a tombstone and a higher limit, a resume message,
+        # a collapse drain, a reactive compaction. Otherwise an abort or an
+        # error ends the run: what finished is kept, its calls answered.
+        transition = decide_recovery(await _withheld(params, run, turn, pipeline), state, params.recovery)
+        if transition is not None:
+            async for event in _recover(transition, params, run, turn, pipeline):
+                yield run.note(event)
+        if turn.failed:
+            for message in _stream_failed(turn, deps):
                 yield run.note(message)
-            run.end(Terminal(reason="aborted_streaming", turn_count=state.turn_count), turn)
+        if turn.terminal is not None:
+            run.end(turn.terminal, turn)
             return
-        except asyncio.CancelledError:  # the task itself was cancelled: close quietly, re-raise
-            run.end(Terminal(reason="aborted_streaming", turn_count=state.turn_count), turn,
-                    *_stream_interrupted(turn, partial, deps))
-            raise
-        except (anthropic.APIError, StreamError) as error:
-            terminal = _model_error(error, state.turn_count)
-            for message in _model_failed(turn, partial, deps, error, terminal):
-                yield run.note(message)
-            run.end(terminal, turn)
-            return
-        for notice in _stream_notices(turn, partial, deps):  # what a later API version may add: said, not fatal
-            turn.attachments.append(notice)
-            yield run.note(notice)
+        if turn.transition is not None:  # escalate, resume, collapse drain, reactive compact: turn_count kept
+            state = next_state(run, turn, turn.transition)
+            continue
 
         # -- 4. tools, or stop ------------------------------------------------
         # needs_follow_up comes from the tool_use blocks received, never from
-        # stop_reason (the API's stop_reason is not always reliable).
-        tool_uses = turn.tool_uses()
-        needs_follow_up = bool(tool_uses)
-        if not needs_follow_up:
-            for notice in _stop_notices(turn, deps):
-                turn.attachments.append(notice)
-                yield run.note(notice)
-            if params.hooks is not None:  # stop hooks may send the model back to work
-                stop = await _stop_hooks(params, state, run, turn)
-                for message in stop.messages:
-                    turn.attachments.append(message)
-                    yield run.note(message)
-                if stop.verdict == "block":  # the feedback is in turn.attachments: the model reads it next
-                    transition = Continue(reason="stop_hook_blocking", attempt=state.stop_hook_blocks + 1)
-                    run.trace.checkpoint(**turn.collected(), next_transition=transition)
-                    state = State(
-                        messages=(*turn.messages_for_query, *turn.assistant_messages, *turn.attachments),
-                        turn_count=state.turn_count,  # not a new turn: the same one, answered again
-                        transition=transition,
-                        auto_compact_tracking=prepared.auto_compact_tracking,
-                        stop_hook_active=True,
-                        stop_hook_blocks=state.stop_hook_blocks + 1,
-                        tool_use_context=context,
-                    )
-                    continue
-                if stop.verdict != "stop":  # a hook prevented continuation, or the runaway guard fired
-                    run.end(Terminal(reason="stop_hook_prevented", turn_count=state.turn_count), turn)
-                    return
-            run.end(Terminal(reason="completed", turn_count=state.turn_count), turn)
+        # stop_reason (the API's stop_reason is not always reliable). Without
+        # tool_use, the stop checks (warnings, the stop hooks, the token
+        # budget) decide whether the run ends; with it, the tools run (or
+        # finish, if they started while the model streamed).
+        if not turn.tool_uses():
+            async for event in _stop_checks(params, run, turn):
+                yield run.note(event)
+        else:
+            async for event in _run_tools(params, run, turn):
+                yield run.note(event)
+        if turn.terminal is not None:
+            run.end(turn.terminal, turn)
             return
-
-        # The source: toolUpdates = streamingToolExecutor ? getRemainingResults() : runTools(...)
-        tool_updates = executor.get_remaining_results() if executor else run_tools(tool_uses, context)
-        try:
-            async for update in _guarded(tool_updates, abort):
-                turn.record(update)
-                yield run.note(update)
-        except Aborted:
-            for message in _tools_interrupted(turn, tool_uses, deps):
-                yield run.note(message)
-            run.end(Terminal(reason="aborted_tools", turn_count=state.turn_count), turn)
-            return
-        except asyncio.CancelledError:
-            run.end(Terminal(reason="aborted_tools", turn_count=state.turn_count), turn,
-                    *_tools_interrupted(turn, tool_uses, deps))
-            raise
-        stopped = _hook_stopped(turn, deps)  # a hook said `continue: false` while tools ran
-        if stopped is not None:
-            turn.attachments.append(stopped)
-            yield run.note(stopped)
-            run.end(Terminal(reason="hook_stopped", turn_count=state.turn_count), turn)
-            return
+        if turn.transition is not None:  # stop_hook_blocking, token_budget_continuation: turn_count kept
+            state = next_state(run, turn, turn.transition)
+            continue
 
         # -- 5. attachments, max_turns, next State ------------------------------
         for attachment in params.queued_input() if params.queued_input else []:
             turn.attachments.append(attachment)
             yield run.note(attachment)
-        next_turn_count = state.turn_count + 1
-        if params.max_turns is not None and next_turn_count > params.max_turns:
-            reached = AttachmentMessage(
-                uuid=deps.uuid(),
-                attachment={"type": "max_turns_reached", "max_turns": params.max_turns, "turn_count": next_turn_count},
-            )
-            turn.attachments.append(reached)
+        reached = _max_turns_reached(params, turn)
+        if reached is not None:
             yield run.note(reached)
             # Like the source (``turnCount: nextTurnCount``): the attachment and the Terminal both carry
             # the turn the loop refused to start, max_turns + 1.
-            run.end(Terminal(reason="max_turns", turn_count=next_turn_count), turn)
+            run.end(Terminal(reason="max_turns", turn_count=state.turn_count + 1), turn)
             return
-        transition = Continue(reason="next_turn")
-        run.trace.checkpoint(**turn.collected(), next_transition=transition)
-        state = State(
-            messages=(*turn.messages_for_query, *turn.assistant_messages, *turn.tool_results, *turn.attachments),
-            turn_count=next_turn_count,
-            transition=transition,
-            auto_compact_tracking=prepared.auto_compact_tracking,
-            stop_hook_active=state.stop_hook_active,
-            stop_hook_blocks=state.stop_hook_blocks,
-            tool_use_context=context,
-        )
+        state = next_state(run, turn, Continue(reason="next_turn"))
+
+
+def next_state(run: QueryRun, turn: _Turn, transition: Continue) -> State:
+    """The one place the loop builds the next State (the source's ``state = {...}; continue``).
+
+    Records this iteration's trace checkpoint, labelled with ``transition``, then builds the
+    State from what the iteration kept (``turn.kept()``) and the counters ``transition``
+    changes (``recovery.state_changes``): ``turn_count`` grows only at ``next_turn``, and the
+    per-turn counters reset only there; every other path keeps them and changes its own.
+    """
+    run.trace.checkpoint(**turn.collected(), next_transition=transition, next_messages=turn.rewritten)
+    state = turn.state
+    return state.model_copy(update={**state_changes(state, transition), "messages": turn.kept(),
+                                    "transition": transition, "auto_compact_tracking": turn.auto_compact_tracking})
 
 
 # ---------------------------------------------------------------------------
 # Helpers, in the order the phases use them
 
 
-def _call_model(params: QueryParams, state: State, prepared: PreparedContext,
-                executor: StreamingToolExecutor | None) -> AsyncIterator[Any]:
-    """deps.callModel(): one streaming request for this iteration (messages and system from phase 2).
+def _tool_use_context(params: QueryParams) -> ToolUseContext:
+    """What every tool call of the run gets (``toolUseContext``): tools, the abort signal, permissions, hooks."""
+    return ToolUseContext(
+        tools=params.tools,
+        abort=params.abort,
+        can_use_tool=params.can_use_tool,
+        ask=params.ask,
+        workspace=params.workspace,
+        permission_mode=params.permission_mode,
+        uuid=params.deps.uuid,
+        tool_timeout_s=params.tool_timeout_s,
+        secrets=_credentials(params.model),
+        hooks=params.hooks,
+    )
+
+
+async def _prepare_context(state: State, pipeline: ContextPipeline, run: QueryRun) -> _Turn:
+    """Phase 2: ``prepare_context`` on the State; the iteration's ``_Turn`` (its ``terminal`` set if no request
+    must be sent). A task cancelled during a compaction closes the run quietly and re-raises."""
+    try:
+        prepared = await prepare_context(state, pipeline)
+    except asyncio.CancelledError:
+        run.end(Terminal(reason="aborted_streaming", turn_count=state.turn_count), _Turn(state))
+        raise
+    return _Turn(state, prepared)
+
+
+async def _stream_model(params: QueryParams, run: QueryRun, turn: _Turn) -> AsyncIterator[Any]:
+    """Phase 3, deps.callModel(): one streaming request; yields its events, keeps the response in ``turn``.
+
+    Yields ``RequestStart``, each raw event (``StreamEvent``), the streaming executor's progress,
+    the finished response as one ``AssistantMessage`` (never an empty one, F4), then notices about
+    what this version does not know. An abort (``turn.aborted``) or a model error (``turn.error``)
+    ends it early: what finished is in ``turn.partial``. With a fallback model, an overloaded
+    attempt is withdrawn (``_withdraw``) and asked again, of the fallback model after
+    ``overloads_before_fallback`` in a row (``recovery.decide_fallback``). A cancelled task closes
+    the run and re-raises.
+    """
+    state, deps = turn.state, params.deps
+    limit = (params.recovery or RecoveryOptions()).overloads_before_fallback
+    overloads = 0
+    while True:
+        yield RequestStart(turn_count=state.turn_count, attempt=run.request_attempt(state.turn_count))
+        turn.new_attempt(StreamingToolExecutor(state.tool_use_context) if params.streaming_tool_execution else None)
+        try:
+            async for item in _guarded(_call_model(params, run.model, turn), params.abort):
+                if isinstance(item, APIMessage):
+                    turn.stop_reason = item.stop_reason
+                    if any(_visible(block) for block in item.content):  # never an empty message (F4)
+                        message = AssistantMessage(uuid=deps.uuid(), message=item, request_id=run.model.last_request_id)
+                        turn.assistant_messages.append(message)
+                        yield message
+                elif item.type == "progress":  # a call the executor started while the model streams
+                    turn.record(item)
+                    turn.shown.append(item.uuid)
+                    yield item
+                else:
+                    turn.partial.add(item)
+                    yield StreamEvent(event=item)
+        except Aborted:
+            turn.aborted = True
+            return
+        except asyncio.CancelledError:  # the task itself was cancelled: close quietly, re-raise
+            run.end(Terminal(reason="aborted_streaming", turn_count=state.turn_count), turn,
+                    *_stream_interrupted(turn, turn.partial, deps))
+            raise
+        except (anthropic.APIError, StreamError) as error:
+            overloads = overloads + 1 if is_overloaded(error) else 0
+            step = decide_fallback(overloads, has_fallback=params.fallback_model is not None,
+                                   switched=run.model is params.fallback_model, limit=limit)
+            if step is None:
+                turn.error = error
+                return
+            for message in await _withdraw(params, run, turn, error, step, overloads, limit):
+                yield message
+            if step == "fallback":
+                run.model, overloads = params.fallback_model, 0
+            continue
+        for notice in _stream_notices(turn, turn.partial, deps):  # what a later API version may add: said, not fatal
+            turn.attachments.append(notice)
+            yield notice
+        return
+
+
+async def _withdraw(params: QueryParams, run: QueryRun, turn: _Turn, error: Exception, step: str, overloads: int,
+                    limit: int) -> list[Any]:
+    """An overloaded attempt that is asked again: tombstone what it showed, discard its calls, say what happens.
+
+    The partial response is tombstoned by the id its ``message_start`` gave (with what was
+    shown of it), and so is every progress message of the attempt; the streaming executor's
+    calls are discarded (``discard()``), and the notice names the ones that had started: their
+    effects may remain. Nothing of the attempt enters the history.
+    """
+    deps, why = params.deps, f"{step}: {_error_text(error)}"
+    tombstones = []
+    shown = turn.partial.shown()
+    if shown is not None:
+        tombstones.append(TombstoneMessage(uuid=deps.uuid(), target_uuid=shown["id"], reason=why, message=shown))
+    withdrawn_uuids = [*(m.uuid for m in turn.assistant_messages), *turn.shown]
+    tombstones += [TombstoneMessage(uuid=deps.uuid(), target_uuid=uuid, reason=why) for uuid in withdrawn_uuids]
+    turn.assistant_messages.clear()
+    started = await turn.executor.discard() if turn.executor is not None else ()
+    ran = (f" Tool calls it had started were stopped or had finished; their effects may remain: "
+           f"{', '.join(started)}." if started else "")
+    if step == "fallback":
+        times = f"{overloads} time{'s' if overloads != 1 else ''}"
+        said = (f"{run.model.model} was overloaded {times} in a row: switching to "
+                f"{params.fallback_model.model} for the rest of the run, and asking it the same request.{ran}")
+        notice = _system(deps, "model_fallback", said, "warning", metadata={
+            "from": run.model.model, "to": params.fallback_model.model, "overloads": overloads,
+            "discarded": list(started)})
+    else:
+        then = "giving up" if run.model is params.fallback_model else "the fallback model"
+        said = (f"{run.model.model} is overloaded ({_error_text(error)}): asking again "
+                f"({overloads}/{limit} before {then}).{ran}")
+        notice = _system(deps, "api_retry", said, "warning", metadata={
+            "model": run.model.model, "overloads": overloads, "limit": limit, "discarded": list(started)})
+    return [*tombstones, notice]
+
+
+def _call_model(params: QueryParams, model: Any, turn: _Turn) -> AsyncIterator[Any]:
+    """One streaming request for this iteration to ``model`` (messages and system from phase 2; the
+    escalated output limit if a recovery set one).
 
     With an executor (streaming tool execution), its ``alongside`` starts each
     tool_use when its block completes and interleaves the calls' progress.
     """
     request: dict[str, Any] = {
-        **prepared.request_fields(),
-        "max_tokens": state.max_output_tokens_override or params.max_tokens,
+        **turn.prepared.request_fields(),
+        "max_tokens": turn.state.max_output_tokens_override or params.max_tokens,
     }
     if params.tools:
         request["tools"] = tool_schemas(params.tools)
-    stream = params.model.stream(**request)
-    return executor.alongside(stream) if executor is not None else stream
+    stream = model.stream(**request)
+    return turn.executor.alongside(stream) if turn.executor is not None else stream
+
+
+async def _withheld(params: QueryParams, run: QueryRun, turn: _Turn, pipeline: ContextPipeline) -> Withheld | None:
+    """What recovery may act on after the stream (None: nothing, or recovery is off).
+
+    A ``MaxTokensCut`` when the response stopped at ``max_tokens`` asking for no tool (a response
+    with a finished tool_use goes on to run it, as in the source); a ``PromptTooLong`` for the
+    API's 400, with how many staged folds a drain would commit.
+    """
+    if params.recovery is None or turn.aborted:
+        return None
+    if turn.error is not None:
+        return PromptTooLong(pipeline.drainable(turn.messages_for_query)) if is_prompt_too_long(turn.error) else None
+    if turn.stop_reason != "max_tokens" or turn.tool_uses():
+        return None
+    escalate = params.recovery.max_output_tokens_escalate and turn.state.max_output_tokens_override is None
+    return MaxTokensCut(turn.state.max_output_tokens_override or params.max_tokens,
+                        await run.model.max_output_tokens() if escalate else None)
+
+
+async def _recover(transition: Continue, params: QueryParams, run: QueryRun, turn: _Turn,
+                   pipeline: ContextPipeline) -> AsyncIterator[Any]:
+    """Apply the recovery ``decide_recovery`` chose; on success set ``turn.transition`` (and ``turn.rewritten``).
+
+    * ``max_output_tokens_escalate``: the same request again with the higher limit; the cut
+      response is withdrawn (a ``TombstoneMessage``), so it never reaches a request.
+    * ``max_output_tokens_recovery``: the cut response stays as streamed, followed by a meta
+      user message asking the model to resume (``[...messages_for_query, ...assistant_messages,
+      recovery_message]``); the resumed response will be its own assistant message.
+    * ``collapse_drain_retry``: every staged collapse committed at once (``pipeline.drain_collapses``).
+    * ``reactive_compact_retry``: the conversation compacted (``pipeline.reactive_compact``). If it
+      fails, the withheld error stands (the run ends ``prompt_too_long``); an abort ends it
+      ``aborted_streaming``; a cancelled task closes the run and re-raises.
+    """
+    deps, reason = params.deps, transition.reason
+    if reason == "max_output_tokens_escalate":
+        for message in turn.assistant_messages:
+            tombstone = TombstoneMessage(uuid=deps.uuid(), target_uuid=message.uuid,
+                                         reason=f"max_output_tokens_escalate: {transition.detail}")
+            turn.attachments.append(tombstone)
+            yield tombstone
+        turn.rewritten = (*turn.messages_for_query, *turn.attachments)
+    elif reason == "max_output_tokens_recovery":
+        resume = user_message(RESUME_MESSAGE, is_meta=True, uuid=deps.uuid())
+        turn.attachments.append(resume)
+        yield resume
+    elif reason == "collapse_drain_retry":
+        drained, notices, committed = pipeline.drain_collapses(list(turn.messages_for_query))
+        for notice in notices:
+            yield notice
+        turn.rewritten = (*drained, *notices)
+        transition = transition.model_copy(update={"committed": committed})
+    elif reason == "reactive_compact_retry":
+        try:
+            done = await pipeline.reactive_compact(list(turn.messages_for_query))
+        except CompactionFailed as failure:  # the withheld error stands: the run ends prompt_too_long
+            notice = _system(deps, "reactive_compact_failed", f"Reactive compaction failed: {failure}", "warning")
+            turn.attachments.append(notice)
+            yield notice
+            return
+        except Aborted:
+            notice = _system(deps, "interrupted", "Interrupted while the conversation was being compacted.",
+                             "warning")
+            turn.attachments.append(notice)
+            yield notice
+            turn.terminal = Terminal(reason="aborted_streaming", turn_count=turn.state.turn_count)
+            return
+        except asyncio.CancelledError:
+            run.end(Terminal(reason="aborted_streaming", turn_count=turn.state.turn_count), turn)
+            raise
+        for message in (*done.hook_messages, done.boundary, done.summary):
+            yield message
+        turn.rewritten = tuple(done.messages)
+    turn.error = None  # recovered: the withheld error is never shown
+    turn.transition = transition
+
+
+def _stream_failed(turn: _Turn, deps: QueryDeps) -> list[Any]:
+    """Phase 3 ended without an answer: the messages that close the transcript, and ``turn.terminal``.
+
+    An abort ends ``aborted_streaming``; a model error nothing recovered ends as ``_model_error``
+    names it. Either way the blocks that finished are kept and their calls answered.
+    """
+    if turn.aborted:
+        turn.terminal = Terminal(reason="aborted_streaming", turn_count=turn.state.turn_count)
+        return _stream_interrupted(turn, turn.partial, deps)
+    assert turn.error is not None
+    turn.terminal = _model_error(turn.error, turn.state.turn_count)
+    return _model_failed(turn, turn.partial, deps, turn.error, turn.terminal)
+
+
+async def _stop_checks(params: QueryParams, run: QueryRun, turn: _Turn) -> AsyncIterator[Any]:
+    """Phase 4 without tool_use: warnings, then the stop hooks (if on) and the token budget (if set) decide.
+
+    Sets ``turn.terminal`` (``completed``, ``stop_hook_prevented``) or ``turn.transition``
+    (``stop_hook_blocking``, ``token_budget_continuation``). A response still cut at
+    ``max_tokens`` after the recovery it had shows the withheld error and ends ``completed``
+    without the stop hooks (the source skips them after an API error).
+    """
+    state = turn.state
+    for notice in _stop_notices(turn, params):
+        turn.attachments.append(notice)
+        yield notice
+    if turn.stop_reason == "max_tokens" and _recovers_max_tokens(params.recovery):
+        turn.terminal = Terminal(reason="completed", turn_count=state.turn_count)
+        return
+    if params.hooks is not None:  # stop hooks may send the model back to work
+        stop = await _stop_hooks(params, state, run, turn)
+        for message in stop.messages:
+            turn.attachments.append(message)
+            yield message
+        if stop.verdict == "block":  # the feedback is in turn.attachments: the model reads it next
+            turn.transition = Continue(reason="stop_hook_blocking", attempt=state.stop_hook_blocks + 1)
+            return
+        if stop.verdict != "stop":  # a hook prevented continuation, or the runaway guard fired
+            turn.terminal = Terminal(reason="stop_hook_prevented", turn_count=state.turn_count)
+            return
+    budget = params.token_budget
+    turn.transition = decide_token_budget(run.output_tokens, state, budget)
+    if turn.transition is not None:  # under budget: the nudge goes to the model, the same turn goes on
+        nudge = user_message(budget_message(run.output_tokens, budget), is_meta=True, uuid=params.deps.uuid())
+        turn.attachments.append(nudge)
+        yield nudge
+        return
+    said = budget_summary(run.output_tokens, state, budget) if budget is not None else None
+    if said is not None:
+        notice = _system(params.deps, "token_budget", said)
+        turn.attachments.append(notice)
+        yield notice
+    turn.terminal = Terminal(reason="completed", turn_count=state.turn_count)
+
+
+async def _run_tools(params: QueryParams, run: QueryRun, turn: _Turn) -> AsyncIterator[Any]:
+    """Phase 4 with tool_use: run the calls (or collect those the executor started) and yield their updates.
+
+    The source: ``toolUpdates = streamingToolExecutor ? getRemainingResults() : runTools(...)``.
+    An abort answers every unfinished call (``aborted_tools``); a hook's ``continue: false`` ends the
+    run ``hook_stopped``; a cancelled task closes the run and re-raises.
+    """
+    state, deps, tool_uses = turn.state, params.deps, turn.tool_uses()
+    updates = turn.executor.get_remaining_results() if turn.executor else run_tools(tool_uses, state.tool_use_context)
+    try:
+        async for update in _guarded(updates, params.abort):
+            turn.record(update)
+            yield update
+    except Aborted:
+        for message in _tools_interrupted(turn, tool_uses, deps):
+            yield message
+        turn.terminal = Terminal(reason="aborted_tools", turn_count=state.turn_count)
+        return
+    except asyncio.CancelledError:
+        run.end(Terminal(reason="aborted_tools", turn_count=state.turn_count), turn,
+                *_tools_interrupted(turn, tool_uses, deps))
+        raise
+    stopped = _hook_stopped(turn, deps)  # a hook said `continue: false` while tools ran
+    if stopped is not None:
+        turn.attachments.append(stopped)
+        yield stopped
+        turn.terminal = Terminal(reason="hook_stopped", turn_count=state.turn_count)
+
+
+def _max_turns_reached(params: QueryParams, turn: _Turn) -> AttachmentMessage | None:
+    """The ``max_turns_reached`` attachment if the next turn would pass ``max_turns`` (kept in ``turn``), else None."""
+    next_turn_count = turn.state.turn_count + 1
+    if params.max_turns is None or next_turn_count <= params.max_turns:
+        return None
+    reached = AttachmentMessage(
+        uuid=params.deps.uuid(),
+        attachment={"type": "max_turns_reached", "max_turns": params.max_turns, "turn_count": next_turn_count},
+    )
+    turn.attachments.append(reached)
+    return reached
 
 
 async def _guarded(events: AsyncIterator[Any], abort: AbortController) -> AsyncIterator[Any]:
@@ -568,7 +908,7 @@ def _model_error(error: Exception, turn_count: int) -> Terminal:
     if isinstance(error, MalformedStreamError):
         return Terminal(reason="model_error", turn_count=turn_count, error=f"Malformed stream: {error}")
     said = getattr(error, "api_message", None) or str(error)
-    if isinstance(error, anthropic.BadRequestError) and "prompt is too long" in said:
+    if is_prompt_too_long(error):
         return Terminal(reason="prompt_too_long", turn_count=turn_count, error=said)
     if isinstance(error, anthropic.BadRequestError) and "image" in said.lower():
         return Terminal(reason="image_error", turn_count=turn_count, error=said)
@@ -643,16 +983,33 @@ def _hook_stopped(turn: _Turn, deps: QueryDeps) -> SystemMessage | None:
     return None
 
 
-def _stop_notices(turn: _Turn, deps: QueryDeps) -> list[SystemMessage]:
-    """Warnings when a response asks for no tools but its stop_reason says something else."""
-    stop_reason = turn.stop_reason
+def _stop_notices(turn: _Turn, params: QueryParams) -> list[SystemMessage]:
+    """Warnings when a response asks for no tools but its stop_reason says something else.
+
+    A ``max_tokens`` cut that recovery could not mend is the withheld error, shown now (an error,
+    never assistant text); with recovery off, a warning that the loop ends here.
+    """
+    deps, stop_reason = params.deps, turn.stop_reason
     if stop_reason == "tool_use":
         return [_system(deps, "stop_reason_without_tool_use",
                         "The model's stop_reason was tool_use but it sent no tool_use block; nothing to run.", "warning")]
+    if stop_reason == "max_tokens" and _recovers_max_tokens(params.recovery):
+        state = turn.state
+        limit = state.max_output_tokens_override or params.max_tokens
+        return [_system(deps, "max_output_tokens",
+                        f"The response was cut at max_tokens ({limit:,}) again after recovery "
+                        f"({'escalated, ' if state.max_output_tokens_override else ''}"
+                        f"{state.max_output_tokens_recovery_count} resume"
+                        f"{'s' if state.max_output_tokens_recovery_count != 1 else ''}), so the loop ends here.",
+                        "error")]
     if stop_reason == "max_tokens":
         return [_system(deps, "max_output_tokens",
                         "The response was cut at max_tokens (recovery is off), so the loop ends here.", "warning")]
     return []
+
+
+def _recovers_max_tokens(options: RecoveryOptions | None) -> bool:
+    return options is not None and (options.max_output_tokens_escalate or options.max_output_tokens_recovery)
 
 
 def _credentials(model: Any) -> tuple[str, ...]:
@@ -661,5 +1018,5 @@ def _credentials(model: Any) -> tuple[str, ...]:
     return tuple(v for v in (getattr(client, "api_key", None), getattr(client, "auth_token", None)) if v)
 
 
-def _system(deps: QueryDeps, subtype: str, content: str, level: str = "info") -> SystemMessage:
-    return SystemMessage(uuid=deps.uuid(), subtype=subtype, content=content, level=level)
+def _system(deps: QueryDeps, subtype: str, content: str, level: str = "info", **extra: Any) -> SystemMessage:
+    return SystemMessage(uuid=deps.uuid(), subtype=subtype, content=content, level=level, **extra)

@@ -20,7 +20,7 @@ from rich.rule import Rule
 from rich.text import Text
 
 from .hooks import describe_record
-from .messages import AssistantMessage, AttachmentMessage, SystemMessage, UserMessage
+from .messages import AssistantMessage, AttachmentMessage, SystemMessage, TombstoneMessage, UserMessage
 from .state import Continue, Terminal
 
 __all__ = ["TurnPrinter", "print_run", "print_trace", "workspace_diff"]
@@ -54,6 +54,8 @@ class TurnPrinter:
 
     def turn(self, turn_count: int, transition: Continue | None) -> None:
         why = transition.reason if transition else "None"
+        if transition is not None and transition.detail:
+            why += f" ({transition.detail})"
         self.console.print(Rule(f"turn_count={turn_count}  transition={why}", align="left", style="cyan"))
 
     def assistant(self, message: AssistantMessage) -> None:
@@ -92,6 +94,8 @@ class TurnPrinter:
             self.console.print(Text(f"  hook  {describe_record(message.attachment)}", style="magenta"))
         elif isinstance(message, AttachmentMessage):
             self.console.print(Text(f"  attachment {json.dumps(message.attachment)}", style="blue"))
+        elif isinstance(message, TombstoneMessage):
+            self.console.print(Text(f"  tombstone  withdrawn {message.target_uuid} ({message.reason})", style="dim"))
         elif isinstance(message, UserMessage) and not message.source_tool_use_ids:
             self.console.print(Text("user: ", style="bold") + Text(_preview(message.message["content"])))
 
@@ -114,10 +118,14 @@ class TurnPrinter:
 
 async def print_run(run: Any, console: Console | None = None) -> Terminal:
     """Iterate ``run`` (a ``QueryRun``), printing it turn by turn; return its Terminal."""
+    printed = None  # the State whose turn header is printed (another request in it says so instead)
     printer = TurnPrinter(console)
     async for event in run:
-        if event.type == "stream_request_start":
+        if event.type == "stream_request_start" and event.attempt > 1 and run.state is printed:
+            printer.console.print(Text(f"  (request {event.attempt} of this turn)", style="dim"))
+        elif event.type == "stream_request_start":
             printer.turn(event.turn_count, run.state.transition if run.state else None)
+            printed = run.state
         elif event.type not in ("stream_event", "progress"):
             printer.message(event)
     printer.terminal(run.terminal)

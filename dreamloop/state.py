@@ -13,7 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field, SkipValidation, field_validat
 
 from .messages import LoopMessage
 
-__all__ = ["AutoCompactTracking", "Continue", "ContinueReason", "State", "Terminal", "TerminalReason"]
+__all__ = ["AutoCompactTracking", "Continue", "ContinueReason", "State", "Terminal", "TerminalReason",
+           "TokenBudgetTracking"]
 
 ContinueReason = Literal[
     "next_turn",
@@ -65,13 +66,20 @@ TerminalReason = Literal[
 class Continue(BaseModel):
     """A ``transition``: the reason the previous iteration ended in ``continue``.
 
-    ``attempt`` counts repeated recoveries of the same kind (e.g. the n-th
-    ``max_output_tokens_recovery``); ``detail`` is free text for the UI.
+    * ``attempt``: counts repeated passes of the same kind (the n-th ``max_output_tokens_recovery``,
+      ``stop_hook_blocking`` or ``token_budget_continuation``);
+    * ``max_tokens``: the raised output limit of ``max_output_tokens_escalate``;
+    * ``committed``: how many staged collapses ``collapse_drain_retry`` committed (the source's ``committed``);
+    * ``output_tokens``: the run's output tokens when ``token_budget_continuation`` was decided;
+    * ``detail``: free text for the UI (``"resuming 2/3"``).
     """
 
     model_config = ConfigDict(frozen=True)
     reason: ContinueReason
     attempt: int | None = None
+    max_tokens: int | None = None
+    committed: int | None = None
+    output_tokens: int | None = None
     detail: str | None = None
 
 
@@ -109,6 +117,20 @@ class AutoCompactTracking(BaseModel):
     consecutive_failures: int = 0
 
 
+class TokenBudgetTracking(BaseModel):
+    """The token budget's bookkeeping, carried in ``State.token_budget_tracking`` (the source's ``budgetTracker``).
+
+    * ``continuations``: ``token_budget_continuation`` passes so far in this run;
+    * ``tokens``: the run's output tokens when the last one was decided;
+    * ``last_delta``: the output tokens that continuation's predecessor added (for diminishing returns).
+    """
+
+    model_config = ConfigDict(frozen=True)
+    continuations: int = 0
+    tokens: int = 0
+    last_delta: int = 0
+
+
 class State(BaseModel):
     """What carries from one iteration of the loop to the next (queryLoop()'s ``State``).
 
@@ -128,7 +150,14 @@ class State(BaseModel):
       carries it) while the model answers that feedback; the stop hooks' input says it.
     * ``stop_hook_blocks``: how many times the stop hooks blocked in this run, for the runaway
       guard (``Hooks.max_stop_hook_blocks``); dreamloop's own, the source has no such field.
+    * ``token_budget_tracking``: the token budget's bookkeeping (``TokenBudgetTracking``), if a
+      budget is set; carried across every pass, never reset within a run (the source keeps it in a
+      local of queryLoop(), ``budgetTracker``).
     * ``tool_use_context`` (``toolUseContext``): tools, abort signal, permissions; not serialized.
+
+    Which fields each ``continue`` changes: ``dreamloop.recovery.state_changes``. The per-turn
+    counters (the resume count, the override, ``has_attempted_reactive_compact``) reset only
+    at ``next_turn``.
     """
 
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
@@ -143,6 +172,7 @@ class State(BaseModel):
     pending_tool_use_summary: str | None = None
     stop_hook_active: bool = False
     stop_hook_blocks: int = 0
+    token_budget_tracking: TokenBudgetTracking | None = None
     tool_use_context: Any = Field(default=None, exclude=True, repr=False)
 
     @field_validator("messages", mode="before")

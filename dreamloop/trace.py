@@ -5,8 +5,9 @@ and before the next ``State`` is built, and once more when the loop ends. It
 holds the turn's ``State`` (messages, turn_count, transition), the
 ``messages_for_query`` that were sent, the turn's ``assistant_messages`` and
 ``tool_results``, the turn's events, and what the context pipeline did
-(``context``). Messages are stored once and referred to by uuid. Saved as
-JSONL (version 5; versions 1 to 4 still load). The widgets read traces; this
+(``context``), the State's counters, and the next State's messages when a
+recovery rewrote them. Messages are stored once and referred to by uuid. Saved as
+JSONL (version 6; versions 1 to 5 still load). The widgets read traces; this
 module knows nothing about rendering.
 """
 
@@ -22,15 +23,20 @@ from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 from .messages import LoopMessage
 from .state import Continue, Terminal
 
-__all__ = ["TRACE_VERSION", "Checkpoint", "Trace", "jsonl_records"]
+__all__ = ["COUNTERS", "TRACE_VERSION", "Checkpoint", "Trace", "jsonl_records"]
 
 _MESSAGE = TypeAdapter(LoopMessage)
 
-TRACE_VERSION = 5
+TRACE_VERSION = 6
 """The JSONL format's version: 2 added ``Checkpoint.stop_hook_active``; 3 the header's ``source`` and
 ``Checkpoint.notes`` (a trace imported from a Claude Code session); 4 the header's ``switches`` (which
-feature switches were on); 5 ``Checkpoint.context`` (what the context pipeline did). Versions 1 to 4 still
+feature switches were on); 5 ``Checkpoint.context`` (what the context pipeline did); 6
+``Checkpoint.counters`` and ``Checkpoint.next_messages`` (the recovery branches). Versions 1 to 5 still
 load (the fields they lack empty)."""
+
+COUNTERS = ("max_output_tokens_recovery_count", "max_output_tokens_override", "has_attempted_reactive_compact",
+            "stop_hook_blocks", "token_budget_tracking")
+"""The State's counters a checkpoint keeps (``Checkpoint.counters``), in the order the inspector shows them."""
 
 
 class Checkpoint(BaseModel):
@@ -53,6 +59,12 @@ class Checkpoint(BaseModel):
       window, thresholds, tokens before the stages and as sent, each stage's
       tokens before and after, staged folds, the compaction's usage); None
       when the pipeline is off (and in traces before version 5).
+    * ``counters``: the State's counters as the iteration began (``COUNTERS``:
+      resumes, the escalated limit, the reactive compaction, stop-hook blocks,
+      the token budget's tracking); empty in traces before version 6.
+    * ``next_messages``: the next State's messages when a recovery rewrote them
+      (an escalation drops the cut response, a drain or a compaction replaces the
+      history); None when the next State is the four collectors in order.
     """
 
     index: int
@@ -69,10 +81,14 @@ class Checkpoint(BaseModel):
     stop_hook_active: bool = False
     notes: list[str] = Field(default_factory=list)
     context: dict[str, Any] | None = None
+    counters: dict[str, Any] = Field(default_factory=dict)
+    next_messages: list[str] | None = None
 
     @property
     def messages_after(self) -> list[str]:
         """``State.messages`` of the next iteration (or the final history)."""
+        if self.next_messages is not None:
+            return self.next_messages
         return self.messages_for_query + self.assistant_messages + self.tool_results + self.attachments
 
 
@@ -131,12 +147,14 @@ class Trace:
         next_transition: Continue | None = None,
         terminal: Terminal | None = None,
         context: dict[str, Any] | None = None,
+        next_messages: Any = None,
     ) -> Checkpoint:
         """Close the current iteration: store its collectors and events.
 
         A turn's State begins with the previous turn's ``messages_for_query``, so
         their uuids are reused and only the new messages are read: recording a
-        checkpoint costs what is new, not the whole history.
+        checkpoint costs what is new, not the whole history. ``next_messages``: the next
+        State's messages, when a recovery rewrote them.
         """
         ids = lambda messages: [self.add_message(m) for m in messages]  # noqa: E731
         state_ids = self._history_ids(state.messages)
@@ -156,6 +174,8 @@ class Trace:
             terminal=terminal,
             stop_hook_active=state.stop_hook_active,
             context=context,
+            counters={name: _plain(getattr(state, name, None)) for name in COUNTERS},
+            next_messages=ids(next_messages) if next_messages is not None else None,
         )
         self._events = []
         self.checkpoints.append(point)
@@ -263,7 +283,8 @@ class Trace:
             self.add_message(_MESSAGE.validate_python(record["message"]))
         elif kind == "checkpoint":
             point = Checkpoint.model_validate(record["checkpoint"])
-            held = [*point.state_messages, *point.messages_after,
+            held = [*point.state_messages, *point.messages_for_query, *point.assistant_messages,
+                    *point.tool_results, *point.attachments, *(point.next_messages or ()),
                     *(e["uuid"] for e in point.events if isinstance(e.get("uuid"), str))]
             missing = next((uuid for uuid in held if uuid not in self.messages), None)
             if missing is not None:
@@ -272,6 +293,10 @@ class Trace:
             self.terminal = point.terminal or self.terminal
         else:
             raise ValueError(f"a record of unknown kind {kind!r} (expected 'message' or 'checkpoint')")
+
+
+def _plain(value: Any) -> Any:
+    return value.model_dump(mode="json") if isinstance(value, BaseModel) else value
 
 
 def jsonl_records(path: str | Path, *, text: str | None = None) -> list[tuple[int, dict[str, Any]]]:

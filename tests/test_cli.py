@@ -215,8 +215,78 @@ def test_exit_9_image_error(sample, capsys, live_env):
     assert result["terminal"]["reason"] == "image_error"
 
 
-# blocking_limit (8), stop_hook_prevented (10) and hook_stopped (11) end runs whose branches later chapters
-# add; the table test above pins their codes, and those branches' tests drive them through the CLI.
+def test_exit_8_blocking_limit(sample, capsys):
+    status, result, _ = run_json(capsys, "change value to 2", "--workspace", str(sample), "--context-window", "400")
+    assert status == EXIT_CODES["blocking_limit"] == 8
+    assert result["terminal"]["reason"] == "blocking_limit" and result["usage"]["requests"] == 0
+
+
+def settings_file(tmp_path, event, output):
+    """A Claude Code settings file whose one command hook on ``event`` prints ``output`` (JSON) and exits 0."""
+    path = tmp_path / "settings.json"
+    command = f"printf '%s' {json.dumps(json.dumps(output))}"
+    path.write_text(json.dumps({"hooks": {event: [{"matcher": "*", "hooks": [{"type": "command", "command": command}]}]}}))
+    return str(path)
+
+
+def test_exit_10_stop_hook_prevented(sample, capsys, tmp_path):
+    hook = settings_file(tmp_path, "Stop", {"continue": False, "stopReason": "the reviewer says stop"})
+    status, result, _ = run_json(capsys, "change value to 2", "--workspace", str(sample), "--settings", hook,
+                                 "--permission-mode", "accept-edits")
+    assert status == EXIT_CODES["stop_hook_prevented"] == 10
+    assert result["terminal"]["reason"] == "stop_hook_prevented"
+    assert any(m["type"] == "system" and "the reviewer says stop" in m["content"] for m in result["transcript"])
+
+
+def test_exit_11_hook_stopped(sample, capsys, tmp_path):
+    hook = settings_file(tmp_path, "PostToolUse", {"continue": False, "stopReason": "enough reading"})
+    status, result, _ = run_json(capsys, "change value to 2", "--workspace", str(sample), "--settings", hook,
+                                 "--permission-mode", "accept-edits")
+    assert status == EXIT_CODES["hook_stopped"] == 11
+    assert result["terminal"] == {"reason": "hook_stopped", "turn_count": 1, "error": None}
+    assert "value = 1" in (sample / "config.py").read_text()  # stopped after the first read, before any edit
+
+
+# The recovery branches are on in `run` (chapter 08): the same exit codes, after recovery tried (and bounded).
+
+
+def test_exit_7_prompt_too_long_after_recovery_tried_and_without_it(sample, capsys, live_env):
+    with live_env([S.prompt_too_long(250_000)] * 2):
+        status, result, _ = run_json(capsys, "hi", "--live", "--model", "claude-scripted-1",
+                                     "--workspace", str(sample))
+        said = [m["subtype"] for m in result["transcript"] if m["type"] == "system"]
+        assert status == 7 and said == ["reactive_compact_failed", "api_error"]  # nothing to compact in one message
+        status, result, _ = run_json(capsys, "hi", "--live", "--model", "claude-scripted-1",
+                                     "--workspace", str(sample), "--no-recovery")
+    assert status == 7 and [m["subtype"] for m in result["transcript"] if m["type"] == "system"] == ["api_error"]
+    assert result["switches"]["recovery"] is False
+
+
+def test_exit_6_model_error_after_the_fallback_model_was_overloaded_too(sample, capsys, live_env):
+    with live_env([S.http_error(529, retry_after_ms=0)] * 18) as server:
+        status, result, _ = run_json(capsys, "hi", "--live", "--model", "claude-scripted-1", "--workspace",
+                                     str(sample), "--fallback-model", "claude-fallback-1")
+        models = [r.body["model"] for r in server.api.requests if r.path.endswith("/v1/messages")]
+    assert status == EXIT_CODES["model_error"] == 6
+    assert models == ["claude-scripted-1"] * 9 + ["claude-fallback-1"] * 9  # 3 attempts each, 3 requests per attempt
+    assert result["switches"]["fallback_model"] == "claude-fallback-1"
+    assert [m["subtype"] for m in result["transcript"] if m["type"] == "system"].count("model_fallback") == 1
+
+
+def test_exit_0_when_the_resumes_are_exhausted_and_a_budget_continues(sample, capsys, live_env):
+    cut = S.reply("more and more", stop_reason="max_tokens")
+    with live_env([cut] * 5 + [S.reply("short")] * 4) as server:
+        status, result, _ = run_json(capsys, "hi", "--live", "--model", "claude-scripted-1",
+                                     "--workspace", str(sample))
+        assert status == 0 and result["terminal"]["reason"] == "completed"
+        assert result["usage"]["requests"] == 5 and result["transcript"][-1]["subtype"] == "max_output_tokens"
+        status, result, _ = run_json(capsys, "hi", "--live", "--model", "claude-scripted-1",
+                                     "--workspace", str(sample), "--token-budget", "5000",
+                                     "--no-recovery-branch", "max_output_tokens_escalate")
+    assert status == 0 and result["usage"]["requests"] == 4  # the answer and 3 budget continuations
+    assert result["switches"]["recovery"]["max_output_tokens_escalate"] is False
+    assert result["switches"]["token_budget"]["total"] == 5000
+    assert server.api.requests
 
 
 def _interrupt(workspace: Path, script, *, when, extra=()):

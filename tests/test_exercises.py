@@ -23,6 +23,7 @@ import dreamloop as dl
 import dreamloop.exercises as ex
 import dreamloop.exercises._checking  # noqa: F401  (the checks' shared settings)
 from dreamloop.exercises.ch07 import recursive_rm
+from dreamloop.exercises.ch09 import PHASES
 from dreamloop.fake_api import validate_request
 from dreamloop.hooks import PreToolUseDecision, StopDecision
 from dreamloop.tools import INTERRUPTED, NOT_STARTED, Allow, Deny
@@ -226,6 +227,60 @@ def clearable(messages, keep_recent):
             for block in m.message["content"] if block["content"] != dl.context.CLEARED]
 
 
+# chapter 08
+
+
+def after_cut(state):
+    if state.max_output_tokens_override is None:
+        return dl.Continue(reason="max_output_tokens_escalate", max_tokens=64_000)
+    if state.max_output_tokens_recovery_count < 3:
+        return dl.Continue(reason="max_output_tokens_recovery", attempt=state.max_output_tokens_recovery_count + 1)
+    return None
+
+
+def withdrawn(events):
+    ids = []
+    for event in events:
+        if event.type == "stream_event" and event.event.type == "message_start":
+            ids.append(event.event.message.id)
+        elif event.type == "progress":
+            ids.append(event.uuid)
+    return ids
+
+
+def keep_going(output_tokens, tracking, total):
+    added = output_tokens - tracking.tokens
+    diminishing = tracking.continuations >= 3 and added < 500 and tracking.last_delta < 500
+    return not diminishing and output_tokens < 0.9 * total
+
+
+# chapter 09
+
+WHERE = {"completed": "stop", "aborted_streaming": "stream", "aborted_tools": "tools", "max_turns": "next",
+         "model_error": "stream", "prompt_too_long": "recovery", "blocking_limit": "context", "image_error": "stream",
+         "stop_hook_prevented": "stop", "hook_stopped": "tools", "next_turn": "next",
+         "max_output_tokens_escalate": "recovery", "max_output_tokens_recovery": "recovery",
+         "reactive_compact_retry": "recovery", "collapse_drain_retry": "recovery", "stop_hook_blocking": "stop",
+         "token_budget_continuation": "stop"}
+
+
+def where_decided(reason):
+    return WHERE[reason]
+
+
+def escalate_resume_next_turn():
+    return [dl.reply("A long answer that", stop_reason="max_tokens"),
+            dl.reply("A long answer that is cut again", stop_reason="max_tokens"),
+            dl.reply("Let me read it.", dl.tool_use("Read", {"file_path": "config.py"})),
+            dl.reply("config.py sets value = 1.")]
+
+
+def switches_by(chapter):
+    return {name for name, info in dl.QueryParams.model_fields.items()
+            if isinstance(info.json_schema_extra, dict) and info.json_schema_extra.get("switch")
+            and int(info.json_schema_extra["chapter"]) <= chapter}
+
+
 # ---------------------------------------------------------------------------
 # The untouched exercises, as the notebooks have them
 
@@ -261,6 +316,12 @@ STUBS = {
     ex.check_safe_cut: stub("return the index where the kept tail starts"),
     ex.check_first_stage: stub("the first threshold-triggered stage that acts, or None"),
     ex.check_clearable: stub("the tool_use ids of the results to clear"),
+    ex.check_cut_recovery: stub("escalate once, then resume at most 3 times"),
+    ex.check_withdrawn: stub("the ids a failed attempt withdraws"),
+    ex.check_budget_continue: stub("True to go on, False to stop"),
+    ex.check_where_decided: stub("the phase where the loop decides it"),
+    ex.check_trigger: stub("a script: cut, cut, a tool call, an answer"),
+    ex.check_switches_by: stub("the switches explained by this chapter"),
 }
 
 
@@ -756,6 +817,79 @@ def clear_again(messages, keep_recent):
             for b in m.message["content"]]
 
 
+ESCALATE = dl.Continue(reason="max_output_tokens_escalate", max_tokens=64_000)
+
+
+def after_cut_unbounded(state):
+    if state.max_output_tokens_override is None:
+        return ESCALATE
+    return dl.Continue(reason="max_output_tokens_recovery", attempt=state.max_output_tokens_recovery_count + 1)
+
+
+def after_cut_resume_first(state):
+    if state.max_output_tokens_recovery_count < 3:
+        return dl.Continue(reason="max_output_tokens_recovery", attempt=state.max_output_tokens_recovery_count + 1)
+    return None
+
+
+def after_cut_counting_from_zero(state):
+    if state.max_output_tokens_override is None:
+        return ESCALATE
+    if state.max_output_tokens_recovery_count < 3:
+        return dl.Continue(reason="max_output_tokens_recovery", attempt=state.max_output_tokens_recovery_count)
+    return None
+
+
+def withdrawn_partial_only(events):
+    return [e.event.message.id for e in events if e.type == "stream_event" and e.event.type == "message_start"]
+
+
+def withdrawn_calls_by_id(events):
+    return withdrawn_partial_only(events) + [e.tool_use_id for e in events if e.type == "progress"]
+
+
+def keep_going_to_the_end(output_tokens, tracking, total):
+    return output_tokens < 0.9 * total
+
+
+def keep_going_until_full(output_tokens, tracking, total):
+    added = output_tokens - tracking.tokens
+    return not (tracking.continuations >= 3 and added < 500 and tracking.last_delta < 500) and output_tokens < total
+
+
+def keep_going_one_small_step_stops(output_tokens, tracking, total):
+    added = output_tokens - tracking.tokens
+    return not (tracking.continuations >= 3 and added < 500) and output_tokens < 0.9 * total
+
+
+def keep_going_after_more_than_three(output_tokens, tracking, total):
+    added = output_tokens - tracking.tokens
+    return not (tracking.continuations > 3 and added < 500 and tracking.last_delta < 500) \
+        and output_tokens < 0.9 * total
+
+
+def cut_with_a_call():
+    return [dl.reply("Reading", dl.tool_use("Read", {"file_path": "config.py"}), stop_reason="max_tokens"),
+            dl.reply("A long answer that is cut", stop_reason="max_tokens"),
+            dl.reply("Let me read it.", dl.tool_use("Read", {"file_path": "config.py"})),
+            dl.reply("config.py sets value = 1.")]
+
+
+def switches_by_string_compare(chapter):
+    return {name for name, info in dl.QueryParams.model_fields.items()
+            if isinstance(info.json_schema_extra, dict) and info.json_schema_extra.get("switch")
+            and info.json_schema_extra["chapter"] <= str(chapter)}
+
+
+def switches_by_exact(chapter):
+    return {name for name, info in dl.QueryParams.model_fields.items()
+            if isinstance(info.json_schema_extra, dict) and int(info.json_schema_extra["chapter"]) == chapter}
+
+
+def switches_by_defaults(chapter):
+    return {name for name, info in dl.QueryParams.model_fields.items() if info.default in (None, False)}
+
+
 CASES = [
     (ex.check_hello_script, HELLO, [
         ([dl.reply("Hello!")], "not 'Hello, loop!'"),
@@ -923,9 +1057,55 @@ CASES = [
         (clear_counting_results, "microcompact clears"),
         (clear_again, "already cleared"),
     ]),
+    (ex.check_cut_recovery, after_cut, [
+        (after_cut_unbounded, "Three resumes are the bound"),
+        (after_cut_resume_first, "The first cut of a turn escalates"),
+        (lambda state: ESCALATE, "escalating again changes nothing"),
+        (after_cut_counting_from_zero, "attempt=1"),
+        (lambda state: "escalate", "expected a dl.Continue or None"),
+    ]),
+    (ex.check_withdrawn, withdrawn, [
+        (lambda events: [], "the failed attempt's partial text stays on screen"),
+        (withdrawn_partial_only, "the loop also withdraws"),
+        (withdrawn_calls_by_id, "never showed as a message"),
+        (lambda events: [e.uuid for e in events if e.type == "stream_event"], "has no attribute"),
+    ]),
+    (ex.check_budget_continue, keep_going, [
+        (keep_going_to_the_end, "three continuations, +120 after +80' you would go on"),
+        (keep_going_until_full, "at 9,000 of 10,000' you would go on"),
+        (keep_going_one_small_step_stops, "+120 after +900' you would stop"),
+        (keep_going_after_more_than_three, "three continuations, +120 after +80' you would go on"),
+        (lambda tokens, tracking, total: 1, "expected True or False"),
+    ]),
+    (ex.check_where_decided, where_decided, [
+        (lambda reason: "stop" if reason == "hook_stopped" else WHERE[reason], "the stop hooks are another event"),
+        (lambda reason: "stop" if reason == "max_turns" else WHERE[reason], "checked at phase 5"),
+        (lambda reason: "stream" if reason == "blocking_limit" else WHERE[reason], "nothing is sent"),
+        (lambda reason: "recovery" if reason.startswith("token_budget") else WHERE[reason], "with the stop checks"),
+        (lambda reason: reason, f"expected one of {PHASES}"),
+    ]),
+    (ex.check_trigger, escalate_resume_next_turn, [
+        (cut_with_a_call, "your script's transitions were [None, 'next_turn'"),
+        (lambda: escalate_resume_next_turn()[1:], "[None, 'max_output_tokens_escalate', 'next_turn']"),
+        (lambda: escalate_resume_next_turn()[:3], "it should end completed right after next_turn"),
+        (lambda: [dl.text("x")], "expected a list of dl.Turn"),
+    ]),
+    (ex.check_switches_by, switches_by, [
+        (switches_by_string_compare, "not a switch by chapter 4"),
+        (switches_by_exact, "Missing: ['streaming_tool_execution']"),
+        (switches_by_defaults, "not a switch by chapter 4"),
+        (lambda chapter: ["streaming_tool_execution", "context", "hooks"], "not a switch by chapter 4"),
+    ]),
 ]
 
 GIVEAWAYS = {
+    ex.check_cut_recovery: ["max_output_tokens_override is None:", "recovery_count < 3:", "attempt=state."],
+    ex.check_withdrawn: ["ids.append(event.uuid)", 'event.type == "progress"', "ids.append("],
+    ex.check_budget_continue: ["tracking.continuations >= 3 and", "< 0.9 * total", "not diminishing and"],
+    ex.check_where_decided: ['"hook_stopped": "tools"', '"max_turns": "next"', '"blocking_limit": "context"'],
+    ex.check_trigger: ['dl.reply("', 'dl.tool_use("Read"', "stop_reason=\"max_tokens\")"],
+    ex.check_switches_by: ['int(info.json_schema_extra["chapter"]) <= chapter', "model_fields.items()",
+                           '.get("switch")'],
     ex.check_safe_cut: ["source_tool_use_ids", "cut -= 1", "seen +="],
     ex.check_first_stage: ["getattr(limits", "tokens > limit", "for name in ("],
     ex.check_clearable: ["answers[-max(", "kept_from", 'block["tool_use_id"]'],
@@ -1026,8 +1206,8 @@ def test_a_verdict_shows_nothing_in_a_notebook():
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 
 
-@pytest.mark.parametrize("path", [p for pattern in ("0[0-7]_*.ipynb", "10_*.ipynb", "solutions/0[0-7]_*.ipynb",
-                                                   "solutions/10_*.ipynb") for p in sorted(NOTEBOOKS.glob(pattern))],
+@pytest.mark.parametrize("path", [p for pattern in ("[01][0-9]_*.ipynb", "solutions/[01][0-9]_*.ipynb")
+                                  for p in sorted(NOTEBOOKS.glob(pattern))],
                          ids=lambda p: str(p.relative_to(NOTEBOOKS)))
 def test_a_stored_check_cell_shows_one_verdict_line_and_nothing_else(path):
     cells = [c for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code"

@@ -422,7 +422,8 @@ async def test_trace_round_trip_keeps_stop_hook_active(offline, tmp_path):
     path = run.trace.save(tmp_path / "trace.jsonl")
     assert json.loads(path.read_text().splitlines()[0]) == {
         "kind": "trace", "version": TRACE_VERSION,
-        "switches": {"streaming_tool_execution": False, "context": False, "hooks": True}}
+        "switches": {"streaming_tool_execution": False, "context": False, "hooks": True, "recovery": False,
+                     "fallback_model": False, "token_budget": False}}
     loaded = Trace.load(path)
     assert [c.stop_hook_active for c in loaded.checkpoints] == [False, True]
     old = tmp_path / "v1.jsonl"
@@ -458,7 +459,7 @@ def test_run_with_a_settings_file_runs_its_hooks(capsys, tmp_path):
     captured = capsys.readouterr()
     result = json.loads(captured.out)
     assert status == 0 and result["terminal"]["reason"] == "completed"
-    assert {k: v for k, v in result["switches"].items() if k != "context"} == \
+    assert {k: result["switches"][k] for k in ("streaming_tool_execution", "hooks")} == \
         {"streaming_tool_execution": True, "hooks": True}
     stops = [m["attachment"]["type"] for m in result["transcript"]
              if m["type"] == "attachment" and m["attachment"].get("hookEvent") == "Stop"]

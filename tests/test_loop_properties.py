@@ -5,7 +5,8 @@ tool_use calls to known and unknown tools with valid, invalid and non-object
 input; tools that run, raise, hang, are slow or say nothing), every ``Fault``
 kind, raw SSE streams that are corrupt or shaped like a later API version,
 aborts at random event indices, blank and non-blank prompts, and the feature
-switches in ``SWITCHES``. Each session runs through ``QueryEngine`` against
+switches in ``SWITCHES`` (the recovery branches, a fallback model and a token
+budget among them). Each session runs through ``QueryEngine`` against
 the offline API; ``check`` then lists what broke, by invariant (``INVARIANTS``).
 
 ``bench/soak.py`` runs the same generator over many more sessions and counts.
@@ -36,7 +37,9 @@ from dreamloop.fake_api.replies import turn_message
 from dreamloop.fake_api.sse import encode_event, message_events
 from dreamloop.hooks import Hooks
 from dreamloop.messages import normalize_messages_for_api, user_message
+from dreamloop.messages import withdrawn
 from dreamloop.model import offline
+from dreamloop.recovery import RecoveryOptions
 from dreamloop.scripts import Fault, Turn, reply
 from dreamloop.tools import GrepTool, ReadTool, ToolResult, tool, tool_schemas
 
@@ -69,13 +72,14 @@ HOOKS = st.fixed_dictionaries({
     "stop": st.sampled_from([None, None, "block", "stop"]),
 }).map(_hooks)
 
-def _context(on: dict[str, bool], window: int, caching: bool) -> ContextOptions:
-    """The context pipeline with the drawn stages on, thresholds so low that they act in a short session."""
+def _context(on: dict[str, bool], window: int, caching: bool, commit: int = 0) -> ContextOptions:
+    """The context pipeline with the drawn stages on, thresholds so low that they act in a short session
+    (``commit``: collapse's commit threshold; a high one only stages folds, for a drain to commit)."""
     stages = {
         "tool_result_budget": ToolResultBudget(max_result_tokens=15, preview_chars=30),
         "snip": Snip(threshold=0, keep_recent=2, max_chars=120, keep_chars=10),
         "microcompact": Microcompact(threshold=0, keep_recent=0, min_savings=0),
-        "context_collapse": ContextCollapse(stage_threshold=0, threshold=0, keep_recent=2, min_pairs=1),
+        "context_collapse": ContextCollapse(stage_threshold=0, threshold=commit, keep_recent=2, min_pairs=1),
         "system_prompt": SystemPromptAssembly(system_context={"cwd": "/ws"}, user_context={"notes": "be brief"}),
         "autocompact": Autocompact(threshold=window // 3, keep_recent=2, max_failures=2),
         "blocking_limit": BlockingLimit(limit=window),
@@ -85,13 +89,21 @@ def _context(on: dict[str, bool], window: int, caching: bool) -> ContextOptions:
 
 
 CONTEXT = st.builds(_context, st.fixed_dictionaries({name: st.booleans() for name in STAGES}),
-                    st.sampled_from([300, 1500, 6000]), st.booleans())
+                    st.sampled_from([300, 1500, 6000]), st.booleans(), st.sampled_from([0, 10**6]))
+
+RECOVERY = st.builds(RecoveryOptions, max_output_tokens_escalate=st.booleans(),
+                     max_output_tokens_recovery=st.booleans(), max_resumes=st.integers(0, 3),
+                     collapse_drain_retry=st.booleans(), reactive_compact_retry=st.booleans(),
+                     overloads_before_fallback=st.integers(1, 3))
 
 SWITCHES: dict[str, st.SearchStrategy[Any]] = {
     "max_turns": st.none() | st.integers(min_value=1, max_value=4),
     "hooks": st.none() | HOOKS,
     "streaming_tool_execution": st.booleans(),
     "context": st.none() | CONTEXT,
+    "recovery": st.none() | RECOVERY,
+    "fallback_model": st.none() | st.just("claude-fallback-1"),  # a name: the same offline API serves it
+    "token_budget": st.none() | st.integers(min_value=20, max_value=400),
 }
 
 INVARIANTS = (
@@ -102,6 +114,10 @@ INVARIANTS = (
     "no_empty_block",         # no empty message, no blank text block at any depth, no empty is_error result
     "transcript_reloads",     # load_transcript(file) == the history in memory, and it starts a valid next request
     "blank_prompt_refused",   # a blank prompt raises ValueError from QueryParams and nothing is sent or recorded
+    "turn_count_by_next_turn",  # turn_count grows by one at next_turn and only there; recovery passes keep it
+    "recovery_bounded",       # per turn: one escalation, at most max_resumes resumes, one reactive compaction,
+                              # never two drains in a row; each model gets overloads_before_fallback attempts
+    "tombstoned_never_sent",  # no request after a tombstone carries the message it withdrew
 )  # fmt: skip
 
 TOOL_TIMEOUT_S = 0.1  # the "hang" tool is stopped by the loop's tool time limit
@@ -212,6 +228,25 @@ def model_turns(draw: Any, counter: Any, faults: bool = True) -> Turn:
     return Turn(content=blocks, stop_reason=stop, chunk_size=draw(st.integers(1, 24)), fault=fault)
 
 
+@st.composite
+def recovery_turns(draw: Any, counter: Any) -> Turn:
+    """What the recovery branches act on: a response cut at max_tokens that asks for no tool (text, maybe
+    signed thinking), an overload (in a 200 stream after some text, or HTTP 529), a prompt that is too long."""
+    kind = draw(st.sampled_from(["cut", "cut", "overloaded", "overloaded", "529", "too_long"]))
+    n = next(counter)
+    if kind == "cut":
+        blocks = [{"type": "thinking", "thinking": f"Plan {n}."}] if draw(st.booleans()) else []
+        return Turn(content=[*blocks, {"type": "text", "text": f"Part {n} of a long answer"}], stop_reason="max_tokens",
+                    chunk_size=draw(st.integers(2, 24)))
+    if kind == "overloaded":
+        fault = Fault(kind="stream_error", after_events=draw(st.integers(2, 10)), error_type="overloaded_error")
+        return Turn(content=[{"type": "text", "text": f"Sure, {n}"}, *draw(st.lists(tool_use_blocks(counter),
+                                                                                      max_size=1))], fault=fault)
+    if kind == "529":
+        return Turn(fault=Fault(kind="http_error", status=529, retry_after_ms=1))
+    return Turn(fault=Fault(kind="prompt_too_long", status=400))
+
+
 def _insert(events: list[Any], at: int, *new: Any) -> list[Any]:
     at = max(1, min(at, len(events)))
     return events[:at] + list(new) + events[at:]
@@ -280,7 +315,7 @@ class Session:
 @st.composite
 def sessions(draw: Any) -> Session:
     counter = itertools.count(1)
-    item = st.one_of(*[model_turns(counter)] * 5, raw_turns(counter))
+    item = st.one_of(*[model_turns(counter)] * 5, raw_turns(counter), *[recovery_turns(counter)] * 2)
     prompt = st.sampled_from(["go", "read notes.txt and probe it", "again", "go on", "probe twice", "next",
                               "finish", "check", "", "   "])  # one in five blank
     return Session(
@@ -311,6 +346,7 @@ class Outcome:
     blocked: int = 0  # prompts a hook blocked (no run)
     transcript: Path | None = None
     tools: list[Any] = field(default_factory=list)
+    traces: list[Any] = field(default_factory=list)  # each run's Trace
 
 
 def _script_policy(script: list[Any]) -> Any:
@@ -356,6 +392,7 @@ async def run_session(session: Session, workdir: Path) -> Outcome:
             outcome.blocked += 1
             continue
         outcome.terminals.append(engine.terminal)
+        outcome.traces.append(engine.last_run.trace)
     return outcome
 
 
@@ -395,7 +432,54 @@ def check(outcome: Outcome) -> list[tuple[str, str]]:
     found += [("no_empty_block", f"history: {p}") for p in _empties(history)]
     found += [("no_tool_ran_twice", p) for p in _runs(outcome, history)]
     found += [("transcript_reloads", p) for p in _reload(outcome)]
+    for number, trace in enumerate(outcome.traces):
+        found += [("turn_count_by_next_turn", f"run {number}: {p}") for p in _turn_counts(trace)]
+        found += [("recovery_bounded", f"run {number}: {p}") for p in _bounded(trace, outcome.session.switches)]
+        found += [("tombstoned_never_sent", f"run {number}: {p}") for p in _never_sent(trace)]
     return found
+
+
+def _turn_counts(trace: Any) -> list[str]:
+    problems = []
+    for before, after in itertools.pairwise(trace.checkpoints):
+        grew = after.turn_count - before.turn_count
+        reason = after.transition.reason if after.transition else None
+        if grew != (1 if reason == "next_turn" else 0):
+            problems.append(f"checkpoint {after.index}: turn_count {before.turn_count}→{after.turn_count} "
+                            f"with transition {reason}")
+    return problems
+
+
+def _bounded(trace: Any, switches: dict[str, Any]) -> list[str]:
+    options = switches.get("recovery") or RecoveryOptions()
+    problems = []
+    per_turn: Counter[tuple[int, str]] = Counter()
+    previous = None
+    for point in trace.checkpoints:
+        reason = point.transition.reason if point.transition else None
+        per_turn[(point.turn_count, reason)] += 1
+        if reason == previous == "collapse_drain_retry":
+            problems.append(f"checkpoint {point.index}: two collapse drains in a row")
+        previous = reason
+    limits = {"max_output_tokens_escalate": 1, "max_output_tokens_recovery": options.max_resumes,
+              "reactive_compact_retry": 1}
+    for (turn, reason), count in per_turn.items():
+        if reason in limits and count > limits[reason]:
+            problems.append(f"turn {turn}: {count} × {reason} (at most {limits[reason]})")
+    # one iteration: N attempts of the model, then (once) N of the fallback model: 2N - 1 retry notices at most
+    most = 2 * options.overloads_before_fallback - 1 if switches.get("fallback_model") else 0
+    for point in trace.checkpoints:
+        retries = sum(1 for e in point.events if e["type"] == "system"
+                      and trace.messages[e["uuid"]].subtype in ("api_retry", "model_fallback"))
+        if retries > most:
+            problems.append(f"checkpoint {point.index}: {retries} overloaded attempts asked again (at most {most})")
+    return problems
+
+
+def _never_sent(trace: Any) -> list[str]:
+    gone = withdrawn(trace.messages.values())
+    return [f"checkpoint {p.index} sent withdrawn message {uuid}" for p in trace.checkpoints
+            for uuid in set(p.messages_for_query) & gone]
 
 
 def _pairing(messages: list[dict[str, Any]], final: bool = False) -> list[str]:
@@ -453,6 +537,12 @@ def _runs(outcome: Outcome, history: list[dict[str, Any]]) -> list[str]:
     runnable = {b["input"]["n"] for m in history if m["role"] == "assistant" and isinstance(m["content"], list)
                 for b in m["content"] if b.get("type") == "tool_use" and b["name"] in TOOL_NAMES
                 and isinstance(b.get("input"), dict) and isinstance(b["input"].get("n"), int)}
+    # a call of a withdrawn attempt (an overloaded response asked again: the executor discarded it, its effects
+    # may remain) is not in the history, by design; the tombstone carries the response as it was shown
+    withdrawn_calls = [b for m in (outcome.engine.messages if outcome.engine else []) if m.type == "tombstone"
+                       for b in (m.message or {}).get("content", []) if b.get("type") == "tool_use"]
+    runnable |= {b["input"]["n"] for b in withdrawn_calls if isinstance(b.get("input"), dict)
+                 and isinstance(b["input"].get("n"), int)}
     problems += [f"call n={n} ran, but no valid call with that input is in the history"
                  for n in set(outcome.calls) - runnable]
     return problems

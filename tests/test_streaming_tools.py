@@ -32,6 +32,8 @@ from dreamloop.tools import (
     tool,
 )
 
+RECOVERY_OFF = {"recovery": False, "fallback_model": False, "token_budget": False}  # chapter 08's switches
+
 
 class Job(BaseModel):
     name: str
@@ -298,7 +300,7 @@ async def test_calls_start_while_the_model_still_streams(offline):
     assert run.terminal.reason == "completed"
     assert requests_of(model)[1]["messages"][2]["content"] == [
         {"type": "tool_result", "tool_use_id": "T1", "content": "contents of a"}]
-    assert run.trace.switches == {"streaming_tool_execution": True, "context": False, "hooks": False}
+    assert run.trace.switches == {"streaming_tool_execution": True, "context": False, "hooks": False, **RECOVERY_OFF}
 
 
 async def test_off_means_no_call_starts_before_the_response_ends(offline):
@@ -306,7 +308,7 @@ async def test_off_means_no_call_starts_before_the_response_ends(offline):
     run = query(QueryParams(messages="go", model=model, tools=file_tools()))
     events = [e for e in await drain(run) if e.type != "stream_event"]
     assert [e.type for e in events[:3]] == ["stream_request_start", "assistant", "progress"]
-    assert run.trace.switches == {"streaming_tool_execution": False, "context": False, "hooks": False}
+    assert run.trace.switches == {"streaming_tool_execution": False, "context": False, "hooks": False, **RECOVERY_OFF}
 
 
 async def test_a_call_cut_by_max_tokens_never_runs_but_the_complete_one_did(offline):
@@ -608,7 +610,7 @@ async def test_the_trace_keeps_the_switches_through_save_and_load(offline, tmp_p
     run = query(QueryParams(messages="hi", model=offline([S.reply("hello")]), streaming_tool_execution=True))
     await drain(run)
     loaded = Trace.load(run.trace.save(tmp_path / "t.jsonl"))
-    assert loaded.switches == {"streaming_tool_execution": True, "context": False, "hooks": False}
+    assert loaded.switches == {"streaming_tool_execution": True, "context": False, "hooks": False, **RECOVERY_OFF}
     old = tmp_path / "old.jsonl"  # a trace saved before switches existed
     old.write_text('{"kind": "trace", "version": 1}\n')
     assert Trace.load(old).switches == {}
@@ -618,11 +620,11 @@ def test_query_params_list_their_switches():
     from dreamloop.model import offline as make_offline
 
     params = QueryParams(messages="hi", model=make_offline([]))
-    assert params.switches() == {"streaming_tool_execution": False, "context": False, "hooks": False}
+    assert params.switches() == {"streaming_tool_execution": False, "context": False, "hooks": False, **RECOVERY_OFF}
     from dreamloop.hooks import Hooks
 
     on = QueryParams(messages="hi", model=make_offline([]), streaming_tool_execution=True, hooks=Hooks())
-    assert on.switches() == {"streaming_tool_execution": True, "context": False, "hooks": True}
+    assert on.switches() == {"streaming_tool_execution": True, "context": False, "hooks": True, **RECOVERY_OFF}
 
 
 # ---------------------------------------------------------------------------
@@ -644,7 +646,8 @@ def test_dreamloop_run_turns_streaming_tools_on_by_default(flags, on, capsys, tm
     result = json.loads(capsys.readouterr().out)
     assert status == 0 and result["terminal"]["reason"] == "completed"
     switches = result["switches"]  # run turns every branch on (the context pipeline's options as JSON)
-    assert {k: v for k, v in switches.items() if k != "context"} == {"streaming_tool_execution": on, "hooks": True}
+    assert {k: switches[k] for k in ("streaming_tool_execution", "hooks")} == {"streaming_tool_execution": on,
+                                                                               "hooks": True}
     assert isinstance(switches["context"], dict) and Trace.load(trace).switches == switches
     assert "value = 2" in (workspace / "config.py").read_text()
 

@@ -84,13 +84,14 @@ def fold_text(pairs: list[tuple[Any, Any]]) -> str:
 
 
 def find_folds(messages: list[Any], options: ContextCollapse, *, start: int = 0,
-               end: int | None = None) -> tuple[list[Fold], int]:
+               end: int | None = None, close_open: bool = False) -> tuple[list[Fold], int]:
     """Stage the folds in ``messages[start:end]`` (``end`` default: before the newest ``keep_recent``).
 
     Returns the folds, oldest first, and where the next scan should start:
     the first message of a run still open at ``end`` (it may grow), else the
     first message not yet looked at. Reading in pieces finds the same folds
-    as reading everything at once.
+    as reading everything at once. ``close_open``: a run still open at ``end``
+    is staged too, as it is now (what a drain commits).
     """
     end = max(len(messages) - options.keep_recent, 0) if end is None else end
     folds: list[Fold] = []
@@ -113,6 +114,8 @@ def find_folds(messages: list[Any], options: ContextCollapse, *, start: int = 0,
             close()
             run = []
         index += 1
+    if run and close_open:
+        close()
     return folds, (run_start if run else max(min(index, end), start))
 
 
@@ -157,8 +160,9 @@ def fold_savings(fold: Fold, messages_by_uuid: dict[str, Any], counter: TokenCou
 
 
 def staged_collapses(messages: list[Any], options: ContextCollapse) -> list[Fold]:
-    """Every fold that could be staged in ``messages`` now (read from the start; for recovery)."""
-    return find_folds(messages, options)[0]
+    """Every fold that could be staged in ``messages`` now (read from the start, a run that reaches
+    the newest ``keep_recent`` included as it is; for recovery)."""
+    return find_folds(messages, options, close_open=True)[0]
 
 
 def drain_collapses(messages: list[Any], options: ContextCollapse, *, uuid: Callable[[], str]) -> CollapseDrain:

@@ -27,7 +27,7 @@ from .autocompact import (PreCompact, _joined, compact_conversation, is_compact_
                           messages_after_compact_boundary, pre_compact_result)
 from .blocking import blocking_message, is_at_blocking_limit
 from .budget import apply_tool_result_budget
-from .collapse import Fold, commit_folds, drain_collapses, find_folds, fold_savings
+from .collapse import Fold, commit_folds, drain_collapses, find_folds, fold_savings, staged_collapses
 from .microcompact import clearable_tool_results, microcompact_messages, protected_from
 from .options import ContextOptions, Thresholds
 from .records import ContextRecord, StageResult, stage_notice
@@ -99,9 +99,9 @@ class ContextPipeline:
     compaction (the ``pre_compact`` hook event; None: no hooks); its messages
     are yielded, and its ``stop`` ends the run (Terminal ``hook_stopped``).
 
-    For the recovery branches: ``staged_folds``, ``drain_collapses(messages)``
-    (``collapse_drain_retry``) and ``reactive_compact(messages)``
-    (``reactive_compact_retry``).
+    For the recovery branches: ``staged_folds``, ``drainable(messages)`` and
+    ``drain_collapses(messages)`` (``collapse_drain_retry``), and
+    ``reactive_compact(messages)`` (``reactive_compact_retry``).
     """
 
     def __init__(self, options: ContextOptions | None, *, model: Any, system_prompt: Any = None,
@@ -147,6 +147,11 @@ class ContextPipeline:
         started = self.clock()
         await self._start()
         return await self._run_stages(state, started)
+
+    def drainable(self, messages: Any) -> int:
+        """How many folds ``drain_collapses(messages)`` would commit now (0: the stage is off, or nothing to fold)."""
+        options = self.options.context_collapse if self.options else None
+        return len(staged_collapses(list(messages), options)) if options is not None else 0
 
     def drain_collapses(self, messages: list[Any]) -> tuple[list[Any], list[SystemMessage], int]:
         """Commit every staged fold of ``messages`` at once (``collapse_drain_retry``).

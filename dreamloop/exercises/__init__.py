@@ -12,7 +12,7 @@ Each check is held against at least three plausible wrong answers in
 Checks are plain calls, also for ``async def`` answers: code that needs the
 model runs against the offline API on a fresh event loop in a worker thread
 (a notebook's own loop is already running). Each chapter's checks live in their own module (``ch00`` ...
-``ch07``, ``ch10``);
+``ch10``);
 the shared checking helpers in ``_checking``. This package knows nothing about
 notebooks or widgets.
 
@@ -33,13 +33,17 @@ from .ch04 import check_can_use_tool, check_partition, check_tool_definition
 from .ch05 import check_interrupt_results, check_ordering_rule, check_run_together
 from .ch06 import check_clearable, check_first_stage, check_safe_cut
 from .ch07 import check_no_recursive_rm, check_settings_hook, check_tests_stop_hook
+from .ch08 import check_budget_continue, check_cut_recovery, check_withdrawn
+from .ch09 import check_switches_by, check_trigger, check_where_decided
 from .ch10 import check_interrupted, check_model_calls
 
 __all__ = [
     "check_answer_tool_uses",
+    "check_budget_continue",
     "check_can_use_tool",
     "check_clearable",
     "check_close_dangling",
+    "check_cut_recovery",
     "check_find_tool_uses",
     "check_first_stage",
     "check_four_steps",
@@ -57,8 +61,12 @@ __all__ = [
     "check_safe_cut",
     "check_settings_hook",
     "check_setup",
+    "check_switches_by",
     "check_tests_stop_hook",
     "check_tool_definition",
     "check_tool_script",
+    "check_trigger",
+    "check_where_decided",
+    "check_withdrawn",
     "language",
 ]

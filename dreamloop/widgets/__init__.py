@@ -10,6 +10,7 @@
 * ``ContextMeter(trace)``: the context window filling turn by turn, each
   context stage's saving, the thresholds, cache reads vs writes.
 * ``AskPrompt(auto=None)``: Allow / Deny buttons as ``QueryParams(ask=...)``.
+* ``Switchboard(columns)``: the feature switches (rows) on or off in each run (columns).
 * ``person_watching()``, ``paced(script, ...)``, ``slowed(tools, s)``: slow a run down for a person
   (to press Stop), never under the notebook targets.
 
@@ -30,6 +31,7 @@ from .live import LiveView
 from .meter import STAGE_COLORS, ContextMeter, MeterTurn, meter_turn
 from .pace import paced, person_watching, slowed
 from .static import StaticHTML
+from .switchboard import Switchboard, switch_fields
 from .timeline import Span, Timeline, TurnSpans, side_by_side, turn_spans
 
 __all__ = [
@@ -43,6 +45,7 @@ __all__ = [
     "Span",
     "StateInspector",
     "StaticHTML",
+    "Switchboard",
     "Timeline",
     "TurnSpans",
     "meter_turn",
@@ -50,6 +53,7 @@ __all__ = [
     "person_watching",
     "side_by_side",
     "slowed",
+    "switch_fields",
     "turn_spans",
     "warn_if_old_kernel",
 ]

@@ -278,12 +278,25 @@ def message_html(message: Any, names: Mapping[str, str], *, max_chars: int = MAX
             body += tool_result_html(message.data["result"], message.data.get("name"), max_chars=max_chars)
         return _frame(f"progress · {message.data.get('stage', '?')}", "progress", body, extra="dl-dashed")
     if kind == "tombstone":
-        body = (f'<div class="dl-struck dl-dim">{esc(tr("withdrawn: {uuid}", uuid=message.target_uuid))}</div>'
-                f"{_pre(message.reason) if message.reason else ''}")
+        shown = getattr(message, "message", None) or {}
+        blocks = "".join(_shown_block_html(b, names, max_chars) for b in shown.get("content") or [])
+        struck = f'<del class="dl-struck" style="display:block">{blocks}</del>' if blocks else ""
+        withdrawn = esc(tr("withdrawn: {uuid}", uuid="\0")).replace(
+            "\0", f'<span class="dl-mono">{esc(message.target_uuid)}</span>')
+        body = (f'<div class="dl-dim">{withdrawn}</div>'
+                f"{_pre(message.reason) if message.reason else ''}{struck}")
         return _frame(label, "thinking", body, extra="dl-dashed")
     if kind == "tool_use_summary":
         return _frame(label, "tool_use", _pre(message.summary, max_chars=max_chars), extra="dl-dashed")
     return _frame(str(kind), "thinking", _pre(pretty_json(_jsonable(message)), max_chars=max_chars))
+
+
+def _shown_block_html(block: Mapping[str, Any], names: Mapping[str, str], max_chars: int) -> str:
+    """A block of a withdrawn response as far as it came (an unfinished tool_use shows its raw JSON)."""
+    if block.get("type") == "tool_use" and "partial_json" in block:
+        return tool_use_html(str(block.get("name", "?")), block.get("id"), block["partial_json"] + " …",
+                             max_chars=max_chars)
+    return block_html(block, names, max_chars=max_chars)
 
 
 def _hook_html(attachment: Mapping[str, Any], label: str, max_chars: int) -> str:

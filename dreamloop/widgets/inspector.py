@@ -6,9 +6,11 @@ changed since the previous checkpoint, and one HTML pane per collector of
 queryLoop() (``messages``, ``messages_for_query``, ``assistant_messages``,
 ``tool_results``, ``attachments``). In ``messages_for_query`` a message a
 context stage wrote (a cleared result, a fold, a summary) carries the stage's
-mark and unfolds to the messages it stands for. Only the visible checkpoint
-is rendered; each message's HTML is cached by uuid. It reads traces (live or
-loaded) and knows nothing about how the loop fills them.
+mark and unfolds to the messages it stands for; a message a tombstone
+withdrew (a replaced response) is struck out. After a recovery pass the
+header shows the State's counters. Only the visible checkpoint is rendered;
+each message's HTML is cached by uuid. It reads traces (live or loaded) and
+knows nothing about how the loop fills them.
 """
 
 from __future__ import annotations
@@ -46,8 +48,10 @@ class StateInspector(StaticHTML, W.VBox):
     (its ``.trace``) or a path to a saved trace. Parts, for notebooks and tests:
 
     * ``slider``: ``IntSlider`` (description ``"checkpoint"``), 0 .. len(checkpoints) - 1;
-    * ``header``: ``HTML`` with turn_count, transition, the Terminal at the
-      end, and a ``changed: turn_count 1→2, +3 messages`` line;
+    * ``header``: ``HTML`` with turn_count, transition (and what it did: ``escalating
+      max_tokens to 64,000``), the State's counters once a recovery branch is on or
+      has acted, the Terminal at the end, and a ``changed: turn_count 1→2, +3
+      messages`` line;
     * ``tabs``: ``Tab`` of the panes; ``panes["messages"]`` etc. (``PANES``), one
       ``HTML`` each. Messages new since the previous checkpoint are marked ``new``;
       in ``messages_for_query`` a message a context stage wrote is marked with
@@ -67,6 +71,7 @@ class StateInspector(StaticHTML, W.VBox):
         self._cache: dict[str, str] = {}
         self._names: dict[str, str] = {}
         self._replaced: dict[str, tuple[str, list[str]]] = {}
+        self._withdrawn: dict[str, str] = {}  # uuid -> why a tombstone withdrew it
         self._indexed = 0
         self.slider = W.IntSlider(value=0, min=0, max=0, description=tr("checkpoint"),
                                   continuous_update=True, layout=W.Layout(width="420px"))
@@ -87,6 +92,11 @@ class StateInspector(StaticHTML, W.VBox):
         """The checkpoint the slider shows (None while the trace has none)."""
         points = self.trace.checkpoints
         return points[self.slider.value] if points else None
+
+    def withdrawn(self, uuid: str) -> str | None:
+        """Why a tombstone withdrew the message ``uuid`` (struck out in the panes), or None."""
+        self._index_names()
+        return self._withdrawn.get(uuid)
 
     def replaced_by(self, uuid: str) -> tuple[str, list[str]] | None:
         """``(stage, original uuids)`` if a context stage wrote the message ``uuid``, else None."""
@@ -168,6 +178,8 @@ class StateInspector(StaticHTML, W.VBox):
         new = list(messages.values())[self._indexed:]
         self._names.update(tool_names(new))
         for message in new:  # the context stages' notices say which message stands for which
+            if message.type == "tombstone":
+                self._withdrawn[message.target_uuid] = message.reason or "withdrawn"
             meta = getattr(message, "metadata", None) or {}
             for written, originals in (meta.get("replaced") or {}).items():
                 self._replaced[written] = (str(meta.get("stage", message.subtype)), list(originals))
@@ -202,6 +214,12 @@ class StateInspector(StaticHTML, W.VBox):
             if written is not None:
                 mark += _stage_badge(written[0])
             body = self._message(uuid) + (self._unfold(*written) if written is not None else "")
+            gone = self._withdrawn.get(uuid)
+            if gone is not None:
+                mark += badge("tombstoned", "error", filled=True)
+                body = (f'<del class="dl-struck" style="display:block">{body}</del>'
+                        f'<div class="dl-small dl-c-error">withdrawn by a tombstone ({esc(gone)}): no request '
+                        "carries it</div>")
             parts.append(f'<div class="{"dl-new" if fresh else "dl-item"}"><div class="dl-pos">{mark}[{position}]'
                          f"</div>{body}</div>")
         return pane("".join(parts))
@@ -220,11 +238,14 @@ class StateInspector(StaticHTML, W.VBox):
     def _header(self, point: Checkpoint, previous: Checkpoint | None) -> str:
         total = len(self.trace.checkpoints)
         transition = point.transition.reason if point.transition else tr("None (the first iteration)")
+        did = f" ({esc(point.transition.detail)})" if point.transition and point.transition.detail else ""
         lines = [
             f"<b>{esc(tr('checkpoint {index} / {last}', index=point.index, last=total - 1))}</b> · "
             f"turn_count=<b>{point.turn_count}</b> · "
-            f"transition=<b>{esc(transition)}</b> · State.messages: {len(point.state_messages)}"
+            f"transition=<b>{esc(transition)}</b>{did} · State.messages: {len(point.state_messages)}"
         ]
+        if _shows_counters(self.trace, point):
+            lines.append(f'<span class="dl-small">counters: {_counters_html(point.counters)}</span>')
         source = self.trace.source
         if source is not None:
             lines.append(_source_html(source))
@@ -247,9 +268,14 @@ class StateInspector(StaticHTML, W.VBox):
         if point.terminal is not None:
             lines.append(terminal_html(point.terminal))
         elif point.next_transition is not None:
-            nxt = esc(tr("→ continue: next transition={reason} (the next State has {count} messages)",
-                         reason="\0", count=len(point.messages_after)))
-            lines.append(nxt.replace("\0", f"<b>{esc(point.next_transition.reason)}</b>"))
+            then = point.next_transition
+            did = f" ({esc(then.detail)})" if then.detail else ""
+            text = (tr("→ continue: next transition={reason} (the next State has {count} messages, rewritten by "
+                       "the recovery)", reason="\0", count=len(point.messages_after))
+                    if point.next_messages is not None else
+                    tr("→ continue: next transition={reason} (the next State has {count} messages)",
+                       reason="\0", count=len(point.messages_after)))
+            lines.append(esc(text).replace("\0", f"<b>{esc(then.reason)}</b>{did}"))
         elif point.index == total - 1 and source is not None:
             lines.append(f'<span class="dl-dim">{esc(tr("the file ends here (no Terminal recorded)"))}</span>')
         elif point.index == total - 1:
@@ -259,6 +285,31 @@ class StateInspector(StaticHTML, W.VBox):
             lines.append(f'<span class="dl-small">{esc(tr("notes:"))}</span>'
                          f'<ul class="dl-small" style="margin:0">{items}</ul>')
         return pane('<div style="line-height:1.7">' + "<br>".join(lines) + "</div>")
+
+
+_RECOVERY_SWITCHES = ("recovery", "fallback_model", "token_budget")
+
+
+def _shows_counters(trace: Trace, point: Checkpoint) -> bool:
+    """The counters line: once a recovery switch is on, or a counter moved (a trace before version 6 has none)."""
+    if not point.counters:
+        return False
+    return any(trace.switches.get(name) for name in _RECOVERY_SWITCHES) or any(
+        point.counters.get(name) for name in ("max_output_tokens_recovery_count", "max_output_tokens_override",
+                                              "has_attempted_reactive_compact", "token_budget_tracking"))
+
+
+def _counters_html(counters: dict[str, Any]) -> str:
+    """``max_output_tokens_recovery_count=1 · max_output_tokens_override=64,000 · ...``, the moved ones bold."""
+    parts = []
+    for name, value in counters.items():
+        if isinstance(value, dict):  # the token budget's tracking
+            shown = ", ".join(f"{k}={v:,}" for k, v in value.items())
+            text = f"{name}=({shown})"
+        else:
+            text = f"{name}={value:,}" if isinstance(value, int) and not isinstance(value, bool) else f"{name}={value}"
+        parts.append(f"<b>{esc(text)}</b>" if value not in (0, None, False) else esc(text))
+    return " · ".join(parts)
 
 
 def _stage_badge(stage: str) -> str:
@@ -294,6 +345,9 @@ def _changes(before: Checkpoint, after: Checkpoint) -> str:
         parts.append(f"transition {old}→{new}")
     if before.stop_hook_active != after.stop_hook_active:
         parts.append(f"stop_hook_active {before.stop_hook_active}→{after.stop_hook_active}")
+    for name, value in after.counters.items():
+        if name in before.counters and before.counters[name] != value and not isinstance(value, dict):
+            parts.append(f"{name} {before.counters[name]}→{value}")
     delta = len(after.state_messages) - len(before.state_messages)
     parts.append(tr("{delta:+d} message", delta=delta) if abs(delta) == 1 else
                  tr("{delta:+d} messages", delta=delta))

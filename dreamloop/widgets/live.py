@@ -2,7 +2,9 @@
 
 Owns the live widget: streaming text as it arrives (throttled), each tool
 call from started to done with the hooks that ran on it, the current phase lit on the loop's flowchart,
-turn_count and transition, the Terminal at the end, and a Stop button that
+turn_count and transition (a recovery named as it happens: "escalating max_tokens to 64,000",
+"resuming 2/3", "falling back to M"), what a tombstone withdrew struck out, the Terminal at the end,
+and a Stop button that
 fires the run's abort signal. It follows the events a ``QueryRun`` yields
 and knows nothing about how the loop produces them. No ``Output`` widget,
 no ``clear_output``, no display updates: every part is a widget value.
@@ -58,8 +60,17 @@ class _Call:
         self.last_progress: dict[str, Any] | None = None
         self.result: dict[str, Any] | None = None
         self.hooks: list[dict[str, Any]] = []
+        self.withdrawn = False  # its attempt was withdrawn (a tombstone): struck out
 
     def html(self) -> str:
+        inner = self._html()
+        if not self.withdrawn:
+            return inner
+        return (f'<del class="dl-struck" style="display:block">{inner}</del>'
+                '<div class="dl-small dl-c-error">withdrawn with its response (a tombstone): its effects may '
+                "remain</div>")
+
+    def _html(self) -> str:
         call = (f'{badge("tool_use", "tool_use")}<b class="dl-mono">{esc(self.name)}</b> '
                 f'<span class="dl-mono">{esc(_short_json(self.input))}</span> ')
         hooks = "".join(_hook_line(h) for h in self.hooks)
@@ -97,8 +108,10 @@ class _Tools:
 
 
 class _TurnView:
-    def __init__(self, turn_count: int, transition: str | None, stop_hook_active: bool = False) -> None:
+    def __init__(self, turn_count: int, transition: str | None, stop_hook_active: bool = False,
+                 detail: str | None = None) -> None:
         self.turn_count, self.transition, self.stop_hook_active = turn_count, transition, stop_hook_active
+        self.detail = detail  # what the transition did ("resuming 2/3"), or a fallback as it happens
         self.entries: list[str | _Tools] = []
         self.tools: _Tools | None = None
 
@@ -109,8 +122,9 @@ class _TurnView:
         return self.tools
 
     def html(self) -> str:
+        did = f" · <b>{esc(self.detail)}</b>" if self.detail else ""
         head = (f'<div class="dl-small dl-c-user" style="border-bottom:1px solid #e2e8f0;margin-top:6px">'
-                f"<b>turn_count={self.turn_count}</b> · transition={esc(self.transition)}"
+                f"<b>turn_count={self.turn_count}</b> · transition={esc(self.transition)}{did}"
                 f"{' · <b>stop_hook_active</b>' if self.stop_hook_active else ''}</div>")
         return head + "".join(e if isinstance(e, str) else e.html() for e in self.entries)
 
@@ -204,6 +218,8 @@ class LiveView(StaticHTML, W.VBox):
         self._turns: list[_TurnView] = []
         self._finished_html: list[str] = []
         self._names: dict[str, str] = {}
+        self._shown: dict[str, tuple[_TurnView, int]] = {}  # assistant uuid -> where its entry is
+        self._progress: dict[str, str] = {}  # progress uuid -> tool_use_id (a tombstone may withdraw it)
         self._blocks: dict[int, dict[str, Any]] = {}
         self._state: Any = None
         self._flushed = 0.0
@@ -273,9 +289,12 @@ class LiveView(StaticHTML, W.VBox):
             self.stream.value = ""
             self._blocks = {}
             self._names.update(tool_names([event]))
+            self._shown[event.uuid] = (self._turn(), len(self._turn().entries))
             self._turn().entries.append(message_html(event, self._names, max_chars=1500))
             self._light("decide")
             self._render_transcript()
+        elif kind == "tombstone":
+            self._on_tombstone(event)
         elif kind == "progress":
             self._on_progress(event)
         elif kind == "user" and event.source_tool_use_ids:
@@ -283,12 +302,37 @@ class LiveView(StaticHTML, W.VBox):
         elif kind == "attachment" and self._on_call_hook(event.attachment):
             self._render_transcript()
         else:
+            if kind == "system" and event.subtype == "model_fallback":
+                self._turn().detail = f"falling back to {(event.metadata or {}).get('to', '?')}"
+            elif kind == "system" and event.subtype == "api_retry":
+                meta = event.metadata or {}
+                self._turn().detail = f"overloaded: asking again {meta.get('overloads')}/{meta.get('limit')}"
             self._turn().entries.append(message_html(event, self._names, max_chars=1500))
+            self._update_status()
             if kind == "attachment" and event.attachment.get("type") == "max_turns_reached":
                 self._light("check")
             elif kind == "attachment" and event.attachment.get("hookEvent") == "Stop":
                 self._light("stop")
             self._render_transcript()
+
+    def _on_tombstone(self, event: Any) -> None:
+        """Strike out what the tombstone withdraws: a response shown, a call's progress, or the partial
+        response that was streaming (drawn from what the tombstone carries)."""
+        target = event.target_uuid
+        if target in self._shown:
+            turn, at = self._shown.pop(target)
+            turn.entries[at] = (f'<del class="dl-struck" style="display:block">{turn.entries[at]}</del>'
+                                '<div class="dl-small dl-c-error">withdrawn by a tombstone '
+                                f"({esc(event.reason)})</div>")
+        elif target in self._progress:
+            call = self._turn().tool_section().calls.get(self._progress[target])
+            if call is not None:
+                call.withdrawn = True
+        else:  # the response that broke while streaming: what was shown of it, struck out
+            self._blocks = {}
+            self.stream.value = ""
+            self._turn().entries.append(message_html(event, self._names, max_chars=1500))
+        self._render_transcript()
 
     def _on_call_hook(self, record: dict[str, Any]) -> bool:
         """A hook record (or what hooks told the model) about a tool call of this turn: shown on that call."""
@@ -306,9 +350,11 @@ class LiveView(StaticHTML, W.VBox):
         if current is None or current.turn_count != event.turn_count or new_state:
             self._state = state
             transition = state.transition.reason if state is not None and state.transition else None
+            detail = state.transition.detail if state is not None and state.transition else None
             if current is not None:
                 self._finished_html.append(current.html())
-            self._turns.append(_TurnView(event.turn_count, transition, bool(getattr(state, "stop_hook_active", False))))
+            self._turns.append(_TurnView(event.turn_count, transition, bool(getattr(state, "stop_hook_active", False)),
+                                         detail))
             # only next_turn passes "5. new State"; a stop hook's block goes from the stop checks to the State
             path = ["next", "state", "context", "model"] if transition == "next_turn" else ["state", "context", "model"]
             self._light(*path)
@@ -336,6 +382,7 @@ class LiveView(StaticHTML, W.VBox):
 
     def _on_progress(self, event: Any) -> None:
         data = event.data
+        self._progress[event.uuid] = event.tool_use_id
         tools = self._turn().tool_section()
         call = tools.calls.get(event.tool_use_id)
         if call is None:
@@ -426,6 +473,8 @@ class LiveView(StaticHTML, W.VBox):
         if turn is not None:
             parts.append(f"turn_count=<b>{turn.turn_count}</b>")
             parts.append(f"transition=<b>{esc(turn.transition)}</b>")
+            if turn.detail:
+                parts.append(f"<b>{esc(turn.detail)}</b>")
             if turn.stop_hook_active:
                 parts.append("<b>stop_hook_active</b>")
         if self.phase:

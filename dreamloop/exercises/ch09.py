@@ -1,0 +1,169 @@
+"""Chapter 09: every ending and every transition: the exercise checks."""
+
+from __future__ import annotations
+
+from typing import Any, get_args
+
+from ..deps import QueryDeps, counting_uuids
+from ..errors import ScriptExhausted
+from ..model import offline
+from ..query import QueryParams, query
+from ..recovery import RecoveryOptions
+from ..scripts import Turn
+from ..state import ContinueReason, TerminalReason
+from ._checking import _call, _Fail, _read_tool, _require_callable, _run, _short, _verdict
+
+__all__ = ["PHASES", "WHERE_DECIDED", "check_switches_by", "check_trigger", "check_where_decided"]
+
+PHASES = ("context", "stream", "recovery", "tools", "stop", "next")
+"""Where ``_query_loop`` decides: phase 2 (the context pipeline), 3 (the stream), the recovery step after
+it, 4 (the tools, or the stop checks), 5 (the next State)."""
+
+WHERE_DECIDED: dict[str, frozenset[str]] = {
+    "completed": frozenset({"stop"}),
+    "aborted_streaming": frozenset({"stream"}),
+    "aborted_tools": frozenset({"tools"}),
+    "max_turns": frozenset({"next"}),
+    "model_error": frozenset({"stream", "recovery"}),
+    "prompt_too_long": frozenset({"stream", "recovery"}),
+    "blocking_limit": frozenset({"context"}),
+    "image_error": frozenset({"stream"}),
+    "stop_hook_prevented": frozenset({"stop"}),
+    "hook_stopped": frozenset({"tools"}),
+    "next_turn": frozenset({"next"}),
+    "max_output_tokens_escalate": frozenset({"recovery"}),
+    "max_output_tokens_recovery": frozenset({"recovery"}),
+    "reactive_compact_retry": frozenset({"recovery"}),
+    "collapse_drain_retry": frozenset({"recovery"}),
+    "stop_hook_blocking": frozenset({"stop"}),
+    "token_budget_continuation": frozenset({"stop"}),
+}
+"""The answer key of ``check_where_decided``: each Terminal and Continue reason → the phase(s) of
+``_query_loop`` where it is decided (an unrecovered error ends the run where the stream ended, or
+after recovery declined)."""
+
+_WHY = {
+    "hook_stopped": "a hook said continue: false while the tools ran; the loop ends after the tools, before "
+                    "the next State (the stop hooks are another event).",
+    "max_turns": "max_turns is checked at phase 5, after the tools ran and before the next request.",
+    "blocking_limit": "the blocking limit is the pipeline's last stage: nothing is sent, so the stream never starts.",
+    "token_budget_continuation": "the budget is checked with the stop checks, when a turn asks for no tool.",
+    "stop_hook_blocking": "the stop hooks run at phase 4 when the model asked for no tool.",
+    "next_turn": "tool results are handed on at phase 5, where the next State is built.",
+    "completed": "a response without tool_use goes to the stop checks; when nothing sends it back, the run ends.",
+}
+
+
+def check_where_decided(fn: Any) -> bool:
+    """Check ``fn(reason) -> str``: the phase of the loop where each Terminal and Continue reason is decided,
+    one of ``PHASES`` (``"context"``, ``"stream"``, ``"recovery"``, ``"tools"``, ``"stop"``, ``"next"``);
+    all seventeen reasons against ``WHERE_DECIDED``."""
+    hint = ("follow _query_loop top to bottom: phase 2 may end the run before any request; after the stream come "
+            "recovery's passes; phase 4 is the tools or, without tool_use, the stop checks; phase 5 builds the "
+            "next State after the max_turns check.")
+    todo = f"return one of {', '.join(PHASES)} for each reason."
+
+    def body() -> str:
+        _require_callable(fn, "where_decided")
+        reasons = [*get_args(TerminalReason), *get_args(ContinueReason)]
+        for reason in reasons:
+            got = _run(lambda: _call(f"where_decided({reason!r})", fn, reason, hint=hint, todo=todo))
+            if got not in PHASES:
+                raise _Fail(f"for {reason!r} it returned {_short(repr(got), 60)}; expected one of {PHASES}.", hint)
+            if got not in WHERE_DECIDED[reason]:
+                right = " or ".join(sorted(WHERE_DECIDED[reason]))
+                raise _Fail(f"{reason!r} is decided in '{right}', not '{got}'. " + _WHY.get(reason, ""), hint)
+        return f"all {len(reasons)} reasons placed where the loop decides them."
+
+    return _verdict("where each reason is decided", body)
+
+
+# ---------------------------------------------------------------------------
+# Exercise 2: trigger a chain of transitions on purpose
+
+WANTED = [None, "max_output_tokens_escalate", "max_output_tokens_recovery", "next_turn"]
+"""The transitions ``check_trigger``'s run must go through, checkpoint by checkpoint, before it ends completed."""
+
+
+async def _transitions(script: list[Any]) -> tuple[list[str | None], str, int]:
+    model = offline(list(script))
+    run = query(QueryParams(messages="go", model=model, tools=[_read_tool()], recovery=RecoveryOptions(),
+                            deps=QueryDeps(uuid=counting_uuids())))
+    try:
+        async for _ in run:
+            pass
+    except ScriptExhausted:
+        ending = "with the script run out (the model was asked once more than it has turns)"
+    else:
+        ending = run.terminal.reason
+    reasons = [p.transition.reason if p.transition else None for p in run.trace.checkpoints]
+    if not run.done:
+        reasons.append(run.state.transition.reason if run.state and run.state.transition else None)
+    return reasons, ending, sum(1 for r in model.api.requests if r.path.endswith("/v1/messages"))
+
+
+def check_trigger(fn: Any) -> bool:
+    """Check ``fn() -> list of dl.Turn``: a script that, run with ``recovery=dl.RecoveryOptions()`` and a Read
+    tool, goes through ``WANTED`` (escalate, resume, next_turn) and ends ``completed``."""
+    hint = ("a response cut at max_tokens that asks for no tool is what recovery acts on: the first such cut of a "
+            "turn escalates, the next one resumes; then a response with a finished tool_use (Read, file_path "
+            "'config.py') starts turn 2, and a plain answer ends the run.")
+    todo = "return a list of dl.reply(...) turns; stop_reason='max_tokens' makes a response cut."
+
+    def body() -> str:
+        _require_callable(fn, "script")
+        script = _run(lambda: _call("script()", fn, hint=hint, todo=todo))
+        if not isinstance(script, (list, tuple)) or not all(isinstance(t, Turn) for t in script):
+            raise _Fail(f"script() returned {_short(repr(script), 80)}; expected a list of dl.Turn "
+                        "(dl.reply(...)).", hint)
+        reasons, ending, requests = _run(lambda: _transitions(script))
+        if reasons == WANTED and ending == "completed":
+            return f"escalate, resume, next_turn, completed: {requests} requests, all on purpose."
+        if reasons[:len(WANTED)] == WANTED:
+            more = reasons[len(WANTED):]
+            raise _Fail(f"the run went through {WANTED[1:]} and then {more or ending!r}; it should end completed "
+                        "right after next_turn.", hint)
+        raise _Fail(f"your script's transitions were {reasons} and it ended {ending!r}; wanted {WANTED} then "
+                    "completed.", hint)
+
+    return _verdict("transitions on purpose", body)
+
+
+# ---------------------------------------------------------------------------
+# Exercise 3: which switches a chapter may turn on
+
+
+def _switches_by(chapter: int) -> set[str]:
+    """The answer key: the switches explained in chapter ``chapter`` or before."""
+    found = set()
+    for name, info in QueryParams.model_fields.items():
+        extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
+        if extra.get("switch") and int(extra["chapter"]) <= chapter:
+            found.add(name)
+    return found
+
+
+def check_switches_by(fn: Any) -> bool:
+    """Check ``fn(chapter) -> set of names``: the ``QueryParams`` switches a chapter may turn on (those
+    explained in that chapter or before: the field's ``json_schema_extra["chapter"]``); chapters 4 to 10."""
+    hint = ("read dl.QueryParams.model_fields: a switch's field has json_schema_extra {'switch': True, 'chapter': "
+            "'NN'} (a string); a chapter may turn on what it or an earlier chapter explained. Other fields "
+            "(max_turns, tools, ...) are not switches.")
+    todo = "return the set of switch names with a chapter number at most the given one."
+
+    def body() -> str:
+        _require_callable(fn, "switches_by")
+        for chapter in range(4, 11):
+            want = _switches_by(chapter)
+            got = _run(lambda: _call(f"switches_by({chapter})", fn, chapter, hint=hint, todo=todo))
+            if not isinstance(got, (set, frozenset, list, tuple)):
+                raise _Fail(f"switches_by({chapter}) returned {_short(repr(got), 80)}; expected a set of names.", hint)
+            got = set(got)
+            if got != want:
+                extra, missing = sorted(got - want), sorted(want - got)
+                said = (f" {extra} {'is' if len(extra) == 1 else 'are'} not a switch by chapter {chapter}." if extra
+                        else "") + (f" Missing: {missing}." if missing else "")
+                raise _Fail(f"switches_by({chapter}) = {sorted(got)}; expected {sorted(want)}.{said}", hint)
+        return "chapters 4 to 10: each may turn on what it and the chapters before it explained."
+
+    return _verdict("the switchboard's rule", body)

@@ -1,0 +1,284 @@
+"""The recovery branches' decisions: what happened + State → the next ``Continue``, or None.
+
+queryLoop() goes round again without a new turn when a response was cut at ``max_tokens``
+(``max_output_tokens_escalate``, then ``max_output_tokens_recovery``), when the API said the
+prompt is too long (``collapse_drain_retry``, then ``reactive_compact_retry``) and when a turn
+ends under its token budget (``token_budget_continuation``); it asks a fallback model after
+repeated overloads. Each decision here is a pure function (tested as a table in
+``tests/test_recovery.py``); ``state_changes`` says what each continue changes in the State.
+The loop (``query.py``) applies the answers. This module knows nothing about streaming,
+tools or how a compaction is made.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal, Union
+
+import anthropic
+from pydantic import BaseModel, ConfigDict, Field
+
+from .state import Continue, State, TokenBudgetTracking
+
+__all__ = [
+    "RESUME_MESSAGE",
+    "FallbackStep",
+    "MaxTokensCut",
+    "PromptTooLong",
+    "RecoveryOptions",
+    "TokenBudget",
+    "Withheld",
+    "budget_message",
+    "budget_summary",
+    "decide_fallback",
+    "decide_recovery",
+    "decide_token_budget",
+    "is_overloaded",
+    "is_prompt_too_long",
+    "state_changes",
+]
+
+RESUME_MESSAGE = ("Your last response was cut off by the output token limit. Continue exactly where it stopped, "
+                  "mid-sentence if that is where it was: no apology, no recap of what you already wrote. "
+                  "If much is left, do it in smaller pieces.")
+"""The meta user message of ``max_output_tokens_recovery`` (the source's asks the same: resume directly,
+no apology, no recap)."""
+
+
+class RecoveryOptions(BaseModel):
+    """Which recovery branches are on (``QueryParams.recovery``; each its own flag, all on by default here,
+    the switch itself off by default: ``recovery=None``), and their bounds.
+
+    * ``max_output_tokens_escalate``: the first ``max_tokens`` cut of a turn sends the same request
+      once more with ``max_tokens`` raised to ``escalated_max_tokens`` (the source's
+      ``ESCALATED_MAX_TOKENS``, 64,000), capped by the model's maximum output.
+    * ``max_output_tokens_recovery``: after that, a meta user message asks the model to resume
+      where it stopped, at most ``max_resumes`` times a turn (``MAX_OUTPUT_TOKENS_RECOVERY_LIMIT``, 3).
+    * ``collapse_drain_retry``: after ``prompt is too long``, commit every staged context
+      collapse at once and retry (it loses least; needs ``ContextOptions.context_collapse``).
+    * ``reactive_compact_retry``: then compact the conversation once a turn and retry.
+    * ``overloads_before_fallback``: with ``QueryParams.fallback_model`` set, how many overloaded
+      attempts in a row (HTTP 529 after the SDK's own retries, or an ``overloaded_error`` event in a
+      200 stream) before the fallback model takes over (the source's ``MAX_529_RETRIES``, 3); the
+      fallback model gets as many, then the run ends ``model_error``.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    max_output_tokens_escalate: bool = True
+    escalated_max_tokens: int = Field(default=64_000, ge=1)
+    max_output_tokens_recovery: bool = True
+    max_resumes: int = Field(default=3, ge=0)
+    collapse_drain_retry: bool = True
+    reactive_compact_retry: bool = True
+    overloads_before_fallback: int = Field(default=3, ge=1)
+
+
+class TokenBudget(BaseModel):
+    """A run's output-token budget (``QueryParams.token_budget``; a plain int is ``TokenBudget(total=int)``).
+
+    A turn that ends under ``completion_threshold`` × ``total`` output tokens (the source's
+    ``COMPLETION_THRESHOLD``, 0.9) goes on with a message saying how much is used
+    (``token_budget_continuation``). The count is the run's output tokens, across turns and
+    continuations; it never resets within a run. After ``min_continuations`` continuations,
+    two in a row that each added fewer than ``diminishing_tokens`` (``DIMINISHING_THRESHOLD``,
+    500) stop it: diminishing returns.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    total: int = Field(ge=1)
+    completion_threshold: float = Field(default=0.9, gt=0, le=1)
+    min_continuations: int = Field(default=3, ge=0)
+    diminishing_tokens: int = Field(default=500, ge=0)
+
+
+# ---------------------------------------------------------------------------
+# What happened (the errors the source withholds while it recovers)
+
+
+@dataclass(frozen=True)
+class MaxTokensCut:
+    """The response stopped at ``max_tokens`` and asked for no tool.
+
+    ``max_tokens``: the output limit that request had; ``model_max_tokens``: the most the model
+    may write (``ModelInfo.max_tokens``; None: not known, no cap).
+    """
+
+    max_tokens: int
+    model_max_tokens: int | None = None
+
+
+@dataclass(frozen=True)
+class PromptTooLong:
+    """The API answered 400 ``prompt is too long``; ``staged_folds``: folds a collapse drain would commit now."""
+
+    staged_folds: int = 0
+
+
+Withheld = Union[MaxTokensCut, PromptTooLong]
+"""What the loop withholds from the caller while recovery may still help (the source's ``withheld``)."""
+
+
+def is_prompt_too_long(error: BaseException) -> bool:
+    """True for the API's 400 ``prompt is too long: N tokens > M maximum``."""
+    said = getattr(error, "api_message", None) or str(error)
+    return isinstance(error, anthropic.BadRequestError) and "prompt is too long" in said
+
+
+def is_overloaded(error: BaseException) -> bool:
+    """True for an overload: HTTP 529 (after the SDK's own retries) or an ``overloaded_error`` event in a 200 stream."""
+    return isinstance(error, anthropic.APIStatusError) and (
+        error.status_code == 529 or getattr(error, "type", None) == "overloaded_error")
+
+
+# ---------------------------------------------------------------------------
+# The decisions
+
+
+def decide_recovery(withheld: Withheld | None, state: State, options: RecoveryOptions | None) -> Continue | None:
+    """After the stream: does the same turn go round again? (queryLoop()'s checks of a withheld error.)
+
+    A ``MaxTokensCut``: ``max_output_tokens_escalate`` once a turn (while no override is set and
+    the raised limit is higher than the one the request had), else ``max_output_tokens_recovery``
+    while fewer than ``max_resumes`` resumes were made this turn. A ``PromptTooLong``:
+    ``collapse_drain_retry`` if there are staged folds, the previous pass was not a drain and no
+    reactive compaction was tried this turn; else ``reactive_compact_retry`` once a turn. None:
+    the branch is off, or exhausted (the loop then shows the withheld error and the run ends).
+
+    Example::
+
+        decide_recovery(MaxTokensCut(4096, 64_000), State(), RecoveryOptions())
+        # Continue(reason='max_output_tokens_escalate', max_tokens=64000, ...)
+    """
+    if withheld is None or options is None:
+        return None
+    if isinstance(withheld, MaxTokensCut):
+        return _max_tokens_cut(withheld, state, options)
+    return _prompt_too_long(withheld, state, options)
+
+
+def _max_tokens_cut(cut: MaxTokensCut, state: State, options: RecoveryOptions) -> Continue | None:
+    limit = min(options.escalated_max_tokens, cut.model_max_tokens or options.escalated_max_tokens)
+    if options.max_output_tokens_escalate and state.max_output_tokens_override is None and limit > cut.max_tokens:
+        return Continue(reason="max_output_tokens_escalate", max_tokens=limit,
+                        detail=f"escalating max_tokens to {limit:,}")
+    if options.max_output_tokens_recovery and state.max_output_tokens_recovery_count < options.max_resumes:
+        attempt = state.max_output_tokens_recovery_count + 1
+        return Continue(reason="max_output_tokens_recovery", attempt=attempt,
+                        detail=f"resuming {attempt}/{options.max_resumes}")
+    return None
+
+
+def _prompt_too_long(too_long: PromptTooLong, state: State, options: RecoveryOptions) -> Continue | None:
+    drained_last = state.transition is not None and state.transition.reason == "collapse_drain_retry"
+    if (options.collapse_drain_retry and too_long.staged_folds and not drained_last
+            and not state.has_attempted_reactive_compact):
+        folds = too_long.staged_folds
+        return Continue(reason="collapse_drain_retry", committed=folds,
+                        detail=f"draining {folds} staged collapse{'s' if folds != 1 else ''}")
+    if options.reactive_compact_retry and not state.has_attempted_reactive_compact:
+        return Continue(reason="reactive_compact_retry", detail="compacting the conversation, then retrying")
+    return None
+
+
+def decide_token_budget(output_tokens: int, state: State, budget: TokenBudget | None) -> Continue | None:
+    """At the end of a turn that asked for no tool: go on (``token_budget_continuation``) or stop (None).
+
+    ``output_tokens``: the run's output tokens so far (every response's ``usage.output_tokens``).
+    Goes on while under ``completion_threshold`` of the budget, unless returns diminish: at least
+    ``min_continuations`` continuations made and both the last one and this one added fewer than
+    ``diminishing_tokens`` (queryLoop()'s ``checkTokenBudget``).
+    """
+    if budget is None:
+        return None
+    tracking = state.token_budget_tracking or TokenBudgetTracking()
+    if _diminishing(output_tokens, tracking, budget) or output_tokens >= budget.total * budget.completion_threshold:
+        return None
+    attempt = tracking.continuations + 1
+    return Continue(reason="token_budget_continuation", attempt=attempt, output_tokens=output_tokens,
+                    detail=f"{_percent(output_tokens, budget.total)}% of the {budget.total:,}-token budget used")
+
+
+def _diminishing(output_tokens: int, tracking: TokenBudgetTracking, budget: TokenBudget) -> bool:
+    added = output_tokens - tracking.tokens
+    return (tracking.continuations >= budget.min_continuations and added < budget.diminishing_tokens
+            and tracking.last_delta < budget.diminishing_tokens)
+
+
+def _percent(used: int, total: int) -> int:
+    return round(100 * used / total)
+
+
+def budget_message(output_tokens: int, budget: TokenBudget) -> str:
+    """The nudge of ``token_budget_continuation`` (a meta user message): how much of the budget is used."""
+    left = max(budget.total - output_tokens, 0)
+    return (f"Token budget: {output_tokens:,} of {budget.total:,} output tokens used "
+            f"({_percent(output_tokens, budget.total)}%), {left:,} left. Keep working on the task; "
+            "do not stop to summarise.")
+
+
+def budget_summary(output_tokens: int, state: State, budget: TokenBudget) -> str | None:
+    """Why a budgeted run stopped, for the person (None if it never continued): the budget, or diminishing returns."""
+    tracking = state.token_budget_tracking
+    if tracking is None or not tracking.continuations:
+        return None
+    why = "diminishing returns" if _diminishing(output_tokens, tracking, budget) else "the budget is reached"
+    return (f"Token budget: stopped after {tracking.continuations} continuation"
+            f"{'s' if tracking.continuations != 1 else ''} with {output_tokens:,} of {budget.total:,} output "
+            f"tokens used ({_percent(output_tokens, budget.total)}%): {why}.")
+
+
+FallbackStep = Literal["retry", "fallback"]
+"""After an overloaded attempt: ask the same model again, or switch to the fallback model."""
+
+
+def decide_fallback(overloads: int, *, has_fallback: bool, switched: bool, limit: int) -> FallbackStep | None:
+    """After an overloaded attempt: ``"retry"``, ``"fallback"`` or None (the error ends the run).
+
+    ``overloads``: overloaded attempts in a row so far, this one included (0: this attempt failed
+    some other way, which no retry mends); ``has_fallback``: a fallback model is set;
+    ``switched``: it is already in use; ``limit``: ``RecoveryOptions.overloads_before_fallback``.
+    Without a fallback model there is no retry here (the SDK's own retries were all there is);
+    each model gets ``limit`` attempts in a row.
+    """
+    if not overloads or not has_fallback:
+        return None
+    if overloads < limit:
+        return "retry"
+    return None if switched else "fallback"
+
+
+# ---------------------------------------------------------------------------
+# What each continue changes
+
+
+_PER_TURN = {"max_output_tokens_recovery_count": 0, "has_attempted_reactive_compact": False,
+             "max_output_tokens_override": None}
+
+
+def state_changes(state: State, transition: Continue) -> dict[str, Any]:
+    """The State fields a ``continue`` changes, besides ``messages`` and ``transition``.
+
+    ``next_turn``: ``turn_count`` + 1 and the per-turn counters reset (``max_output_tokens_recovery_count``,
+    ``has_attempted_reactive_compact``, ``max_output_tokens_override``): the only place they reset.
+    Every other path keeps ``turn_count`` and changes only its own counter: the escalated
+    ``max_output_tokens_override``, the resume count, ``has_attempted_reactive_compact``,
+    ``stop_hook_active`` / ``stop_hook_blocks``, the token budget's tracking; a collapse drain
+    changes nothing but the messages.
+    """
+    reason = transition.reason
+    if reason == "next_turn":
+        return {"turn_count": state.turn_count + 1, **_PER_TURN}
+    if reason == "max_output_tokens_escalate":
+        return {"max_output_tokens_override": transition.max_tokens}
+    if reason == "max_output_tokens_recovery":
+        return {"max_output_tokens_recovery_count": transition.attempt}
+    if reason == "reactive_compact_retry":
+        return {"has_attempted_reactive_compact": True}
+    if reason == "stop_hook_blocking":
+        return {"stop_hook_active": True, "stop_hook_blocks": transition.attempt}
+    if reason == "token_budget_continuation":
+        before = state.token_budget_tracking or TokenBudgetTracking()
+        used = transition.output_tokens or 0
+        return {"token_budget_tracking": TokenBudgetTracking(continuations=transition.attempt or 0, tokens=used,
+                                                             last_delta=used - before.tokens)}
+    return {}

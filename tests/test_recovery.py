@@ -1,0 +1,186 @@
+"""The recovery decisions as tables: what happened + State (+ options) -> the next Continue, or None.
+
+``dreamloop.recovery`` holds them as pure functions; the loop only applies the answer
+(tests/test_recovery_loop.py runs each branch through the real loop).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from dreamloop.recovery import (
+    MaxTokensCut,
+    PromptTooLong,
+    RecoveryOptions,
+    TokenBudget,
+    budget_message,
+    budget_summary,
+    decide_fallback,
+    decide_recovery,
+    decide_token_budget,
+    state_changes,
+)
+from dreamloop.state import Continue, State, TokenBudgetTracking
+
+ON = RecoveryOptions()
+DRAINED = Continue(reason="collapse_drain_retry", committed=2)
+
+
+def expect(reason, **fields):
+    return (reason, fields)
+
+
+def shape(transition):
+    if transition is None:
+        return None
+    fields = {k: v for k, v in transition.model_dump(exclude={"reason", "detail"}).items() if v is not None}
+    return (transition.reason, fields)
+
+
+RECOVERY = [
+    # nothing withheld, or the switch off
+    ("nothing happened", None, State(), ON, None),
+    ("recovery off", MaxTokensCut(4096, 64_000), State(), None, None),
+    ("recovery off, too long", PromptTooLong(3), State(), None, None),
+    # a max_tokens cut: escalate once a turn, then resume at most max_resumes times
+    ("first cut escalates", MaxTokensCut(4096, 64_000), State(), ON,
+     expect("max_output_tokens_escalate", max_tokens=64_000)),
+    ("capped by the model", MaxTokensCut(4096, 32_000), State(), ON,
+     expect("max_output_tokens_escalate", max_tokens=32_000)),
+    ("no cap known", MaxTokensCut(4096, None), State(), RecoveryOptions(escalated_max_tokens=8_000),
+     expect("max_output_tokens_escalate", max_tokens=8_000)),
+    ("already at the cap: nothing to escalate", MaxTokensCut(64_000, 64_000), State(), ON,
+     expect("max_output_tokens_recovery", attempt=1)),
+    ("escalated once: resume", MaxTokensCut(64_000, 64_000), State(max_output_tokens_override=64_000), ON,
+     expect("max_output_tokens_recovery", attempt=1)),
+    ("third resume", MaxTokensCut(64_000, 64_000),
+     State(max_output_tokens_override=64_000, max_output_tokens_recovery_count=2), ON,
+     expect("max_output_tokens_recovery", attempt=3)),
+    ("resumes exhausted", MaxTokensCut(64_000, 64_000),
+     State(max_output_tokens_override=64_000, max_output_tokens_recovery_count=3), ON, None),
+    ("escalate off: resume at once", MaxTokensCut(4096, 64_000), State(),
+     RecoveryOptions(max_output_tokens_escalate=False), expect("max_output_tokens_recovery", attempt=1)),
+    ("resume off: escalate only", MaxTokensCut(4096, 64_000), State(),
+     RecoveryOptions(max_output_tokens_recovery=False), expect("max_output_tokens_escalate", max_tokens=64_000)),
+    ("resume off, escalated: give up", MaxTokensCut(64_000, 64_000), State(max_output_tokens_override=64_000),
+     RecoveryOptions(max_output_tokens_recovery=False), None),
+    ("max_resumes=1", MaxTokensCut(64_000, 64_000),
+     State(max_output_tokens_override=64_000, max_output_tokens_recovery_count=1), RecoveryOptions(max_resumes=1),
+     None),
+    ("both off", MaxTokensCut(4096, 64_000), State(),
+     RecoveryOptions(max_output_tokens_escalate=False, max_output_tokens_recovery=False), None),
+    # prompt too long: drain (loses least), then one reactive compaction, then give up
+    ("staged folds: drain", PromptTooLong(2), State(), ON, expect("collapse_drain_retry", committed=2)),
+    ("nothing staged: compact", PromptTooLong(0), State(), ON, expect("reactive_compact_retry")),
+    ("drained last pass: compact", PromptTooLong(2), State(transition=DRAINED), ON, expect("reactive_compact_retry")),
+    ("compacted this turn: give up", PromptTooLong(2), State(has_attempted_reactive_compact=True), ON, None),
+    ("compacted, nothing staged: give up", PromptTooLong(0), State(has_attempted_reactive_compact=True), ON, None),
+    ("drain off", PromptTooLong(2), State(), RecoveryOptions(collapse_drain_retry=False),
+     expect("reactive_compact_retry")),
+    ("compaction off", PromptTooLong(2), State(), RecoveryOptions(reactive_compact_retry=False),
+     expect("collapse_drain_retry", committed=2)),
+    ("compaction off, drained: give up", PromptTooLong(2), State(transition=DRAINED),
+     RecoveryOptions(reactive_compact_retry=False), None),
+    ("a cut does not count against too-long", PromptTooLong(0), State(max_output_tokens_recovery_count=3), ON,
+     expect("reactive_compact_retry")),
+]
+
+
+@pytest.mark.parametrize("withheld, state, options, expected", [c[1:] for c in RECOVERY], ids=[c[0] for c in RECOVERY])
+def test_decide_recovery(withheld, state, options, expected):
+    assert shape(decide_recovery(withheld, state, options)) == expected
+
+
+def test_recovery_transitions_say_what_they_do():
+    assert decide_recovery(MaxTokensCut(4096, 64_000), State(), ON).detail == "escalating max_tokens to 64,000"
+    resumed = decide_recovery(MaxTokensCut(64_000), State(max_output_tokens_override=64_000,
+                                                           max_output_tokens_recovery_count=1), ON)
+    assert resumed.detail == "resuming 2/3"
+    assert decide_recovery(PromptTooLong(1), State(), ON).detail == "draining 1 staged collapse"
+
+
+BUDGET = TokenBudget(total=1_000)
+TRACKED = State(token_budget_tracking=TokenBudgetTracking(continuations=3, tokens=90, last_delta=5))
+
+TOKEN_BUDGET = [
+    ("no budget", 100, State(), None, None),
+    ("under budget: go on", 100, State(), BUDGET, expect("token_budget_continuation", attempt=1, output_tokens=100)),
+    ("just under 90%", 899, State(), BUDGET, expect("token_budget_continuation", attempt=1, output_tokens=899)),
+    ("at 90%: stop", 900, State(), BUDGET, None),
+    ("over the budget: stop", 1_500, State(), BUDGET, None),
+    ("diminishing: 3 continuations, +10 after +5", 100, TRACKED, BUDGET, None),
+    ("a big step is not diminishing", 700, TRACKED, TokenBudget(total=10_000),
+     expect("token_budget_continuation", attempt=4, output_tokens=700)),
+    ("the step before was big", 100, State(token_budget_tracking=TokenBudgetTracking(continuations=3, tokens=90, last_delta=600)), BUDGET,
+     expect("token_budget_continuation", attempt=4, output_tokens=100)),
+    ("fewer than 3 continuations", 100, State(token_budget_tracking=TokenBudgetTracking(continuations=2, tokens=90, last_delta=5)), BUDGET,
+     expect("token_budget_continuation", attempt=3, output_tokens=100)),
+    ("min_continuations=0", 100, State(), TokenBudget(total=1_000, min_continuations=0), None),
+    ("completion_threshold=1.0", 950, State(), TokenBudget(total=1_000, completion_threshold=1.0),
+     expect("token_budget_continuation", attempt=1, output_tokens=950)),
+]
+
+
+@pytest.mark.parametrize("tokens, state, budget, expected", [c[1:] for c in TOKEN_BUDGET],
+                         ids=[c[0] for c in TOKEN_BUDGET])
+def test_decide_token_budget(tokens, state, budget, expected):
+    assert shape(decide_token_budget(tokens, state, budget)) == expected
+
+
+def test_budget_words_for_the_model_and_the_person():
+    assert budget_message(250, BUDGET) == ("Token budget: 250 of 1,000 output tokens used (25%), 750 left. "
+                                           "Keep working on the task; do not stop to summarise.")
+    assert budget_summary(100, State(), BUDGET) is None  # it never continued: nothing to say
+    assert budget_summary(100, TRACKED, BUDGET).endswith("diminishing returns.")
+    reached = State(token_budget_tracking=TokenBudgetTracking(continuations=1, tokens=800, last_delta=800))
+    assert budget_summary(950, reached, BUDGET).endswith("(95%): the budget is reached.")
+
+
+FALLBACK = [
+    ("not an overload", 0, True, False, 3, None),
+    ("first overload: again", 1, True, False, 3, "retry"),
+    ("second: again", 2, True, False, 3, "retry"),
+    ("third: the fallback model", 3, True, False, 3, "fallback"),
+    ("the fallback model overloaded too: again", 1, True, True, 3, "retry"),
+    ("the fallback model, third time: give up", 3, True, True, 3, None),
+    ("no fallback model: no retry here", 1, False, False, 3, None),
+    ("limit 1", 1, True, False, 1, "fallback"),
+]
+
+
+@pytest.mark.parametrize("overloads, has_fallback, switched, limit, expected", [c[1:] for c in FALLBACK],
+                         ids=[c[0] for c in FALLBACK])
+def test_decide_fallback(overloads, has_fallback, switched, limit, expected):
+    assert decide_fallback(overloads, has_fallback=has_fallback, switched=switched, limit=limit) == expected
+
+
+MID_TURN = State(turn_count=4, max_output_tokens_override=64_000, max_output_tokens_recovery_count=2,
+                 has_attempted_reactive_compact=True, stop_hook_blocks=1,
+                 token_budget_tracking=TokenBudgetTracking(continuations=1, tokens=300, last_delta=300))
+
+CHANGES = [
+    (Continue(reason="next_turn"), {"turn_count": 5, "max_output_tokens_recovery_count": 0,
+                                    "has_attempted_reactive_compact": False, "max_output_tokens_override": None}),
+    (Continue(reason="max_output_tokens_escalate", max_tokens=64_000), {"max_output_tokens_override": 64_000}),
+    (Continue(reason="max_output_tokens_recovery", attempt=3), {"max_output_tokens_recovery_count": 3}),
+    (Continue(reason="reactive_compact_retry"), {"has_attempted_reactive_compact": True}),
+    (Continue(reason="collapse_drain_retry", committed=2), {}),
+    (Continue(reason="stop_hook_blocking", attempt=2), {"stop_hook_active": True, "stop_hook_blocks": 2}),
+    (Continue(reason="token_budget_continuation", attempt=2, output_tokens=700),
+     {"token_budget_tracking": TokenBudgetTracking(continuations=2, tokens=700, last_delta=400)}),
+]
+
+
+@pytest.mark.parametrize("transition, changes", CHANGES, ids=[t.reason for t, _ in CHANGES])
+def test_state_changes(transition, changes):
+    """Only next_turn adds a turn and resets the per-turn counters; every other path keeps them."""
+    assert state_changes(MID_TURN, transition) == changes
+
+
+def test_options_are_checked():
+    with pytest.raises(ValueError):
+        RecoveryOptions(max_resumes=-1)
+    with pytest.raises(ValueError):
+        RecoveryOptions(escalate=True)  # a typo never silently drops a setting
+    with pytest.raises(ValueError):
+        TokenBudget(total=0)
