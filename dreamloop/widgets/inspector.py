@@ -216,10 +216,10 @@ class StateInspector(StaticHTML, W.VBox):
             body = self._message(uuid) + (self._unfold(*written) if written is not None else "")
             gone = self._withdrawn.get(uuid)
             if gone is not None:
-                mark += badge("tombstoned", "error", filled=True)
+                mark += badge(tr("tombstoned"), "error", filled=True)
+                note = tr("withdrawn by a tombstone ({reason}): no request carries it", reason=gone)
                 body = (f'<del class="dl-struck" style="display:block">{body}</del>'
-                        f'<div class="dl-small dl-c-error">withdrawn by a tombstone ({esc(gone)}): no request '
-                        "carries it</div>")
+                        f'<div class="dl-small dl-c-error">{esc(note)}</div>')
             parts.append(f'<div class="{"dl-new" if fresh else "dl-item"}"><div class="dl-pos">{mark}[{position}]'
                          f"</div>{body}</div>")
         return pane("".join(parts))
@@ -245,7 +245,7 @@ class StateInspector(StaticHTML, W.VBox):
             f"transition=<b>{esc(transition)}</b>{did} · State.messages: {len(point.state_messages)}"
         ]
         if _shows_counters(self.trace, point):
-            lines.append(f'<span class="dl-small">counters: {_counters_html(point.counters)}</span>')
+            lines.append(f'<span class="dl-small">{esc(tr("counters:"))} {_counters_html(point.counters)}</span>')
         source = self.trace.source
         if source is not None:
             lines.append(_source_html(source))

@@ -66,9 +66,9 @@ class _Call:
         inner = self._html()
         if not self.withdrawn:
             return inner
+        note = tr("withdrawn with its response (a tombstone): its effects may remain")
         return (f'<del class="dl-struck" style="display:block">{inner}</del>'
-                '<div class="dl-small dl-c-error">withdrawn with its response (a tombstone): its effects may '
-                "remain</div>")
+                f'<div class="dl-small dl-c-error">{esc(note)}</div>')
 
     def _html(self) -> str:
         call = (f'{badge("tool_use", "tool_use")}<b class="dl-mono">{esc(self.name)}</b> '
@@ -303,10 +303,11 @@ class LiveView(StaticHTML, W.VBox):
             self._render_transcript()
         else:
             if kind == "system" and event.subtype == "model_fallback":
-                self._turn().detail = f"falling back to {(event.metadata or {}).get('to', '?')}"
+                self._turn().detail = tr("falling back to {model}", model=(event.metadata or {}).get("to", "?"))
             elif kind == "system" and event.subtype == "api_retry":
                 meta = event.metadata or {}
-                self._turn().detail = f"overloaded: asking again {meta.get('overloads')}/{meta.get('limit')}"
+                self._turn().detail = tr("overloaded: asking again {count}/{limit}", count=meta.get("overloads"),
+                                         limit=meta.get("limit"))
             self._turn().entries.append(message_html(event, self._names, max_chars=1500))
             self._update_status()
             if kind == "attachment" and event.attachment.get("type") == "max_turns_reached":
@@ -321,9 +322,9 @@ class LiveView(StaticHTML, W.VBox):
         target = event.target_uuid
         if target in self._shown:
             turn, at = self._shown.pop(target)
+            note = tr("withdrawn by a tombstone ({reason})", reason=event.reason)
             turn.entries[at] = (f'<del class="dl-struck" style="display:block">{turn.entries[at]}</del>'
-                                '<div class="dl-small dl-c-error">withdrawn by a tombstone '
-                                f"({esc(event.reason)})</div>")
+                                f'<div class="dl-small dl-c-error">{esc(note)}</div>')
         elif target in self._progress:
             call = self._turn().tool_section().calls.get(self._progress[target])
             if call is not None:

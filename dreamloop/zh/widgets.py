@@ -159,4 +159,36 @@ TEXTS = {
     "read": "读取",
     "written": "写入",
     "turn_count below": "下方为 turn_count",
+    # recovery in the widgets (live.py, inspector.py): what a tombstone withdrew, the counters, a fallback
+    "withdrawn with its response (a tombstone): its effects may remain": "已随它的响应一起被撤回（墓碑消息）：它的副作用可能仍在",
+    "withdrawn by a tombstone ({reason})": "已被墓碑消息撤回（{reason}）",
+    "withdrawn by a tombstone ({reason}): no request carries it": "已被墓碑消息撤回（{reason}）：任何请求都不会再带上它",
+    "tombstoned": "已撤回",
+    "counters:": "恢复计数器：",
+    "→ continue: next transition={reason} (the next State has {count} messages, rewritten by the recovery)":
+        "→ 继续：下一个 transition={reason}（下一个 State 有 {count} 条消息，已被恢复分支改写）",
+    "falling back to {model}": "模型回退到 {model}",
+    "overloaded: asking again {count}/{limit}": "过载：再次请求 {count}/{limit}",
+    # a transition's detail, as the loop names it for the UI (recovery.py)
+    "escalating max_tokens to {limit:,}": "提升输出 token 限制：max_tokens 提高到 {limit:,}",
+    "resuming {attempt}/{limit}": "输出截断恢复 {attempt}/{limit}",
+    "draining {count} staged collapse": "提交 {count} 个暂存的上下文折叠",
+    "draining {count} staged collapses": "提交 {count} 个暂存的上下文折叠",
+    "compacting the conversation, then retrying": "响应式压缩对话，然后重试",
+    "{percent}% of the {total:,}-token budget used": "已用掉 {total:,} token 预算的 {percent}%",
+    # the Switchboard (switchboard.py) and what each switch turns on (QueryParams' field descriptions, query.py)
+    "switch": "开关",
+    "chapter": "章",
+    "turns on": "打开什么",
+    "off": "关",
+    "on": "开",
+    "each tool call starts as soon as its tool_use block is complete": "每个工具调用在它的 tool_use 块完整时立即开始",
+    "the context pipeline: seven stages, light to heavy, before each request": "压缩管线：每次请求前，从轻到重的七个步骤",
+    "hook events: around each tool call, at the stop checks, before a compaction":
+        "Hook 事件：每个工具调用前后、停止检查时、压缩之前",
+    "escalate and resume after max_tokens; collapse drain and reactive compaction after prompt is too long":
+        "max_tokens 截断后提升输出上限并恢复；提示词过长时先提交上下文折叠，再做响应式压缩",
+    "after repeated overloads another model takes over; what was shown is tombstoned":
+        "多次过载后换另一个模型接手（模型回退）；已展示的内容用墓碑消息撤回",
+    "a turn that ends under budget goes on, until diminishing returns": "未用完预算就结束的一轮会续跑，直到收益递减",
 }
