@@ -170,7 +170,7 @@ TEXTS = {
     "falling back to {model}": "模型回退到 {model}",
     "overloaded: asking again {count}/{limit}": "过载：再次请求 {count}/{limit}",
     # a transition's detail, as the loop names it for the UI (recovery.py)
-    "escalating max_tokens to {limit:,}": "提升输出 token 限制：max_tokens 提高到 {limit:,}",
+    "escalating max_tokens to {limit:,}": "max_tokens 提升到 {limit:,}",
     "resuming {attempt}/{limit}": "输出截断恢复 {attempt}/{limit}",
     "draining {count} staged collapse": "提交 {count} 个暂存的上下文折叠",
     "draining {count} staged collapses": "提交 {count} 个暂存的上下文折叠",
