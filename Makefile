@@ -6,13 +6,18 @@ STAMP  := $(VENV)/.installed
 # Notebook runs: prompts answer themselves, rich output is plain and stable.
 NB_ENV := DREAMLOOP_AUTO_ANSWER=1 NO_COLOR=1 JUPYTER_COLUMNS=100 PYDEVD_DISABLE_FILE_VALIDATION=1
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=120
+# The Chinese edition's second line of checks, kept out of `make test` for its time (CI runs both targets):
+# the zh solutions under nbval, and every wrong answer of every check again in Chinese (tests marked zh_sweep).
+ZH_EXTRA := notebooks/zh/solutions
 
-.PHONY: help venv demo test unit nbval lab notebooks images bench soak browser-test screenshots binder-check hub-test clean
+.PHONY: help venv demo test test-zh unit nbval lab lab-zh notebooks images bench soak browser-test screenshots binder-check hub-test clean
 
 help:
 	@echo "make demo          run the main job offline (change value to 2 on a sample project)"
-	@echo "make test          the whole test suite: unit tests and every notebook (nbval)"
+	@echo "make test          the whole test suite: unit tests and every notebook (nbval), zh solutions aside"
+	@echo "make test-zh       the Chinese edition's solutions (nbval) and every check's wrong answers in Chinese"
 	@echo "make lab           JupyterLab on the notebooks"
+	@echo "make lab-zh        JupyterLab on the Chinese edition (notebooks/zh/, 中文版)"
 	@echo "make notebooks     re-execute and save every notebook"
 	@echo "make images        rebuild the figures in images/ from their sources"
 	@echo "make bench         print the benchmarks' figures"
@@ -34,7 +39,10 @@ demo: $(STAMP)
 	$(BIN)/dreamloop demo
 
 test: $(STAMP)
-	$(NB_ENV) $(BIN)/python -m pytest -q -n 2 --dist loadfile tests $(if $(wildcard notebooks/*.ipynb),$(NBVAL) notebooks,)
+	$(NB_ENV) $(BIN)/python -m pytest -q -n 2 --dist loadfile -m "not zh_sweep" tests $(if $(wildcard notebooks/*.ipynb),$(NBVAL) notebooks --ignore=$(ZH_EXTRA),)
+
+test-zh: $(STAMP)
+	$(NB_ENV) $(BIN)/python -m pytest -q -n 2 --dist loadfile tests/test_exercises_zh.py $(NBVAL) $(ZH_EXTRA)
 
 unit: $(STAMP)
 	$(BIN)/python -m pytest -q tests
@@ -44,6 +52,9 @@ nbval: $(STAMP)
 
 lab: $(STAMP)
 	$(BIN)/jupyter lab --ServerApp.root_dir=$(CURDIR) --LabApp.default_url=/lab/tree/notebooks/00_setup_and_tour.ipynb $(if $(filter 0,$(shell id -u)),--allow-root,)
+
+lab-zh: $(STAMP)
+	$(BIN)/jupyter lab --ServerApp.root_dir=$(CURDIR) --LabApp.default_url=/lab/tree/notebooks/zh/00_setup_and_tour.ipynb $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 notebooks: $(STAMP)
 	$(NB_ENV) $(BIN)/python notebooks/build.py

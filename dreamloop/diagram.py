@@ -1,8 +1,8 @@
 """The loop's flowchart as SVG, with any phase lit (the source's queryLoop() flowchart).
 
 Used by the live view (the current phase lit) and by ``images/build.py``
-(which writes ``images/loop.svg``). Pure string building, no dependencies;
-the same input always gives the same bytes.
+(which writes ``images/loop.svg`` and, in Chinese, ``images/loop.zh.svg``). Pure string building; the
+same input in the same language (``dreamloop.language``) always gives the same bytes.
 """
 
 from __future__ import annotations
@@ -10,19 +10,21 @@ from __future__ import annotations
 from html import escape
 from typing import Iterable
 
+from .language import N_, tr
+
 __all__ = ["PHASES", "loop_flowchart_svg"]
 
 # id -> (label, x, y, shape); coordinates are box centres in a 700 x 600 canvas.
 _NODES: dict[str, tuple[str, int, int, str]] = {
-    "state": ("1. take the current State", 250, 40, "box"),
-    "context": ("2. messages_for_query (context pipeline)", 250, 115, "box"),
-    "model": ("3. call the model, stream the response", 250, 190, "box"),
-    "decide": ("tool_use received?", 250, 275, "diamond"),
-    "stop": ("stop checks", 565, 275, "box"),
-    "tools": ("4. run tools, collect tool_result", 250, 365, "box"),
-    "check": ("abort, hook stop, max_turns?", 250, 455, "diamond"),
-    "next": ("5. new State: turn_count + 1", 250, 545, "box"),
-    "terminal": ("Terminal (the reason)", 565, 455, "terminal"),
+    "state": (N_("1. take the current State"), 250, 40, "box"),
+    "context": (N_("2. messages_for_query (context pipeline)"), 250, 115, "box"),
+    "model": (N_("3. call the model, stream the response"), 250, 190, "box"),
+    "decide": (N_("tool_use received?"), 250, 275, "diamond"),
+    "stop": (N_("stop checks"), 565, 275, "box"),
+    "tools": (N_("4. run tools, collect tool_result"), 250, 365, "box"),
+    "check": (N_("abort, hook stop, max_turns?"), 250, 455, "diamond"),
+    "next": (N_("5. new State: turn_count + 1"), 250, 545, "box"),
+    "terminal": (N_("Terminal (the reason)"), 565, 455, "terminal"),
 }
 PHASES = tuple(_NODES)
 """Node ids that can be lit: state, context, model, decide, stop, tools, check, next, terminal."""
@@ -32,14 +34,14 @@ _EDGES = [
     ("state", "context", "", [(250, 58), (250, 97)]),
     ("context", "model", "", [(250, 133), (250, 172)]),
     ("model", "decide", "", [(250, 208), (250, 247)]),
-    ("decide", "stop", "no", [(370, 275), (473, 275)]),
-    ("decide", "tools", "yes", [(250, 303), (250, 347)]),
-    ("stop", "terminal", "end", [(565, 293), (565, 437)]),
-    ("stop", "state", "a stop hook blocks", [(565, 257), (565, 40), (412, 40)]),
+    ("decide", "stop", N_("no"), [(370, 275), (473, 275)]),
+    ("decide", "tools", N_("yes"), [(250, 303), (250, 347)]),
+    ("stop", "terminal", N_("end"), [(565, 293), (565, 437)]),
+    ("stop", "state", N_("a stop hook blocks"), [(565, 257), (565, 40), (412, 40)]),
     ("tools", "check", "", [(250, 383), (250, 427)]),
-    ("check", "terminal", "yes", [(370, 455), (473, 455)]),
-    ("check", "next", "no", [(250, 483), (250, 527)]),
-    ("next", "state", "continue", [(90, 545), (30, 545), (30, 40), (88, 40)]),
+    ("check", "terminal", N_("yes"), [(370, 455), (473, 455)]),
+    ("check", "next", N_("no"), [(250, 483), (250, 527)]),
+    ("next", "state", N_("continue"), [(90, 545), (30, 545), (30, 40), (88, 40)]),
 ]
 
 _BOX_W, _BOX_H = 320, 36
@@ -58,7 +60,7 @@ def _node(node_id: str, active: bool) -> str:
         body = (f'<rect x="{x - w // 2}" y="{y - _BOX_H // 2}" width="{w}" height="{_BOX_H}" rx="{rx}" '
                 f'fill="{fill}" stroke="{stroke}" stroke-width="{weight}"/>')
     text = (f'<text x="{x}" y="{y + 4}" text-anchor="middle" font-family="sans-serif" font-size="12" '
-            f'fill="#1d2433">{escape(label)}</text>')
+            f'fill="#1d2433">{escape(tr(label))}</text>')
     return f'<g id="phase-{node_id}" class="phase{" active" if active else ""}">{body}{text}</g>'
 
 
@@ -72,15 +74,16 @@ def _edge(label: str, points: list[tuple[int, int]]) -> str:
     (x1, y1), (x2, y2) = max(segments, key=lambda s: abs(s[1][0] - s[0][0]) + abs(s[1][1] - s[0][1]))
     lx, ly = (x1 + x2) // 2 + (6 if x1 == x2 else 0), (y1 + y2) // 2 - (0 if x1 == x2 else 5)
     return line + (f'<text x="{lx}" y="{ly}" font-family="sans-serif" font-size="11" '
-                   f'fill="#5a6478">{escape(label)}</text>')
+                   f'fill="#5a6478">{escape(tr(label))}</text>')
 
 
-def loop_flowchart_svg(active: str | Iterable[str] | None = None, *, title: str = "queryLoop(): one iteration") -> str:
+def loop_flowchart_svg(active: str | Iterable[str] | None = None, *, title: str | None = None) -> str:
     """The flowchart as an SVG string; ``active`` (one of ``PHASES``, or several) is lit.
 
     Several phases are lit at once when they happen at once (streaming tool
     execution: ``("model", "tools")``). Raises ``ValueError`` for an unknown phase id.
     """
+    title = tr("queryLoop(): one iteration") if title is None else title
     lit = {active} if isinstance(active, str) else set(active or ())
     unknown = sorted(lit - set(_NODES))
     if unknown:

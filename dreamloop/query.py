@@ -37,6 +37,7 @@ from .deps import QueryDeps
 from .errors import CompactionFailed, IncompleteStreamError, MalformedStreamError, StreamError
 from .events import RequestStart, StreamEvent
 from .hooks import Hooks, StopCheck, run_pre_compact_hooks, run_stop_hooks
+from .language import N_
 from .messages import (
     KNOWN_STOP_REASONS,
     AssistantMessage,
@@ -151,23 +152,23 @@ class QueryParams(BaseModel):
     deps: QueryDeps = Field(default_factory=QueryDeps)
     streaming_tool_execution: bool = Field(
         default=False, json_schema_extra={"switch": True, "chapter": "05"},
-        description="each tool call starts as soon as its tool_use block is complete")
+        description=N_("each tool call starts as soon as its tool_use block is complete"))
     context: ContextOptions | None = Field(
         default=None, json_schema_extra={"switch": True, "chapter": "06"},
-        description="the context pipeline: seven stages, light to heavy, before each request")
+        description=N_("the context pipeline: seven stages, light to heavy, before each request"))
     hooks: Hooks | None = Field(
         default=None, json_schema_extra={"switch": True, "chapter": "07"},
-        description="hook events: around each tool call, at the stop checks, before a compaction")
+        description=N_("hook events: around each tool call, at the stop checks, before a compaction"))
     recovery: RecoveryOptions | None = Field(
         default=None, json_schema_extra={"switch": True, "chapter": "08"},
-        description="escalate and resume after max_tokens; collapse drain and reactive compaction after "
-                    "prompt is too long")
+        description=N_("escalate and resume after max_tokens; collapse drain and reactive compaction after "
+                       "prompt is too long"))
     fallback_model: Any = Field(
         default=None, json_schema_extra={"switch": True, "chapter": "08"},
-        description="after repeated overloads another model takes over; what was shown is tombstoned")
+        description=N_("after repeated overloads another model takes over; what was shown is tombstoned"))
     token_budget: TokenBudget | None = Field(
         default=None, json_schema_extra={"switch": True, "chapter": "08"},
-        description="a turn that ends under budget goes on, until diminishing returns")
+        description=N_("a turn that ends under budget goes on, until diminishing returns"))
 
     def switches(self) -> dict[str, Any]:
         """Which feature switches are on, in field order, as JSON: ``{"streaming_tool_execution": True, ...}``.

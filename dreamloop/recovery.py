@@ -6,8 +6,8 @@ prompt is too long (``collapse_drain_retry``, then ``reactive_compact_retry``) a
 ends under its token budget (``token_budget_continuation``); it asks a fallback model after
 repeated overloads. Each decision here is a pure function (tested as a table in
 ``tests/test_recovery.py``); ``state_changes`` says what each continue changes in the State.
-The loop (``query.py``) applies the answers. This module knows nothing about streaming,
-tools or how a compaction is made.
+The loop (``query.py``) applies the answers. A ``Continue``'s ``detail`` is UI text, made in the
+learner's language (``tr``). This module knows nothing about streaming, tools or how a compaction is made.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import Any, Literal, Union
 import anthropic
 from pydantic import BaseModel, ConfigDict, Field
 
+from .language import tr
 from .state import Continue, State, TokenBudgetTracking
 
 __all__ = [
@@ -160,11 +161,11 @@ def _max_tokens_cut(cut: MaxTokensCut, state: State, options: RecoveryOptions) -
     limit = min(options.escalated_max_tokens, cut.model_max_tokens or options.escalated_max_tokens)
     if options.max_output_tokens_escalate and state.max_output_tokens_override is None and limit > cut.max_tokens:
         return Continue(reason="max_output_tokens_escalate", max_tokens=limit,
-                        detail=f"escalating max_tokens to {limit:,}")
+                        detail=tr("escalating max_tokens to {limit:,}", limit=limit))
     if options.max_output_tokens_recovery and state.max_output_tokens_recovery_count < options.max_resumes:
         attempt = state.max_output_tokens_recovery_count + 1
         return Continue(reason="max_output_tokens_recovery", attempt=attempt,
-                        detail=f"resuming {attempt}/{options.max_resumes}")
+                        detail=tr("resuming {attempt}/{limit}", attempt=attempt, limit=options.max_resumes))
     return None
 
 
@@ -174,9 +175,10 @@ def _prompt_too_long(too_long: PromptTooLong, state: State, options: RecoveryOpt
             and not state.has_attempted_reactive_compact):
         folds = too_long.staged_folds
         return Continue(reason="collapse_drain_retry", committed=folds,
-                        detail=f"draining {folds} staged collapse{'s' if folds != 1 else ''}")
+                        detail=tr("draining {count} staged collapse", count=folds) if folds == 1 else
+                        tr("draining {count} staged collapses", count=folds))
     if options.reactive_compact_retry and not state.has_attempted_reactive_compact:
-        return Continue(reason="reactive_compact_retry", detail="compacting the conversation, then retrying")
+        return Continue(reason="reactive_compact_retry", detail=tr("compacting the conversation, then retrying"))
     return None
 
 
@@ -195,7 +197,8 @@ def decide_token_budget(output_tokens: int, state: State, budget: TokenBudget | 
         return None
     attempt = tracking.continuations + 1
     return Continue(reason="token_budget_continuation", attempt=attempt, output_tokens=output_tokens,
-                    detail=f"{_percent(output_tokens, budget.total)}% of the {budget.total:,}-token budget used")
+                    detail=tr("{percent}% of the {total:,}-token budget used", percent=_percent(output_tokens, budget.total),
+                              total=budget.total))
 
 
 def _diminishing(output_tokens: int, tracking: TokenBudgetTracking, budget: TokenBudget) -> bool:

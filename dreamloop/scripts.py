@@ -34,7 +34,8 @@ class Fault(BaseModel):
     """A failure the fake API produces instead of (or in the middle of) a normal reply.
 
     * ``http_error``: answer HTTP ``status`` (429, 500, 529, ...) with the API's error
-      body; ``retry_after_ms`` sets the ``retry-after-ms`` header.
+      body; ``retry_after_ms`` sets the ``retry-after-ms`` header (the SDK honours a positive value only:
+      ``0`` leaves it to its own backoff, 0.5 s and doubling, so a quick retry is ``1``).
     * ``stream_error``: a 200 stream that sends an SSE ``event: error``
       (``error_type``, default ``overloaded_error``) after ``after_events`` events.
     * ``disconnect``: the connection drops after ``after_events`` events.

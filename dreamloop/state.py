@@ -71,7 +71,7 @@ class Continue(BaseModel):
     * ``max_tokens``: the raised output limit of ``max_output_tokens_escalate``;
     * ``committed``: how many staged collapses ``collapse_drain_retry`` committed (the source's ``committed``);
     * ``output_tokens``: the run's output tokens when ``token_budget_continuation`` was decided;
-    * ``detail``: free text for the UI (``"resuming 2/3"``).
+    * ``detail``: free text for the UI (``"resuming 2/3"``), in the learner's language (``dreamloop.language``).
     """
 
     model_config = ConfigDict(frozen=True)

@@ -6,6 +6,8 @@
   drawn here.
 * ``loop.mmd`` / ``read-sequence.mmd`` are the same figures in Mermaid, for
   Markdown cells (JupyterLab renders them) and for GitHub.
+* ``loop.zh.svg`` / ``read-sequence.zh.svg``: the two figures in Chinese, for
+  the Chinese edition (``notebooks/zh/``), in the source texts' own words.
 
 Pure Python, deterministic: running it twice gives the same bytes.
 """
@@ -16,6 +18,7 @@ from html import escape
 from pathlib import Path
 
 from dreamloop.diagram import loop_flowchart_svg
+from dreamloop.language import language
 
 HERE = Path(__file__).resolve().parent
 
@@ -29,10 +32,21 @@ STEPS = [
     (0, 1, "request 2: + that tool_use and its tool_result", False),
     (1, 0, "answer (or the next tool_use)", True),
 ]
+LANES_ZH = [("执行循环", 120), ("模型（Messages API）", 400), ("Read 工具", 640)]
+STEPS_ZH = [
+    (0, 1, "第一次请求：用户消息与工具定义", False),
+    (1, 0, "assistant：tool_use(Read, id=toolu_1)", True),
+    (0, 2, "执行 Read(input)", False),
+    (2, 0, "tool_result(tool_use_id=toolu_1)", True),
+    (0, 1, "第二次请求：追加这个 tool_use 和对应的 tool_result", False),
+    (1, 0, "回答（或提出下一次工具调用）", True),
+]
+"""The same sequence in the words of the source text's own diagram (four-step-loop)."""
 
 
-def read_sequence_svg() -> str:
-    """The two-request sequence of one Read, as SVG."""
+def read_sequence_svg(lanes: list[tuple[str, int]] = LANES, steps: list[tuple[int, int, str, bool]] = STEPS) -> str:
+    """The two-request sequence of one Read, as SVG (``lanes`` / ``steps``: the labels, English by default)."""
+    LANES, STEPS = lanes, steps  # noqa: N806 - the drawing below reads them under these names
     height = 70 + 52 * len(STEPS)
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="760" height="{height}" viewBox="0 0 760 {height}" '
@@ -85,12 +99,17 @@ SEQUENCE_MMD = """sequenceDiagram
 
 
 def main() -> None:
+    language("en")
     outputs = {
         "loop.svg": loop_flowchart_svg(),
         "read-sequence.svg": read_sequence_svg(),
+        "read-sequence.zh.svg": read_sequence_svg(LANES_ZH, STEPS_ZH),
         "loop.mmd": LOOP_MMD,
         "read-sequence.mmd": SEQUENCE_MMD,
     }
+    language("zh")
+    outputs["loop.zh.svg"] = loop_flowchart_svg()
+    language("en")
     for name, text in outputs.items():
         (HERE / name).write_text(text + ("" if text.endswith("\n") else "\n"), encoding="utf-8")
         print(f"wrote images/{name}")

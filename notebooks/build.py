@@ -1,7 +1,7 @@
 """Re-execute the book's notebooks and save them with their outputs (``make notebooks``).
 
-    python notebooks/build.py                     # every chapter and every solution
-    python notebooks/build.py notebooks/03_*.ipynb
+    python notebooks/build.py                     # every chapter and every solution, both editions
+    python notebooks/build.py notebooks/03_*.ipynb notebooks/zh/03_*.ipynb
 
 Each notebook runs top to bottom in a fresh ``python3`` kernel (nbclient) of
 this interpreter, with the kernel's working directory at the notebook's folder
@@ -82,11 +82,19 @@ def notebook_client(nb: nbformat.NotebookNode, folder: Path, **settings: object)
     return NotebookClient(nb, **options)
 
 
+EDITIONS = ("", "zh")
+"""The book's editions, by folder under ``notebooks/``: English (the folder itself) and Chinese (``zh/``)."""
+
+
 def notebooks(paths: list[str]) -> list[Path]:
-    """The notebooks to build: the given ones, else the chapters and their solutions, in order."""
+    """The notebooks to build: the given ones, else every edition's chapters and their solutions, in order."""
     if paths:
         return [Path(p).resolve() for p in paths]
-    return sorted(HERE.glob("[0-9][0-9]_*.ipynb")) + sorted((HERE / "solutions").glob("[0-9][0-9]_*.ipynb"))
+    found: list[Path] = []
+    for edition in EDITIONS:
+        folder = HERE / edition
+        found += sorted(folder.glob("[0-9][0-9]_*.ipynb")) + sorted((folder / "solutions").glob("[0-9][0-9]_*.ipynb"))
+    return found
 
 
 async def build(path: Path, slots: asyncio.Semaphore, **settings: object) -> tuple[Path, float, str | None]:

@@ -268,7 +268,7 @@ def test_exit_7_prompt_too_long_after_recovery_tried_and_without_it(sample, caps
 
 
 def test_exit_6_model_error_after_the_fallback_model_was_overloaded_too(sample, capsys, live_env):
-    with live_env([S.http_error(529, retry_after_ms=0)] * 18) as server:
+    with live_env([S.http_error(529, retry_after_ms=1)] * 18) as server:
         status, result, _ = run_json(capsys, "hi", "--live", "--model", "claude-scripted-1", "--workspace",
                                      str(sample), "--fallback-model", "claude-fallback-1")
         models = [r.body["model"] for r in server.api.requests if r.path.endswith("/v1/messages")]

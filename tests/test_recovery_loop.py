@@ -288,7 +288,7 @@ async def test_f7_overloaded_inside_a_200_stream_tombstones_the_partial_and_fall
     (None, 0, 1), ("claude-fallback-1", 0, 6), (None, 2, 3), ("claude-fallback-1", 2, 18)],
     ids=["no fallback", "fallback", "no fallback, SDK retries", "fallback, SDK retries"])
 async def test_an_always_overloaded_model_is_bounded(offline, fallback, max_retries, requests):
-    model = offline(lambda body, i: S.http_error(529, retry_after_ms=0), max_retries=max_retries)
+    model = offline(lambda body, i: S.http_error(529, retry_after_ms=1), max_retries=max_retries)
     run = query(params(model, fallback_model=fallback))
     await drain(run)
     assert len(bodies(model)) == requests

@@ -18,8 +18,13 @@ notebooks or widgets.
 
     import dreamloop.exercises as ex
     ex.check_four_steps(my_agent_loop)     # chapter 01
+    ex.language("zh")                      # from here on, ✅/❌ lines, hints and widget labels in Chinese
+
+Every text a check prints is English by default; ``language("zh")`` (``dreamloop.language``) switches it,
+and the widgets' labels with it, to the Chinese catalogue in ``dreamloop/zh/``.
 """
 
+from ..language import language
 from .ch00 import check_hello_script, check_setup, check_tool_script
 from .ch01 import check_find_tool_uses, check_four_steps
 from .ch02 import check_answer_tool_uses, check_close_dangling
@@ -63,4 +68,5 @@ __all__ = [
     "check_trigger",
     "check_where_decided",
     "check_withdrawn",
+    "language",
 ]

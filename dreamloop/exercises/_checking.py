@@ -8,6 +8,8 @@ the printed line) and never raises. ``_run`` runs async work on a fresh event lo
 
 The hint ladder: the untouched exercise's first ❌ says what to do (never the answer); each later ❌
 names the idea the answer got wrong; the code of the answer is only in ``notebooks/solutions/``.
+Every text a check prints goes through ``tr`` (``dreamloop.language``): English by default, Chinese after
+``language("zh")``; a new text needs its entry in ``dreamloop/zh/`` (a test says which are missing).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Any
 from anthropic.types import Message, ToolUseBlock
 from pydantic import BaseModel
 
+from ..language import N_, tr
 from ..model import AnthropicModel
 from ..tools import FunctionTool
 
@@ -75,21 +78,30 @@ class _Fail(Exception):
 
 
 def _verdict(title: str, body: Callable[[], str]) -> Verdict:
-    """Run ``body`` (which returns the ✅ summary or raises ``_Fail``); print the verdict; never raise."""
+    """Run ``body`` (which returns the ✅ summary or raises ``_Fail``); print the verdict; never raise.
+
+    ``title`` and the texts ``body`` returns or raises are already in the learner's language (``tr``).
+    """
     try:
         summary = body()
     except _Fail as fail:
-        print(f"❌ {title}: {fail.problem}\n   Hint: {fail.hint}")
+        print(_failed(title, fail.problem, fail.hint))
         return Verdict(False)
     except BaseException as exc:  # noqa: BLE001 - a check must never raise, not even on Ctrl-C
         if isinstance(exc, KeyboardInterrupt):
-            print(f"❌ {title}: interrupted before the check finished.\n   Hint: run the cell again.")
+            print(_failed(title, tr("interrupted before the check finished."), tr("run the cell again.")))
         else:
-            print(f"❌ {title}: the check could not run your answer ({type(exc).__name__}: {_short(exc)}).\n"
-                  "   Hint: make sure the cell that defines your answer ran without errors, then run this one again.")
+            print(_failed(title, tr("the check could not run your answer ({kind}: {error}).",
+                                    kind=type(exc).__name__, error=_short(exc)),
+                          tr("make sure the cell that defines your answer ran without errors, then run this one "
+                             "again.")))
         return Verdict(False)
-    print(f"✅ {title}: {summary}")
+    print(tr("✅ {title}: {summary}", title=title, summary=summary))
     return Verdict(True)
+
+
+def _failed(title: str, problem: str, hint: str) -> str:
+    return tr("❌ {title}: {problem}\n   Hint: {hint}", title=title, problem=problem, hint=hint)
 
 
 def _short(value: Any, limit: int = 220) -> str:
@@ -135,9 +147,9 @@ def _run(make: Callable[[], Awaitable[Any]], timeout: float | None = None) -> An
     worker.join(timeout)
     if worker.is_alive():
         raise _Fail(
-            f"your code did not finish within {timeout:g} s.",
-            "look for a loop that never ends (a while True without a return, or one that never awaits); "
-            "if the kernel stays busy, restart it (Kernel → Restart Kernel).",
+            tr("your code did not finish within {timeout:g} s.", timeout=timeout),
+            tr("look for a loop that never ends (a while True without a return, or one that never awaits); "
+               "if the kernel stays busy, restart it (Kernel → Restart Kernel)."),
         )
     if "error" in box:
         raise box["error"]
@@ -148,7 +160,7 @@ async def _call(what: str, fn: Callable[..., Any], *args: Any, hint: str, todo: 
     """Call the learner's ``fn`` (sync or async); turn any exception into a ``_Fail`` naming it.
 
     ``todo`` says what the function should do, for the untouched stub (``NotImplementedError``): the
-    first rung of the hint ladder. ``hint`` is for any other exception.
+    first rung of the hint ladder. ``hint`` is for any other exception. Both are already translated.
     """
     try:
         value = fn(*args)
@@ -156,12 +168,19 @@ async def _call(what: str, fn: Callable[..., Any], *args: Any, hint: str, todo: 
             value = await value
         return value
     except NotImplementedError as exc:
-        raise _Fail(f"{what} raised NotImplementedError({_short(exc)!r}): the exercise is not done yet.",
-                    "replace the `raise NotImplementedError(...)` line with your code" +
-                    (f": {todo}" if todo else ".")) from None
+        raise _Fail(tr("{what} raised NotImplementedError({error!r}): the exercise is not done yet.",
+                       what=what, error=_short(exc)), _replace_stub(todo)) from None
     except BaseException as exc:  # noqa: BLE001 - the learner's exception becomes the verdict
         explained = _explain(exc)
-        raise _Fail(f"{what} raised {type(exc).__name__}: {explained}", _api_hint(explained, hint)) from None
+        raise _Fail(tr("{what} raised {kind}: {error}", what=what, kind=type(exc).__name__, error=explained),
+                    _api_hint(explained, hint)) from None
+
+
+def _replace_stub(todo: str) -> str:
+    """The first rung of the ladder for a stub that still raises NotImplementedError: what to write."""
+    if todo:
+        return tr("replace the `raise NotImplementedError(...)` line with your code: {todo}", todo=todo)
+    return tr("replace the `raise NotImplementedError(...)` line with your code.")
 
 
 def _explain(exc: BaseException) -> str:
@@ -172,32 +191,37 @@ def _explain(exc: BaseException) -> str:
     if isinstance(body, dict) and isinstance(body.get("error"), dict):
         text = body["error"].get("message", text)
     if "ScriptExhausted" in text or "script has no item" in text:
-        return ("the model was asked more often than the script has turns: the loop did not stop when a "
-                "response had no tool_use.")
+        return tr(_EXHAUSTED)
     if status == 400:
-        return f"the offline API answered 400 invalid_request_error: {_short(text)}"
+        return tr("the offline API answered 400 invalid_request_error: {message}", message=_short(text))
     return _short(text)
 
 
+_EXHAUSTED = N_("the model was asked more often than the script has turns: the loop did not stop when a "
+               "response had no tool_use.")
+"""What a learner's loop that asked the model once too often is told (``tr(_EXHAUSTED)`` is in its ❌ line)."""
+
 _API_RULE_HINTS = {
-    "unexpected `tool_use_id`": "a tool_result must answer a tool_use of the message just before it: "
-                                "append the assistant message (the response's content) before the results.",
-    "were found without `tool_result`": "every tool_use needs its tool_result in the very next user message.",
-    "Did not find": "the tool_result blocks must come first in the user message; text goes after them.",
-    "content blocks must": "don't send empty text blocks.",
-    "non-empty content": "don't send a message with empty content.",
+    "unexpected `tool_use_id`": N_("a tool_result must answer a tool_use of the message just before it: "
+                                   "append the assistant message (the response's content) before the results."),
+    "were found without `tool_result`": N_("every tool_use needs its tool_result in the very next user message."),
+    "Did not find": N_("the tool_result blocks must come first in the user message; text goes after them."),
+    "content blocks must": N_("don't send empty text blocks."),
+    "non-empty content": N_("don't send a message with empty content."),
 }
+"""The offline API's 400 wording (English, as the real API's) → the rule it names, as a hint."""
 
 
 def _api_hint(text: str, default: str) -> str:
     """The hint for an offline-API 400 message: the rule it names, else ``default``."""
-    return next((hint for key, hint in _API_RULE_HINTS.items() if key in text), default)
+    return next((tr(hint) for key, hint in _API_RULE_HINTS.items() if key in text), default)
 
 
 def _require_callable(fn: Any, name: str) -> None:
     if not callable(fn):
-        raise _Fail(f"expected a function, got {type(fn).__name__} {_short(repr(fn), 80)}.",
-                    f"pass the function itself: check(...)({name}) without calling it first.")
+        raise _Fail(tr("expected a function, got {kind} {value}.", kind=type(fn).__name__,
+                       value=_short(repr(fn), 80)),
+                    tr("pass the function itself: check(...)({name}) without calling it first.", name=name))
 
 
 def _field(block: Any, key: str, default: Any = None) -> Any:

@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from .. import scripts as S
+from ..language import N_, tr
 from ..messages import AssistantMessage, assistant_tool_uses
 from ..minimal import agent_loop
 from ..model import offline
 from ._checking import (
+    _EXHAUSTED,
     Verdict,
     _api_hint,
     _api_requests,
@@ -28,72 +30,82 @@ from ._checking import (
 
 __all__ = ["check_find_tool_uses", "check_four_steps"]
 
-_STOP_REASON_HINT = ("whether to go round again comes from the tool_use blocks in the content, never from "
-                     "stop_reason: the API's stop_reason is not always reliable (queryLoop() says so).")
+_STOP_REASON_HINT = N_("whether to go round again comes from the tool_use blocks in the content, never from "
+                        "stop_reason: the API's stop_reason is not always reliable (queryLoop() says so).")
 
 
 def check_find_tool_uses(fn: Any) -> Verdict:
     """Check step 2: ``fn(response) -> list`` returns the response's tool_use blocks, in order, and nothing else."""
-    todo = "return the tool_use blocks of response.content, in the order they come."
+    todo = tr("return the tool_use blocks of response.content, in the order they come.")
     cases = {
-        "text only": _message(S.text("Hello!")),
-        "text + one tool_use": _message(S.text("Let me read it."), _use("toolu_1"), stop_reason="tool_use"),
-        "two tool_use blocks": _message(_use("toolu_1"), _use("toolu_2", file_path="greeter.py"), stop_reason="tool_use"),
-        "text between calls": _message(_use("toolu_7"), S.text("and also"), _use("toolu_3"), stop_reason="tool_use"),
-        "thinking, then a call": _message({"type": "thinking", "thinking": "config.py first", "signature": "c2ln"},
-                                          _use("toolu_1"), stop_reason="tool_use"),
-        "stop_reason tool_use, no block": _message(S.text("Let me look"), stop_reason="tool_use"),
-        "stop_reason end_turn, with a block": _message(S.text("Reading."), _use("toolu_4"), stop_reason="end_turn"),
+        N_("text only"): _message(S.text("Hello!")),
+        N_("text + one tool_use"): _message(S.text("Let me read it."), _use("toolu_1"), stop_reason="tool_use"),
+        N_("two tool_use blocks"): _message(_use("toolu_1"), _use("toolu_2", file_path="greeter.py"),
+                                            stop_reason="tool_use"),
+        N_("text between calls"): _message(_use("toolu_7"), S.text("and also"), _use("toolu_3"), stop_reason="tool_use"),
+        N_("thinking, then a call"): _message({"type": "thinking", "thinking": "config.py first", "signature": "c2ln"},
+                                              _use("toolu_1"), stop_reason="tool_use"),
+        N_("stop_reason tool_use, no block"): _message(S.text("Let me look"), stop_reason="tool_use"),
+        N_("stop_reason end_turn, with a block"): _message(S.text("Reading."), _use("toolu_4"), stop_reason="end_turn"),
     }
 
     def body() -> str:
         _require_callable(fn, "find_tool_uses")
         for name, response in cases.items():
+            case = tr(name)
             expected = [b.id for b in assistant_tool_uses(AssistantMessage(message=response))]
             got = _run(lambda: _call("find_tool_uses(response)", fn, response, hint=todo, todo=todo))
             if not isinstance(got, (list, tuple)):
-                raise _Fail(f"for '{name}' it returned {type(got).__name__} {_short(repr(got), 60)}, not a list.",
-                            "return a list (even an empty one) of the blocks.")
+                raise _Fail(tr("for '{case}' it returned {kind} {value}, not a list.", case=case,
+                               kind=type(got).__name__, value=_short(repr(got), 60)),
+                            tr("return a list (even an empty one) of the blocks."))
             if any(isinstance(b, str) for b in got):
-                raise _Fail(f"for '{name}' it returned {_short(list(got), 80)}: strings, not blocks.",
-                            "return the blocks themselves: step 3 needs each call's name and input, not only its id.")
+                raise _Fail(tr("for '{case}' it returned {value}: strings, not blocks.", case=case,
+                               value=_short(list(got), 80)),
+                            tr("return the blocks themselves: step 3 needs each call's name and input, not only "
+                               "its id."))
             ids = [_field(b, "id") for b in got]
             if ids == expected:
                 continue
             kinds = [_field(b, "type") for b in got]
             if name.startswith("stop_reason"):
-                hint = _STOP_REASON_HINT
+                hint = tr(_STOP_REASON_HINT)
             elif any(kind != "tool_use" for kind in kinds):
-                hint = f"you returned blocks of type {sorted({str(k) for k in kinds})}: keep only the tool_use ones."
+                hint = tr("you returned blocks of type {kinds}: keep only the tool_use ones.",
+                          kinds=sorted({str(k) for k in kinds}))
             elif set(ids) < set(expected) or len(ids) < len(expected):
-                hint = "a response can ask for several tools at once: keep every tool_use block, not only one."
+                hint = tr("a response can ask for several tools at once: keep every tool_use block, not only one.")
             else:
-                hint = "keep the tool_use blocks in the order the response has them (results go back in that order)."
-            raise _Fail(f"for '{name}' it found tool_use ids {ids}; the response has {expected}.", hint)
-        return f"{len(cases)} responses, the same tool_use blocks as dreamloop found (stop_reason never decides)."
+                hint = tr("keep the tool_use blocks in the order the response has them (results go back in that "
+                          "order).")
+            raise _Fail(tr("for '{case}' it found tool_use ids {ids}; the response has {expected}.", case=case,
+                           ids=ids, expected=expected), hint)
+        return tr("{count} responses, the same tool_use blocks as dreamloop found (stop_reason never decides).",
+                  count=len(cases))
 
-    return _verdict("find tool_use blocks", body)
+    return _verdict(tr("find tool_use blocks"), body)
 
 
 def _four_step_scripts() -> dict[str, tuple[list[S.Turn], str]]:
     """Each script, and the idea a loop that fails on it (only there) most likely got wrong."""
-    order = "each call gets one tool_result with its tool_use_id, in the order of the calls."
+    order = N_("each call gets one tool_result with its tool_use_id, in the order of the calls.")
     return {
-        "one Read": ([S.reply("Let me read it.", S.tool_use("Read", {"file_path": "config.py"}, id="toolu_1")),
-                      S.reply("value is 1.")], "the four steps, once: call, find tool_use, run it, append both."),
-        "two calls in one response": ([
+        N_("one Read"): ([S.reply("Let me read it.", S.tool_use("Read", {"file_path": "config.py"}, id="toolu_1")),
+                          S.reply("value is 1.")], N_("the four steps, once: call, find tool_use, run it, append both.")),
+        N_("two calls in one response"): ([
             S.reply(S.tool_use("Read", {"file_path": "config.py"}, id="toolu_1"),
                     S.tool_use("Read", {"file_path": "notes.md"}, id="toolu_2")),
             S.reply("value is 1 and should be 2.")], order),
-        "two tool turns": ([
+        N_("two tool turns"): ([
             S.reply("First config.py.", S.tool_use("Read", {"file_path": "config.py"}, id="toolu_1")),
             S.reply("Now the notes.", S.tool_use("Read", {"file_path": "notes.md"}, id="toolu_2")),
             S.reply("value is 1; the notes want 2.")],
-            "keep the whole history: every request carries all earlier messages, then the new ones."),
-        "no tool at all": ([S.reply("Hello! No tools needed.")], "a response without tool_use ends the loop at once."),
-        "stop_reason tool_use, no tool_use block (F4)": ([
+            N_("keep the whole history: every request carries all earlier messages, then the new ones.")),
+        N_("no tool at all"): ([S.reply("Hello! No tools needed.")],
+                               N_("a response without tool_use ends the loop at once.")),
+        N_("stop_reason tool_use, no tool_use block (F4)"): ([
             S.Turn(content=[S.text("Let me look.")], stop_reason="tool_use")], _STOP_REASON_HINT),
-        "stop_reason end_turn, with a tool_use block": ([
+        N_("stop_reason end_turn, with a tool_use block"): ([
             S.Turn(content=[S.text("Reading."), S.tool_use("Read", {"file_path": "config.py"}, id="toolu_1")],
                    stop_reason="end_turn"),
             S.reply("value is 1.")], _STOP_REASON_HINT),
@@ -107,14 +119,15 @@ def check_four_steps(fn: Any) -> Verdict:
 
     ``tools`` is a list of tool definitions (dicts for the API), ``run_tool(name, input) -> str`` runs one.
     """
-    todo = ("the four steps in a while True: call the model with messages and tools; find the tool_use blocks "
-            "(none: return the response); run each into a tool_result; append, and go round.")
+    todo = tr("the four steps in a while True: call the model with messages and tools; find the tool_use blocks "
+              "(none: return the response); run each into a tool_result; append, and go round.")
 
     def body() -> str:
         _require_callable(fn, "my_agent_loop")
         sent = 0
         scripts = _four_step_scripts()
         for name, (script, idea) in scripts.items():
+            idea, case = tr(idea), tr(name)
             prompt = [{"role": "user", "content": "What is value in config.py?"}]
 
             async def reference() -> list[Any]:
@@ -132,10 +145,11 @@ def check_four_steps(fn: Any) -> Verdict:
                     if "NotImplementedError" in fail.problem:
                         raise
                     if "stop_reason" in name:  # the idea behind the 400
-                        raise _Fail(f"script '{name}': {fail.problem}", idea) from None
-                    if "more often than the script has turns" in fail.problem:
-                        raise _Fail(f"script '{name}': {fail.problem}", "step 2 is also the way out: a response "
-                                    "with no tool_use block ends the loop, and it is what the loop returns.") from None
+                        raise _Fail(tr("script '{case}': {problem}", case=case, problem=fail.problem), idea) from None
+                    if tr(_EXHAUSTED) in fail.problem:
+                        raise _Fail(tr("script '{case}': {problem}", case=case, problem=fail.problem),
+                                    tr("step 2 is also the way out: a response with no tool_use block ends the "
+                                       "loop, and it is what the loop returns.")) from None
                     raise
                 finally:
                     bodies = [(r.status, r.body, r.error) for r in _api_requests(model)]
@@ -146,24 +160,30 @@ def check_four_steps(fn: Any) -> Verdict:
             for i, (status, request, error) in enumerate(got):
                 if status == 400:
                     message = (error or {}).get("message", "")
-                    raise _Fail(f"script '{name}', request {i + 1}: the offline API answered 400: {_short(message)}",
+                    raise _Fail(tr("script '{case}', request {n}: the offline API answered 400: {message}", case=case,
+                                   n=i + 1, message=_short(message)),
                                 idea if "stop_reason" in name else _api_hint(message, idea))
             if len(got) < len(expected):
-                raise _Fail(f"script '{name}': your loop sent {len(got)} request(s); dreamloop.agent_loop sent "
-                            f"{len(expected)}.", idea if "stop_reason" in name else
-                            "go round again while the response has tool_use blocks.")
+                raise _Fail(tr("script '{case}': your loop sent {got} request(s); dreamloop.agent_loop sent "
+                               "{expected}.", case=case, got=len(got), expected=len(expected)),
+                            idea if "stop_reason" in name else
+                            tr("go round again while the response has tool_use blocks."))
             for i, (want, (_, request, _)) in enumerate(zip(expected, got)):
-                _compare_request(name, i, want, request, idea)
+                _compare_request(case, i, want, request, idea)
             if len(got) > len(expected):
-                raise _Fail(f"script '{name}': your loop sent {len(got)} requests; expected {len(expected)}.",
-                            idea if "stop_reason" in name else "return the response when it has no tool_use block.")
+                raise _Fail(tr("script '{case}': your loop sent {got} requests; expected {expected}.", case=case,
+                               got=len(got), expected=len(expected)),
+                            idea if "stop_reason" in name else
+                            tr("return the response when it has no tool_use block."))
             if not hasattr(final, "content") or _text_of(final) != _text_of_script_end(script):
-                raise _Fail(f"script '{name}': your loop returned {_short(repr(final), 80)}; expected the last "
-                            "response.", "return the model's response itself (the Message) when it asks for no tool.")
+                raise _Fail(tr("script '{case}': your loop returned {value}; expected the last response.", case=case,
+                               value=_short(repr(final), 80)),
+                            tr("return the model's response itself (the Message) when it asks for no tool."))
             sent += len(got)
-        return f"{len(scripts)} scripts, {sent} requests, each one the same as dreamloop.agent_loop sent."
+        return tr("{scripts} scripts, {requests} requests, each one the same as dreamloop.agent_loop sent.",
+                  scripts=len(scripts), requests=sent)
 
-    return _verdict("four steps", body)
+    return _verdict(tr("four steps"), body)
 
 
 def _text_of_script_end(script: list[S.Turn]) -> str:
@@ -171,34 +191,36 @@ def _text_of_script_end(script: list[S.Turn]) -> str:
 
 
 def _compare_request(script: str, i: int, want: dict[str, Any], got: dict[str, Any] | None, idea: str) -> None:
-    where = f"script '{script}', request {i + 1}"
+    where = tr("script '{case}', request {n}", case=script, n=i + 1)
     if got is None:
-        raise _Fail(f"{where}: the request body was not JSON.", idea)
+        raise _Fail(tr("{where}: the request body was not JSON.", where=where), idea)
     if [t.get("name") for t in got.get("tools", [])] != [t.get("name") for t in want.get("tools", [])]:
-        raise _Fail(f"{where}: tools {[t.get('name') for t in got.get('tools', [])]}; expected "
-                    f"{[t.get('name') for t in want.get('tools', [])]}.",
-                    "send the tool definitions with every request: the model keeps nothing between requests.")
+        raise _Fail(tr("{where}: tools {got}; expected {expected}.", where=where,
+                       got=[t.get("name") for t in got.get("tools", [])],
+                       expected=[t.get("name") for t in want.get("tools", [])]),
+                    tr("send the tool definitions with every request: the model keeps nothing between requests."))
     want_messages, got_messages = want["messages"], got.get("messages", [])
     want_roles, got_roles = [m["role"] for m in want_messages], [m.get("role") for m in got_messages]
     if got_roles != want_roles:
         if "assistant" in want_roles and "assistant" not in got_roles:
-            hint = ("append the model's response as an assistant message before the results: the model must see "
-                    "its own call to make sense of the result.")
+            hint = tr("append the model's response as an assistant message before the results: the model must see "
+                      "its own call to make sense of the result.")
         elif len(got_roles) < len(want_roles):
-            hint = ("keep the whole history: the model remembers nothing, so every request carries all earlier "
-                    "messages, then this turn's.")
+            hint = tr("keep the whole history: the model remembers nothing, so every request carries all earlier "
+                      "messages, then this turn's.")
         else:
             hint = idea
-        raise _Fail(f"{where}: message roles {got_roles}; dreamloop.agent_loop sent {want_roles}.", hint)
+        raise _Fail(tr("{where}: message roles {got}; dreamloop.agent_loop sent {expected}.", where=where,
+                       got=got_roles, expected=want_roles), hint)
     for j, (w, g) in enumerate(zip(want_messages, got_messages)):
         if _normal(w["content"]) == _normal(g.get("content")):
             continue
         hint = idea
         want_ids, got_ids = _result_ids(w["content"]), _result_ids(g.get("content"))
         if want_ids and sorted(got_ids) == sorted(want_ids) and got_ids != want_ids:
-            hint = "put the tool_results in the order of the calls, not in any other order."
-        raise _Fail(f"{where}, messages[{j}] ({w['role']}): you sent {_short(g.get('content'), 160)}; "
-                    f"expected {_short(w['content'], 160)}.", hint)
+            hint = tr("put the tool_results in the order of the calls, not in any other order.")
+        raise _Fail(tr("{where}, messages[{j}] ({role}): you sent {got}; expected {expected}.", where=where, j=j,
+                       role=w["role"], got=_short(g.get("content"), 160), expected=_short(w["content"], 160)), hint)
 
 
 def _result_ids(content: Any) -> list[str]:

@@ -10,6 +10,7 @@ from anthropic.types import ToolUseBlock
 from pydantic import BaseModel, ConfigDict
 
 from ..fake_api import validate_request
+from ..language import N_, tr
 from ..tools import (
     FunctionTool,
     ToolUseContext,
@@ -62,47 +63,55 @@ def _accepted(tool_uses: list[ToolUseBlock], answer: dict[str, Any]) -> str | No
 
 def _check_results_message(case: str, got: Any, expected: list[dict[str, Any]], tool_uses: list[ToolUseBlock],
                            error_hint: str) -> None:
-    """Compare a learner's results message with the package's, naming the idea each difference breaks."""
+    """Compare a learner's results message with the package's, naming the idea each difference breaks.
+
+    ``case`` (shown) and ``error_hint`` are already translated.
+    """
     if isinstance(got, list):
-        raise _Fail(f"for '{case}' it returned a list of {len(got)} items; expected one user message.",
-                    'all the results go back together in ONE user message: {"role": "user", "content": [...]}.')
+        raise _Fail(tr("for '{case}' it returned a list of {count} items; expected one user message.", case=case,
+                       count=len(got)),
+                    tr('all the results go back together in ONE user message: {"role": "user", "content": [...]}.'))
     if not isinstance(got, dict) or got.get("role") != "user" or not isinstance(got.get("content"), list):
-        raise _Fail(f"for '{case}' it returned {_short(got, 120)}; expected a user message "
-                    '{"role": "user", "content": [tool_result blocks]}.',
-                    "tool results travel in a user message whose content is a list of tool_result blocks.")
+        raise _Fail(tr("for '{case}' it returned {value}; expected a user message {shape}.", case=case,
+                       value=_short(got, 120), shape='{"role": "user", "content": [tool_result blocks]}'),
+                    tr("tool results travel in a user message whose content is a list of tool_result blocks."))
     blocks = got["content"]
     if blocks and _field(blocks[0], "type") != "tool_result":
-        raise _Fail(f"for '{case}' the message starts with a {_field(blocks[0], 'type')!r} block.",
-                    "the tool_result blocks come first in the message; anything else goes after them.")
+        raise _Fail(tr("for '{case}' the message starts with a {kind!r} block.", case=case,
+                       kind=_field(blocks[0], "type")),
+                    tr("the tool_result blocks come first in the message; anything else goes after them."))
     ids = [_field(b, "tool_use_id") for b in blocks]
     want_ids = [b["tool_use_id"] for b in expected]
     if ids != want_ids:
         if sorted(map(str, ids)) == sorted(want_ids):
-            hint = "the calls fix the order: answer them in the order of tool_uses, whatever order the results came in."
+            hint = tr("the calls fix the order: answer them in the order of tool_uses, whatever order the results "
+                      "came in.")
         elif set(want_ids) - set(ids):
-            hint = ("every tool_use needs a tool_result with its id, also the calls that failed or never ran: "
-                    "a missing one is a 400 on the next request.")
+            hint = tr("every tool_use needs a tool_result with its id, also the calls that failed or never ran: "
+                      "a missing one is a 400 on the next request.")
         else:
-            hint = "one tool_result per tool_use, each with the id of its call (tool_use_id)."
-        raise _Fail(f"for '{case}' the tool_result ids are {ids}; the calls were {want_ids}.", hint)
+            hint = tr("one tool_result per tool_use, each with the id of its call (tool_use_id).")
+        raise _Fail(tr("for '{case}' the tool_result ids are {ids}; the calls were {expected}.", case=case, ids=ids,
+                       expected=want_ids), hint)
     for block, want in zip(blocks, expected):
         failed, should_fail = bool(_field(block, "is_error", False)), bool(want.get("is_error"))
         if failed != should_fail:
-            raise _Fail(f"for '{case}' the result of {want['tool_use_id']} has is_error={failed}; expected "
-                        f"{should_fail}.", error_hint)
+            raise _Fail(tr("for '{case}' the result of {id} has is_error={got}; expected {expected}.", case=case,
+                           id=want["tool_use_id"], got=failed, expected=should_fail), error_hint)
         content = _field(block, "content")
         if should_fail:
             if not content or (isinstance(content, str) and not content.strip()):
-                raise _Fail(f"for '{case}' the error result of {want['tool_use_id']} has no text.",
-                            "say what went wrong: the model reads the error and can correct its call.")
+                raise _Fail(tr("for '{case}' the error result of {id} has no text.", case=case,
+                               id=want["tool_use_id"]),
+                            tr("say what went wrong: the model reads the error and can correct its call."))
         elif content != want["content"]:
-            raise _Fail(f"for '{case}' the content of {want['tool_use_id']} is {_short(content, 80)}; "
-                        f"expected {_short(want['content'], 80)}.",
-                        "a result that arrived is kept as it is: its content is what the tool returned.")
+            raise _Fail(tr("for '{case}' the content of {id} is {got}; expected {expected}.", case=case,
+                           id=want["tool_use_id"], got=_short(content, 80), expected=_short(want["content"], 80)),
+                        tr("a result that arrived is kept as it is: its content is what the tool returned."))
     problem = _accepted(tool_uses, got)
     if problem:
-        raise _Fail(f"for '{case}' the offline API would answer 400: {problem}",
-                    "the API's own rule for the pairing is in the 400's words above.")
+        raise _Fail(tr("for '{case}' the offline API would answer 400: {problem}", case=case, problem=problem),
+                    tr("the API's own rule for the pairing is in the 400's words above."))
 
 
 def check_answer_tool_uses(fn: Any) -> Verdict:
@@ -111,17 +120,18 @@ def check_answer_tool_uses(fn: Any) -> Verdict:
 
     Compared with ``dreamloop.run_tools`` on the same calls; the answer must also pass the offline API's rules.
     """
-    todo = ("return one user message that answers every call with a tool_result (its tool_use_id, in call "
-            "order); a call that fails is answered too, as an error result.")
-    error_hint = ("a failure is a result, not an exception: an unknown tool or a function that raises gets a "
-                  "tool_result with is_error set to True and a text saying what went wrong.")
+    todo = tr("return one user message that answers every call with a tool_result (its tool_use_id, in call "
+              "order); a call that fails is answered too, as an error result.")
+    error_hint = tr("a failure is a result, not an exception: an unknown tool or a function that raises gets a "
+                    "tool_result with is_error set to True and a text saying what went wrong.")
     functions = {"Read": _read_file}
     cases = {
-        "one call": _tool_use_blocks(_use("toolu_1")),
-        "two calls": _tool_use_blocks(_use("toolu_1"), _use("toolu_2", file_path="notes.md")),
-        "same tool twice, ids out of order": _tool_use_blocks(_use("toolu_9", file_path="greeter.py"), _use("toolu_4")),
-        "unknown tool": _tool_use_blocks(_use("toolu_1"), _use("toolu_2", name="Wrte", file_path="x.py")),
-        "tool raises": _tool_use_blocks(_use("toolu_1", file_path="missing.py"), _use("toolu_2")),
+        N_("one call"): _tool_use_blocks(_use("toolu_1")),
+        N_("two calls"): _tool_use_blocks(_use("toolu_1"), _use("toolu_2", file_path="notes.md")),
+        N_("same tool twice, ids out of order"): _tool_use_blocks(_use("toolu_9", file_path="greeter.py"),
+                                                                  _use("toolu_4")),
+        N_("unknown tool"): _tool_use_blocks(_use("toolu_1"), _use("toolu_2", name="Wrte", file_path="x.py")),
+        N_("tool raises"): _tool_use_blocks(_use("toolu_1", file_path="missing.py"), _use("toolu_2")),
     }
 
     def body() -> str:
@@ -135,10 +145,11 @@ def check_answer_tool_uses(fn: Any) -> Verdict:
             expected = _run(reference)
             got = _run(lambda: _call("answer_tool_uses(tool_uses, functions)", fn, tool_uses, dict(functions),
                                      hint=error_hint, todo=todo))
-            _check_results_message(case, got, expected, tool_uses, error_hint)
-        return f"{len(cases)} cases: every tool_use answered by id, in call order, failures as is_error results."
+            _check_results_message(tr(case), got, expected, tool_uses, error_hint)
+        return tr("{count} cases: every tool_use answered by id, in call order, failures as is_error results.",
+                  count=len(cases))
 
-    return _verdict("answer every tool_use", body)
+    return _verdict(tr("answer every tool_use"), body)
 
 
 def check_close_dangling(fn: Any) -> Verdict:
@@ -148,19 +159,22 @@ def check_close_dangling(fn: Any) -> Verdict:
     ``results`` maps tool_use_id → tool_result block, in completion order. Compared with
     ``dreamloop.tools.tool_results_message``; the answer must also pass the offline API's rules.
     """
-    todo = ("return one user message with an answer for every call in tool_uses: the result that arrived, "
-            "or an error result saying it was interrupted.")
+    todo = tr("return one user message with an answer for every call in tool_uses: the result that arrived, "
+              "or an error result saying it was interrupted.")
 
     def done(id: str, text: str) -> dict[str, Any]:
         return {"type": "tool_result", "tool_use_id": id, "content": text}
 
     three = _tool_use_blocks(_use("toolu_1"), _use("toolu_2", file_path="notes.md"), _use("toolu_3", file_path="greeter.py"))
     cases = {
-        "the second one never finished": (three, {"toolu_3": done("toolu_3", "c"), "toolu_1": done("toolu_1", "a")}),
-        "all finished, in completion order 3, 1, 2": (three, {"toolu_3": done("toolu_3", "c"), "toolu_1": done("toolu_1", "a"),
-                                                              "toolu_2": done("toolu_2", "b")}),
-        "none finished": (three, {}),
-        "one call, finished with an error": (three[:1], {"toolu_1": {**done("toolu_1", "Error: boom"), "is_error": True}}),
+        N_("the second one never finished"): (three, {"toolu_3": done("toolu_3", "c"),
+                                                      "toolu_1": done("toolu_1", "a")}),
+        N_("all finished, in completion order 3, 1, 2"): (three, {"toolu_3": done("toolu_3", "c"),
+                                                                  "toolu_1": done("toolu_1", "a"),
+                                                                  "toolu_2": done("toolu_2", "b")}),
+        N_("none finished"): (three, {}),
+        N_("one call, finished with an error"): (three[:1], {"toolu_1": {**done("toolu_1", "Error: boom"),
+                                                                         "is_error": True}}),
     }
 
     def body() -> str:
@@ -169,9 +183,10 @@ def check_close_dangling(fn: Any) -> Verdict:
             expected = tool_results_message(tool_uses, results).message["content"]
             got = _run(lambda: _call("close_dangling(tool_uses, results)", fn, tool_uses, dict(results),
                                      hint=todo, todo=todo))
-            _check_results_message(case, got, expected, tool_uses,
-                                   "a call that never finished gets an error result (is_error True) saying so; "
-                                   "a result that did arrive is kept as it came, error or not.")
-        return f"{len(cases)} cases: every call answered in call order, dangling ones as is_error results."
+            _check_results_message(tr(case), got, expected, tool_uses,
+                                   tr("a call that never finished gets an error result (is_error True) saying so; "
+                                      "a result that did arrive is kept as it came, error or not."))
+        return tr("{count} cases: every call answered in call order, dangling ones as is_error results.",
+                  count=len(cases))
 
-    return _verdict("close dangling tool_use", body)
+    return _verdict(tr("close dangling tool_use"), body)

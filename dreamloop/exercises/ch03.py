@@ -6,6 +6,7 @@ from typing import Any
 
 from .. import scripts as S
 from ..deps import QueryDeps, counting_uuids
+from ..language import N_, tr
 from ..messages import user_message
 from ..model import offline
 from ..query import QueryParams, query
@@ -29,14 +30,14 @@ __all__ = ["check_last_answer", "check_max_turns", "check_next_state"]
 
 def _last_answer_cases() -> dict[str, tuple[Any, dict[str, Any]]]:
     return {
-        "a Read, then the answer": ([S.reply("Let me read it.", S.tool_use("Read", {"file_path": "config.py"}, id="toolu_1")),
+        N_("a Read, then the answer"): ([S.reply("Let me read it.", S.tool_use("Read", {"file_path": "config.py"}, id="toolu_1")),
                                      S.reply("value is 1.")], {}),
-        "a model that never stops, max_turns=2": (lambda body, i: S.reply(f"Reading again ({i + 1}).",
+        N_("a model that never stops, max_turns=2"): (lambda body, i: S.reply(f"Reading again ({i + 1}).",
                                                                             S.tool_use("Read", {"file_path": "config.py"})),
                                                   {"max_turns": 2}),
-        "the API fails on the second request": ([S.reply("Let me read it.", S.tool_use("Read", {"file_path": "config.py"}, id="toolu_1")),
+        N_("the API fails on the second request"): ([S.reply("Let me read it.", S.tool_use("Read", {"file_path": "config.py"}, id="toolu_1")),
                                                  S.http_error(500, retry_after_ms=None)], {}),
-        "no tool at all": ([S.reply("Hello!")], {}),
+        N_("no tool at all"): ([S.reply("Hello!")], {}),
     }
 
 
@@ -48,13 +49,16 @@ def _fresh_run(script: Any, extra: dict[str, Any]) -> Any:
 def check_last_answer(fn: Any) -> Verdict:
     """Check ``await fn(run) -> (text, reason)``: iterate a ``QueryRun`` to the end, return the text of the
     last assistant message and ``run.terminal.reason``. Compared with the package's own run of four scripts."""
-    todo = ("iterate the run to its end with async for, keep the last assistant message you see, then return "
-            "its text and the run's Terminal reason.")
+    todo = tr("iterate the run to its end with async for, keep the last assistant message you see, then return "
+              "its text and the run's Terminal reason.")
+    terminal_hint = tr("an async generator has no return value: the Terminal is on the run object, readable once "
+                       "the async for loop has ended.")
 
     def body() -> str:
         _require_callable(fn, "last_answer")
         reasons = []
-        for case, (script, extra) in _last_answer_cases().items():
+        for name, (script, extra) in _last_answer_cases().items():
+            case = tr(name)
             async def reference() -> tuple[str, str]:
                 run = _fresh_run(script, extra)
                 async for _ in run:
@@ -63,34 +67,36 @@ def check_last_answer(fn: Any) -> Verdict:
                 return _text_of(answers[-1].message), run.terminal.reason
 
             async def learner() -> Any:
-                return await _call("last_answer(run)", fn, _fresh_run(script, extra), todo=todo,
-                                   hint="an async generator has no return value: the Terminal is on the run "
-                                        "object, readable once the async for loop has ended.")
+                return await _call("last_answer(run)", fn, _fresh_run(script, extra), todo=todo, hint=terminal_hint)
 
             want = _run(reference)
             got = _run(learner)
             if not isinstance(got, (tuple, list)) or len(got) != 2:
-                raise _Fail(f"for '{case}' it returned {_short(repr(got), 100)}; expected a pair (text, reason).",
-                            "return two things: the text (a str) and the reason (a str).")
+                raise _Fail(tr("for '{case}' it returned {value}; expected a pair (text, reason).", case=case,
+                               value=_short(repr(got), 100)),
+                            tr("return two things: the text (a str) and the reason (a str)."))
             text, reason = got
             if reason != want[1]:
-                raise _Fail(f"for '{case}' the reason is {reason!r}; the run ended {want[1]!r}.",
-                            "a run can end in several ways (completed, max_turns, model_error, ...): read the "
-                            "reason from run.terminal after the async for loop, don't assume one.")
+                raise _Fail(tr("for '{case}' the reason is {got!r}; the run ended {expected!r}.", case=case,
+                               got=reason, expected=want[1]),
+                            tr("a run can end in several ways (completed, max_turns, model_error, ...): read the "
+                               "reason from run.terminal after the async for loop, don't assume one."))
             if str(text).strip() != want[0].strip():
-                raise _Fail(f"for '{case}' the text is {_short(text, 80)!r}; the last assistant message says "
-                            f"{want[0]!r}.", "the LAST assistant message of the run, whatever it asked for (it may "
-                            "still ask for tools when max_turns or an error ends the run); its text blocks only.")
+                raise _Fail(tr("for '{case}' the text is {got!r}; the last assistant message says {expected!r}.",
+                               case=case, got=_short(text, 80), expected=want[0]),
+                            tr("the LAST assistant message of the run, whatever it asked for (it may still ask for "
+                               "tools when max_turns or an error ends the run); its text blocks only."))
             reasons.append(reason)
-        return f"{len(reasons)} runs read to the end; terminal reasons {', '.join(reasons)}."
+        return tr("{count} runs read to the end; terminal reasons {reasons}.", count=len(reasons),
+                  reasons=", ".join(reasons))
 
-    return _verdict("last answer and Terminal", body)
+    return _verdict(tr("last answer and Terminal"), body)
 
 
 def check_next_state(fn: Any) -> Verdict:
     """Check ``fn(state, messages_for_query, assistant_messages, tool_results) -> State``: the next State of
     the next_turn path (queryLoop(): messages, turn_count + 1, transition), against the package's trace."""
-    todo = "build and return the dl.State the loop starts its next turn with (messages, turn_count, transition)."
+    todo = tr("build and return the dl.State the loop starts its next turn with (messages, turn_count, transition).")
     script = [S.reply("First config.py.", S.tool_use("Read", {"file_path": "config.py"}, id="toolu_1")),
               S.reply("Now the notes.", S.tool_use("Read", {"file_path": "notes.md"}, id="toolu_2")),
               S.reply("value is 1; the notes want 2.")]
@@ -112,32 +118,37 @@ def check_next_state(fn: Any) -> Verdict:
             args = (state, trace.resolve(point.messages_for_query), trace.resolve(point.assistant_messages),
                     trace.resolve(point.tool_results))
             got = _run(lambda: _call("next_state(...)", fn, *args, hint=todo, todo=todo))
-            where = f"after turn_count={point.turn_count}"
+            where = tr("after turn_count={turn_count}", turn_count=point.turn_count)
             messages = getattr(got, "messages", None)
             if not isinstance(got, State) or messages is None:
-                raise _Fail(f"{where} it returned {type(got).__name__}; expected a State.",
-                            "the loop carries a State from turn to turn: return dl.State(...) with its fields.")
+                raise _Fail(tr("{where} it returned {kind}; expected a State.", where=where, kind=type(got).__name__),
+                            tr("the loop carries a State from turn to turn: return dl.State(...) with its fields."))
             ids = [getattr(m, "uuid", None) for m in messages]
             if ids != after.state_messages:
                 kinds = [getattr(m, "type", "?") for m in messages]
                 want = [m.type for m in trace.resolve(after.state_messages)]
                 if "assistant" not in kinds:
-                    hint = "the model must see its own call before the result: keep this turn's assistant messages."
+                    hint = tr("the model must see its own call before the result: keep this turn's assistant "
+                              "messages.")
                 elif sorted(map(str, ids)) == sorted(after.state_messages):
-                    hint = ("the order matters: the model must see its call before the result (what was sent, "
-                            "what came back, then the results).")
+                    hint = tr("the order matters: the model must see its call before the result (what was sent, "
+                              "what came back, then the results).")
                 else:
-                    hint = "the next turn starts from everything the model saw this turn, plus what this turn added."
-                raise _Fail(f"{where} the new messages are {kinds}; queryLoop() has {want}.", hint)
+                    hint = tr("the next turn starts from everything the model saw this turn, plus what this turn "
+                              "added.")
+                raise _Fail(tr("{where} the new messages are {got}; queryLoop() has {expected}.", where=where,
+                               got=kinds, expected=want), hint)
             if getattr(got, "turn_count", None) != after.turn_count:
-                raise _Fail(f"{where} turn_count is {getattr(got, 'turn_count', None)}; expected {after.turn_count}.",
-                            "turn_count goes up by one each time a batch of tool results is handed on.")
+                raise _Fail(tr("{where} turn_count is {got}; expected {expected}.", where=where,
+                               got=getattr(got, "turn_count", None), expected=after.turn_count),
+                            tr("turn_count goes up by one each time a batch of tool results is handed on."))
             transition = getattr(got, "transition", None)
             reason = _field(transition, "reason")
             if reason != "next_turn":
-                raise _Fail(f"{where} transition is {_short(repr(transition), 80)}; expected reason 'next_turn'.",
-                            "transition records why the loop went round again (a dl.Continue with a reason); "
-                            "tools ran and their results go back: that reason is next_turn.")
+                raise _Fail(tr("{where} transition is {got}; expected reason 'next_turn'.", where=where,
+                               got=_short(repr(transition), 80)),
+                            tr("transition records why the loop went round again (a dl.Continue with a reason); "
+                               "tools ran and their results go back: that reason is next_turn."))
         # After a context stage, messages_for_query is shorter than State.messages; the next State
         # starts from what the model saw, not from the old history.
         point = points[-2]
@@ -147,12 +158,14 @@ def check_next_state(fn: Any) -> Verdict:
         got = _run(lambda: _call("next_state(...)", fn, state, seen, trace.resolve(point.assistant_messages),
                                  trace.resolve(point.tool_results), hint=todo, todo=todo))
         if any(getattr(m, "uuid", None) == dropped.uuid for m in getattr(got, "messages", ())):
-            raise _Fail("when the context pipeline left a message out of messages_for_query, your next State "
-                        "still has it.", "build the next State from what the model saw this turn "
-                        "(messages_for_query), not from state.messages: the pipeline may have shortened it.")
-        return f"{len(points) - 1} transitions, each the same State queryLoop() built (messages, turn_count, transition)."
+            raise _Fail(tr("when the context pipeline left a message out of messages_for_query, your next State "
+                           "still has it."),
+                        tr("build the next State from what the model saw this turn (messages_for_query), not from "
+                           "state.messages: the pipeline may have shortened it."))
+        return tr("{count} transitions, each the same State queryLoop() built (messages, turn_count, transition).",
+                  count=len(points) - 1)
 
-    return _verdict("next State", body)
+    return _verdict(tr("next State"), body)
 
 
 _MAX_TURNS_CASES = ((3, 1), (3, 2), (3, 3), (3, 6), (1, 1), (1, 0), (2, 5), (4, 2))
@@ -166,8 +179,8 @@ def check_max_turns(fn: Any) -> Verdict:
     with ``max_turns``. ``reason`` and ``turn_count`` are the Terminal's. Checked against the package's loop
     on eight pairs, among them a model that would have answered on the very turn max_turns forbids.
     """
-    todo = ("return a tuple (requests, tool_batches, reason, turn_count) for a run of the loop with this "
-            "max_turns and a model that calls a tool tool_turns times before it answers.")
+    todo = tr("return a tuple (requests, tool_batches, reason, turn_count) for a run of the loop with this "
+              "max_turns and a model that calls a tool tool_turns times before it answers.")
 
     def body() -> str:
         _require_callable(fn, "predict")
@@ -188,27 +201,29 @@ def check_max_turns(fn: Any) -> Verdict:
             call = f"predict({max_turns}, {tool_turns})"
             got = _run(lambda: _call(call, fn, max_turns, tool_turns, hint=todo, todo=todo))
             if not isinstance(got, (tuple, list)) or len(got) != 4:
-                raise _Fail(f"{call} returned {_short(repr(got), 80)}; expected (requests, tool_batches, reason, "
-                            "turn_count).", "four values, in that order; reason is a string such as 'completed'.")
+                raise _Fail(tr("{call} returned {value}; expected (requests, tool_batches, reason, turn_count).",
+                               call=call, value=_short(repr(got), 80)),
+                            tr("four values, in that order; reason is a string such as 'completed'."))
             got = tuple(got)
             if got == want:
                 rows.append(want)
                 continue
             requests, batches, reason, turn_count = got
             if reason != want[2] and want[2] == "completed":
-                hint = ("the limit only matters while the model keeps asking for tools: a model that stops asking "
-                        "before the limit ends the run the ordinary way.")
+                hint = tr("the limit only matters while the model keeps asking for tools: a model that stops asking "
+                          "before the limit ends the run the ordinary way.")
             elif reason != want[2]:
-                hint = ("max_turns is checked after the tools ran and before the next request: a model that would "
-                        "have answered on that next request never gets asked.")
+                hint = tr("max_turns is checked after the tools ran and before the next request: a model that would "
+                          "have answered on that next request never gets asked.")
             elif (requests, batches) != want[:2]:
-                hint = ("count the requests the loop sends and the batches of tools it runs: each turn the loop "
-                        "starts sends one request, and its tools run before any check on max_turns.")
+                hint = tr("count the requests the loop sends and the batches of tools it runs: each turn the loop "
+                          "starts sends one request, and its tools run before any check on max_turns.")
             else:
-                hint = ("turn_count in the Terminal: completed keeps the turn it ended in; max_turns carries the "
-                        "turn the loop refused to start (like the max_turns_reached attachment).")
-            raise _Fail(f"{call}: you predicted {got}; the loop gave {want}.", hint)
-        return (f"your predictions match the loop on all {len(rows)} runs, e.g. predict(3, 3) = {rows[2]}: "
-                "the answer one request away never came.")
+                hint = tr("turn_count in the Terminal: completed keeps the turn it ended in; max_turns carries the "
+                          "turn the loop refused to start (like the max_turns_reached attachment).")
+            raise _Fail(tr("{call}: you predicted {got}; the loop gave {expected}.", call=call, got=got,
+                           expected=want), hint)
+        return tr("your predictions match the loop on all {count} runs, e.g. predict(3, 3) = {example}: the answer "
+                  "one request away never came.", count=len(rows), example=rows[2])
 
     return _verdict("max_turns", body)

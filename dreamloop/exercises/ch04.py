@@ -6,6 +6,7 @@ import shutil
 from typing import Any
 
 from ..cli import allow_test_commands
+from ..language import N_, tr
 from ..tools import (
     Allow,
     Ask,
@@ -37,37 +38,40 @@ def check_tool_definition(tool: Any) -> Verdict:
 
     def body() -> str:
         if tool is None:
-            raise _Fail("word_count is still None: the exercise is not done yet.",
-                        "write the input as a pydantic model (its fields are the tool's input), then turn a "
-                        "counting function into a tool with @dl.tool(...), as section 1 does for count_lines.")
+            raise _Fail(tr("word_count is still None: the exercise is not done yet."),
+                        tr("write the input as a pydantic model (its fields are the tool's input), then turn a "
+                           "counting function into a tool with @dl.tool(...), as section 1 does for count_lines."))
         if not hasattr(tool, "to_api") or not hasattr(tool, "input_model"):
-            raise _Fail(f"expected a tool (made with @dl.tool or a BaseTool subclass), got {type(tool).__name__}.",
-                        "@dl.tool(InputModel, ...) on a function returns the tool: pass that, not the function "
-                        "or its input model.")
+            raise _Fail(tr("expected a tool (made with @dl.tool or a BaseTool subclass), got {kind}.",
+                           kind=type(tool).__name__),
+                        tr("@dl.tool(InputModel, ...) on a function returns the tool: pass that, not the function "
+                           "or its input model."))
         if getattr(tool, "name", None) != "WordCount":
-            raise _Fail(f"the tool is named {getattr(tool, 'name', None)!r}; expected 'WordCount'.",
-                        "the name defaults to the function's; the model calls the tool by the name you give it.")
+            raise _Fail(tr("the tool is named {name!r}; expected 'WordCount'.", name=getattr(tool, "name", None)),
+                        tr("the name defaults to the function's; the model calls the tool by the name you give it."))
         schema = tool.to_api().get("input_schema", {})
         props = schema.get("properties", {})
         if props.get("text", {}).get("type") != "string" or props.get("unique", {}).get("type") != "boolean":
-            raise _Fail(f"input_schema properties are {_short(props, 160)}; expected text (string) and unique "
-                        "(boolean).", "the schema comes from the input model's fields and their types.")
+            raise _Fail(tr("input_schema properties are {props}; expected text (string) and unique (boolean).",
+                           props=_short(props, 160)),
+                        tr("the schema comes from the input model's fields and their types."))
         if schema.get("required") != ["text"]:
-            raise _Fail(f"input_schema required is {schema.get('required')}; expected ['text'] (unique has a "
-                        "default).", "a field with a default is optional, one without is required: text must "
-                        "be given, unique defaults to False.")
+            raise _Fail(tr("input_schema required is {required}; expected ['text'] (unique has a default).",
+                           required=schema.get("required")),
+                        tr("a field with a default is optional, one without is required: text must be given, "
+                           "unique defaults to False."))
         sample = tool.input_model.model_validate({"text": "a b"})
         if not (tool.is_read_only(sample) and tool.is_concurrency_safe(sample)):
-            raise _Fail("the tool is not read-only and concurrency-safe.",
-                        "counting words changes nothing: say so when you make the tool (read-only), and it may "
-                        "run beside other calls.")
+            raise _Fail(tr("the tool is not read-only and concurrency-safe."),
+                        tr("counting words changes nothing: say so when you make the tool (read-only), and it may "
+                           "run beside other calls."))
         calls = [
             ({"text": "the cat saw the dog"}, False, "5",
-             "count the words of text (split on whitespace) and return the count as text."),
+             N_("count the words of text (split on whitespace) and return the count as text.")),
             ({"text": "the cat saw the dog", "unique": True}, False, "4",
-             "with unique, count each distinct word once."),
+             N_("with unique, count each distinct word once.")),
             ({"text": "  spaced   out\nwords "}, False, "3",
-             "split on any run of whitespace (spaces, newlines), not on single spaces."),
+             N_("split on any run of whitespace (spaces, newlines), not on single spaces.")),
             ({}, True, "InputValidationError", ""),
             ({"text": "hi", "unique": "maybe"}, True, "InputValidationError", ""),
         ]
@@ -82,18 +86,22 @@ def check_tool_definition(tool: Any) -> Verdict:
         for (input, should_fail, want, idea), result in zip(calls, results):
             failed = bool(result.get("is_error"))
             if failed and not should_fail:
-                raise _Fail(f"WordCount({_short(input)}) failed: {_short(result['content'], 160)}",
-                            "the function raised; the loop turned that into an is_error result. " + idea)
+                raise _Fail(tr("WordCount({input}) failed: {content}", input=_short(input),
+                               content=_short(result["content"], 160)),
+                            tr("the function raised; the loop turned that into an is_error result. {idea}",
+                               idea=tr(idea)))
             if should_fail and not (failed and want in str(result["content"])):
-                raise _Fail(f"WordCount({_short(input)}) should be an InputValidationError result, got "
-                            f"{_short(result['content'], 100)}.", "bad input is caught by the input model before "
-                            "your function runs: keep text required and unique a bool.")
+                raise _Fail(tr("WordCount({input}) should be an InputValidationError result, got {content}.",
+                               input=_short(input), content=_short(result["content"], 100)),
+                            tr("bad input is caught by the input model before your function runs: keep text "
+                               "required and unique a bool."))
             if not should_fail and str(result["content"]).strip() != want:
-                raise _Fail(f"WordCount({_short(input)}) returned {_short(result['content'], 60)!r}; expected "
-                            f"{want!r}.", idea)
-        return "schema from pydantic, read-only and concurrency-safe, 3 right answers, 2 bad inputs as is_error results."
+                raise _Fail(tr("WordCount({input}) returned {got!r}; expected {expected!r}.", input=_short(input),
+                               got=_short(result["content"], 60), expected=want), tr(idea))
+        return tr("schema from pydantic, read-only and concurrency-safe, 3 right answers, 2 bad inputs as is_error "
+                  "results.")
 
-    return _verdict("WordCount tool", body)
+    return _verdict(tr("WordCount tool"), body)
 
 
 def _partition_cases() -> dict[str, tuple[list[dict[str, Any]], str]]:
@@ -108,65 +116,70 @@ def _partition_cases() -> dict[str, tuple[list[dict[str, Any]], str]]:
     def bash(i: str, command: str) -> dict[str, Any]:
         return _use(i, "Bash", command=command)
 
-    never_safe = "a call whose tool is unknown, or whose input does not validate, is never safe: it runs alone."
+    never_safe = N_("a call whose tool is unknown, or whose input does not validate, is never safe: it runs alone.")
     return {
-        "one read": ([read("toolu_1")], "every call is in exactly one batch."),
-        "R R W R": ([read("toolu_1"), read("toolu_2", "notes.md"), edit("toolu_3"), read("toolu_4")],
-                    "batches follow the calls in order: consecutive safe calls share a batch, an unsafe call runs "
-                    "alone, and a safe call after it starts a new batch."),
-        "two edits": ([edit("toolu_1"), edit("toolu_2")], "a call that is not concurrency-safe runs alone, "
-                                                          "even next to another one like it."),
-        "Bash depends on the command": ([bash("toolu_1", "ls"), bash("toolu_2", "cat config.py"),
-                                         bash("toolu_3", "python -m unittest"), bash("toolu_4", "ls tests")],
-                                        "safety depends on the input, not only the tool: ask the tool about this "
-                                        "call's parsed input."),
-        "unknown tool between reads": ([read("toolu_1"), _use("toolu_2", "Wrte", file_path="x"), read("toolu_3")],
-                                       never_safe),
-        "invalid input": ([read("toolu_1"), _use("toolu_2", "Read", path="config.py"), read("toolu_3")], never_safe),
+        N_("one read"): ([read("toolu_1")], N_("every call is in exactly one batch.")),
+        N_("R R W R"): ([read("toolu_1"), read("toolu_2", "notes.md"), edit("toolu_3"), read("toolu_4")],
+                    N_("batches follow the calls in order: consecutive safe calls share a batch, an unsafe call runs "
+                       "alone, and a safe call after it starts a new batch.")),
+        N_("two edits"): ([edit("toolu_1"), edit("toolu_2")], N_("a call that is not concurrency-safe runs alone, "
+                                                                 "even next to another one like it.")),
+        N_("Bash depends on the command"): ([bash("toolu_1", "ls"), bash("toolu_2", "cat config.py"),
+                                             bash("toolu_3", "python -m unittest"), bash("toolu_4", "ls tests")],
+                                            N_("safety depends on the input, not only the tool: ask the tool about "
+                                               "this call's parsed input.")),
+        N_("unknown tool between reads"): ([read("toolu_1"), _use("toolu_2", "Wrte", file_path="x"),
+                                            read("toolu_3")], never_safe),
+        N_("invalid input"): ([read("toolu_1"), _use("toolu_2", "Read", path="config.py"), read("toolu_3")],
+                              never_safe),
     }
 
 
 def check_partition(fn: Any) -> Verdict:
     """Check ``fn(tool_uses, tools) -> list of batches`` (each a list of tool_use ids or blocks), against
     ``dreamloop.tools.partition_tool_calls``: consecutive concurrency-safe calls share a batch, others run alone."""
-    todo = ("return the calls split into batches, in order (a list of lists of tool_use ids): consecutive "
-            "concurrency-safe calls together, every other call alone.")
+    todo = tr("return the calls split into batches, in order (a list of lists of tool_use ids): consecutive "
+              "concurrency-safe calls together, every other call alone.")
 
     def body() -> str:
         _require_callable(fn, "partition")
         tools = builtin_tools()
         cases = _partition_cases()
-        for case, (uses, idea) in cases.items():
+        for name, (uses, idea) in cases.items():
+            case, idea = tr(name), tr(idea)
             blocks = _tool_use_blocks(*uses)
             want = [[b.id for b in batch.tool_uses] for batch in partition_tool_calls(blocks, tools)]
             got = _run(lambda: _call("partition(tool_uses, tools)", fn, blocks, tools, hint=idea, todo=todo))
             try:
                 ids = [[b if isinstance(b, str) else _field(b, "id") for b in batch] for batch in got]
             except TypeError:
-                raise _Fail(f"for '{case}' it returned {_short(repr(got), 100)}; expected a list of lists.",
-                            "return a list of batches, each batch a list of tool_use ids.") from None
+                raise _Fail(tr("for '{case}' it returned {value}; expected a list of lists.", case=case,
+                               value=_short(repr(got), 100)),
+                            tr("return a list of batches, each batch a list of tool_use ids.")) from None
             if ids != want:
-                raise _Fail(f"for '{case}' your batches are {ids}; partition_tool_calls gives {want}.", idea)
-        return f"{len(cases)} cases, the same batches as partition_tool_calls (input decides, not just the name)."
+                raise _Fail(tr("for '{case}' your batches are {got}; partition_tool_calls gives {expected}.",
+                               case=case, got=ids, expected=want), idea)
+        return tr("{count} cases, the same batches as partition_tool_calls (input decides, not just the name).",
+                  count=len(cases))
 
-    return _verdict("partition tool calls", body)
+    return _verdict(tr("partition tool calls"), body)
 
 
 def check_can_use_tool(fn: Any) -> Verdict:
     """Check ``async fn(tool, input, context) -> Allow | Deny | Ask``: allow Bash for the project's test command
     (``python -m unittest`` / ``python3 -m unittest``, no shell syntax), else the tool's own decision. Compared
     with ``dreamloop.cli.allow_test_commands()`` in the default mode."""
-    todo = ("return dl.Allow() for the project's test command in Bash; for every other call, the decision the "
-            "tool itself would make.")
-    own = ("for any call that is not the test command, don't decide yourself: return the tool's own decision "
-           "(await its check_permissions on the validated input); it knows the mode and the workspace.")
+    todo = tr("return dl.Allow() for the project's test command in Bash; for every other call, the decision the "
+              "tool itself would make.")
+    own = N_("for any call that is not the test command, don't decide yourself: return the tool's own decision "
+             "(await its check_permissions on the validated input); it knows the mode and the workspace.")
     calls = [
         ("Read", {"file_path": "config.py"}, own),
-        ("Bash", {"command": "python -m unittest discover -s tests"}, "the test command starts with "
-         "'python -m unittest' or 'python3 -m unittest': allow it."),
-        ("Bash", {"command": "python3 -m unittest -v"}, "python3 as well as python: both start the test command."),
-        ("Bash", {"command": "python -m unittest; rm -rf ~"}, "a command that starts right can chain another: "
-         "refuse any shell syntax (; | & $ ` < >) before you allow."),
+        ("Bash", {"command": "python -m unittest discover -s tests"}, N_("the test command starts with "
+         "'python -m unittest' or 'python3 -m unittest': allow it.")),
+        ("Bash", {"command": "python3 -m unittest -v"}, N_("python3 as well as python: both start the test command.")),
+        ("Bash", {"command": "python -m unittest; rm -rf ~"}, N_("a command that starts right can chain another: "
+         "refuse any shell syntax (; | & $ ` < >) before you allow.")),
         ("Bash", {"command": "pip install requests"}, own),
         ("Bash", {"command": "ls"}, own),
         ("Edit", {"file_path": "config.py", "old_string": "1", "new_string": "2"}, own),
@@ -186,7 +199,7 @@ def check_can_use_tool(fn: Any) -> Verdict:
                 for name, input, idea in calls:
                     if learner:
                         out.append(await _call(f"can_use_tool({name}, {_short(input, 60)}, context)", policy,
-                                               tools[name], dict(input), context, hint=idea, todo=todo))
+                                               tools[name], dict(input), context, hint=tr(idea), todo=todo))
                     else:
                         out.append(await policy(tools[name], dict(input), context))
                 return out
@@ -196,14 +209,16 @@ def check_can_use_tool(fn: Any) -> Verdict:
         want = _run(lambda: decide(allow_test_commands(), False))
         got = _run(lambda: decide(fn, True))
         for (name, input, idea), w, g in zip(calls, want, got):
+            call = f"{name}({_short(input, 60)})"
             if not isinstance(g, (Allow, Deny, Ask)):
-                raise _Fail(f"for {name}({_short(input, 60)}) it returned {_short(repr(g), 60)}; expected "
-                            "Allow(), Deny(reason) or Ask(reason).", "return a decision; a check_permissions "
-                            "call is a coroutine: await it." if "coroutine" in repr(g) else
-                            "every call needs one of the three decisions.")
+                raise _Fail(tr("for {call} it returned {value}; expected Allow(), Deny(reason) or Ask(reason).",
+                               call=call, value=_short(repr(g), 60)),
+                            tr("return a decision; a check_permissions call is a coroutine: await it.")
+                            if "coroutine" in repr(g) else tr("every call needs one of the three decisions."))
             if type(g) is not type(w):
-                raise _Fail(f"for {name}({_short(input, 60)}) you decided {type(g).__name__}; expected "
-                            f"{type(w).__name__}.", idea)
-        return f"{len(calls)} calls, the same Allow / Ask / Deny as dreamloop's allow_test_commands()."
+                raise _Fail(tr("for {call} you decided {got}; expected {expected}.", call=call,
+                               got=type(g).__name__, expected=type(w).__name__), tr(idea))
+        return tr("{count} calls, the same Allow / Ask / Deny as dreamloop's allow_test_commands().",
+                  count=len(calls))
 
     return _verdict("can_use_tool", body)

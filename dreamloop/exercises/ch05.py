@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from ..language import N_, tr
 from ..tools import (
     USER_INTERRUPT,
     FunctionTool,
@@ -106,16 +107,17 @@ def _overlapping(order: list[tuple[str, str]]) -> list[list[str]]:
 
 def _normalised(groups: Any, names: list[str], scenario: str, hint: str) -> list[list[str]]:
     if groups is None:
-        raise _Fail(f"scenario {scenario} has no prediction yet: the exercise is not done yet.", hint)
+        raise _Fail(tr("scenario {scenario} has no prediction yet: the exercise is not done yet.", scenario=scenario),
+                    hint)
     try:
         out = [sorted(str(name) for name in group) for group in groups]
     except TypeError:
-        raise _Fail(f"scenario {scenario}: {_short(repr(groups), 80)} is not a list of groups (lists of names).",
-                    hint) from None
+        raise _Fail(tr("scenario {scenario}: {value} is not a list of groups (lists of names).", scenario=scenario,
+                       value=_short(repr(groups), 80)), hint) from None
     flat = sorted(name for group in out for name in group)
     if flat != sorted(names):
-        raise _Fail(f"scenario {scenario}: your groups name {flat}; the calls are {sorted(names)}, each in exactly "
-                    "one group.", hint)
+        raise _Fail(tr("scenario {scenario}: your groups name {got}; the calls are {expected}, each in exactly one "
+                       "group.", scenario=scenario, got=flat, expected=sorted(names)), hint)
     return out
 
 
@@ -126,13 +128,14 @@ def check_run_together(prediction: Any) -> Verdict:
     names, one group per set of calls whose runs overlap (a call that runs alone is a group of one), in the
     order the groups start. The check plays each scenario through ``StreamingToolExecutor``.
     """
-    hint = ('for each scenario, write a list of groups of call names, like [["x", "y"], ["z"]]: calls that run at '
-            "the same time share a group. Draw each call on a line of ticks: it may start when its block is "
-            "complete (its tick), if the ordering rule lets it.")
+    hint = tr('for each scenario, write a list of groups of call names, like [["x", "y"], ["z"]]: calls that run at '
+              "the same time share a group. Draw each call on a line of ticks: it may start when its block is "
+              "complete (its tick), if the ordering rule lets it.")
 
     def body() -> str:
         if not isinstance(prediction, dict):
-            raise _Fail(f"expected a dict of scenarios (\"A\" ... \"D\"), got {type(prediction).__name__}.", hint)
+            raise _Fail(tr('expected a dict of scenarios ("A" ... "D"), got {kind}.', kind=type(prediction).__name__),
+                        hint)
         predicted = {}
         for scenario, calls in SCENARIOS.items():
             predicted[scenario] = _normalised(prediction.get(scenario), [c[0] for c in calls], scenario, hint)
@@ -141,19 +144,20 @@ def check_run_together(prediction: Any) -> Verdict:
             want = [sorted(group) for group in played]
             if predicted[scenario] != want:
                 what = _rule_hint(scenario)
-                raise _Fail(f"scenario {scenario}: you predicted {predicted[scenario]}; the executor ran {want}.", what)
-        return f"{len(SCENARIOS)} scenarios, the same groups as StreamingToolExecutor ran."
+                raise _Fail(tr("scenario {scenario}: you predicted {got}; the executor ran {expected}.",
+                               scenario=scenario, got=predicted[scenario], expected=want), what)
+        return tr("{count} scenarios, the same groups as StreamingToolExecutor ran.", count=len(SCENARIOS))
 
-    return _verdict("which calls run together", body)
+    return _verdict(tr("which calls run together"), body)
 
 
 def _rule_hint(scenario: str) -> str:
-    return {
-        "A": "three reads that arrive while the others still run: safe calls start at once beside safe calls.",
-        "B": "a call that finished before the next one arrived did not run beside it, even in the same batch.",
-        "C": "a non-safe call (Edit) waits for the calls before it and holds back the calls after it.",
-        "D": "nothing starts beside a running non-safe call; the reads that waited for it start together.",
-    }[scenario]
+    return tr({
+        "A": N_("three reads that arrive while the others still run: safe calls start at once beside safe calls."),
+        "B": N_("a call that finished before the next one arrived did not run beside it, even in the same batch."),
+        "C": N_("a non-safe call (Edit) waits for the calls before it and holds back the calls after it."),
+        "D": N_("nothing starts beside a running non-safe call; the reads that waited for it start together."),
+    }[scenario])
 
 
 # ---------------------------------------------------------------------------
@@ -192,8 +196,8 @@ def check_ordering_rule(fn: Any) -> Verdict:
     ``calls``: the calls of one response in call order, each ``{"name", "safe", "status"}`` (status
     ``"queued"``, ``"running"`` or ``"done"``); the answer lists the names of the queued calls to start now.
     """
-    todo = ("return the names of the queued calls that may start now, walking the calls in order and applying "
-            "the two halves of the ordering rule.")
+    todo = tr("return the names of the queued calls that may start now, walking the calls in order and applying "
+              "the two halves of the ordering rule.")
 
     def body() -> str:
         _require_callable(fn, "ready")
@@ -203,12 +207,14 @@ def check_ordering_rule(fn: Any) -> Verdict:
             want = ["abcdefgh"[i] for i in ready_to_start(case)]
             got = _run(lambda: _call("ready(calls)", fn, [dict(c) for c in calls], hint=todo, todo=todo))
             if not isinstance(got, (list, tuple)) or list(got) != want:
-                shown = ", ".join(f"{c['name']} {'safe' if c['safe'] else 'not safe'} {c['status']}" for c in calls)
-                raise _Fail(f"for [{shown}] you start {_short(got, 60)}; the rule starts {want}.",
+                shown = ", ".join(f"{c['name']} {tr('safe') if c['safe'] else tr('not safe')} {c['status']}"
+                                  for c in calls)
+                raise _Fail(tr("for [{calls}] you start {got}; the rule starts {expected}.", calls=shown,
+                               got=_short(got, 60), expected=want),
                             _rule_idea(case, got if isinstance(got, (list, tuple)) else [], want))
-        return f"{len(cases)} situations, the same calls started as the package's ready_to_start."
+        return tr("{count} situations, the same calls started as the package's ready_to_start.", count=len(cases))
 
-    return _verdict("the ordering rule", body)
+    return _verdict(tr("the ordering rule"), body)
 
 
 def _rule_idea(case: list[tuple[bool, str]], got: Any, want: list[str]) -> str:
@@ -216,12 +222,13 @@ def _rule_idea(case: list[tuple[bool, str]], got: Any, want: list[str]) -> str:
     safe = {"abcdefgh"[i]: s for i, (s, _) in enumerate(case)}
     extra = [n for n in got if n in safe and n not in want]
     if any(not safe[n] for n in extra):
-        return ("a non-safe call never starts beside another call, whether it was running already or you just "
-                "started it: a call you start counts as running for the calls after it.")
+        return tr("a non-safe call never starts beside another call, whether it was running already or you just "
+                  "started it: a call you start counts as running for the calls after it.")
     if extra:
-        return ("a non-safe call that must wait holds back every call after it, even safe ones: the order of "
-                "the calls is kept.")
-    return "a queued safe call starts at once beside other safe calls; only a running non-safe call keeps it waiting."
+        return tr("a non-safe call that must wait holds back every call after it, even safe ones: the order of "
+                  "the calls is kept.")
+    return tr("a queued safe call starts at once beside other safe calls; only a running non-safe call keeps it "
+              "waiting.")
 
 
 # ---------------------------------------------------------------------------
@@ -236,8 +243,8 @@ def check_interrupt_results(fn: Any) -> Verdict:
     had started says ``INTERRUPTED``, one that had not ``NOT_STARTED``. Compared with
     ``tool_results_message(tool_uses, results, USER_INTERRUPT, started=started)``.
     """
-    todo = ("return one user message that answers every call of tool_uses in order: the result of a call that "
-            "finished, and for the others an error result whose text says whether the call had started.")
+    todo = tr("return one user message that answers every call of tool_uses in order: the result of a call that "
+              "finished, and for the others an error result whose text says whether the call had started.")
 
     def done(id: str, text: str) -> dict[str, Any]:
         return {"type": "tool_result", "tool_use_id": id, "content": text}
@@ -245,29 +252,32 @@ def check_interrupt_results(fn: Any) -> Verdict:
     three = _tool_use_blocks(_use("toolu_1"), _use("toolu_2", name="Edit", file_path="config.py"),
                              _use("toolu_3", file_path="notes.md"))
     cases = {
-        "one finished, one running, one waiting": (three, {"toolu_1": done("toolu_1", "a")}, {"toolu_1", "toolu_2"}),
-        "none had started": (three, {}, set()),
-        "all had started, the last finished first": (three, {"toolu_3": done("toolu_3", "c")},
-                                                    {"toolu_1", "toolu_2", "toolu_3"}),
-        "all finished": (three[:2], {"toolu_2": done("toolu_2", "b"), "toolu_1": done("toolu_1", "a")},
+        N_("one finished, one running, one waiting"): (three, {"toolu_1": done("toolu_1", "a")}, {"toolu_1", "toolu_2"}),
+        N_("none had started"): (three, {}, set()),
+        N_("all had started, the last finished first"): (three, {"toolu_3": done("toolu_3", "c")},
+                                                        {"toolu_1", "toolu_2", "toolu_3"}),
+        N_("all finished"): (three[:2], {"toolu_2": done("toolu_2", "b"), "toolu_1": done("toolu_1", "a")},
                          {"toolu_1", "toolu_2"}),
     }
 
     def body() -> str:
         _require_callable(fn, "close")
-        for case, (tool_uses, results, started) in cases.items():
+        for name, (tool_uses, results, started) in cases.items():
+            case = tr(name)
             expected = tool_results_message(tool_uses, results, USER_INTERRUPT, started=started).message["content"]
             got = _run(lambda: _call("close(tool_uses, results, started)", fn, tool_uses, dict(results), set(started),
                                      hint=todo, todo=todo))
             _check_results_message(case, got, expected, tool_uses,
-                                   "a call without a result gets an is_error result; one that has a result keeps it.")
+                                   tr("a call without a result gets an is_error result; one that has a result keeps "
+                                      "it."))
             for block, want in zip(got["content"], expected):
                 if want.get("is_error") and _field(block, "content") != want["content"]:
-                    which = "had started" if want["tool_use_id"] in started else "never started"
-                    raise _Fail(f"for '{case}' {want['tool_use_id']} {which}, and your result says "
-                                f"{_short(_field(block, 'content'), 70)!r}.",
-                                "the model must tell a call that may have had effects (it had started) from one "
-                                "that had none (it never started): use the package's two texts, one for each.")
-        return f"{len(cases)} cases: results in call order, 'while running' and 'never started' told apart."
+                    which = tr("had started") if want["tool_use_id"] in started else tr("never started")
+                    raise _Fail(tr("for '{case}' {id} {which}, and your result says {said!r}.", case=case,
+                                   id=want["tool_use_id"], which=which, said=_short(_field(block, "content"), 70)),
+                                tr("the model must tell a call that may have had effects (it had started) from one "
+                                   "that had none (it never started): use the package's two texts, one for each."))
+        return tr("{count} cases: results in call order, 'while running' and 'never started' told apart.",
+                  count=len(cases))
 
-    return _verdict("interrupted results", body)
+    return _verdict(tr("interrupted results"), body)

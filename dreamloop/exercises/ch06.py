@@ -8,6 +8,7 @@ from ..context import CLEARED, Autocompact, BlockingLimit, ContextOptions, Micro
 from ..context import compaction_cut as _package_cut
 from ..context import stages_over
 from ..context.content import is_tool_result_message
+from ..language import N_, tr
 from ..messages import AssistantMessage, SystemMessage, normalize_messages_for_api, user_message
 from ..tools import tool_results_message
 from ._checking import _call, _Fail, _message, _require_callable, _run, _short, _use, _verdict
@@ -49,9 +50,9 @@ def _parallel() -> list[Any]:
 
 
 def _cut_cases() -> list[tuple[str, list[Any], int]]:
-    return [("F8, keep 4", _f8(), 4), ("F8, keep 5", _f8(), 5), ("F8, keep 2", _f8(), 2),
-            ("parallel calls, keep 3", _parallel(), 3), ("parallel calls, keep 5", _parallel(), 5),
-            ("parallel calls, keep 7", _parallel(), 7), ("parallel calls, keep 8", _parallel(), 8)]
+    return [(N_("F8, keep 4"), _f8(), 4), (N_("F8, keep 5"), _f8(), 5), (N_("F8, keep 2"), _f8(), 2),
+            (N_("parallel calls, keep 3"), _parallel(), 3), (N_("parallel calls, keep 5"), _parallel(), 5),
+            (N_("parallel calls, keep 7"), _parallel(), 7), (N_("parallel calls, keep 8"), _parallel(), 8)]
 
 
 def _tail_problem(messages: list[Any], cut: int) -> str | None:
@@ -61,11 +62,11 @@ def _tail_problem(messages: list[Any], cut: int) -> str | None:
     for m in tail:
         for block in (m.message["content"] if is_tool_result_message(m) else []):
             if block["tool_use_id"] not in calls:
-                return (f"the kept tail starts with the result of {block['tool_use_id']} but its tool_use is in the "
-                        "summarised part: the API would reject it (unexpected tool_use_id).")
+                return tr("the kept tail starts with the result of {id} but its tool_use is in the summarised part: "
+                          "the API would reject it (unexpected tool_use_id).", id=block["tool_use_id"])
     head = normalize_messages_for_api(messages[:cut])
     if head and head[-1]["role"] == "assistant" and any(b.get("type") == "tool_use" for b in head[-1]["content"]):
-        return "the summarised part ends on a tool_use whose result is in the tail: a call without its answer."
+        return tr("the summarised part ends on a tool_use whose result is in the tail: a call without its answer.")
     return None
 
 
@@ -73,31 +74,35 @@ def check_safe_cut(fn: Any) -> bool:
     """Check ``fn(messages, keep_recent) -> int``: where the kept tail starts, never between a ``tool_use`` and
     its ``tool_result`` (field case F8): the newest ``keep_recent`` user and assistant messages, the cut moved
     back to the call when it lands on a result; on seven histories, against ``dreamloop.context.compaction_cut``."""
-    hint = ("walk back from the end counting user and assistant messages (not system notices) until keep_recent "
-            "are counted; if the message there is a tool_result message, move back to the assistant message that "
-            "made the call, so the pair stays together in the tail.")
+    hint = tr("walk back from the end counting user and assistant messages (not system notices) until keep_recent "
+              "are counted; if the message there is a tool_result message, move back to the assistant message that "
+              "made the call, so the pair stays together in the tail.")
+    todo = tr("return the index where the kept tail starts: count the newest keep_recent user and assistant "
+              "messages, and never start the tail with a result whose call would be summarised.")
 
     def body() -> str:
         _require_callable(fn, "safe_cut")
         for name, messages, keep in _cut_cases():
-            got = _run(lambda: _call(f"safe_cut(<{name}>, {keep})", fn, list(messages), keep, hint=hint,
-                                     todo="return the index where the kept tail starts: count the newest "
-                                          "keep_recent user and assistant messages, and never start the tail "
-                                          "with a result whose call would be summarised."))
+            case = tr(name)
+            got = _run(lambda: _call(f"safe_cut(<{case}>, {keep})", fn, list(messages), keep, hint=hint, todo=todo))
             if not isinstance(got, int) or isinstance(got, bool):
-                raise _Fail(f"for '{name}' it returned {_short(repr(got), 80)}; expected an index (int).", hint)
+                raise _Fail(tr("for '{case}' it returned {value}; expected an index (int).", case=case,
+                               value=_short(repr(got), 80)), hint)
             right = _package_cut(messages, keep)
             if got == right:
                 continue
-            problem = _tail_problem(messages, got) if 0 <= got <= len(messages) else "it is not an index of the list."
+            problem = _tail_problem(messages, got) if 0 <= got <= len(messages) else \
+                tr("it is not an index of the list.")
             if problem:
-                raise _Fail(f"for '{name}' (keep_recent={keep}) the cut is {got}: {problem}", hint)
+                raise _Fail(tr("for '{case}' (keep_recent={keep}) the cut is {cut}: {problem}", case=case, keep=keep,
+                               cut=got, problem=problem), hint)
             kept = sum(m.type in ("user", "assistant") for m in messages[got:])
-            raise _Fail(f"for '{name}' (keep_recent={keep}) the cut is {got}, keeping {kept} user/assistant "
-                        f"message(s); the pipeline cuts at {right}.", hint)
-        return "every cut keeps each tool_result with its tool_use, on seven histories (F8 among them)."
+            raise _Fail(tr("for '{case}' (keep_recent={keep}) the cut is {cut}, keeping {kept} user/assistant "
+                           "message(s); the pipeline cuts at {right}.", case=case, keep=keep, cut=got, kept=kept,
+                           right=right), hint)
+        return tr("every cut keeps each tool_result with its tool_use, on seven histories (F8 among them).")
 
-    return _verdict("safe compaction cut", body)
+    return _verdict(tr("safe compaction cut"), body)
 
 
 # ---------------------------------------------------------------------------
@@ -119,28 +124,30 @@ def check_first_stage(fn: Any) -> bool:
     """Check ``fn(tokens, options) -> str | None``: the lightest threshold-triggered stage that acts at
     ``tokens`` (``"snip"``, ``"microcompact"``, ``"context_collapse"``, ``"autocompact"``,
     ``"blocking_limit"``), or None; against ``dreamloop.context.stages_over`` on 14 cases."""
-    hint = ("take options.thresholds(options.context_window): stages that are off have None; the first stage, "
-            "in pipeline order, whose threshold tokens is strictly over, acts first.")
+    hint = tr("take options.thresholds(options.context_window): stages that are off have None; the first stage, "
+              "in pipeline order, whose threshold tokens is strictly over, acts first.")
+    todo = tr("return the name of the first stage, in pipeline order, whose threshold the request is over (None "
+              "when it is over none).")
 
     def body() -> str:
         _require_callable(fn, "first_stage")
         for tokens, options in _stage_cases():
             want = (stages_over(tokens, options.thresholds(options.context_window or 0)) or [None])[0]
-            got = _run(lambda: _call(f"first_stage({tokens}, options)", fn, tokens, options, hint=hint,
-                                     todo="return the name of the first stage, in pipeline order, whose "
-                                          "threshold the request is over (None when it is over none)."))
+            got = _run(lambda: _call(f"first_stage({tokens}, options)", fn, tokens, options, hint=hint, todo=todo))
             if got != want:
                 on = ", ".join(options.stages_on())
                 why = ""
                 if want is None and got is not None:
-                    why = " No threshold is crossed (a stage acts only when the context is *over* its threshold)."
+                    why = tr(" No threshold is crossed (a stage acts only when the context is *over* its threshold).")
                 elif got is not None and got not in options.stages_on():
-                    why = f" {got} is off in these options."
-                raise _Fail(f"with {tokens:,} tokens (stages on: {on}; window {options.context_window:,}) you said "
-                            f"{got!r}; the pipeline's first stage to act is {want!r}.{why}", hint)
-        return "14 predictions match the pipeline's thresholds (off stages skipped, lightest first, strictly over)."
+                    why = tr(" {stage} is off in these options.", stage=got)
+                raise _Fail(tr("with {tokens:,} tokens (stages on: {on}; window {window:,}) you said {got!r}; the "
+                               "pipeline's first stage to act is {expected!r}.{why}", tokens=tokens, on=on,
+                               window=options.context_window, got=got, expected=want, why=why), hint)
+        return tr("14 predictions match the pipeline's thresholds (off stages skipped, lightest first, strictly "
+                  "over).")
 
-    return _verdict("which stage acts first", body)
+    return _verdict(tr("which stage acts first"), body)
 
 
 # ---------------------------------------------------------------------------
@@ -157,31 +164,33 @@ def _read_turns(count: int, *, cleared: tuple[int, ...] = (), parallel: int | No
 
 
 def _clear_cases() -> list[tuple[str, list[Any], int]]:
-    return [("six reads, keep 3", _read_turns(6), 3),
-            ("six reads, keep 0 (F16: the last two turns stay anyway)", _read_turns(6), 0),
-            ("six reads, two already cleared, keep 2", _read_turns(6, cleared=(1, 2)), 2),
-            ("five reads, turn 2 read two files at once, keep 2", _read_turns(5, parallel=2), 2),
-            ("five reads, turn 4 read two files at once, keep 3", _read_turns(5, parallel=4), 3),
-            ("two reads, keep 0", _read_turns(2), 0)]
+    return [(N_("six reads, keep 3"), _read_turns(6), 3),
+            (N_("six reads, keep 0 (F16: the last two turns stay anyway)"), _read_turns(6), 0),
+            (N_("six reads, two already cleared, keep 2"), _read_turns(6, cleared=(1, 2)), 2),
+            (N_("five reads, turn 2 read two files at once, keep 2"), _read_turns(5, parallel=2), 2),
+            (N_("five reads, turn 4 read two files at once, keep 3"), _read_turns(5, parallel=4), 3),
+            (N_("two reads, keep 0"), _read_turns(2), 0)]
 
 
 def check_clearable(fn: Any) -> bool:
     """Check ``fn(messages, keep_recent) -> list of tool_use ids``: the results microcompact may clear (old, not
     cleared yet; never those of the newest ``max(keep_recent, 2)`` tool-result messages, field case F16);
     against ``dreamloop.context.clearable_tool_results`` on six histories."""
-    hint = ("count tool-result user messages from the end: the newest max(keep_recent, 2) of them are kept (the "
-            "current and previous turn always); every result in an older message whose content is not already "
-            f"{CLEARED!r} may be cleared.")
+    hint = tr("count tool-result user messages from the end: the newest max(keep_recent, 2) of them are kept (the "
+              "current and previous turn always); every result in an older message whose content is not already "
+              "{cleared!r} may be cleared.", cleared=CLEARED)
+    todo = tr("return the tool_use ids whose old results microcompact would clear; the last two turns' results "
+              "always stay.")
 
     def body() -> str:
         _require_callable(fn, "clearable")
         for name, messages, keep in _clear_cases():
+            case = tr(name)
             want = [tool_use_id for _, tool_use_id, _ in clearable_tool_results(messages, keep_recent=keep)]
-            got = _run(lambda: _call(f"clearable(<{name}>, {keep})", fn, list(messages), keep, hint=hint,
-                                     todo="return the tool_use ids whose old results microcompact would clear; "
-                                          "the last two turns' results always stay."))
+            got = _run(lambda: _call(f"clearable(<{case}>, {keep})", fn, list(messages), keep, hint=hint, todo=todo))
             if not isinstance(got, (list, tuple, set)):
-                raise _Fail(f"for '{name}' it returned {_short(repr(got), 80)}; expected a list of tool_use ids.", hint)
+                raise _Fail(tr("for '{case}' it returned {value}; expected a list of tool_use ids.", case=case,
+                               value=_short(repr(got), 80)), hint)
             got = list(got)
             if sorted(got) != sorted(want):
                 done = {b["tool_use_id"] for m in messages if is_tool_result_message(m)
@@ -190,10 +199,13 @@ def check_clearable(fn: Any) -> bool:
                 recent = [i for i in got if i not in want and i not in done]
                 extra = ""
                 if recent:
-                    extra += f" {', '.join(recent)} must stay: the model may still need what it just read (F16)."
+                    extra += tr(" {ids} must stay: the model may still need what it just read (F16).",
+                                ids=", ".join(recent))
                 if again:
-                    extra += f" {', '.join(again)} {'is' if len(again) == 1 else 'are'} already cleared."
-                raise _Fail(f"for '{name}' you would clear {got}; microcompact clears {want}.{extra}", hint)
-        return "six histories: old results cleared, the last two turns' results always kept (F16)."
+                    extra += tr(" {ids} is already cleared.", ids=again[0]) if len(again) == 1 else \
+                        tr(" {ids} are already cleared.", ids=", ".join(again))
+                raise _Fail(tr("for '{case}' you would clear {got}; microcompact clears {expected}.{extra}", case=case,
+                               got=got, expected=want, extra=extra), hint)
+        return tr("six histories: old results cleared, the last two turns' results always kept (F16).")
 
-    return _verdict("what microcompact may clear", body)
+    return _verdict(tr("what microcompact may clear"), body)

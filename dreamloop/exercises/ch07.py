@@ -16,6 +16,7 @@ from ..cli import allow_test_commands
 from ..demo import copy_sample_project, demo_policy
 from ..errors import HookError
 from ..hooks import Hooks, load_hooks, run_hooks
+from ..language import tr
 from ..model import offline
 from ..query import QueryParams, query
 from ..scratch import scratch_dir
@@ -44,10 +45,10 @@ def check_tests_stop_hook(hook: Any) -> Verdict:
     hook: the agent does as asked and stops while ``test_value`` still fails; your hook must block with
     feedback the agent can act on, then let the loop end ``completed`` when the tests pass.
     """
-    todo = ("run the project's tests in the workspace the input names; while they fail, block with the failures "
-            f"and the line '{_TASK_LINE}' as the reason; once they pass, have no opinion.")
-    idea = ("a stop hook blocks while the test run fails (its reason is the model's feedback) and has no opinion "
-            "once it passes; the run happens in the workspace the input names.")
+    todo = tr("run the project's tests in the workspace the input names; while they fail, block with the failures "
+              "and the line '{task}' as the reason; once they pass, have no opinion.", task=_TASK_LINE)
+    idea = tr("a stop hook blocks while the test run fails (its reason is the model's feedback) and has no opinion "
+              "once it passes; the run happens in the workspace the input names.")
 
     def body() -> str:
         _require_callable(hook, "tests_must_pass")
@@ -69,42 +70,47 @@ def check_tests_stop_hook(hook: Any) -> Verdict:
             run, terminal, passing = _run(attempt, timeout=60)
         except HookError as error:
             _unfinished(error, todo)
-            raise _Fail(f"your hook raised or returned something that is not a decision: {error}",
-                        "a hook answers with its event's decision model, a dict shaped like its JSON, or None.") from None
+            raise _Fail(tr("your hook raised or returned something that is not a decision: {error}", error=error),
+                        tr("a hook answers with its event's decision model, a dict shaped like its JSON, or None.")) \
+                from None
         blocks = [p for p in run.trace.checkpoints if p.next_transition and p.next_transition.reason == "stop_hook_blocking"]
         feedback = [m.message["content"] for m in run.messages if m.type == "user" and m.is_meta]
         if terminal.reason == "completed" and not blocks:
-            raise _Fail("the loop ended `completed` while test_value still failed: your hook never blocked.",
-                        "a stop hook with no opinion lets the loop end; it has to block while the tests fail.")
+            raise _Fail(tr("the loop ended `completed` while test_value still failed: your hook never blocked."),
+                        tr("a stop hook with no opinion lets the loop end; it has to block while the tests fail."))
         if terminal.reason == "stop_hook_prevented" and any(m.type == "system" and m.subtype == "stop_hook_prevented"
                                                              for m in run.messages):
-            raise _Fail("your hook prevented continuation (continue_=False): the run ended instead of going on.",
-                        "continue_=False ends the run; a block sends the reason to the model and the loop goes on.")
+            raise _Fail(tr("your hook prevented continuation (continue_=False): the run ended instead of going on."),
+                        tr("continue_=False ends the run; a block sends the reason to the model and the loop goes "
+                           "on."))
         if terminal.reason == "stop_hook_prevented":
             last = feedback[-1] if feedback else ""
             if passing:
-                raise _Fail(f"the tests pass, yet your hook blocked {len(blocks)} times until the runaway guard "
-                            "ended the run: it never lets the loop end.",
-                            "decide from how the test run ended, run in the workspace the input names; once it "
-                            "succeeds, the hook has no opinion.")
+                raise _Fail(tr("the tests pass, yet your hook blocked {count} times until the runaway guard ended "
+                               "the run: it never lets the loop end.", count=len(blocks)),
+                            tr("decide from how the test run ended, run in the workspace the input names; once it "
+                               "succeeds, the hook has no opinion."))
             if _TASK_LINE not in last.lower():
-                raise _Fail(f"the agent could not act on your feedback ({_short(last, 120)!r}); the runaway guard "
-                            "ended the run.", "the offline agent understands a task on a line of its own: end the "
-                            f"reason with the line '{_TASK_LINE}'.")
-            raise _Fail(f"the runaway guard ended the run after {len(blocks)} blocks.", idea)
+                raise _Fail(tr("the agent could not act on your feedback ({said!r}); the runaway guard ended the "
+                               "run.", said=_short(last, 120)),
+                            tr("the offline agent understands a task on a line of its own: end the reason with the "
+                               "line '{task}'.", task=_TASK_LINE))
+            raise _Fail(tr("the runaway guard ended the run after {count} blocks.", count=len(blocks)), idea)
         if terminal.reason != "completed" or not passing:
-            raise _Fail(f"the run ended {terminal.reason} with the tests {'passing' if passing else 'failing'}.", idea)
-        return (f"your hook blocked {len(blocks)} time(s) ({_short(feedback[0].splitlines()[-1], 60)!r}), the agent "
-                "fixed value, and the loop ended completed with the tests passing.")
+            raise _Fail(tr("the run ended {reason} with the tests passing.", reason=terminal.reason) if passing else
+                        tr("the run ended {reason} with the tests failing.", reason=terminal.reason), idea)
+        return tr("your hook blocked {count} time(s) ({said!r}), the agent fixed value, and the loop ended "
+                  "completed with the tests passing.", count=len(blocks), said=_short(feedback[0].splitlines()[-1], 60))
 
-    return _verdict("tests-must-pass stop hook", body)
+    return _verdict(tr("tests-must-pass stop hook"), body)
 
 
 def _unfinished(error: HookError, todo: str) -> None:
     """The untouched exercise cell: say what to do, not the answer."""
     if isinstance(error.__cause__, NotImplementedError):
-        raise _Fail(f"your hook raised NotImplementedError({_short(error.__cause__)!r}): the exercise is not done yet.",
-                    f"replace the `raise NotImplementedError(...)` line with your code: {todo}") from None
+        raise _Fail(tr("your hook raised NotImplementedError({error!r}): the exercise is not done yet.",
+                       error=_short(error.__cause__)),
+                    tr("replace the `raise NotImplementedError(...)` line with your code: {todo}", todo=todo)) from None
 
 
 # ---------------------------------------------------------------------------
@@ -139,9 +145,9 @@ def recursive_rm(command: str) -> bool:
 def check_no_recursive_rm(hook: Any) -> Verdict:
     """Check a ``pre_tool_use`` hook for Bash that denies a recursive ``rm`` with a reason and has no
     opinion on anything else; then the same hook in the loop, where the denied call still gets its result."""
-    todo = "deny a Bash command that runs rm recursively, with a reason; have no opinion on anything else."
-    idea = ("a recursive rm can be spelt -rf, -fr, -r -f, -R or --recursive, and can follow ; && or |: look at "
-            "each command of the line and at every flag its rm gets.")
+    todo = tr("deny a Bash command that runs rm recursively, with a reason; have no opinion on anything else.")
+    idea = tr("a recursive rm can be spelt -rf, -fr, -r -f, -R or --recursive, and can follow ; && or |: look at "
+              "each command of the line and at every flag its rm gets.")
 
     def decide(command: str) -> Any:
         hooks = Hooks().add("pre_tool_use", hook, matcher="Bash")
@@ -152,28 +158,33 @@ def check_no_recursive_rm(hook: Any) -> Verdict:
             _unfinished(error, todo)
             cause = error.__cause__
             if isinstance(cause, TypeError) and "returned" in str(cause):
-                raise _Fail(f"for {command!r} {cause}.", "a hook answers with its event's decision model "
-                            "(PreToolUseDecision); dl.Deny is can_use_tool's answer, not a hook's.") from None
-            raise _Fail(f"for {command!r} your hook raised {type(cause).__name__}: {_short(cause, 120)}", idea) from None
+                raise _Fail(tr("for {command!r} {error}.", command=command, error=cause),
+                            tr("a hook answers with its event's decision model (PreToolUseDecision); dl.Deny is "
+                               "can_use_tool's answer, not a hook's.")) from None
+            raise _Fail(tr("for {command!r} your hook raised {kind}: {error}", command=command,
+                           kind=type(cause).__name__, error=_short(cause, 120)), idea) from None
 
     def body() -> str:
         _require_callable(hook, "no_recursive_rm")
         for command in _DENY:
             got = decide(command)
             if got.decision != "deny":
-                raise _Fail(f"{command!r} was not denied (decision={got.decision!r}).", idea)
+                raise _Fail(tr("{command!r} was not denied (decision={decision!r}).", command=command,
+                               decision=got.decision), idea)
             if not (got.reason or "").strip():
-                raise _Fail(f"{command!r} was denied without a reason: the model reads only the reason.",
-                            "give reason=\"...\" saying what is not allowed, so the model can do something else.")
+                raise _Fail(tr("{command!r} was denied without a reason: the model reads only the reason.",
+                               command=command),
+                            tr('give reason="..." saying what is not allowed, so the model can do something else.'))
         for command in _ALLOW:
             got = decide(command)
             if got.decision == "deny":
-                raise _Fail(f"{command!r} was denied, but it deletes nothing recursively.",
-                            "deny only a recursive rm; for anything else return None (no opinion), so the "
-                            "normal permission decision applies.")
+                raise _Fail(tr("{command!r} was denied, but it deletes nothing recursively.", command=command),
+                            tr("deny only a recursive rm; for anything else return None (no opinion), so the "
+                               "normal permission decision applies."))
             if got.decision is not None:
-                raise _Fail(f"{command!r} got decision={got.decision!r}; expected None (no opinion).",
-                            "return None for commands you don't deny: 'allow' would skip the permission prompt.")
+                raise _Fail(tr("{command!r} got decision={decision!r}; expected None (no opinion).", command=command,
+                               decision=got.decision),
+                            tr("return None for commands you don't deny: 'allow' would skip the permission prompt."))
 
         async def in_the_loop() -> tuple[Any, Any]:
             model = offline([reply("Cleaning up first.", tool_use("Bash", {"command": "rm -rf build"}, id="toolu_1"),
@@ -194,11 +205,12 @@ def check_no_recursive_rm(hook: Any) -> Verdict:
         results = bodies[-1]["messages"][-1]["content"]
         denied, ran = results[0], results[1]
         if not (denied.get("is_error") and ran.get("content") == "ok" and run.terminal.reason == "completed"):
-            raise _Fail(f"in the loop the results were {_short(results, 160)}.", idea)
-        return (f"{len(_DENY)} recursive rm denied with a reason, {len(_ALLOW)} other commands left alone; in the "
-                f"loop the denied call got its is_error result ({_short(denied['content'], 50)!r}), the other ran.")
+            raise _Fail(tr("in the loop the results were {results}.", results=_short(results, 160)), idea)
+        return tr("{denied} recursive rm denied with a reason, {allowed} other commands left alone; in the loop the "
+                  "denied call got its is_error result ({content!r}), the other ran.", denied=len(_DENY),
+                  allowed=len(_ALLOW), content=_short(denied["content"], 50))
 
-    return _verdict("no recursive rm hook", body)
+    return _verdict(tr("no recursive rm hook"), body)
 
 
 # ---------------------------------------------------------------------------
@@ -211,19 +223,20 @@ SAFE = ["python -m unittest discover -s tests", "git status", "ls"]
 def check_settings_hook(settings: Any) -> Verdict:
     """Check a Claude Code settings dict (or JSON text) whose ``PreToolUse`` command hook on ``Bash`` blocks
     any ``git push`` with exit code 2 and a reason on stderr, and lets other commands through."""
-    shape = ('a settings file is {"hooks": {EVENT: [{"matcher": ..., "hooks": [{"type": "command", '
-             '"command": ...}]}]}}; the command gets the event as JSON on stdin.')
+    shape = tr('a settings file is {"hooks": {EVENT: [{"matcher": ..., "hooks": [{"type": "command", '
+               '"command": ...}]}]}}; the command gets the event as JSON on stdin.')
 
     def body() -> str:
         if isinstance(settings, str):
             try:
                 data = json.loads(settings)
             except json.JSONDecodeError as error:
-                raise _Fail(f"that is not JSON ({error.msg}).", shape) from None
+                raise _Fail(tr("that is not JSON ({error}).", error=error.msg), shape) from None
         else:
             data = settings
         if not isinstance(data, dict):
-            raise _Fail(f"expected the settings as a dict (or JSON text), got {type(data).__name__}.", shape)
+            raise _Fail(tr("expected the settings as a dict (or JSON text), got {kind}.", kind=type(data).__name__),
+                        shape)
         folder = scratch_dir("ch07-")
         try:
             path = folder / "settings.json"
@@ -233,18 +246,21 @@ def check_settings_hook(settings: Any) -> Verdict:
                 try:
                     hooks = load_hooks(path)
                 except ValueError as error:
-                    raise _Fail(str(error).replace(str(path), "your settings"), shape) from None
+                    raise _Fail(tr("your settings: {error}", error=str(error).replace(f"{path}: ", "", 1)),
+                                shape) from None
             if hooks.unsupported:
-                raise _Fail("these would not run: " + "; ".join(u.replace(str(path), "settings") for u in hooks.unsupported),
-                            "use the event name PreToolUse and \"type\": \"command\".")
+                raise _Fail(tr("these would not run: {hooks}", hooks="; ".join(u.replace(str(path), "settings")
+                                                                           for u in hooks.unsupported)),
+                            tr('use the event name PreToolUse and "type": "command".'))
             if not any(e.event == "pre_tool_use" for e in hooks.entries):
-                raise _Fail("your settings have no PreToolUse hook yet: the exercise is not done yet.",
-                            "add to PreToolUse one entry whose matcher names the Bash tool and whose hook is a "
-                            "command that reads the event on stdin and blocks a git push, saying why.")
+                raise _Fail(tr("your settings have no PreToolUse hook yet: the exercise is not done yet."),
+                            tr("add to PreToolUse one entry whose matcher names the Bash tool and whose hook is a "
+                               "command that reads the event on stdin and blocks a git push, saying why."))
             if not hooks.matching("pre_tool_use", "Bash"):
                 matchers = [e.matcher for e in hooks.entries if e.event == "pre_tool_use"]
-                raise _Fail(f"no PreToolUse hook matches the tool name Bash (matchers: {matchers}).",
-                            "matchers are case-sensitive tool names: \"Bash\".")
+                raise _Fail(tr("no PreToolUse hook matches the tool name Bash (matchers: {matchers}).",
+                               matchers=matchers),
+                            tr('matchers are case-sensitive tool names: "Bash".'))
 
             def outcome(command: str) -> Any:
                 input = hooks.input("pre_tool_use", workspace=folder, tool_name="Bash",
@@ -256,26 +272,31 @@ def check_settings_hook(settings: Any) -> Verdict:
             if blocked.decision.decision != "deny":
                 code = record.get("exitCode")
                 if code not in (None, 0, 2):
-                    raise _Fail(f"for {PUSH!r} your command exited {code}: a non-blocking error, so the call "
-                                "would still run.", "block with exit 2 (any other non-zero exit code fails open).")
-                raise _Fail(f"{PUSH!r} was not blocked (exit code {code}, stdout {_short(record.get('stdout', ''), 60)!r}).",
-                            "the event arrives as JSON on stdin, never as arguments: the command must read its "
-                            "standard input to see the tool's input.")
+                    raise _Fail(tr("for {command!r} your command exited {code}: a non-blocking error, so the call "
+                                   "would still run.", command=PUSH, code=code),
+                                tr("block with exit 2 (any other non-zero exit code fails open)."))
+                raise _Fail(tr("{command!r} was not blocked (exit code {code}, stdout {stdout!r}).", command=PUSH,
+                               code=code, stdout=_short(record.get("stdout", ""), 60)),
+                            tr("the event arrives as JSON on stdin, never as arguments: the command must read its "
+                               "standard input to see the tool's input."))
             if "No stderr output" in (blocked.decision.reason or ""):
-                raise _Fail(f"{PUSH!r} was blocked, but with nothing on stderr: the model is told no reason.",
-                            "with exit code 2 the model reads only stderr: write the reason there.")
+                raise _Fail(tr("{command!r} was blocked, but with nothing on stderr: the model is told no reason.",
+                               command=PUSH),
+                            tr("with exit code 2 the model reads only stderr: write the reason there."))
             for command in SAFE:
                 allowed = outcome(command)
                 if allowed.decision.decision == "deny":
-                    raise _Fail(f"{command!r} was blocked too.", "exit 0 unless the command holds git push.")
+                    raise _Fail(tr("{command!r} was blocked too.", command=command),
+                                tr("exit 0 unless the command holds git push."))
                 failed = [r.attachment for r in allowed.records if r.attachment["type"] == "hook_non_blocking_error"]
                 if failed:
-                    raise _Fail(f"for {command!r} your hook failed: {_short(failed[0]['content'], 120)}",
-                                "exit 0 when there is nothing to block.")
+                    raise _Fail(tr("for {command!r} your hook failed: {error}", command=command,
+                                   error=_short(failed[0]["content"], 120)),
+                                tr("exit 0 when there is nothing to block."))
         finally:
             shutil.rmtree(folder, ignore_errors=True)
-        return (f"{PUSH!r} blocked by exit 2 ({_short(blocked.decision.reason.split(']: ')[-1], 50)!r}), "
-                f"{len(SAFE)} other commands let through.")
+        return tr("{command!r} blocked by exit 2 ({reason!r}), {count} other commands let through.", command=PUSH,
+                  reason=_short(blocked.decision.reason.split("]: ")[-1], 50), count=len(SAFE))
 
-    return _verdict("settings-file hook", body)
+    return _verdict(tr("settings-file hook"), body)
 

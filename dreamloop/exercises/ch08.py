@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..deps import QueryDeps, counting_uuids
+from ..language import N_, tr
 from ..model import offline
 from ..query import QueryParams, query
 from ..recovery import MaxTokensCut, RecoveryOptions, TokenBudget, decide_recovery, decide_token_budget, state_changes
@@ -27,12 +28,12 @@ _OPTIONS = RecoveryOptions()
 def _cut_states() -> list[tuple[str, State]]:
     escalated = State(max_output_tokens_override=CAP)
     return [
-        ("the first cut of a turn", State()),
-        ("cut again after the escalation", escalated),
-        ("cut after one resume", escalated.model_copy(update={"max_output_tokens_recovery_count": 1})),
-        ("cut after two resumes", escalated.model_copy(update={"max_output_tokens_recovery_count": 2})),
-        ("cut after three resumes", escalated.model_copy(update={"max_output_tokens_recovery_count": 3})),
-        ("the first cut of turn 2 (next_turn reset the counters)", State(turn_count=2)),
+        (N_("the first cut of a turn"), State()),
+        (N_("cut again after the escalation"), escalated),
+        (N_("cut after one resume"), escalated.model_copy(update={"max_output_tokens_recovery_count": 1})),
+        (N_("cut after two resumes"), escalated.model_copy(update={"max_output_tokens_recovery_count": 2})),
+        (N_("cut after three resumes"), escalated.model_copy(update={"max_output_tokens_recovery_count": 3})),
+        (N_("the first cut of turn 2 (next_turn reset the counters)"), State(turn_count=2)),
     ]
 
 
@@ -58,16 +59,18 @@ def check_cut_recovery(fn: Any) -> bool:
     """Check ``fn(state) -> dl.Continue | None``: what the loop does after a response cut at ``max_tokens`` that
     asked for no tool, with a 4,096-token request, a 64,000 escalation and at most 3 resumes a turn; on six
     States against ``dreamloop.recovery.decide_recovery``, then as a loop against an always-truncating model."""
-    hint = ("the State's counters say which rung this turn is on: max_output_tokens_override is set once the "
-            "turn has escalated, max_output_tokens_recovery_count counts its resumes. Take the rungs in order, "
-            "each no more often than the exercise allows; past the last one, give up.")
-    todo = ("return dl.Continue(reason='max_output_tokens_escalate', max_tokens=64000), "
-            "dl.Continue(reason='max_output_tokens_recovery', attempt=n) or None, from the State's counters.")
+    hint = tr("the State's counters say which rung this turn is on: max_output_tokens_override is set once the "
+              "turn has escalated, max_output_tokens_recovery_count counts its resumes. Take the rungs in order, "
+              "each no more often than the exercise allows; past the last one, give up.")
+    todo = tr("return dl.Continue(reason='max_output_tokens_escalate', max_tokens=64000), "
+              "dl.Continue(reason='max_output_tokens_recovery', attempt=n) or None, from the State's counters.")
 
     def decide(state: State, name: str) -> Any:
-        got = _run(lambda: _call(f"after_cut(<{name}>)", fn, state, hint=hint, todo=todo))
+        case = tr(name)
+        got = _run(lambda: _call(f"after_cut(<{case}>)", fn, state, hint=hint, todo=todo))
         if got is not None and not isinstance(got, Continue):
-            raise _Fail(f"for '{name}' it returned {_short(repr(got), 80)}; expected a dl.Continue or None.", hint)
+            raise _Fail(tr("for '{case}' it returned {got}; expected a dl.Continue or None.", case=case,
+                           got=_short(repr(got), 80)), hint)
         return got
 
     def body() -> str:
@@ -79,26 +82,28 @@ def check_cut_recovery(fn: Any) -> bool:
                 continue
             why = ""
             if want is None and got is not None:
-                why = " Three resumes are the bound: without it an always-truncating model is asked forever."
+                why = tr(" Three resumes are the bound: without it an always-truncating model is asked forever.")
             elif want is not None and want.reason == "max_output_tokens_escalate" and got is not None \
                     and got.reason == "max_output_tokens_recovery":
-                why = " The first cut of a turn escalates: more room may finish the answer in one piece."
+                why = tr(" The first cut of a turn escalates: more room may finish the answer in one piece.")
             elif got is not None and got.reason == "max_output_tokens_escalate" and state.max_output_tokens_override:
-                why = " The limit was already raised this turn: escalating again changes nothing."
-            raise _Fail(f"for '{name}' you said {_said(got)}; the loop does {_said(want)}.{why}", hint)
+                why = tr(" The limit was already raised this turn: escalating again changes nothing.")
+            raise _Fail(tr("for '{case}' you said {got}; the loop does {want}.", case=tr(name), got=_said(got),
+                           want=_said(want)) + why, hint)
         state, passes = State(), 0
-        while (step := decide(state, "the same turn, cut again")) is not None:
+        while (step := decide(state, N_("the same turn, cut again"))) is not None:
             passes += 1
             if passes > 8:
-                raise _Fail("against a model that always hits max_tokens your rule goes round more than 8 times in "
-                            "one turn: an unbounded resume loop.", hint)
+                raise _Fail(tr("against a model that always hits max_tokens your rule goes round more than 8 times "
+                               "in one turn: an unbounded resume loop."), hint)
             state = state.model_copy(update=state_changes(state, step))
         if passes != 4:
-            raise _Fail(f"against an always-truncating model your rule made {passes} recovery passes; the loop makes "
-                        "4 (one escalation, three resumes), so 5 requests.", hint)
-        return "six States decided as the loop does; an always-truncating model gets 5 requests, then the run ends."
+            raise _Fail(tr("against an always-truncating model your rule made {passes} recovery passes; the loop "
+                           "makes 4 (one escalation, three resumes), so 5 requests.", passes=passes), hint)
+        return tr("six States decided as the loop does; an always-truncating model gets 5 requests, then the run "
+                  "ends.")
 
-    return _verdict("recovery after a max_tokens cut", body)
+    return _verdict(tr("recovery after a max_tokens cut"), body)
 
 
 # ---------------------------------------------------------------------------
@@ -112,11 +117,11 @@ def _failures() -> list[tuple[str, list[Any], dict[str, Any]]]:
                       "and then a lot more to say about that file, slowly", chunk_size=4, tokens_per_second=50,
                       fault=paced)  # the call starts (and ends) while the text still streams
     return [
-        ("an overload after some text", [reply("Sure, I'll", fault=overloaded), reply("Done.")], {}),
-        ("an overload after a call had started (streaming tool execution)", [with_call, reply("Done.")],
+        (N_("an overload after some text"), [reply("Sure, I'll", fault=overloaded), reply("Done.")], {}),
+        (N_("an overload after a call had started (streaming tool execution)"), [with_call, reply("Done.")],
          {"streaming_tool_execution": True, "tools": [_read_tool()]}),
-        ("an HTTP 529, nothing shown", [reply(fault=Fault(kind="http_error", status=529, retry_after_ms=0)),
-                                        reply("Done.")], {}),
+        (N_("an HTTP 529, nothing shown"), [reply(fault=Fault(kind="http_error", status=529, retry_after_ms=0)),
+                                            reply("Done.")], {}),
     ]
 
 
@@ -143,43 +148,48 @@ def check_withdrawn(fn: Any) -> bool:
     """Check ``fn(events) -> list of ids``: the ``target_uuid`` of each tombstone the loop yields for a failed
     attempt before the fallback model is asked (the response as far as it streamed, by the id its
     ``message_start`` gave, then each progress message of the attempt); on three failures, against the loop."""
-    hint = ("a tombstone withdraws what the person was shown, as it was shown: the partial response (which "
-            "event carried its id?), if one began, and every message the attempt yielded. Stream events "
-            "themselves are not messages; nothing is withdrawn twice.")
-    todo = ("return the ids to withdraw, in order: the partial response's id (from message_start), then each "
-            "progress uuid.")
+    hint = tr("a tombstone withdraws what the person was shown, as it was shown: the partial response (which "
+              "event carried its id?), if one began, and every message the attempt yielded. Stream events "
+              "themselves are not messages; nothing is withdrawn twice.")
+    todo = tr("return the ids to withdraw, in order: the partial response's id (from message_start), then each "
+              "progress uuid.")
 
     def body() -> str:
         _require_callable(fn, "withdrawn")
         for name, script, extra in _failures():
+            case = tr(name)
             events, want = _run(lambda: _failed_attempt(script, extra))
-            got = _run(lambda: _call(f"withdrawn(<{name}>)", fn, list(events), hint=hint, todo=todo))
+            got = _run(lambda: _call(f"withdrawn(<{case}>)", fn, list(events), hint=hint, todo=todo))
             if not isinstance(got, (list, tuple)):
-                raise _Fail(f"for '{name}' it returned {_short(repr(got), 80)}; expected a list of ids.", hint)
+                raise _Fail(tr("for '{case}' it returned {got}; expected a list of ids.", case=case,
+                               got=_short(repr(got), 80)), hint)
             got = list(got)
             if got == want:
                 continue
             if not got and want:
-                raise _Fail(f"for '{name}' you withdraw nothing: the failed attempt's partial text stays on screen as "
-                            "if it were the answer, beside the fallback model's.", hint)
+                raise _Fail(tr("for '{case}' you withdraw nothing: the failed attempt's partial text stays on screen "
+                               "as if it were the answer, beside the fallback model's.", case=case), hint)
             missing = [t for t in want if t not in got]
             extra_ids = [t for t in got if t not in want]
             if extra_ids:
-                raise _Fail(f"for '{name}' you withdraw {_short(extra_ids, 80)}, which the attempt never showed as a "
-                            f"message; the loop withdraws {_short(want, 120)}.", hint)
+                raise _Fail(tr("for '{case}' you withdraw {extra}, which the attempt never showed as a message; the "
+                               "loop withdraws {want}.", case=case, extra=_short(extra_ids, 80), want=_short(want, 120)),
+                            hint)
             if missing:
-                raise _Fail(f"for '{name}' you withdraw {_short(got, 120)}; the loop also withdraws "
-                            f"{_short(missing, 80)} (in order: {_short(want, 120)}).", hint)
+                raise _Fail(tr("for '{case}' you withdraw {got}; the loop also withdraws {missing} (in order: {want}).",
+                               case=case, got=_short(got, 120), missing=_short(missing, 80), want=_short(want, 120)),
+                            hint)
             if len(got) != len(set(got)):
                 twice = sorted({t for t in got if got.count(t) > 1})
-                raise _Fail(f"for '{name}' you withdraw {_short(twice, 80)} more than once; each shown message "
-                            f"is withdrawn once: {_short(want, 120)}.", hint)
-            raise _Fail(f"for '{name}' you withdraw the right ids in another order, {_short(got, 120)}; the loop "
-                        f"withdraws them as they were shown: {_short(want, 120)}.", hint)
-        return ("three failed attempts: the partial response (by its message_start id) and each progress message "
-                "withdrawn, nothing when nothing was shown.")
+                raise _Fail(tr("for '{case}' you withdraw {twice} more than once; each shown message is withdrawn "
+                               "once: {want}.", case=case, twice=_short(twice, 80), want=_short(want, 120)), hint)
+            raise _Fail(tr("for '{case}' you withdraw the right ids in another order, {got}; the loop withdraws them "
+                           "as they were shown: {want}.", case=case, got=_short(got, 120), want=_short(want, 120)),
+                        hint)
+        return tr("three failed attempts: the partial response (by its message_start id) and each progress message "
+                  "withdrawn, nothing when nothing was shown.")
 
-    return _verdict("what a failed attempt withdraws", body)
+    return _verdict(tr("what a failed attempt withdraws"), body)
 
 
 # ---------------------------------------------------------------------------
@@ -189,14 +199,15 @@ def check_withdrawn(fn: Any) -> bool:
 def _budget_cases() -> list[tuple[str, int, TokenBudgetTracking, int]]:
     t = TokenBudgetTracking
     return [
-        ("a first answer of 300 tokens, budget 10,000", 300, t(), 10_000),
-        ("at 8,999 of 10,000", 8_999, t(continuations=2, tokens=8_000, last_delta=4_000), 10_000),
-        ("at 9,000 of 10,000", 9_000, t(continuations=2, tokens=8_000, last_delta=4_000), 10_000),
-        ("three continuations, +120 after +80", 2_000, t(continuations=3, tokens=1_880, last_delta=80), 10_000),
-        ("three continuations, +120 after +900", 2_000, t(continuations=3, tokens=1_880, last_delta=900), 10_000),
-        ("three continuations, +700 after +80", 2_580, t(continuations=3, tokens=1_880, last_delta=80), 10_000),
-        ("two continuations, +120 after +80", 2_000, t(continuations=2, tokens=1_880, last_delta=80), 10_000),
-        ("four continuations, +10 after +10", 1_010, t(continuations=4, tokens=1_000, last_delta=10), 10_000),
+        (N_("a first answer of 300 tokens, budget 10,000"), 300, t(), 10_000),
+        (N_("at 8,999 of 10,000"), 8_999, t(continuations=2, tokens=8_000, last_delta=4_000), 10_000),
+        (N_("at 9,000 of 10,000"), 9_000, t(continuations=2, tokens=8_000, last_delta=4_000), 10_000),
+        (N_("three continuations, +120 after +80"), 2_000, t(continuations=3, tokens=1_880, last_delta=80), 10_000),
+        (N_("three continuations, +120 after +900"), 2_000, t(continuations=3, tokens=1_880, last_delta=900),
+         10_000),
+        (N_("three continuations, +700 after +80"), 2_580, t(continuations=3, tokens=1_880, last_delta=80), 10_000),
+        (N_("two continuations, +120 after +80"), 2_000, t(continuations=2, tokens=1_880, last_delta=80), 10_000),
+        (N_("four continuations, +10 after +10"), 1_010, t(continuations=4, tokens=1_000, last_delta=10), 10_000),
     ]
 
 
@@ -204,15 +215,17 @@ def check_budget_continue(fn: Any) -> bool:
     """Check ``fn(output_tokens, tracking, total) -> bool``: does a turn that ended go on
     (``token_budget_continuation``)? Under 90% of ``total`` and returns not diminishing (after 3 continuations,
     this one and the last each under 500 tokens); on eight cases against ``decide_token_budget``, then as a loop."""
-    hint = ("two questions, both about the whole run: is it still under the completion threshold of its budget, "
-            "and have returns diminished (enough continuations made, and the last two steps each small)? This "
-            "step is what was added since tracking.tokens; the one before it is tracking.last_delta.")
-    todo = "return True to go on (a continuation), False to stop, from the tokens used and the tracking so far."
+    hint = tr("two questions, both about the whole run: is it still under the completion threshold of its budget, "
+              "and have returns diminished (enough continuations made, and the last two steps each small)? This "
+              "step is what was added since tracking.tokens; the one before it is tracking.last_delta.")
+    todo = tr("return True to go on (a continuation), False to stop, from the tokens used and the tracking so far.")
 
     def decide(tokens: int, tracking: TokenBudgetTracking, total: int, name: str) -> bool:
-        got = _run(lambda: _call(f"keep_going(<{name}>)", fn, tokens, tracking, total, hint=hint, todo=todo))
+        case = tr(name)
+        got = _run(lambda: _call(f"keep_going(<{case}>)", fn, tokens, tracking, total, hint=hint, todo=todo))
         if not isinstance(got, bool):
-            raise _Fail(f"for '{name}' it returned {_short(repr(got), 80)}; expected True or False.", hint)
+            raise _Fail(tr("for '{case}' it returned {got}; expected True or False.", case=case,
+                           got=_short(repr(got), 80)), hint)
         return got
 
     def body() -> str:
@@ -223,18 +236,18 @@ def check_budget_continue(fn: Any) -> bool:
             got = decide(tokens, tracking, total, name)
             if got == want:
                 continue
-            said = "go on" if got else "stop"
-            right = "goes on" if want else "stops"
-            raise _Fail(f"for '{name}' you would {said}; the loop {right}.", hint)
+            raise _Fail(tr("for '{case}' you would go on; the loop stops.", case=tr(name)) if got else
+                        tr("for '{case}' you would stop; the loop goes on.", case=tr(name)), hint)
         tracking, tokens, passes = TokenBudgetTracking(), 40, 0
-        while decide(tokens, tracking, 10_000, "a model that answers in 40 tokens"):
+        while decide(tokens, tracking, 10_000, N_("a model that answers in 40 tokens")):
             passes += 1
             if passes > 12:
-                raise _Fail("a model that adds 40 tokens a turn kept going more than 12 times under your rule: "
-                            "returns diminish and the budget never fills, so it would run on and on.", hint)
+                raise _Fail(tr("a model that adds 40 tokens a turn kept going more than 12 times under your rule: "
+                               "returns diminish and the budget never fills, so it would run on and on."), hint)
             step = Continue(reason="token_budget_continuation", attempt=passes, output_tokens=tokens)
             tracking = state_changes(State(token_budget_tracking=tracking), step)["token_budget_tracking"]
             tokens += 40
-        return f"eight cases decided as the loop does; a 40-token model stops after {passes} continuations."
+        return tr("eight cases decided as the loop does; a 40-token model stops after {passes} continuations.",
+                  passes=passes)
 
-    return _verdict("token budget continuation", body)
+    return _verdict(tr("token budget continuation"), body)

@@ -6,6 +6,7 @@ from typing import Any, get_args
 
 from ..deps import QueryDeps, counting_uuids
 from ..errors import ScriptExhausted
+from ..language import N_, tr
 from ..model import offline
 from ..query import QueryParams, query
 from ..recovery import RecoveryOptions
@@ -43,26 +44,31 @@ WHERE_DECIDED: dict[str, frozenset[str]] = {
 after recovery declined)."""
 
 _WHY = {
-    "hook_stopped": "a hook said continue: false while the tools ran; the loop ends after the tools, before "
-                    "the next State (the stop hooks are another event).",
-    "max_turns": "max_turns is checked at phase 5, after the tools ran and before the next request.",
-    "blocking_limit": "the blocking limit is the pipeline's last stage: nothing is sent, so the stream never starts.",
-    "token_budget_continuation": "the budget is checked with the stop checks, when a turn asks for no tool.",
-    "stop_hook_blocking": "the stop hooks run at phase 4 when the model asked for no tool.",
-    "next_turn": "tool results are handed on at phase 5, where the next State is built.",
-    "completed": "a response without tool_use goes to the stop checks; when nothing sends it back, the run ends.",
-    "aborted_streaming": "the abort signal fired while the model streamed: the run ends where the stream ended.",
-    "aborted_tools": "the abort signal fired while the tools ran: the run ends after their results are answered.",
-    "model_error": "an error the stream returned ends the run right after the stream, when no recovery pass "
-                   "takes it.",
-    "prompt_too_long": "the API's 400 comes back from the stream; the drain and the compaction are tried first, "
-                       "right after it.",
-    "image_error": "the API's 400 about media comes back from the stream and no recovery pass takes it.",
-    "max_output_tokens_escalate": "a response cut at max_tokens is seen when the stream ends; recovery decides.",
-    "max_output_tokens_recovery": "a response cut at max_tokens is seen when the stream ends; recovery decides.",
-    "reactive_compact_retry": "the 400 (prompt is too long) is withheld when the stream ends; recovery decides.",
-    "collapse_drain_retry": "the 400 (prompt is too long) is withheld when the stream ends; recovery decides.",
-    "stop_hook_prevented": "the stop hooks run at phase 4 when the model asked for no tool.",
+    "hook_stopped": N_("a hook said continue: false while the tools ran; the loop ends after the tools, before "
+                       "the next State (the stop hooks are another event)."),
+    "max_turns": N_("max_turns is checked at phase 5, after the tools ran and before the next request."),
+    "blocking_limit": N_("the blocking limit is the pipeline's last stage: nothing is sent, so the stream never "
+                         "starts."),
+    "token_budget_continuation": N_("the budget is checked with the stop checks, when a turn asks for no tool."),
+    "stop_hook_blocking": N_("the stop hooks run at phase 4 when the model asked for no tool."),
+    "next_turn": N_("tool results are handed on at phase 5, where the next State is built."),
+    "completed": N_("a response without tool_use goes to the stop checks; when nothing sends it back, the run "
+                    "ends."),
+    "aborted_streaming": N_("the abort signal fired while the model streamed: the run ends where the stream "
+                            "ended."),
+    "aborted_tools": N_("the abort signal fired while the tools ran: the run ends after their results are "
+                        "answered."),
+    "model_error": N_("an error the stream returned ends the run right after the stream, when no recovery pass "
+                      "takes it."),
+    "prompt_too_long": N_("the API's 400 comes back from the stream; the drain and the compaction are tried first, "
+                          "right after it."),
+    "image_error": N_("the API's 400 about media comes back from the stream and no recovery pass takes it."),
+    "max_output_tokens_escalate": N_("a response cut at max_tokens is seen when the stream ends; recovery decides."),
+    "max_output_tokens_recovery": N_("a response cut at max_tokens is seen when the stream ends; recovery decides."),
+    "reactive_compact_retry": N_("the 400 (prompt is too long) is withheld when the stream ends; recovery "
+                                 "decides."),
+    "collapse_drain_retry": N_("the 400 (prompt is too long) is withheld when the stream ends; recovery decides."),
+    "stop_hook_prevented": N_("the stop hooks run at phase 4 when the model asked for no tool."),
 }
 
 
@@ -70,10 +76,10 @@ def check_where_decided(fn: Any) -> bool:
     """Check ``fn(reason) -> str``: the phase of the loop where each Terminal and Continue reason is decided,
     one of ``PHASES`` (``"context"``, ``"stream"``, ``"recovery"``, ``"tools"``, ``"stop"``, ``"next"``);
     all seventeen reasons against ``WHERE_DECIDED``."""
-    hint = ("follow _query_loop top to bottom: phase 2 may end the run before any request; after the stream come "
-            "recovery's passes; phase 4 is the tools or, without tool_use, the stop checks; phase 5 builds the "
-            "next State after the max_turns check.")
-    todo = f"return one of {', '.join(PHASES)} for each reason."
+    hint = tr("follow _query_loop top to bottom: phase 2 may end the run before any request; after the stream come "
+              "recovery's passes; phase 4 is the tools or, without tool_use, the stop checks; phase 5 builds the "
+              "next State after the max_turns check.")
+    todo = tr("return one of {phases} for each reason.", phases=", ".join(PHASES))
 
     def body() -> str:
         _require_callable(fn, "where_decided")
@@ -81,13 +87,16 @@ def check_where_decided(fn: Any) -> bool:
         for reason in reasons:
             got = _run(lambda: _call(f"where_decided({reason!r})", fn, reason, hint=hint, todo=todo))
             if got not in PHASES:
-                raise _Fail(f"for {reason!r} it returned {_short(repr(got), 60)}; expected one of {PHASES}.", hint)
+                raise _Fail(tr("for {reason!r} it returned {got}; expected one of {phases}.", reason=reason,
+                               got=_short(repr(got), 60), phases=PHASES), hint)
             if got not in WHERE_DECIDED[reason]:
-                right = " or ".join(sorted(WHERE_DECIDED[reason]))
-                raise _Fail(f"{reason!r} is decided in '{right}', not '{got}'. " + _WHY.get(reason, ""), hint)
-        return f"all {len(reasons)} reasons placed where the loop decides them."
+                right = tr(" or ").join(sorted(WHERE_DECIDED[reason]))
+                why = tr(_WHY[reason]) if reason in _WHY else ""
+                raise _Fail(tr("{reason!r} is decided in '{right}', not '{got}'. ", reason=reason, right=right,
+                               got=got) + why, hint)
+        return tr("all {count} reasons placed where the loop decides them.", count=len(reasons))
 
-    return _verdict("where each reason is decided", body)
+    return _verdict(tr("where each reason is decided"), body)
 
 
 # ---------------------------------------------------------------------------
@@ -105,7 +114,7 @@ async def _transitions(script: list[Any]) -> tuple[list[str | None], str, int]:
         async for _ in run:
             pass
     except ScriptExhausted:
-        ending = "with the script run out (the model was asked once more than it has turns)"
+        ending = tr("with the script run out (the model was asked once more than it has turns)")
     else:
         ending = run.terminal.reason
     reasons = [p.transition.reason if p.transition else None for p in run.trace.checkpoints]
@@ -117,28 +126,28 @@ async def _transitions(script: list[Any]) -> tuple[list[str | None], str, int]:
 def check_trigger(fn: Any) -> bool:
     """Check ``fn() -> list of dl.Turn``: a script that, run with ``recovery=dl.RecoveryOptions()`` and a Read
     tool, goes through ``WANTED`` (escalate, resume, next_turn) and ends ``completed``."""
-    hint = ("recovery acts on a response cut at max_tokens that asks for no tool, and the rungs come in order "
-            "within a turn; only tool results handed on start the next turn; a response without tool_use, "
-            "not cut, ends the run.")
-    todo = "return a list of dl.reply(...) turns; stop_reason='max_tokens' makes a response cut."
+    hint = tr("recovery acts on a response cut at max_tokens that asks for no tool, and the rungs come in order "
+              "within a turn; only tool results handed on start the next turn; a response without tool_use, "
+              "not cut, ends the run.")
+    todo = tr("return a list of dl.reply(...) turns; stop_reason='max_tokens' makes a response cut.")
 
     def body() -> str:
         _require_callable(fn, "script")
         script = _run(lambda: _call("script()", fn, hint=hint, todo=todo))
         if not isinstance(script, (list, tuple)) or not all(isinstance(t, Turn) for t in script):
-            raise _Fail(f"script() returned {_short(repr(script), 80)}; expected a list of dl.Turn "
-                        "(dl.reply(...)).", hint)
+            raise _Fail(tr("script() returned {got}; expected a list of dl.Turn (dl.reply(...)).",
+                           got=_short(repr(script), 80)), hint)
         reasons, ending, requests = _run(lambda: _transitions(script))
         if reasons == WANTED and ending == "completed":
-            return f"escalate, resume, next_turn, completed: {requests} requests, all on purpose."
+            return tr("escalate, resume, next_turn, completed: {requests} requests, all on purpose.", requests=requests)
         if reasons[:len(WANTED)] == WANTED:
             more = reasons[len(WANTED):]
-            raise _Fail(f"the run went through {WANTED[1:]} and then {more or ending!r}; it should end completed "
-                        "right after next_turn.", hint)
-        raise _Fail(f"your script's transitions were {reasons} and it ended {ending!r}; wanted {WANTED} then "
-                    "completed.", hint)
+            raise _Fail(tr("the run went through {wanted} and then {then!r}; it should end completed right after "
+                           "next_turn.", wanted=WANTED[1:], then=more or ending), hint)
+        raise _Fail(tr("your script's transitions were {reasons} and it ended {ending!r}; wanted {wanted} then "
+                       "completed.", reasons=reasons, ending=ending, wanted=WANTED), hint)
 
-    return _verdict("transitions on purpose", body)
+    return _verdict(tr("transitions on purpose"), body)
 
 
 # ---------------------------------------------------------------------------
@@ -158,10 +167,10 @@ def _switches_by(chapter: int) -> set[str]:
 def check_switches_by(fn: Any) -> bool:
     """Check ``fn(chapter) -> set of names``: the ``QueryParams`` switches a chapter may turn on (those
     explained in that chapter or before: the field's ``json_schema_extra["chapter"]``); chapters 4 to 10."""
-    hint = ("read dl.QueryParams.model_fields: a switch's field has json_schema_extra {'switch': True, 'chapter': "
-            "'NN'} (a string); a chapter may turn on what it or an earlier chapter explained. Other fields "
-            "(max_turns, tools, ...) are not switches.")
-    todo = "return the set of switch names with a chapter number at most the given one."
+    hint = tr("read dl.QueryParams.model_fields: a switch's field has json_schema_extra {'switch': True, 'chapter': "
+              "'NN'} (a string); a chapter may turn on what it or an earlier chapter explained. Other fields "
+              "(max_turns, tools, ...) are not switches.")
+    todo = tr("return the set of switch names with a chapter number at most the given one.")
 
     def body() -> str:
         _require_callable(fn, "switches_by")
@@ -169,13 +178,20 @@ def check_switches_by(fn: Any) -> bool:
             want = _switches_by(chapter)
             got = _run(lambda: _call(f"switches_by({chapter})", fn, chapter, hint=hint, todo=todo))
             if not isinstance(got, (set, frozenset, list, tuple)):
-                raise _Fail(f"switches_by({chapter}) returned {_short(repr(got), 80)}; expected a set of names.", hint)
+                raise _Fail(tr("switches_by({chapter}) returned {got}; expected a set of names.", chapter=chapter,
+                               got=_short(repr(got), 80)), hint)
             got = set(got)
             if got != want:
                 extra, missing = sorted(got - want), sorted(want - got)
-                said = (f" {extra} {'is' if len(extra) == 1 else 'are'} not a switch by chapter {chapter}." if extra
-                        else "") + (f" Missing: {missing}." if missing else "")
-                raise _Fail(f"switches_by({chapter}) = {sorted(got)}; expected {sorted(want)}.{said}", hint)
-        return "chapters 4 to 10: each may turn on what it and the chapters before it explained."
+                said = ""
+                if extra:
+                    said += (tr(" {extra} is not a switch by chapter {chapter}.", extra=extra, chapter=chapter)
+                             if len(extra) == 1 else
+                             tr(" {extra} are not a switch by chapter {chapter}.", extra=extra, chapter=chapter))
+                if missing:
+                    said += tr(" Missing: {missing}.", missing=missing)
+                raise _Fail(tr("switches_by({chapter}) = {got}; expected {want}.", chapter=chapter, got=sorted(got),
+                               want=sorted(want)) + said, hint)
+        return tr("chapters 4 to 10: each may turn on what it and the chapters before it explained.")
 
-    return _verdict("the switchboard's rule", body)
+    return _verdict(tr("the switchboard's rule"), body)

@@ -14,6 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from ..language import N_, tr
 from ..trace import Trace
 from ._checking import _call, _Fail, _require_callable, _run, _short, _verdict
 
@@ -134,11 +135,11 @@ def _interrupt_sessions() -> dict[str, tuple[_Session, Any]]:
     cancelled.text("msg_c", "Nothing sensitive.")
 
     return {
-        "tool errors, no interrupt (like 01)": (errors_only, None),
-        "rejected at the prompt, then interrupted (like 04)": (rejected, (1, ["toolu_commit", "toolu_push"])),
-        "interrupted after the tools finished (like 03)": (finished, (1, [])),
-        "interrupted while the answer streamed": (streaming, (0, [])),
-        "results that say interrupted (like 06)": (cancelled, (0, ["toolu_two"])),
+        N_("tool errors, no interrupt (like 01)"): (errors_only, None),
+        N_("rejected at the prompt, then interrupted (like 04)"): (rejected, (1, ["toolu_commit", "toolu_push"])),
+        N_("interrupted after the tools finished (like 03)"): (finished, (1, [])),
+        N_("interrupted while the answer streamed"): (streaming, (0, [])),
+        N_("results that say interrupted (like 06)"): (cancelled, (0, ["toolu_two"])),
     }
 
 
@@ -149,10 +150,10 @@ def check_interrupted(fn: Any) -> bool:
     is ``aborted_tools`` or ``aborted_streaming``); ``not_run``: the tool_use ids of
     that call whose tool_result is ``is_error``, in call order; None when no one interrupted.
     """
-    hint = ("the interrupted call is the checkpoint whose run ended right there (its Terminal says aborted); the "
-            "calls that did not run are the is_error results among that checkpoint's tool results.")
-    todo = ("go through the checkpoints, find the first whose run the person interrupted, and return its index "
-            "with the ids of its calls that did not run; return None when nobody interrupted")
+    hint = tr("the interrupted call is the checkpoint whose run ended right there (its Terminal says aborted); the "
+              "calls that did not run are the is_error results among that checkpoint's tool results.")
+    todo = tr("go through the checkpoints, find the first whose run the person interrupted, and return its index "
+              "with the ids of its calls that did not run; return None when nobody interrupted")
 
     def body() -> str:
         _require_callable(fn, "interrupted")
@@ -161,39 +162,42 @@ def check_interrupted(fn: Any) -> bool:
             for n, (case, (session, want)) in enumerate(_interrupt_sessions().items()):
                 trace = session.trace(Path(folder), f"session-{n}")
                 got = _run(lambda: _call("interrupted(trace)", fn, trace, hint=hint, todo=todo))
-                _judge_interrupt(case, got, want, trace, hint)
-                answers.append(case.split(" (")[0])
-        return f"{len(answers)} sessions read: the interrupted call and the calls that did not run, or None."
+                _judge_interrupt(tr(case), got, want, trace, hint)
+                answers.append(case)
+        return tr("{count} sessions read: the interrupted call and the calls that did not run, or None.",
+                  count=len(answers))
 
-    return _verdict("the interrupted call", body)
+    return _verdict(tr("the interrupted call"), body)
 
 
 def _judge_interrupt(case: str, got: Any, want: Any, trace: Trace, hint: str) -> None:
     if want is None:
         if got is not None:
-            raise _Fail(f"for '{case}' you answered {_short(got, 80)}; nobody interrupted that session "
-                        "(its runs all ended completed).",
-                        "an is_error result is not an interrupt: a failed command is a result the model reads. "
-                        "Look at each checkpoint's terminal, not at the results.")
+            raise _Fail(tr("for '{case}' you answered {got}; nobody interrupted that session (its runs all ended "
+                           "completed).", case=case, got=_short(got, 80)),
+                        tr("an is_error result is not an interrupt: a failed command is a result the model reads. "
+                           "Look at each checkpoint's terminal, not at the results."))
         return
+    reason = trace.checkpoints[want[0]].terminal.reason
     if got is None:
-        raise _Fail(f"for '{case}' you answered None; the person interrupted checkpoint {want[0]}'s run "
-                    f"(Terminal {trace.checkpoints[want[0]].terminal.reason}).", hint)
+        raise _Fail(tr("for '{case}' you answered None; the person interrupted checkpoint {index}'s run (Terminal "
+                       "{reason}).", case=case, index=want[0], reason=reason), hint)
     if not isinstance(got, (tuple, list)) or len(got) != 2:
-        raise _Fail(f"for '{case}' it returned {_short(repr(got), 100)}; expected a pair (index, not_run).", hint)
+        raise _Fail(tr("for '{case}' it returned {value}; expected a pair (index, not_run).", case=case,
+                       value=_short(repr(got), 100)), hint)
     index, not_run = got
     if index != want[0]:
-        said = "the checkpoint after the interrupt (its messages_for_query holds the marker)" \
-            if index == want[0] + 1 else f"checkpoint {_short(index, 40)}"
-        raise _Fail(f"for '{case}' you found {said}; the interrupted call is checkpoint {want[0]} "
-                    f"(Terminal {trace.checkpoints[want[0]].terminal.reason}).",
-                    "the interrupted call is the one whose run ended there (its checkpoint's Terminal says "
-                    "aborted). Give its position among the checkpoints (its index), not its turn_count.")
+        said = tr("the checkpoint after the interrupt (its messages_for_query holds the marker)") \
+            if index == want[0] + 1 else tr("checkpoint {index}", index=_short(index, 40))
+        raise _Fail(tr("for '{case}' you found {said}; the interrupted call is checkpoint {index} (Terminal "
+                       "{reason}).", case=case, said=said, index=want[0], reason=reason),
+                    tr("the interrupted call is the one whose run ended there (its checkpoint's Terminal says "
+                       "aborted). Give its position among the checkpoints (its index), not its turn_count."))
     if list(not_run or []) != want[1]:
-        raise _Fail(f"for '{case}' the calls that did not run are {_short(list(not_run or []), 100)}; "
-                    f"expected {want[1]}.",
-                    "a call whose result is not is_error did run (git add ran before the person stopped "
-                    "the rest): only the calls with an is_error result did not, in the order of the calls.")
+        raise _Fail(tr("for '{case}' the calls that did not run are {got}; expected {expected}.", case=case,
+                       got=_short(list(not_run or []), 100), expected=want[1]),
+                    tr("a call whose result is not is_error did run (git add ran before the person stopped the "
+                       "rest): only the calls with an is_error result did not, in the order of the calls."))
 
 
 # ---------------------------------------------------------------------------
@@ -245,43 +249,46 @@ def _call_sessions() -> dict[str, tuple[list[dict[str, Any]], int]]:
     twice.text("msg_2", "Running.")
 
     return {
-        "parallel calls, one record per block (1.0/2.0)": (split.records, 3),
-        "results between the blocks of one response (2.1.x)": (streamed.records, 2),
-        "an inline subagent (isSidechain)": (subagent.records, 2),
-        "one response written twice": (twice.records, 2),
+        N_("parallel calls, one record per block (1.0/2.0)"): (split.records, 3),
+        N_("results between the blocks of one response (2.1.x)"): (streamed.records, 2),
+        N_("an inline subagent (isSidechain)"): (subagent.records, 2),
+        N_("one response written twice"): (twice.records, 2),
     }
 
 
 def check_model_calls(fn: Any) -> bool:
     """Check ``fn(records) -> int``: the main thread's model calls in a session file's records (parsed lines)."""
-    hint = ("one response is one message.id, however many records it was written in and whatever sits "
-            "between them; a subagent's records are marked isSidechain.")
-    todo = "count the model calls of the main thread: the responses, not the records they were written in"
+    hint = tr("one response is one message.id, however many records it was written in and whatever sits "
+              "between them; a subagent's records are marked isSidechain.")
+    todo = tr("count the model calls of the main thread: the responses, not the records they were written in")
 
     def body() -> str:
         _require_callable(fn, "model_calls")
         counts = []
-        for case, (records, want) in _call_sessions().items():
+        for name, (records, want) in _call_sessions().items():
+            case = tr(name)
             got = _run(lambda: _call("model_calls(records)", fn, [dict(r) for r in records], hint=hint, todo=todo))
             if isinstance(got, bool) or not isinstance(got, int):
-                raise _Fail(f"for '{case}' it returned {_short(repr(got), 80)}; expected a whole number.",
-                            "return how many model calls there are: an int.")
+                raise _Fail(tr("for '{case}' it returned {value}; expected a whole number.", case=case,
+                               value=_short(repr(got), 80)),
+                            tr("return how many model calls there are: an int."))
             if got != want:
-                raise _Fail(f"for '{case}' you counted {got}; the file holds {want} model calls on the main thread.",
-                            _calls_hint(records, got))
+                raise _Fail(tr("for '{case}' you counted {got}; the file holds {expected} model calls on the main "
+                               "thread.", case=case, got=got, expected=want), _calls_hint(records, got))
             counts.append(want)
         listed = ", ".join(map(str, counts))
-        return f"{len(counts)} files counted ({listed} model calls): by message.id, main thread only."
+        return tr("{count} files counted ({listed} model calls): by message.id, main thread only.",
+                  count=len(counts), listed=listed)
 
-    return _verdict("model calls", body)
+    return _verdict(tr("model calls"), body)
 
 
 def _calls_hint(records: list[dict[str, Any]], got: int) -> str:
     assistant = [r for r in records if r["type"] == "assistant"]
     if got == len(assistant) or got == len([r for r in assistant if not r.get("isSidechain")]):
-        return ("you counted records: Claude Code writes each content block of a response as its own record, "
-                "all with the same message.id.")
+        return tr("you counted records: Claude Code writes each content block of a response as its own record, "
+                  "all with the same message.id.")
     if got == len({r["message"]["id"] for r in assistant}):
-        return "records with isSidechain: true are a subagent's own conversation, never the main thread's calls."
-    return ("tool_result records can sit between the blocks of one response (2.1.x runs tools while the "
-            "response streams), so runs of adjacent assistant records are not responses.")
+        return tr("records with isSidechain: true are a subagent's own conversation, never the main thread's calls.")
+    return tr("tool_result records can sit between the blocks of one response (2.1.x runs tools while the "
+              "response streams), so runs of adjacent assistant records are not responses.")

@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 import ipywidgets as W
 
+from ..language import tr
 from ..tools.permissions import Allow, Deny
 from .html import badge, esc, pane, pretty_json
 from .kernel import warn_if_old_kernel
@@ -58,9 +59,9 @@ class AskPrompt(StaticHTML, W.VBox):
         self.auto = auto
         self.timeout = timeout
         self.answers: list[tuple[str, str]] = []
-        self.question = W.HTML(pane('<span class="dl-dim">No question yet.</span>'))
-        self.allow_button = W.Button(description="Allow", button_style="success", icon="check", disabled=True)
-        self.deny_button = W.Button(description="Deny", button_style="danger", icon="times", disabled=True)
+        self.question = W.HTML(pane(f'<span class="dl-dim">{esc(tr("No question yet."))}</span>'))
+        self.allow_button = W.Button(description=tr("Allow"), button_style="success", icon="check", disabled=True)
+        self.deny_button = W.Button(description=tr("Deny"), button_style="danger", icon="times", disabled=True)
         self.allow_button.add_class("dreamloop-allow")
         self.deny_button.add_class("dreamloop-deny")
         self.status = W.HTML()
@@ -87,26 +88,26 @@ class AskPrompt(StaticHTML, W.VBox):
         self.question.value = _question_html(name, input, reason)
         auto = self.auto_answer
         if auto is not None:
-            return self._answered(name, auto, f"auto-answered: {auto}", auto=True)
+            return self._answered(name, auto, tr("auto-answered: {answer}", answer=auto), auto=True)
         self._loop = asyncio.get_running_loop()
         self._pending = self._loop.create_future()
         self.allow_button.disabled = self.deny_button.disabled = False
-        self.status.value = _status("waiting for your answer…", "system")
+        self.status.value = _status(tr("waiting for your answer…"), "system")
         try:
             if self.timeout is None:
                 choice = await self._pending
             else:
                 choice = await asyncio.wait_for(self._pending, self.timeout)
         except TimeoutError:
-            return self._answered(name, "deny", f"no answer within {self.timeout:g} s: denied",
+            return self._answered(name, "deny", tr("no answer within {seconds:g} s: denied", seconds=self.timeout),
                                   why=f"no answer within {self.timeout:g} s")
         except asyncio.CancelledError:
-            self.status.value = _status("cancelled (the run was stopped)", "thinking")
+            self.status.value = _status(tr("cancelled (the run was stopped)"), "thinking")
             raise
         finally:
             self._pending = None
             self.allow_button.disabled = self.deny_button.disabled = True
-        return self._answered(name, choice, "allowed" if choice == "allow" else "denied")
+        return self._answered(name, choice, tr("allowed") if choice == "allow" else tr("denied"))
 
     def __repr__(self) -> str:
         return "AskPrompt()"
@@ -114,7 +115,8 @@ class AskPrompt(StaticHTML, W.VBox):
     def static_html(self) -> str:
         """The last question, its answer, and every answer so far."""
         answered = "".join(f"<li>{esc(name)}: {esc(choice)}</li>" for name, choice in self.answers)
-        answers = f'<div style="font-size:12px">answers: <ul style="margin:0">{answered}</ul></div>' if answered else ""
+        answers = (f'<div style="font-size:12px">{esc(tr("answers:"))} <ul style="margin:0">{answered}</ul></div>'
+                   if answered else "")
         return self.question.value + self.status.value + answers
 
     # -- parts --------------------------------------------------------------
@@ -141,8 +143,9 @@ class AskPrompt(StaticHTML, W.VBox):
 
 
 def _question_html(name: str, input: dict[str, Any], reason: str) -> str:
-    return pane(f'<div class="dl-m dl-m-system">{badge("permission", "system", filled=True)}'
-                f'Allow <b class="dl-mono">{esc(name)}</b>? <span class="dl-dim">{esc(reason)}</span>'
+    question = esc(tr("Allow {tool}?", tool="\0")).replace("\0", f'<b class="dl-mono">{esc(name)}</b>')
+    return pane(f'<div class="dl-m dl-m-system">{badge(tr("permission"), "system", filled=True)}'
+                f'{question} <span class="dl-dim">{esc(reason)}</span>'
                 f'<pre class="dl-pre">{esc(pretty_json(input))}</pre></div>')
 
 

@@ -17,6 +17,7 @@ from html import escape
 from typing import Any, Iterable, Mapping
 
 from ..hooks import describe_record
+from ..language import tr
 from ..tokens import usage_text
 
 __all__ = [
@@ -110,7 +111,7 @@ def preview(text: str, max_chars: int = MAX_CHARS) -> str:
     """``text`` cut to ``max_chars`` characters, saying how many were left out (plain text)."""
     if len(text) <= max_chars:
         return text
-    return f"{text[:max_chars]}\n… ({len(text) - max_chars} more characters)"
+    return f"{text[:max_chars]}\n" + tr("… ({count} more characters)", count=len(text) - max_chars)
 
 
 def pretty_json(value: Any, *, one_line: int = 80) -> str:
@@ -176,7 +177,8 @@ def tool_result_html(block: Mapping[str, Any], name: str | None, *, max_chars: i
     """
     failed = bool(block.get("is_error"))
     kind = "error" if failed else "tool_result"
-    call = f'for <b class="dl-mono">{esc(name)}</b>' if name else "for an unknown call"
+    call = esc(tr("for {tool}", tool="\0")).replace("\0", f'<b class="dl-mono">{esc(name)}</b>') if name \
+        else esc(tr("for an unknown call"))
     flag = badge("is_error", "error", filled=True) if failed else ""
     ident = f' <span class="dl-dim dl-mono">{esc(block.get("tool_use_id", ""))}</span>'
     body = _pre(_result_text(block.get("content", "")), cls="dl-c-error" if failed else "", max_chars=max_chars)
@@ -201,10 +203,11 @@ def block_html(block: Any, names: Mapping[str, str], *, max_chars: int = MAX_CHA
     if kind == "thinking":
         text = str(_field(block, "thinking", ""))
         if not text and _field(block, "signature"):  # the text was not kept, only its signature
-            return f'<div>{badge("thinking", "thinking")}<i class="dl-dim">(hidden: only its signature was kept)</i></div>'
+            hidden = esc(tr("(hidden: only its signature was kept)"))
+            return f'<div>{badge("thinking", "thinking")}<i class="dl-dim">{hidden}</i></div>'
         return f'<div>{badge("thinking", "thinking")}{_pre(text, cls="dl-think", max_chars=max_chars)}</div>'
     if kind == "redacted_thinking":
-        return f'<div>{badge("redacted_thinking", "thinking")}<i class="dl-dim">(encrypted)</i></div>'
+        return f'<div>{badge("redacted_thinking", "thinking")}<i class="dl-dim">{esc(tr("(encrypted)"))}</i></div>'
     if kind == "image":
         return f'<div>{badge("image", "user")}</div>'
     data = block if isinstance(block, Mapping) else _jsonable(block)
@@ -279,7 +282,9 @@ def message_html(message: Any, names: Mapping[str, str], *, max_chars: int = MAX
         shown = getattr(message, "message", None) or {}
         blocks = "".join(_shown_block_html(b, names, max_chars) for b in shown.get("content") or [])
         struck = f'<del class="dl-struck" style="display:block">{blocks}</del>' if blocks else ""
-        body = (f'<div class="dl-dim">withdrawn: <span class="dl-mono">{esc(message.target_uuid)}</span></div>'
+        withdrawn = esc(tr("withdrawn: {uuid}", uuid="\0")).replace(
+            "\0", f'<span class="dl-mono">{esc(message.target_uuid)}</span>')
+        body = (f'<div class="dl-dim">{withdrawn}</div>'
                 f"{_pre(message.reason) if message.reason else ''}{struck}")
         return _frame(label, "thinking", body, extra="dl-dashed")
     if kind == "tool_use_summary":
@@ -299,8 +304,8 @@ def _hook_html(attachment: Mapping[str, Any], label: str, max_chars: int) -> str
     """A hook record: one line saying what the hook said, then its fields (UI only, except
     ``hook_additional_context``, which the model reads)."""
     to_model = attachment.get("type") == "hook_additional_context"
-    note = ' <span class="dl-c-user">(sent to the model)</span>' if to_model else \
-        ' <span class="dl-dim">(UI only)</span>'
+    note = f' <span class="dl-c-user">{esc(tr("(sent to the model)"))}</span>' if to_model else \
+        f' <span class="dl-dim">{esc(tr("(UI only)"))}</span>'
     line = f'<div class="dl-mono">{esc(describe_record(attachment, width=300))}</div>'
     fields = {k: v for k, v in attachment.items() if k not in ("type", "durationMs")}
     return _frame(label, "attachment", line + _pre(pretty_json(fields), max_chars=max_chars), note=note,

@@ -20,6 +20,7 @@ from typing import Any
 
 import ipywidgets as W
 
+from ..language import N_, tr
 from ..trace import Checkpoint, Trace
 from .html import badge, esc, message_html, pane, terminal_html, tool_names
 from .meter import STAGE_COLORS
@@ -31,12 +32,13 @@ PANES = ("messages", "messages_for_query", "assistant_messages", "tool_results",
 """The panes, in tab order; each is one ``ipywidgets.HTML`` in ``StateInspector.panes``."""
 
 _PANE_NOTES = {
-    "messages": "State.messages as the iteration began",
-    "messages_for_query": "what phase 2 (the context pipeline) handed to the model call",
-    "assistant_messages": "phase 3: the model's response(s) this turn",
-    "tool_results": "phase 4: the tool_result messages this turn",
-    "attachments": "phase 5 and notices: queued input, max_turns_reached, hook records, stop hook feedback",
+    "messages": N_("State.messages as the iteration began"),
+    "messages_for_query": N_("what phase 2 (the context pipeline) handed to the model call"),
+    "assistant_messages": N_("phase 3: the model's response(s) this turn"),
+    "tool_results": N_("phase 4: the tool_result messages this turn"),
+    "attachments": N_("phase 5 and notices: queued input, max_turns_reached, hook records, stop hook feedback"),
 }
+"""What each pane holds (the pane names are the source's collectors and stay as they are in every language)."""
 
 
 class StateInspector(StaticHTML, W.VBox):
@@ -71,7 +73,7 @@ class StateInspector(StaticHTML, W.VBox):
         self._replaced: dict[str, tuple[str, list[str]]] = {}
         self._withdrawn: dict[str, str] = {}  # uuid -> why a tombstone withdrew it
         self._indexed = 0
-        self.slider = W.IntSlider(value=0, min=0, max=0, description="checkpoint",
+        self.slider = W.IntSlider(value=0, min=0, max=0, description=tr("checkpoint"),
                                   continuous_update=True, layout=W.Layout(width="420px"))
         self.header = W.HTML()
         self.panes: dict[str, W.HTML] = {name: W.HTML() for name in PANES}
@@ -115,8 +117,8 @@ class StateInspector(StaticHTML, W.VBox):
         self._index_names()
         point = self.checkpoint
         if point is None:
-            self.header.value = pane("No checkpoint yet: the first is taken after turn 1's tools ran "
-                                     "(or when the loop ends).")
+            self.header.value = pane(esc(tr("No checkpoint yet: the first is taken after turn 1's tools ran "
+                                            "(or when the loop ends).")))
             for widget in self.panes.values():
                 widget.value = ""
             return
@@ -126,10 +128,10 @@ class StateInspector(StaticHTML, W.VBox):
         seen_query = set(previous.messages_for_query) if previous else None
         self.panes["messages"].value = self._pane("messages", point.state_messages, seen_state)
         same = point.messages_for_query == point.state_messages
-        extra = " (the same as State.messages: no context stage changed them)" if same else \
-            " (differs from State.messages: a context stage changed them)"
+        extra = tr(" (the same as State.messages: no context stage changed them)") if same else \
+            tr(" (differs from State.messages: a context stage changed them)")
         if self.trace.source is not None:
-            extra = " (the conversation messages only: the file holds no system prompt and no tool definitions)"
+            extra = tr(" (the conversation messages only: the file holds no system prompt and no tool definitions)")
         self.panes["messages_for_query"].value = self._pane("messages_for_query", point.messages_for_query,
                                                             seen_query, extra=extra, marks=True)
         for name in ("assistant_messages", "tool_results", "attachments"):
@@ -144,10 +146,13 @@ class StateInspector(StaticHTML, W.VBox):
         if not points:
             return self.header.value
         cell = 'style="padding:1px 8px;border-bottom:1px solid #e2e8f0;text-align:left"'
-        rows = [f"<tr>{''.join(f'<th {cell}>{h}</th>' for h in ('checkpoint', 'turn_count', 'transition', 'State.messages', 'messages_for_query', 'assistant_messages', 'tool_results', 'then'))}</tr>"]
+        heads = (tr("checkpoint"), "turn_count", "transition", "State.messages", "messages_for_query",
+                 "assistant_messages", "tool_results", tr("then"))
+        rows = [f"<tr>{''.join(f'<th {cell}>{esc(h)}</th>' for h in heads)}</tr>"]
         for point in points:
             then = (f"Terminal {point.terminal.reason}" if point.terminal is not None else
-                    f"continue: {point.next_transition.reason}" if point.next_transition is not None else "…")
+                    tr("continue: {reason}", reason=point.next_transition.reason)
+                    if point.next_transition is not None else "…")
             values = (point.index, point.turn_count, point.transition.reason if point.transition else "None",
                       len(point.state_messages), len(point.messages_for_query), len(point.assistant_messages),
                       len(point.tool_results), then)
@@ -190,30 +195,31 @@ class StateInspector(StaticHTML, W.VBox):
               marks: bool = False) -> str:
         shown = uuids if self.max_messages is None else uuids[-self.max_messages:] if self.max_messages else []
         new_count = sum(1 for u in uuids if u not in seen) if seen is not None else 0
-        counts = f"{len(uuids)} message{'s' if len(uuids) != 1 else ''}"
+        counts = _messages(len(uuids))
         if new_count:
-            counts += f", {new_count} new"
-        parts = [f'<div class="dl-small"><b>{esc(name)}</b>: {counts} · '
-                 f'<span class="dl-dim">{esc(_PANE_NOTES[name])}{esc(extra)}</span></div>']
+            counts += tr(", {count} new", count=new_count)
+        parts = [f'<div class="dl-small"><b>{esc(name)}</b>: {esc(counts)} · '
+                 f'<span class="dl-dim">{esc(tr(_PANE_NOTES[name]))}{esc(extra)}</span></div>']
         hidden = len(uuids) - len(shown)
         if hidden:
-            parts.append(f'<div class="dl-dim dl-small">… {hidden} earlier messages not shown '
-                         "(StateInspector(trace, max_messages=None) shows all)</div>")
+            parts.append(f'<div class="dl-dim dl-small">'
+                         f'{esc(tr("… {count} earlier messages not shown (StateInspector(trace, max_messages=None) shows all)", count=hidden))}'
+                         "</div>")
         if not uuids:
-            parts.append('<div class="dl-dim"><i>(none)</i></div>')
+            parts.append(f'<div class="dl-dim"><i>{esc(tr("(none)"))}</i></div>')
         for position, uuid in enumerate(shown, start=hidden):
             fresh = seen is not None and uuid not in seen
-            mark = badge("new", "new", filled=True) if fresh else ""
+            mark = badge(tr("new"), "new", filled=True) if fresh else ""
             written = self._replaced.get(uuid) if marks else None
             if written is not None:
                 mark += _stage_badge(written[0])
             body = self._message(uuid) + (self._unfold(*written) if written is not None else "")
             gone = self._withdrawn.get(uuid)
             if gone is not None:
-                mark += badge("tombstoned", "error", filled=True)
+                mark += badge(tr("tombstoned"), "error", filled=True)
+                note = tr("withdrawn by a tombstone ({reason}): no request carries it", reason=gone)
                 body = (f'<del class="dl-struck" style="display:block">{body}</del>'
-                        f'<div class="dl-small dl-c-error">withdrawn by a tombstone ({esc(gone)}): no request '
-                        "carries it</div>")
+                        f'<div class="dl-small dl-c-error">{esc(note)}</div>')
             parts.append(f'<div class="{"dl-new" if fresh else "dl-item"}"><div class="dl-pos">{mark}[{position}]'
                          f"</div>{body}</div>")
         return pane("".join(parts))
@@ -222,51 +228,62 @@ class StateInspector(StaticHTML, W.VBox):
         """The messages a stage's message stands for, folded away under a ``<details>``."""
         known = [u for u in originals if u in self.trace.messages]
         shown = "".join(self._message(u) for u in known[:limit])
-        more = f'<div class="dl-dim dl-small">… {len(known) - limit} more</div>' if len(known) > limit else ""
-        plural = "s" if len(originals) != 1 else ""
-        return (f'<details class="dl-small"><summary class="dl-dim">{esc(stage)} wrote this: unfold the '
-                f"{len(originals)} original message{plural}</summary>{shown}{more}</details>")
+        more = (f'<div class="dl-dim dl-small">{esc(tr("… {count} more", count=len(known) - limit))}</div>'
+                if len(known) > limit else "")
+        summary = (tr("{stage} wrote this: unfold the {count} original message", stage=stage, count=1) if len(originals) == 1 else
+                   tr("{stage} wrote this: unfold the {count} original messages", stage=stage, count=len(originals)))
+        return (f'<details class="dl-small"><summary class="dl-dim">{esc(summary)}</summary>{shown}{more}'
+                "</details>")
 
     def _header(self, point: Checkpoint, previous: Checkpoint | None) -> str:
         total = len(self.trace.checkpoints)
-        transition = point.transition.reason if point.transition else "None (the first iteration)"
+        transition = point.transition.reason if point.transition else tr("None (the first iteration)")
         did = f" ({esc(point.transition.detail)})" if point.transition and point.transition.detail else ""
         lines = [
-            f"<b>checkpoint {point.index} / {total - 1}</b> · turn_count=<b>{point.turn_count}</b> · "
+            f"<b>{esc(tr('checkpoint {index} / {last}', index=point.index, last=total - 1))}</b> · "
+            f"turn_count=<b>{point.turn_count}</b> · "
             f"transition=<b>{esc(transition)}</b>{did} · State.messages: {len(point.state_messages)}"
         ]
         if _shows_counters(self.trace, point):
-            lines.append(f'<span class="dl-small">counters: {_counters_html(point.counters)}</span>')
+            lines.append(f'<span class="dl-small">{esc(tr("counters:"))} {_counters_html(point.counters)}</span>')
         source = self.trace.source
         if source is not None:
             lines.append(_source_html(source))
         if point.stop_hook_active:
-            lines.append('<span class="dl-c-system">stop_hook_active=<b>True</b>: the model is answering a stop '
-                         "hook's feedback (the meta user message marked new in messages)</span>")
+            lines.append('<span class="dl-c-system">stop_hook_active=<b>True</b>: ' +
+                         esc(tr("the model is answering a stop hook's feedback (the meta user message marked new "
+                                "in messages)")) + "</span>")
         if previous is None:
-            lines.append('<span class="dl-dim">changed: nothing before this (the loop\'s first State)</span>')
+            first = tr("changed: nothing before this (the loop's first State)")
+            lines.append(f'<span class="dl-dim">{esc(first)}</span>')
         else:
-            lines.append(f'<span class="dl-c-new">changed: {esc(_changes(previous, point))}</span>')
+            lines.append(f'<span class="dl-c-new">{esc(tr("changed: {changes}", changes=_changes(previous, point)))}'
+                         "</span>")
         if point.context:
             record = point.context
             stages = ", ".join(f"{s['stage']} −{s['before'] - s['after']:,}" for s in record.get("stages", []))
-            lines.append(f"context: {record['tokens']:,} tokens sent of a {record['window']:,}-token window"
-                         + (f" · {esc(stages)}" if stages else " · no stage changed anything"))
+            lines.append(esc(tr("context: {tokens:,} tokens sent of a {window:,}-token window",
+                                tokens=record["tokens"], window=record["window"]))
+                         + (f" · {esc(stages)}" if stages else esc(tr(" · no stage changed anything"))))
         if point.terminal is not None:
             lines.append(terminal_html(point.terminal))
         elif point.next_transition is not None:
             then = point.next_transition
             did = f" ({esc(then.detail)})" if then.detail else ""
-            lines.append(f"→ continue: next transition=<b>{esc(then.reason)}</b>{did} "
-                         f"(the next State has {len(point.messages_after)} messages"
-                         f"{', rewritten by the recovery' if point.next_messages is not None else ''})")
+            text = (tr("→ continue: next transition={reason} (the next State has {count} messages, rewritten by "
+                       "the recovery)", reason="\0", count=len(point.messages_after))
+                    if point.next_messages is not None else
+                    tr("→ continue: next transition={reason} (the next State has {count} messages)",
+                       reason="\0", count=len(point.messages_after)))
+            lines.append(esc(text).replace("\0", f"<b>{esc(then.reason)}</b>{did}"))
         elif point.index == total - 1 and source is not None:
-            lines.append('<span class="dl-dim">the file ends here (no Terminal recorded)</span>')
+            lines.append(f'<span class="dl-dim">{esc(tr("the file ends here (no Terminal recorded)"))}</span>')
         elif point.index == total - 1:
-            lines.append('<span class="dl-dim">the run is still going (refresh() to re-read)</span>')
+            lines.append(f'<span class="dl-dim">{esc(tr("the run is still going (refresh() to re-read)"))}</span>')
         if point.notes:
             items = "".join(f"<li>{esc(note)}</li>" for note in point.notes)
-            lines.append(f'<span class="dl-small">notes:</span><ul class="dl-small" style="margin:0">{items}</ul>')
+            lines.append(f'<span class="dl-small">{esc(tr("notes:"))}</span>'
+                         f'<ul class="dl-small" style="margin:0">{items}</ul>')
         return pane('<div style="line-height:1.7">' + "<br>".join(lines) + "</div>")
 
 
@@ -307,10 +324,12 @@ def _source_html(source: dict[str, Any]) -> str:
         name = Path(str(source.get("path", "?"))).name
         versions = ", ".join(source.get("claude_code_versions") or []) or "?"
         branch = str(source.get("branch") or "?")[:8]
-        what = (f"Claude Code session <b>{esc(name)}</b> (Claude Code {esc(versions)}) · branch {esc(branch)}"
-                f"{' (a sidechain)' if source.get('sidechain') else ''} of {source.get('branches', 1)}")
+        what = esc(tr("Claude Code session {name} (Claude Code {versions}) · branch {branch}{sidechain} of {branches}",
+                      name="\0", versions=versions, branch=branch,
+                      sidechain=tr(" (a sidechain)") if source.get("sidechain") else "",
+                      branches=source.get("branches", 1))).replace("\0", f"<b>{esc(name)}</b>")
     else:
-        what = f"imported: {esc(source.get('kind', '?'))}"
+        what = esc(tr("imported: {kind}", kind=source.get("kind", "?")))
     note = f'<br><span class="dl-c-system dl-small">{esc(source["note"])}</span>' if source.get("note") else ""
     return f"<span>{what}</span>{note}"
 
@@ -330,8 +349,14 @@ def _changes(before: Checkpoint, after: Checkpoint) -> str:
         if name in before.counters and before.counters[name] != value and not isinstance(value, dict):
             parts.append(f"{name} {before.counters[name]}→{value}")
     delta = len(after.state_messages) - len(before.state_messages)
-    parts.append(f"{delta:+d} message{'s' if abs(delta) != 1 else ''}")
-    return ", ".join(parts)
+    parts.append(tr("{delta:+d} message", delta=delta) if abs(delta) == 1 else
+                 tr("{delta:+d} messages", delta=delta))
+    return tr(", ").join(parts)
+
+
+def _messages(count: int) -> str:
+    """``1 message`` / ``3 messages`` in the learner's language."""
+    return tr("{count} message", count=count) if count == 1 else tr("{count} messages", count=count)
 
 
 def _as_trace(value: Any) -> Trace:

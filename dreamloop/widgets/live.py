@@ -21,18 +21,28 @@ import ipywidgets as W
 
 from ..diagram import loop_flowchart_svg
 from ..hooks import describe_record
-from .html import badge, esc, message_html, pane, pretty_json, terminal_html, tool_names, tool_result_html
+from ..language import language, tr
+from .html import (
+    badge,
+    esc,
+    message_html,
+    pane,
+    pretty_json,
+    terminal_html,
+    tool_names,
+    tool_result_html,
+)
 from .kernel import warn_if_old_kernel
 from .static import StaticHTML
 
 __all__ = ["LiveView"]
 
-_SVG: dict[tuple[str | None, frozenset[str]], str] = {}
+_SVG: dict[tuple[str | None, frozenset[str], str], str] = {}
 
 
 def _diagram(phase: str | None, also: frozenset[str] = frozenset()) -> str:
-    """The flowchart with ``phase`` (and ``also``) lit, scaled to its box (cached: a dozen variants)."""
-    key = (phase, also)
+    """The flowchart with ``phase`` (and ``also``) lit, scaled to its box (cached: a dozen variants per language)."""
+    key = (phase, also, language())
     if key not in _SVG:
         lit = [p for p in (phase, *sorted(also)) if p is not None]
         svg = loop_flowchart_svg(lit).replace("<svg ", '<svg style="width:100%;height:auto" ', 1)
@@ -56,22 +66,23 @@ class _Call:
         inner = self._html()
         if not self.withdrawn:
             return inner
+        note = tr("withdrawn with its response (a tombstone): its effects may remain")
         return (f'<del class="dl-struck" style="display:block">{inner}</del>'
-                '<div class="dl-small dl-c-error">withdrawn with its response (a tombstone): its effects may '
-                "remain</div>")
+                f'<div class="dl-small dl-c-error">{esc(note)}</div>')
 
     def _html(self) -> str:
         call = (f'{badge("tool_use", "tool_use")}<b class="dl-mono">{esc(self.name)}</b> '
                 f'<span class="dl-mono">{esc(_short_json(self.input))}</span> ')
         hooks = "".join(_hook_line(h) for h in self.hooks)
         if self.result is None:
-            state = badge("running…", "system")
+            state = badge(tr("running…"), "system")
             if self.last_progress:
                 state += f'<span class="dl-mono dl-dim">{esc(_short_json(self.last_progress))}</span>'
             return f'<div class="dl-item">{call}{state}{hooks}</div>'
         failed = bool(self.result.get("is_error"))
         took = f" {self.seconds:.2f} s" if self.seconds is not None else ""
-        state = badge(f"done ✗{took}" if failed else f"done ✓{took}", "error" if failed else "assistant")
+        state = badge(tr("done ✗{took}", took=took) if failed else tr("done ✓{took}", took=took),
+                      "error" if failed else "assistant")
         return (f'<div class="dl-item">{call}{state}{hooks}'
                 f"{tool_result_html(self.result, self.name, max_chars=800)}</div>")
 
@@ -154,9 +165,10 @@ class LiveView(StaticHTML, W.VBox):
         self.phases: list[str] = []
         self.terminal: Any = None
         self._streaming = False
-        self.status = W.HTML(self._status_html("waiting for a run"))
-        self.stop_button = W.Button(description="Stop", button_style="danger", icon="stop", disabled=True,
-                                    tooltip="Fire the run's abort signal")
+        self._stopping = False
+        self.status = W.HTML(self._status_html(tr("waiting for a run")))
+        self.stop_button = W.Button(description=tr("Stop"), button_style="danger", icon="stop", disabled=True,
+                                    tooltip=tr("Fire the run's abort signal"))
         self.stop_button.add_class("dreamloop-stop")
         self.diagram = W.HTML(_diagram(None))
         self.transcript = W.HTML()
@@ -222,7 +234,8 @@ class LiveView(StaticHTML, W.VBox):
         self._loop = asyncio.get_running_loop()
         self._abort = abort
         self._running = True
-        self.stop_button.description = "Stop"
+        self._stopping = False
+        self.stop_button.description = tr("Stop")
         self.stop_button.disabled = abort is None
         self._update_status()
 
@@ -231,8 +244,8 @@ class LiveView(StaticHTML, W.VBox):
             return
         self._running = False
         self.stop_button.disabled = True
-        self.stop_button.description = "Stop"
-        self._flush_stream(force=True, label="streamed before the end (blocks that never finished are not kept)")
+        self.stop_button.description = tr("Stop")
+        self._flush_stream(force=True, label=tr("streamed before the end (blocks that never finished are not kept)"))
         self.terminal = run.terminal if getattr(run, "done", False) else None
         if self.terminal is not None:
             # completed leaves through the stop checks; max_turns and an abort during tools through the check
@@ -241,7 +254,7 @@ class LiveView(StaticHTML, W.VBox):
             self._light(*path, "terminal")
         self._render_transcript()
         if self.terminal is None and error is not None:
-            self.status.value = self._status_html(f"ended with {type(error).__name__}")
+            self.status.value = self._status_html(tr("ended with {error}", error=type(error).__name__))
         else:
             self._update_status()
         self.refresh_static()
@@ -257,7 +270,8 @@ class LiveView(StaticHTML, W.VBox):
         if not self._running or self._abort is None:
             return
         self.stop_button.disabled = True
-        self.stop_button.description = "Stopping…"
+        self._stopping = True
+        self.stop_button.description = tr("Stopping…")
         self._abort("stop button")
         self._update_status()
 
@@ -289,10 +303,11 @@ class LiveView(StaticHTML, W.VBox):
             self._render_transcript()
         else:
             if kind == "system" and event.subtype == "model_fallback":
-                self._turn().detail = f"falling back to {(event.metadata or {}).get('to', '?')}"
+                self._turn().detail = tr("falling back to {model}", model=(event.metadata or {}).get("to", "?"))
             elif kind == "system" and event.subtype == "api_retry":
                 meta = event.metadata or {}
-                self._turn().detail = f"overloaded: asking again {meta.get('overloads')}/{meta.get('limit')}"
+                self._turn().detail = tr("overloaded: asking again {count}/{limit}", count=meta.get("overloads"),
+                                         limit=meta.get("limit"))
             self._turn().entries.append(message_html(event, self._names, max_chars=1500))
             self._update_status()
             if kind == "attachment" and event.attachment.get("type") == "max_turns_reached":
@@ -307,9 +322,9 @@ class LiveView(StaticHTML, W.VBox):
         target = event.target_uuid
         if target in self._shown:
             turn, at = self._shown.pop(target)
+            note = tr("withdrawn by a tombstone ({reason})", reason=event.reason)
             turn.entries[at] = (f'<del class="dl-struck" style="display:block">{turn.entries[at]}</del>'
-                                '<div class="dl-small dl-c-error">withdrawn by a tombstone '
-                                f"({esc(event.reason)})</div>")
+                                f'<div class="dl-small dl-c-error">{esc(note)}</div>')
         elif target in self._progress:
             call = self._turn().tool_section().calls.get(self._progress[target])
             if call is not None:
@@ -396,8 +411,7 @@ class LiveView(StaticHTML, W.VBox):
                 call.result = block
         count = len(event.source_tool_use_ids)
         self._turn().entries.append(
-            f'<div class="dl-small dl-c-user">→ user message with '
-            f"{count} tool_result block{'s' if count != 1 else ''} (call order) goes back to the model</div>")
+            f'<div class="dl-small dl-c-user">{esc(_results_line(count))}</div>')
         self._light("check")
         self._render_transcript()
 
@@ -417,7 +431,7 @@ class LiveView(StaticHTML, W.VBox):
         self.diagram.value = _diagram(self.phase, self.also)
         self._update_status()
 
-    def _flush_stream(self, force: bool = False, label: str = "streaming…") -> None:
+    def _flush_stream(self, force: bool = False, label: str | None = None) -> None:
         now = time.monotonic()
         if not force and now - self._flushed < self.throttle:
             return
@@ -435,6 +449,7 @@ class LiveView(StaticHTML, W.VBox):
                              "</pre></div>")
             else:
                 parts.append(f'<pre class="dl-pre">{esc(block["text"])}</pre>')
+        label = tr("streaming…") if label is None else label
         self.stream.value = pane(f'<div class="dl-m dl-m-assistant" style="border-left-style:dotted">'
                                  f'<div class="dl-head dl-c-assistant"><b>assistant · {esc(label)}</b></div>'
                                  f"{''.join(parts)}</div>")
@@ -442,8 +457,9 @@ class LiveView(StaticHTML, W.VBox):
     def _render_transcript(self) -> None:
         finished = self._finished_html[-max(self.max_turns_shown - 1, 0):] if self.max_turns_shown > 1 else []
         hidden = len(self._finished_html) - len(finished)
-        note = (f'<div class="dl-dim dl-small">… {hidden} earlier turns '
-                "(StateInspector(run.trace) shows every one)</div>") if hidden else ""
+        note = (f'<div class="dl-dim dl-small">'
+                f'{esc(tr("… {count} earlier turns (StateInspector(run.trace) shows every one)", count=hidden))}'
+                "</div>") if hidden else ""
         current = self._turns[-1].html() if self._turns else ""
         self.transcript.value = pane(f'{note}{"".join(finished)}{current}')
 
@@ -454,7 +470,7 @@ class LiveView(StaticHTML, W.VBox):
         if not self._turns and not self._running:
             return
         turn = self._turns[-1] if self._turns else None
-        parts = ["● running" if self._running else "ended"]
+        parts = [esc(tr("● running")) if self._running else esc(tr("ended"))]
         if turn is not None:
             parts.append(f"turn_count=<b>{turn.turn_count}</b>")
             parts.append(f"transition=<b>{esc(turn.transition)}</b>")
@@ -464,9 +480,9 @@ class LiveView(StaticHTML, W.VBox):
                 parts.append("<b>stop_hook_active</b>")
         if self.phase:
             lit = " + ".join(sorted(self.also)) + " + " + self.phase if self.also else self.phase
-            parts.append(f"phase: <b>{esc(lit)}</b>")
-        if self.stop_button.description == "Stopping…" and self._running:
-            parts.append('<span class="dl-c-error">stopping (abort signal fired)</span>')
+            parts.append(esc(tr("phase: {phase}", phase="\0")).replace("\0", f"<b>{esc(lit)}</b>"))
+        if self._stopping and self._running:
+            parts.append(f'<span class="dl-c-error">{esc(tr("stopping (abort signal fired)"))}</span>')
         self.status.value = self._status_html(" · ".join(parts), raw=True)
 
     @staticmethod
@@ -508,6 +524,13 @@ class _Follow:
                 await closer()
         finally:
             self._view._end(self._run)
+
+
+def _results_line(count: int) -> str:
+    """The line under a turn's tool calls: what goes back to the model."""
+    if count == 1:
+        return tr("→ user message with 1 tool_result block (call order) goes back to the model")
+    return tr("→ user message with {count} tool_result blocks (call order) goes back to the model", count=count)
 
 
 def _short_json(value: Any, limit: int = 120) -> str:

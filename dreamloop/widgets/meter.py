@@ -16,6 +16,7 @@ from typing import Any
 
 import ipywidgets as W
 
+from ..language import N_, tr
 from ..trace import Checkpoint, Trace
 from .html import esc, pane
 from .static import StaticHTML
@@ -65,16 +66,17 @@ class MeterTurn:
 
     def summary(self) -> str:
         """``turn 12: 1,506 tokens sent (window 6,000) · microcompact −664 · cache read 0, written 1,506``."""
-        window = f" (window {self.window:,})" if self.window else ""
-        parts = [f"turn {self.turn_count}: {self.tokens:,} tokens sent{window}"]
+        window = tr(" (window {window:,})", window=self.window) if self.window else ""
+        parts = [tr("turn {n}: {tokens:,} tokens sent", n=self.turn_count, tokens=self.tokens) + window]
         parts += [f"{stage} −{saved:,}" for stage, saved in self.savings if saved > 0]
         if self.staged_folds:
-            parts.append(f"{self.staged_folds} fold{'s' if self.staged_folds != 1 else ''} staged")
+            parts.append(tr("{count} fold staged", count=1) if self.staged_folds == 1 else
+                         tr("{count} folds staged", count=self.staged_folds))
         if self.cache_read or self.cache_write or self.uncached:
-            parts.append(f"cache read {self.cache_read:,}, written {self.cache_write:,}")
+            parts.append(tr("cache read {read:,}, written {written:,}", read=self.cache_read, written=self.cache_write))
         if self.stopped:
-            parts.append(f"stopped: {self.stopped} (nothing sent)" if self.stopped == "blocking_limit"
-                         else f"ended: {self.stopped}")
+            parts.append(tr("stopped: {reason} (nothing sent)", reason=self.stopped) if self.stopped == "blocking_limit"
+                         else tr("ended: {reason}", reason=self.stopped))
         return " · ".join(parts)
 
 
@@ -145,14 +147,15 @@ class ContextMeter(StaticHTML, W.VBox):
     def summary(self) -> str:
         """One line per checkpoint, then the cache's totals (the same on every run of a script)."""
         if not self.turns:
-            return "no turns yet"
+            return tr("no turns yet")
         lines = [turn.summary() for turn in self.turns]
         read = sum(t.cache_read for t in self.turns)
         written = sum(t.cache_write for t in self.turns)
         sent = sum(t.cache_read + t.cache_write + t.uncached for t in self.turns)
         if sent:
-            lines.append(f"all requests: {sent:,} input tokens; cache read {read:,}, written {written:,}, "
-                         f"uncached {sent - read - written:,}")
+            lines.append(tr("all requests: {sent:,} input tokens; cache read {read:,}, written {written:,}, "
+                            "uncached {uncached:,}", sent=sent, read=read, written=written,
+                            uncached=sent - read - written))
         return "\n".join(lines)
 
     def __repr__(self) -> str:
@@ -162,7 +165,7 @@ class ContextMeter(StaticHTML, W.VBox):
 
     def _svg(self) -> str:
         if not self.turns:
-            return pane('<span class="dl-dim">No checkpoint yet.</span>')
+            return pane(f'<span class="dl-dim">{esc(tr("No checkpoint yet."))}</span>')
         left, right, top = 56, 150, 22
         plot_w = self.width - left - right
         main_h, cache_h, gap = 200, 70, 34
@@ -174,18 +177,19 @@ class ContextMeter(StaticHTML, W.VBox):
         parts: list[str] = []
         if self.selected is not None and 0 <= self.selected < len(self.turns):
             parts.append(f'<rect x="{left + self.selected * step:.1f}" y="{top}" width="{step:.1f}" '
-                         f'height="{main_h}" fill="#fefcbf"><title>the checkpoint the inspector shows</title></rect>')
+                         f'height="{main_h}" fill="#fefcbf"><title>{esc(tr("the checkpoint the inspector shows"))}</title></rect>')
         for k, turn in enumerate(self.turns):
             x = left + k * step + (step - bar) / 2
             parts.append(_rect(x, y(turn.tokens), bar, top + main_h - y(turn.tokens), _SENT,
-                               f"turn {turn.turn_count}: {turn.tokens:,} tokens sent"))
+                               tr("turn {n}: {tokens:,} tokens sent", n=turn.turn_count, tokens=turn.tokens)))
             base = turn.tokens
             for stage, saved in reversed(turn.savings):
                 if saved <= 0:
                     continue
                 color = STAGE_COLORS.get(stage, "#718096")
                 parts.append(_rect(x, y(base + saved), bar, y(base) - y(base + saved), color,
-                                   f"turn {turn.turn_count}: {stage} saved {saved:,} tokens", opacity=0.55))
+                                   tr("turn {n}: {stage} saved {saved:,} tokens", n=turn.turn_count, stage=stage,
+                                      saved=saved), opacity=0.55))
                 base += saved
             if turn.stopped == "blocking_limit":
                 parts.append(f'<text x="{x + bar / 2:.1f}" y="{y(turn.tokens) - 3:.1f}" font-size="11" '
@@ -212,24 +216,25 @@ class ContextMeter(StaticHTML, W.VBox):
         for k, turn in enumerate(self.turns):
             x = left + k * step + (step - bar) / 2
             bottom = cache_top + cache_h
-            kinds = ((turn.cache_read, _READ, "cache read"), (turn.cache_write, _WRITE, "cache write"),
-                     (turn.uncached, _PLAIN, "uncached"))
+            kinds = ((turn.cache_read, _READ, N_("cache read")), (turn.cache_write, _WRITE, N_("cache write")),
+                     (turn.uncached, _PLAIN, N_("uncached")))
             for value, color, what in kinds:
                 if value:
                     parts.append(_rect(x, bottom - cy(value), bar, cy(value), color,
-                                       f"turn {turn.turn_count}: {what} {value:,} tokens"))
+                                       tr("turn {n}: {what} {value:,} tokens", n=turn.turn_count, what=tr(what),
+                                          value=value)))
                     bottom -= cy(value)
             if k % max(1, len(self.turns) // 12) == 0:
                 parts.append(f'<text x="{x + bar / 2:.1f}" y="{cache_top + cache_h + 12}" font-size="9" '
                              f'text-anchor="middle" fill="#718096">{turn.turn_count}</text>')
         stages = [s for s in STAGE_COLORS if s not in ("window", "blocking_limit")]
-        legend = (f'<text x="4" y="12" font-size="10" fill="#4a5568">tokens per request · '
-                  f'<tspan fill="{_SENT}">■ sent</tspan> '
+        legend = (f'<text x="4" y="12" font-size="10" fill="#4a5568">{esc(tr("tokens per request"))} · '
+                  f'<tspan fill="{_SENT}">■ {esc(tr("sent"))}</tspan> '
                   + " ".join(f'<tspan fill="{STAGE_COLORS[s]}">■ {s}</tspan>' for s in stages)
                   + "</text>"
-                  f'<text x="4" y="{cache_top - 6}" font-size="10" fill="#4a5568">input by cache status · '
-                  f'<tspan fill="{_READ}">■ read</tspan> <tspan fill="{_WRITE}">■ written</tspan> '
-                  f'<tspan fill="{_PLAIN}">■ uncached</tspan> · turn_count below</text>')
+                  f'<text x="4" y="{cache_top - 6}" font-size="10" fill="#4a5568">{esc(tr("input by cache status"))} · '
+                  f'<tspan fill="{_READ}">■ {esc(tr("read"))}</tspan> <tspan fill="{_WRITE}">■ {esc(tr("written"))}</tspan> '
+                  f'<tspan fill="{_PLAIN}">■ {esc(tr("uncached"))}</tspan> · {esc(tr("turn_count below"))}</text>')
         height = cache_top + cache_h + 18
         return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{self.width}" height="{height}" '
                 f'viewBox="0 0 {self.width} {height}" font-family="sans-serif">'

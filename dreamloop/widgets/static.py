@@ -33,14 +33,15 @@ STATIC_END = "<!-- /dreamloop:static -->"
 def static_block(title: str, body: str) -> str:
     """The stored fallback: a titled box holding ``body`` (HTML), between the markers.
 
-    ``title`` names the widget ("StateInspector"); a note says it is a snapshot.
+    ``title`` names the widget ("StateInspector"); a note (in the learner's language) says it is a snapshot.
     """
+    from ..language import tr
     from .html import esc
 
+    note = esc(tr("a snapshot stored with the notebook; run the cell for the live widget"))
     return (f'{STATIC_START}<div class="dreamloop-static" style="border:1px solid #cbd5e0;border-radius:4px;'
             f'padding:6px 10px;max-width:100%;overflow:auto">'
-            f'<div style="font-size:12px;color:#718096"><b>{esc(title)}</b> · a snapshot stored with the notebook; '
-            f"run the cell for the live widget</div>{body}</div>{STATIC_END}")
+            f'<div style="font-size:12px;color:#718096"><b>{esc(title)}</b> · {note}</div>{body}</div>{STATIC_END}')
 
 
 class StaticHTML:

@@ -14,6 +14,7 @@ from typing import Any, Mapping
 
 import ipywidgets as W
 
+from ..language import tr
 from .html import esc, pane
 from .static import StaticHTML
 
@@ -74,17 +75,20 @@ class Switchboard(StaticHTML, W.VBox):
         cell = 'style="padding:2px 8px;border-bottom:1px solid #e2e8f0;text-align:left"'
         mid = 'style="padding:2px 8px;border-bottom:1px solid #e2e8f0;text-align:center"'
         heads = "".join(f"<th {mid}>{esc(title)}</th>" for title in self.columns)
-        rows = [f"<tr><th {cell}>switch</th><th {cell}>chapter</th><th {cell}>turns on</th>{heads}</tr>"]
+        head = (f"<tr><th {cell}>{esc(tr('switch'))}</th><th {cell}>{esc(tr('chapter'))}</th>"
+                f"<th {cell}>{esc(tr('turns on'))}</th>{heads}</tr>")
+        rows = [head]
+        off, on = esc(tr("off")), esc(tr("on"))
         for name, chapter, what in self.rows:
             cells = []
             for values in self.columns.values():
                 value = values.get(name)
                 if value in (None, False):
-                    cells.append(f'<td {mid} class="dl-sw-off"><span style="color:#a0aec0">off</span></td>')
+                    cells.append(f'<td {mid} class="dl-sw-off"><span style="color:#a0aec0">{off}</span></td>')
                     continue
-                tip = esc(json.dumps(value, sort_keys=True)[:400]) if not isinstance(value, bool) else "on"
-                shown = esc(value) if isinstance(value, str) else "on"
+                tip = esc(json.dumps(value, sort_keys=True)[:400]) if not isinstance(value, bool) else on
+                shown = esc(value) if isinstance(value, str) else on
                 cells.append(f'<td {mid} class="dl-sw-on" title="{tip}"><b style="color:#2f855a">● {shown}</b></td>')
             rows.append(f'<tr><td {cell}><code>{esc(name)}</code></td><td {cell}>{esc(chapter)}</td>'
-                        f'<td {cell}><span style="font-size:12px">{esc(what)}</span></td>{"".join(cells)}</tr>')
+                        f'<td {cell}><span style="font-size:12px">{esc(tr(what) if what else what)}</span></td>{"".join(cells)}</tr>')
         return f'<table style="border-collapse:collapse;font-size:13px;margin:4px 0">{"".join(rows)}</table>'

@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 import ipywidgets as W
 
+from ..language import tr
 from ..trace import Checkpoint, Trace
 from .html import COLORS, esc, pane
 from .static import StaticHTML
@@ -93,31 +94,31 @@ class TurnSpans:
         ``Read ×3 in parallel 1.00 s (started while the model streamed)``.
         """
         model = sum(s.seconds for s in self.model)
-        text = f"turn {self.turn_count}: model" + (f" {model:.2f} s" if times else "")
+        text = tr("turn {n}: model", n=self.turn_count) + (_seconds(model) if times else "")
         if any(not s.finished for s in self.model):
-            text += " (interrupted)"
+            text += tr(" (interrupted)")
         if not self.tools:
-            return text + ", no tools"
+            return text + tr(", no tools")
         described = []
         for group in self.batches():
             seconds = max(s.end for s in group) - min(s.start for s in group)
             names = Counter(s.label for s in group)
             calls = ", ".join(f"{name} ×{n}" if n > 1 else name for name, n in names.items())
-            together = " in parallel" if len(group) > 1 else ""
+            together = tr(" in parallel") if len(group) > 1 else ""
             notes = []
             errors = sum(s.is_error for s in group)
             if errors:
-                notes.append(f"{errors} is_error")
+                notes.append(tr("{count} is_error", count=errors))
             if any(not s.finished for s in group):
-                notes.append("interrupted")
+                notes.append(tr("interrupted"))
             early = sum(s in self.early() for s in group)
             if early:
-                notes.append("started while the model streamed" if early == len(group)
-                             else f"{early} started while the model streamed")
-            extra = f" ({', '.join(notes)})" if notes else ""
-            took = f" {seconds:.2f} s" if times else ""
+                notes.append(tr("started while the model streamed") if early == len(group)
+                             else tr("{count} started while the model streamed", count=early))
+            extra = tr(" ({notes})", notes=tr(", ").join(notes)) if notes else ""
+            took = _seconds(seconds) if times else ""
             described.append(f"{calls}{together}{took}{extra}")
-        return f"{text}, tools: " + ", then ".join(described)
+        return text + tr(", tools: ") + tr(", then ").join(described)
 
 
 def turn_spans(trace: Trace, point: Checkpoint) -> TurnSpans:
@@ -202,10 +203,10 @@ class Timeline(StaticHTML, W.VBox):
         is the same on every run, for a notebook's checked output.
         """
         if not self.turns:
-            return "no turns yet"
+            return tr("no turns yet")
         lines = [turn.summary(times) for turn in self.turns]
         if times:
-            lines.append(f"total {self._end():.2f} s")
+            lines.append(tr("total") + _seconds(self._end()))
         return "\n".join(lines)
 
     def __repr__(self) -> str:
@@ -222,9 +223,9 @@ class Timeline(StaticHTML, W.VBox):
 
     def _svg(self) -> str:
         if not self.turns:
-            return pane('<span class="dl-dim">No checkpoint yet.</span>')
+            return pane(f'<span class="dl-dim">{esc(tr("No checkpoint yet."))}</span>')
         row, pad = 16, 4
-        labels = [f"turn {turn.turn_count} model" for turn in self.turns] + [
+        labels = [tr("turn {n} model", n=turn.turn_count) for turn in self.turns] + [
             _lane_label(lane) for turn in self.turns for lane in _lanes(turn.tools)]
         left = _label_width(labels)
         plot = self.width - left - 20
@@ -235,7 +236,8 @@ class Timeline(StaticHTML, W.VBox):
         for turn in self.turns:
             top = y
             rows.append(f'<line x1="0" x2="{self.width}" y1="{y - 2}" y2="{y - 2}" stroke="#e2e8f0"/>')
-            rows.append(_label(4, y + row - 4, f"turn {turn.turn_count} model", COLORS["assistant"], left - 8))
+            rows.append(_label(4, y + row - 4, tr("turn {n} model", n=turn.turn_count), COLORS["assistant"],
+                               left - 8))
             for span in turn.model:
                 rows.append(_bar(x(span.start), y, x(span.end), row - pad, COLORS["user"], span))
             y += row
@@ -248,8 +250,8 @@ class Timeline(StaticHTML, W.VBox):
             if turn.early():  # the calls left of this line started while the model streamed
                 end = x(turn.stream_end or 0.0)
                 rows.append(f'<line class="stream-end" x1="{end:.1f}" x2="{end:.1f}" y1="{top}" y2="{y}" '
-                            f'stroke="{COLORS["user"]}" stroke-dasharray="3,2"><title>the stream ended here'
-                            f'</title></line>')
+                            f'stroke="{COLORS["user"]}" stroke-dasharray="3,2">'
+                            f'<title>{esc(tr("the stream ended here"))}</title></line>')
             y += pad
         ticks = []
         step = _tick_step(total)
@@ -259,10 +261,10 @@ class Timeline(StaticHTML, W.VBox):
                          f'<text x="{x(t):.1f}" y="11" font-size="10" text-anchor="middle" fill="#718096">'
                          f"{t:g} s</text>")
             t += step
-        legend = (f'<text x="4" y="11" font-size="10" fill="#4a5568">seconds since the run started · '
-                  f'<tspan fill="{COLORS["user"]}">■ model streaming</tspan> '
-                  f'<tspan fill="#dd6b20">■ tool running</tspan> '
-                  f'<tspan fill="{COLORS["error"]}">■ is_error / interrupted</tspan></text>')
+        legend = (f'<text x="4" y="11" font-size="10" fill="#4a5568">{esc(tr("seconds since the run started"))} · '
+                  f'<tspan fill="{COLORS["user"]}">■ {esc(tr("model streaming"))}</tspan> '
+                  f'<tspan fill="#dd6b20">■ {esc(tr("tool running"))}</tspan> '
+                  f'<tspan fill="{COLORS["error"]}">■ {esc(tr("is_error / interrupted"))}</tspan></text>')
         height = y + 4
         return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{self.width}" height="{height + 14}" '
                 f'viewBox="0 0 {self.width} {height + 14}" font-family="sans-serif">'
@@ -306,6 +308,11 @@ def side_by_side(traces: dict[str, Trace | Any], *, width: int = 720) -> W.VBox:
     return _SideBySide(timelines)
 
 
+def _seconds(value: float) -> str:
+    """`` 0.12 s`` in the learner's language (a leading space: it follows a label)."""
+    return tr(" {seconds:.2f} s", seconds=value)
+
+
 def _lanes(spans: list[Span]) -> list[list[Span]]:
     """Greedy interval partitioning: overlapping spans go to different lanes."""
     lanes: list[list[Span]] = []
@@ -323,9 +330,9 @@ def _bar(x0: float, y: float, x1: float, h: float, color: str, span: Span) -> st
     width = max(x1 - x0, 1.5)
     title = f"{span.label} {span.detail} {span.seconds:.3f} s".strip()
     if not span.finished:
-        title += " (interrupted)"
+        title += tr(" (interrupted)")
     if span.is_error and span.finished:
-        title += " (is_error)"
+        title += tr(" (is_error)")
     opacity = "0.55" if not span.finished else "0.9"
     return (f'<rect x="{x0:.1f}" y="{y}" width="{width:.1f}" height="{h}" rx="2" fill="{color}" '
             f'fill-opacity="{opacity}"><title>{esc(title)}</title></rect>')

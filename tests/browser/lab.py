@@ -379,14 +379,15 @@ JS_HELPERS = r"""
         text: norm([...cell.node.querySelectorAll('.jp-OutputArea-output')].map((o) => o.textContent).join(' ')).slice(0, 400),
       }).filter(Boolean);
     },
-    // record what the live views' "streaming…" part showed while the cells ran (distinct texts, capped)
-    watchStreaming() {
+    // record what the live views' "streaming…" part showed while the cells ran (distinct texts, capped);
+    // markers: that label in each language the kit speaks
+    watchStreaming(markers) {
       const record = window.__dlStream = { frames: 0, samples: [] };
       const seen = new Set();
       const look = () => {
         for (const el of document.querySelectorAll('.dreamloop-live .widget-html-content')) {
           const t = norm(el.textContent);
-          if (!t.includes('streaming…') || seen.has(t)) continue;
+          if (!markers.some((m) => t.includes(m)) || seen.has(t)) continue;
           seen.add(t);
           record.frames += 1;
           if (record.samples.length < 400) record.samples.push(t.slice(0, 2000));
@@ -505,6 +506,16 @@ del _dreamloop_browser_probe
 
 
 
+def in_every_language(text: str) -> list[str]:
+    """A widget label as the kit shows it in each language (English, then the catalogues' translations).
+
+    Read from the kit itself (``dreamloop.language``), so a chapter of any edition is waited for by its own words.
+    """
+    from dreamloop.language import LANGUAGES, catalogue
+
+    return [text] + [catalogue(code)[text] for code in LANGUAGES if code != "en"]
+
+
 def find_notebook(number: str) -> Path:
     """``notebooks/NN_*.ipynb`` for chapter ``number`` ("03", or "zh/03" for another edition's folder)."""
     folder, _, nn = number.rpartition("/")
@@ -611,7 +622,7 @@ def open_and_run(ch: Chapter, run_timeout: float) -> None:
                   wait_until="domcontentloaded")
         page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell", timeout=budget.ms(20))
         page.evaluate(JS_HELPERS)
-        page.evaluate("() => window.__dl.watchStreaming()")
+        page.evaluate("(markers) => window.__dl.watchStreaming(markers)", in_every_language("streaming…"))
 
     with report.check(f"chapter {ch.number} opens"):
         opened = time.monotonic()
@@ -765,6 +776,31 @@ def check_markdown(ch: Chapter) -> None:
                     f"{sum(len(c.get('images', [])) for c in cells)} image(s)")
 
 
+def check_verdicts(ch: Chapter) -> None:
+    """Every exercise check cell shows one ✅/❌ verdict after the run, in the chapter's edition's language.
+
+    A Chinese chapter (``zh/NN``) ran ``ex.language("zh")``: its verdicts hold Chinese and no English "Hint:".
+    """
+    page, report = ch.page, ch.report
+    chinese = ch.number.startswith("zh/")
+    name = "check cells show one verdict" + (" in Chinese" if chinese else "")
+    with report.check(name):
+        indices = [i for i, c in enumerate(_cells(ch.notebook))
+                   if c.get("cell_type") == "code" and "ex.check_" in "".join(c.get("source", ""))]
+        if not indices:
+            fail(name, "the chapter has no exercise check cell")
+        texts = page.evaluate("""(indices) => indices.map((i) => window.__dl.norm(
+            (window.__dl.panel().content.widgets[i].node.querySelector('.jp-OutputArea') || {}).textContent))""",
+                              indices)
+        for index, text in zip(indices, texts):
+            marks = text.count("✅") + text.count("❌")
+            if text[:1] not in ("✅", "❌") or marks != 1:
+                fail(name, f"cell {index + 1} shows {text[:160]!r}: expected one ✅/❌ verdict line")
+            if chinese and (not re.search(r"[\u4e00-\u9fff]", text) or "Hint:" in text):
+                fail(name, f"cell {index + 1} shows {text[:160]!r}: expected the verdict in Chinese")
+        report.note(f"{len(indices)} check cells, e.g. {texts[0][:50]!r}")
+
+
 # ---------------------------------------------------------------------------------------------------------
 # Stop, as a person presses it
 
@@ -824,11 +860,11 @@ def press_stop(ch: Chapter, marker: str, *, when: str, expect: str, check: str) 
             run_cell(ch, index)
             started = time.monotonic()
             view = f"window.__dl.panel().content.widgets[{index}].node.querySelector('.dreamloop-live')"
-            ready = {"streaming": "streaming…", "tools": "running…"}[when]
+            ready = in_every_language({"streaming": "streaming…", "tools": "running…"}[when])
             page.wait_for_function(
                 f"""() => {{ const v = {view}; if (!v) return false;
                              const b = v.querySelector('.dreamloop-stop');
-                             return b && !b.disabled && v.textContent.includes({json.dumps(ready)}); }}""",
+                             return b && !b.disabled && {json.dumps(ready)}.some((t) => v.textContent.includes(t)); }}""",
                 timeout=budget.ms(20), polling=50)
             waited = time.monotonic() - started
             button = page.locator(f".jp-Notebook .jp-Cell >> nth={index}").locator(".dreamloop-stop")

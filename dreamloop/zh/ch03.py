@@ -1,0 +1,86 @@
+"""Chinese for chapter 03's checks (``dreamloop/exercises/ch03.py``)."""
+
+TEXTS = {
+    "a Read, then the answer": "一次 Read，然后回答",
+    "a model that never stops, max_turns=2": "永不停止的模型，max_turns=2",
+    "the API fails on the second request": "API 在第二次请求时出错",
+    "iterate the run to its end with async for, keep the last assistant message you see, then return its text and "
+    "the run's Terminal reason.":
+        "用 async for 把这次运行迭代到底，记住看到的最后一条 assistant 消息，然后返回它的文本和这次运行的 Terminal 原因。",
+    "an async generator has no return value: the Terminal is on the run object, readable once the async for loop "
+    "has ended.":
+        "Python 的异步生成器没有返回值：Terminal 在运行对象上，async for 循环结束后就能读到。",
+    "for '{case}' it returned {value}; expected a pair (text, reason).":
+        "对于“{case}”，它返回了 {value}；应当是一个二元组 (text, reason)。",
+    "return two things: the text (a str) and the reason (a str).": "返回两样东西：文本（str）和原因（str）。",
+    "for '{case}' the reason is {got!r}; the run ended {expected!r}.":
+        "对于“{case}”，原因是 {got!r}；这次运行实际以 {expected!r} 结束。",
+    "a run can end in several ways (completed, max_turns, model_error, ...): read the reason from run.terminal "
+    "after the async for loop, don't assume one.":
+        "一次运行有多种结束方式（completed、max_turns、model_error……）：在 async for 循环之后从 run.terminal "
+        "读取原因，不要想当然。",
+    "for '{case}' the text is {got!r}; the last assistant message says {expected!r}.":
+        "对于“{case}”，文本是 {got!r}；最后一条 assistant 消息说的是 {expected!r}。",
+    "the LAST assistant message of the run, whatever it asked for (it may still ask for tools when max_turns or an "
+    "error ends the run); its text blocks only.":
+        "是这次运行的【最后一条】assistant 消息，不管它请求了什么（max_turns 或错误结束运行时，它可能仍在请求工具）；"
+        "只取它的文本块。",
+    "{count} runs read to the end; terminal reasons {reasons}.": "{count} 次运行都读到了结尾；终止原因依次为 {reasons}。",
+    "last answer and Terminal": "最后的回答与 Terminal",
+    "build and return the dl.State the loop starts its next turn with (messages, turn_count, transition).":
+        "构造并返回循环开始下一轮时使用的 dl.State（messages、turn_count、transition）。",
+    "after turn_count={turn_count}": "在 turn_count={turn_count} 之后",
+    "{where} it returned {kind}; expected a State.": "{where}，它返回了 {kind}；应当是一个 State。",
+    "the loop carries a State from turn to turn: return dl.State(...) with its fields.":
+        "循环在轮与轮之间传递一个 State：返回带有各个字段的 dl.State(...)。",
+    "the model must see its own call before the result: keep this turn's assistant messages.":
+        "模型必须先看到自己提出的调用，再看到结果：保留这一轮的 assistant 消息。",
+    "the order matters: the model must see its call before the result (what was sent, what came back, then the "
+    "results).":
+        "顺序很重要：模型必须先看到调用，再看到结果（先是发出去的，再是返回的，最后是工具结果）。",
+    "the next turn starts from everything the model saw this turn, plus what this turn added.":
+        "下一轮从模型这一轮看到的全部消息开始，再加上这一轮新增的消息。",
+    "{where} the new messages are {got}; queryLoop() has {expected}.":
+        "{where}，新的消息是 {got}；queryLoop() 得到的是 {expected}。",
+    "{where} turn_count is {got}; expected {expected}.": "{where}，turn_count 是 {got}；应当是 {expected}。",
+    "turn_count goes up by one each time a batch of tool results is handed on.":
+        "每交出一批工具结果，turn_count 加一。",
+    "{where} transition is {got}; expected reason 'next_turn'.":
+        "{where}，transition 是 {got}；应当是 reason 为 'next_turn' 的转换。",
+    "transition records why the loop went round again (a dl.Continue with a reason); tools ran and their results "
+    "go back: that reason is next_turn.":
+        "transition 记录循环为什么又转了一圈（一个带 reason 的 dl.Continue）；工具执行完、结果要交回模型：这个原因就是 next_turn。",
+    "when the context pipeline left a message out of messages_for_query, your next State still has it.":
+        "上下文管线已经把一条消息排除在 messages_for_query 之外，你的下一个 State 里却还有它。",
+    "build the next State from what the model saw this turn (messages_for_query), not from state.messages: the "
+    "pipeline may have shortened it.":
+        "用模型这一轮看到的消息（messages_for_query）构造下一个 State，而不是用 state.messages：管线可能已经把它缩短了。",
+    "{count} transitions, each the same State queryLoop() built (messages, turn_count, transition).":
+        "{count} 次转换，每一次都与 queryLoop() 构造的 State 相同（messages、turn_count、transition）。",
+    "next State": "下一个 State",
+    "return a tuple (requests, tool_batches, reason, turn_count) for a run of the loop with this max_turns and a "
+    "model that calls a tool tool_turns times before it answers.":
+        "对这样一次运行返回元组 (requests, tool_batches, reason, turn_count)：循环设置了这个 max_turns，"
+        "模型先调用 tool_turns 次工具再回答。",
+    "{call} returned {value}; expected (requests, tool_batches, reason, turn_count).":
+        "{call} 返回了 {value}；应当是 (requests, tool_batches, reason, turn_count)。",
+    "four values, in that order; reason is a string such as 'completed'.":
+        "四个值，按这个顺序；reason 是字符串，例如 'completed'。",
+    "the limit only matters while the model keeps asking for tools: a model that stops asking before the limit "
+    "ends the run the ordinary way.":
+        "只有模型一直在请求工具时，这个上限才起作用：在达到上限之前就不再请求工具的模型，会以普通的方式结束运行。",
+    "max_turns is checked after the tools ran and before the next request: a model that would have answered on "
+    "that next request never gets asked.":
+        "max_turns 在工具执行之后、下一次请求之前检查：本来会在下一次请求时回答的模型，根本不会被请求。",
+    "count the requests the loop sends and the batches of tools it runs: each turn the loop starts sends one "
+    "request, and its tools run before any check on max_turns.":
+        "数一数循环发出的请求和执行的工具批次：循环开始的每一轮都发出一次请求，而这一轮的工具会在检查 max_turns 之前执行。",
+    "turn_count in the Terminal: completed keeps the turn it ended in; max_turns carries the turn the loop refused "
+    "to start (like the max_turns_reached attachment).":
+        "Terminal 里的 turn_count：completed 保留结束时所在的轮；max_turns 带的是循环拒绝开始的那一轮"
+        "（与 max_turns_reached 附件相同）。",
+    "{call}: you predicted {got}; the loop gave {expected}.": "{call}：你预测的是 {got}；循环给出的是 {expected}。",
+    "your predictions match the loop on all {count} runs, e.g. predict(3, 3) = {example}: the answer one request "
+    "away never came.":
+        "你的预测在全部 {count} 次运行上都与循环一致，例如 predict(3, 3) = {example}：只差一次请求的回答始终没有到来。",
+}
