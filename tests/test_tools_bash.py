@@ -268,9 +268,14 @@ async def test_the_loop_hands_the_models_key_to_no_command(tmp_path, monkeypatch
         assert "sk-ant-never-shown" not in text and "OFFLINE_KEY_COPY" not in text
 
 
+ESCAPE = "setsid sh -c 'touch ready; exec sleep 3' & until [ -e ready ]; do sleep 0.01; done; echo started"
+
+
 async def test_a_process_that_leaves_the_group_is_named_and_the_call_ends_cleanly(tmp_path):
     started = time.monotonic()
-    result = await bash(tmp_path, "setsid sleep 3 & echo started")
+    # bash waits until the child has left the group (it touches `ready` after setsid), so the group kill at
+    # bash's exit cannot catch it before it escapes (a race that once made this test flaky).
+    result = await bash(tmp_path, ESCAPE)
     assert time.monotonic() - started < 3
     assert result["content"].startswith("started\n[note] the command left pid ")
     assert "(sleep 3) running outside its process group" in result["content"]
@@ -287,7 +292,7 @@ def test_no_event_loop_is_closed_error_after_the_loop_ends(tmp_path):
     try:
         loop = asyncio.new_event_loop()
         try:
-            result = loop.run_until_complete(bash(tmp_path, "setsid sleep 3 & echo started"))
+            result = loop.run_until_complete(bash(tmp_path, ESCAPE))
         finally:
             loop.close()
         gc.collect()
