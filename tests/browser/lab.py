@@ -431,11 +431,7 @@ async ([code, ms]) => {
 PROBE_PY = r'''
 def _dreamloop_browser_probe():
     import json, re
-    try:
-        from ipywidgets.widgets.widget import _instances as widgets
-    except ImportError:
-        import ipywidgets
-        widgets = ipywidgets.Widget.widgets
+    widgets = _dreamloop_widget_instances()
     from dreamloop.widgets import LiveView, StateInspector
 
     def field(obj, key, default=None):
@@ -581,8 +577,21 @@ def longest_prefix(text: str, sample: str) -> int:
     return low
 
 
+WIDGET_INSTANCES = r'''
+def _dreamloop_widget_instances():
+    """Every live widget in the kernel, by model id (ipywidgets 8 keeps them in _instances, 7 in Widget.widgets)."""
+    try:
+        from ipywidgets.widgets.widget import _instances
+    except ImportError:
+        import ipywidgets
+        return ipywidgets.Widget.widgets
+    return _instances
+'''
+"""Defined in the kernel before every probe or question (``Chapter.execute``): what a probe reads widgets from."""
+
+
 def kernel_probe(page: Any, budget: Budget) -> dict[str, Any]:
-    result = page.evaluate(KERNEL_EXECUTE, [PROBE_PY, int(budget.ms(15))])
+    result = page.evaluate(KERNEL_EXECUTE, [WIDGET_INSTANCES + PROBE_PY, int(budget.ms(15))])
     for line in result["out"].splitlines():
         if line.startswith("@@DL@@"):
             return json.loads(line[len("@@DL@@"):])
@@ -608,8 +617,9 @@ class Chapter:
         return kernel_probe(self.page, self.budget)
 
     def execute(self, code: str) -> dict[str, str]:
-        """Run ``code`` in the chapter's kernel (not a cell); ``{"out": stdout, "err": stderr}``."""
-        return self.page.evaluate(KERNEL_EXECUTE, [code, int(self.budget.ms(15))])
+        """Run ``code`` in the chapter's kernel (not a cell; ``_dreamloop_widget_instances()`` is defined for it);
+        ``{"out": stdout, "err": stderr}``."""
+        return self.page.evaluate(KERNEL_EXECUTE, [WIDGET_INSTANCES + code, int(self.budget.ms(15))])
 
 
 def open_and_run(ch: Chapter, run_timeout: float) -> None:

@@ -21,11 +21,7 @@ STOP_CELL = "stop_run = dl.query("
 TIMELINES_PY = r'''
 def _dreamloop_timelines():
     import json
-    try:
-        from ipywidgets.widgets.widget import _instances as widgets
-    except ImportError:
-        import ipywidgets
-        widgets = ipywidgets.Widget.widgets
+    widgets = _dreamloop_widget_instances()
     from dreamloop.widgets import Timeline
     out = [{"early": len(t.turns[0].early()) if t.turns else 0, "tools": len(t.turns[0].tools) if t.turns else 0}
            for t in list(widgets.values()) if isinstance(t, Timeline)]

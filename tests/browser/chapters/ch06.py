@@ -18,11 +18,7 @@ SCREENSHOTS = ("context-meter.png",)
 METER_PROBE = r'''
 def _dreamloop_meter_probe():
     import json
-    try:
-        from ipywidgets.widgets.widget import _instances as widgets
-    except ImportError:
-        import ipywidgets
-        widgets = ipywidgets.Widget.widgets
+    widgets = _dreamloop_widget_instances()
     from dreamloop.widgets import ContextMeter, StateInspector
     inspectors = [w for w in list(widgets.values()) if isinstance(w, StateInspector)]
     out = []

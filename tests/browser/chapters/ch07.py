@@ -18,11 +18,7 @@ SCREENSHOTS = ("hooks-live-view.png", "hooks-inspector.png")
 KERNEL_QUESTION = r'''
 def _dreamloop_ch07_probe():
     import json
-    try:
-        from ipywidgets.widgets.widget import _instances as widgets
-    except ImportError:
-        import ipywidgets
-        widgets = ipywidgets.Widget.widgets
+    widgets = _dreamloop_widget_instances()
     from dreamloop.hooks import describe_record
     from dreamloop.widgets import LiveView, StateInspector
 

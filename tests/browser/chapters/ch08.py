@@ -17,11 +17,7 @@ SCREENSHOTS = ("recovery-live-view.png", "recovery-inspector.png")
 KERNEL_QUESTION = r'''
 def _dreamloop_ch08_probe():
     import json
-    try:
-        from ipywidgets.widgets.widget import _instances as widgets
-    except ImportError:
-        import ipywidgets
-        widgets = ipywidgets.Widget.widgets
+    widgets = _dreamloop_widget_instances()
     from dreamloop.widgets import LiveView, StateInspector
 
     out = {"live": [], "inspectors": []}

@@ -16,11 +16,7 @@ SCREENSHOTS = ("switchboard.png",)
 KERNEL_QUESTION = r'''
 def _dreamloop_ch09_probe():
     import json
-    try:
-        from ipywidgets.widgets.widget import _instances as widgets
-    except ImportError:
-        import ipywidgets
-        widgets = ipywidgets.Widget.widgets
+    widgets = _dreamloop_widget_instances()
     from dreamloop.widgets import StateInspector, Switchboard
 
     out = {"boards": [], "inspectors": []}

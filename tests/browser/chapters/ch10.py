@@ -19,11 +19,7 @@ KERNEL_INSPECTORS = r'''
 def _dreamloop_ch10_probe():
     import json
     from pathlib import Path
-    try:
-        from ipywidgets.widgets.widget import _instances as widgets
-    except ImportError:
-        import ipywidgets
-        widgets = ipywidgets.Widget.widgets
+    widgets = _dreamloop_widget_instances()
     from dreamloop.widgets import StateInspector
 
     out = []

@@ -16,11 +16,7 @@ SCREENSHOTS = ("zh-switchboard.png",)
 KERNEL_QUESTION = r'''
 def _dreamloop_zh_ch09_probe():
     import json
-    try:
-        from ipywidgets.widgets.widget import _instances as widgets
-    except ImportError:
-        import ipywidgets
-        widgets = ipywidgets.Widget.widgets
+    widgets = _dreamloop_widget_instances()
     from dreamloop.language import language, tr
     from dreamloop.widgets import StateInspector, Switchboard
 
