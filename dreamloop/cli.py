@@ -324,9 +324,16 @@ def _context_options(args: argparse.Namespace, workspace: Path) -> Any:
     from .context import ContextOptions
 
     if args.no_context:
+        _not_both("--no-context", "--no-stage", args.no_stage)
         return None
     options = ContextOptions.all_on(context_window=args.context_window)
     return options.model_copy(update={stage: None for stage in args.no_stage})
+
+
+def _not_both(whole: str, part: str, parts: list[str]) -> None:
+    """A flag that turns one part off, beside the flag that turns the whole branch off: a usage error."""
+    if parts:
+        raise ValueError(f"{part} {parts[0]} with {whole}: {whole} already turns every part off; give one of them")
 
 
 def _recovery_options(args: argparse.Namespace) -> Any:
@@ -334,6 +341,7 @@ def _recovery_options(args: argparse.Namespace) -> Any:
     from .recovery import RecoveryOptions
 
     if args.no_recovery:
+        _not_both("--no-recovery", "--no-recovery-branch", args.no_recovery_branch)
         return None
     return RecoveryOptions(**{branch: False for branch in args.no_recovery_branch})
 
