@@ -158,7 +158,10 @@ def check_no_recursive_rm(hook: Any) -> Verdict:
             _unfinished(error, todo)
             cause = error.__cause__
             if isinstance(cause, TypeError) and "returned" in str(cause):
-                raise _Fail(tr("for {command!r} {error}.", command=command, error=cause),
+                returned = str(cause).removeprefix("it returned ").split(";", 1)[0]
+                raise _Fail(tr("for {command!r} it returned {returned}; a pre_tool_use hook returns "
+                               "PreToolUseDecision(...), a dict shaped like its JSON, or None.", command=command,
+                               returned=returned),
                             tr("a hook answers with its event's decision model (PreToolUseDecision); dl.Deny is "
                                "can_use_tool's answer, not a hook's.")) from None
             raise _Fail(tr("for {command!r} your hook raised {kind}: {error}", command=command,
@@ -249,8 +252,9 @@ def check_settings_hook(settings: Any) -> Verdict:
                     raise _Fail(tr("your settings: {error}", error=str(error).replace(f"{path}: ", "", 1)),
                                 shape) from None
             if hooks.unsupported:
-                raise _Fail(tr("these would not run: {hooks}", hooks="; ".join(u.replace(str(path), "settings")
-                                                                           for u in hooks.unsupported)),
+                said = "; ".join(u.replace(str(path), "settings") for u in hooks.unsupported)
+                said = said.replace(" (only type 'command' runs)", tr(" (only type 'command' runs)"))
+                raise _Fail(tr("these would not run: {hooks}", hooks=said),
                             tr('use the event name PreToolUse and "type": "command".'))
             if not any(e.event == "pre_tool_use" for e in hooks.entries):
                 raise _Fail(tr("your settings have no PreToolUse hook yet: the exercise is not done yet."),

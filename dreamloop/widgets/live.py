@@ -80,7 +80,7 @@ class _Call:
                 state += f'<span class="dl-mono dl-dim">{esc(_short_json(self.last_progress))}</span>'
             return f'<div class="dl-item">{call}{state}{hooks}</div>'
         failed = bool(self.result.get("is_error"))
-        took = f" {self.seconds:.2f} s" if self.seconds is not None else ""
+        took = tr(" {seconds:.2f} s", seconds=self.seconds) if self.seconds is not None else ""
         state = badge(tr("done ✗{took}", took=took) if failed else tr("done ✓{took}", took=took),
                       "error" if failed else "assistant")
         return (f'<div class="dl-item">{call}{state}{hooks}'

@@ -259,7 +259,7 @@ class Timeline(StaticHTML, W.VBox):
         while t <= total + 1e-9:
             ticks.append(f'<line x1="{x(t):.1f}" x2="{x(t):.1f}" y1="14" y2="{y}" stroke="#edf2f7"/>'
                          f'<text x="{x(t):.1f}" y="11" font-size="10" text-anchor="middle" fill="#718096">'
-                         f"{t:g} s</text>")
+                         f"{esc(tr('{seconds:g} s', seconds=t))}</text>")
             t += step
         legend = (f'<text x="4" y="11" font-size="10" fill="#4a5568">{esc(tr("seconds since the run started"))} · '
                   f'<tspan fill="{COLORS["user"]}">■ {esc(tr("model streaming"))}</tspan> '
@@ -328,7 +328,8 @@ def _lanes(spans: list[Span]) -> list[list[Span]]:
 
 def _bar(x0: float, y: float, x1: float, h: float, color: str, span: Span) -> str:
     width = max(x1 - x0, 1.5)
-    title = f"{span.label} {span.detail} {span.seconds:.3f} s".strip()
+    label = tr("model") if span.label == "model" else span.label  # a tool's name stays as it is
+    title = f"{label} {span.detail}".strip() + tr(" {seconds:.3f} s", seconds=span.seconds)
     if not span.finished:
         title += tr(" (interrupted)")
     if span.is_error and span.finished:

@@ -45,7 +45,11 @@ TEXTS = {
     "of the line and at every flag its rm gets.":
         "递归的 rm 可以写成 -rf、-fr、-r -f、-R 或 --recursive，也可以跟在 ; && 或 | 后面：逐一查看这行里的每条命令，"
         "以及它的 rm 收到的每个选项。",
-    "for {command!r} {error}.": "对于 {command!r}：{error}。",
+    "for {command!r} it returned {returned}; a pre_tool_use hook returns PreToolUseDecision(...), a dict shaped "
+    "like its JSON, or None.":
+        "对于 {command!r}：它返回了 {returned}；pre_tool_use hook 应当返回 PreToolUseDecision(...)、形如其 JSON 的 "
+        "dict，或 None。",
+    " (only type 'command' runs)": "（只有 type 为 'command' 的 hook 会运行）",
     "a hook answers with its event's decision model (PreToolUseDecision); dl.Deny is can_use_tool's answer, not a "
     "hook's.":
         "hook 用它所属事件的决定模型回答（PreToolUseDecision）；dl.Deny 是 can_use_tool 的回答，不是 hook 的。",

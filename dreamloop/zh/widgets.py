@@ -164,7 +164,10 @@ TEXTS = {
     "withdrawn by a tombstone ({reason})": "已被墓碑消息撤回（{reason}）",
     "withdrawn by a tombstone ({reason}): no request carries it": "已被墓碑消息撤回（{reason}）：任何请求都不会再带上它",
     "tombstoned": "已撤回",
-    "counters:": "恢复计数器：",
+    "counters:": "计数器：",
+    "model": "模型",
+    " {seconds:.3f} s": " {seconds:.3f} 秒",
+    "{seconds:g} s": "{seconds:g} 秒",
     "→ continue: next transition={reason} (the next State has {count} messages, rewritten by the recovery)":
         "→ 继续：下一个 transition={reason}（下一个 State 有 {count} 条消息，已被恢复分支改写）",
     "falling back to {model}": "模型回退到 {model}",
