@@ -313,7 +313,28 @@ class Session:
 
 
 @st.composite
+def drain_sessions(draw: Any) -> Session:
+    """A session shaped for the collapse drain, which plain draws almost never reach (0 in 10,000): a few tool
+    turns (so context collapse stages folds, and never commits them: a high threshold), then 'prompt is too
+    long' with the drain on; the other stages, switches and the rest of the script drawn as usual."""
+    counter = itertools.count(1)
+    tools = [Turn(content=draw(st.lists(tool_use_blocks(counter), min_size=1, max_size=2)))
+             for _ in range(draw(st.integers(3, 4)))]
+    rest = draw(st.lists(st.one_of(model_turns(counter), recovery_turns(counter)), max_size=2))
+    stages = draw(st.fixed_dictionaries({name: st.booleans() for name in STAGES}))
+    switches = draw(st.fixed_dictionaries(SWITCHES))
+    switches["context"] = _context({**stages, "context_collapse": True}, draw(st.sampled_from([1500, 6000])),
+                                   draw(st.booleans()), commit=10**6)
+    switches["recovery"] = draw(RECOVERY).model_copy(update={"collapse_drain_retry": True})
+    switches["max_turns"] = None  # a low max_turns would end the run before the drain
+    return Session(script=[*tools, Turn(fault=Fault(kind="prompt_too_long", status=400)), *rest], prompts=["go"],
+                   abort_at=draw(st.none() | st.tuples(st.just("any"), st.integers(0, 60))), switches=switches)
+
+
+@st.composite
 def sessions(draw: Any) -> Session:
+    if draw(st.integers(0, 19)) == 0:  # one in twenty: a session shaped for the collapse drain
+        return draw(drain_sessions())
     counter = itertools.count(1)
     item = st.one_of(*[model_turns(counter)] * 5, raw_turns(counter), *[recovery_turns(counter)] * 2)
     prompt = st.sampled_from(["go", "read notes.txt and probe it", "again", "go on", "probe twice", "next",
