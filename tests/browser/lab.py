@@ -616,6 +616,16 @@ class Chapter:
         """The kernel's widgets as data (``PROBE_PY``): live views and inspectors with what they show."""
         return kernel_probe(self.page, self.budget)
 
+    def ask(self, code: str, marker: str, what: str) -> dict[str, Any]:
+        """Run ``code`` in the kernel; the JSON it printed on a line after ``marker`` (a failed check, naming
+        ``what``, if it printed none)."""
+        result = self.execute(code)
+        for line in result["out"].splitlines():
+            if line.startswith(marker):
+                return json.loads(line[len(marker):])
+        fail("the kernel answers", f"{what} printed nothing; stderr: {result['err'][-600:]}")
+        return {}
+
     def execute(self, code: str) -> dict[str, str]:
         """Run ``code`` in the chapter's kernel (not a cell; ``_dreamloop_widget_instances()`` is defined for it);
         ``{"out": stdout, "err": stderr}``."""

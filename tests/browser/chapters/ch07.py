@@ -6,7 +6,6 @@ hard-coded. Saves ``hooks-live-view.png`` and ``hooks-inspector.png``.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from lab import Chapter, fail, shoot, wait_until
@@ -45,12 +44,7 @@ del _dreamloop_ch07_probe
 
 
 def ask_kernel(ch: Chapter) -> dict[str, Any]:
-    result = ch.execute(KERNEL_QUESTION)
-    for line in result["out"].splitlines():
-        if line.startswith("@@CH07@@"):
-            return json.loads(line[len("@@CH07@@"):])
-    fail("the kernel answers", f"the chapter 07 probe printed nothing; stderr: {result['err'][-600:]}")
-    return {}
+    return ch.ask(KERNEL_QUESTION, "@@CH07@@", "the chapter 07 probe")
 
 
 def check(ch: Chapter) -> None:

@@ -7,7 +7,6 @@ hard-coded. Saves ``recovery-live-view.png`` and ``recovery-inspector.png``.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from lab import Chapter, fail, shoot, wait_until
@@ -65,12 +64,7 @@ PAGE_LIVE = r"""
 
 
 def ask_kernel(ch: Chapter) -> dict[str, Any]:
-    result = ch.execute(KERNEL_QUESTION)
-    for line in result["out"].splitlines():
-        if line.startswith("@@CH08@@"):
-            return json.loads(line[len("@@CH08@@"):])
-    fail("the kernel answers", f"the chapter 08 probe printed nothing; stderr: {result['err'][-600:]}")
-    return {}
+    return ch.ask(KERNEL_QUESTION, "@@CH08@@", "the chapter 08 probe")
 
 
 def check(ch: Chapter) -> None:

@@ -6,7 +6,6 @@ inspector's checkpoint), not hard-coded. Saves ``switchboard.png``.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from lab import Chapter, fail, shoot
@@ -50,12 +49,7 @@ PAGE_BOARDS = r"""
 
 
 def ask_kernel(ch: Chapter) -> dict[str, Any]:
-    result = ch.execute(KERNEL_QUESTION)
-    for line in result["out"].splitlines():
-        if line.startswith("@@CH09@@"):
-            return json.loads(line[len("@@CH09@@"):])
-    fail("the kernel answers", f"the chapter 09 probe printed nothing; stderr: {result['err'][-600:]}")
-    return {}
+    return ch.ask(KERNEL_QUESTION, "@@CH09@@", "the chapter 09 probe")
 
 
 def check(ch: Chapter) -> None:

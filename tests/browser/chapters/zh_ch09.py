@@ -6,7 +6,6 @@ Chinese (asked of the kernel, where ``ex.language("zh")`` ran, never written her
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from lab import Chapter, check_verdicts, fail, shoot
@@ -50,12 +49,7 @@ PAGE_BOARD = r"""
 
 
 def ask_kernel(ch: Chapter) -> dict[str, Any]:
-    result = ch.execute(KERNEL_QUESTION)
-    for line in result["out"].splitlines():
-        if line.startswith("@@ZH09@@"):
-            return json.loads(line[len("@@ZH09@@"):])
-    fail("the kernel answers", f"the zh/09 probe printed nothing; stderr: {result['err'][-600:]}")
-    return {}
+    return ch.ask(KERNEL_QUESTION, "@@ZH09@@", "the zh/09 probe")
 
 
 def check(ch: Chapter) -> None:
