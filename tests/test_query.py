@@ -16,7 +16,7 @@ from dreamloop import scripts as S
 from dreamloop.engine import QueryEngine
 from dreamloop.messages import AttachmentMessage, user_message
 from dreamloop.query import QueryParams, query
-from dreamloop.tools import INTERRUPTED, builtin_tools, tool
+from dreamloop.tools import builtin_tools, tool
 
 
 class PathInput(BaseModel):
@@ -94,33 +94,7 @@ def test_params_need_a_model():
         QueryParams(messages="hi", model="claude")
 
 
-# ---------------------------------------------------------------------------
-# F1: interrupt while parallel tools run
-
-
-async def test_f1_interrupt_during_parallel_tools(offline):
-    model = offline([
-        S.reply("Reading both", S.tool_use("Read", {"path": "a"}, id="T1"), S.tool_use("Read", {"path": "b"}, id="T2")),
-        S.reply("Summary of a."),
-    ])
-    engine = QueryEngine(model=model, tools=[reader({"a": 0.0, "b": 5.0})])
-    async for event in engine.submit_message("read a and b"):
-        if event.type == "progress" and event.data["stage"] == "done" and event.tool_use_id == "T1":
-            engine.last_run.abort("interrupt")
-    assert engine.terminal.reason == "aborted_tools"
-    results = [m for m in engine.messages if m.type == "user"][-1].message["content"]
-    assert results == [
-        {"type": "tool_result", "tool_use_id": "T1", "content": "contents of a"},
-        {"type": "tool_result", "tool_use_id": "T2", "content": INTERRUPTED, "is_error": True},
-    ]
-
-    async for _ in engine.submit_message("never mind, summarise a"):
-        pass
-    sent = requests_of(model)[1]["messages"]
-    assert [m["role"] for m in sent] == ["user", "assistant", "user"]
-    assert [b["type"] for b in sent[2]["content"]] == ["tool_result", "tool_result", "text"]
-    assert sent[2]["content"][2]["text"] == "never mind, summarise a"
-    assert engine.terminal.reason == "completed"
+# F1 (interrupt while parallel tools run) is in test_streaming_tools.py, with the switch off and on.
 
 
 async def test_cancelled_task_closes_transcript_and_reraises(offline):

@@ -480,6 +480,8 @@ async def test_f1_interrupt_while_parallel_tools_run(offline, streaming):
     sent = requests_of(model)[1]["messages"]
     assert [m["role"] for m in sent] == ["user", "assistant", "user"]
     assert [b["type"] for b in sent[2]["content"]] == ["tool_result", "tool_result", "text"]
+    assert sent[2]["content"][2]["text"] == "never mind, summarise a"
+    assert engine.terminal.reason == "completed"
 
 
 @pytest.mark.parametrize("streaming", [False, True], ids=["off", "on"])

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..tokens import CHARS_PER_TOKEN, estimate_block_tokens
-from .content import replace_content, result_text, tool_result_blocks, with_result_text
-from .records import StageResult
+from .content import result_text, tool_result_blocks, with_result_text
+from .records import Rewrite, StageResult
 
 __all__ = ["PERSISTED_OUTPUT_TAG", "apply_tool_result_budget", "persisted_preview"]
 
@@ -50,9 +50,7 @@ def apply_tool_result_budget(messages: list[Any], *, max_result_tokens: int, dir
     ``StageResult`` (copies with new uuids for the changed messages).
     Raises ``OSError`` if the directory cannot be written.
     """
-    out = messages
-    replaced: dict[str, tuple[str, ...]] = {}
-    first: int | None = None
+    rewrite = Rewrite(messages, uuid)
     persisted = 0
     preview_chars = min(preview_chars, int(max_result_tokens * CHARS_PER_TOKEN / 2))
     for index in range(start, len(messages)):
@@ -73,14 +71,9 @@ def apply_tool_result_budget(messages: list[Any], *, max_result_tokens: int, dir
             changed = True
             persisted += 1
         if changed:
-            if out is messages:
-                out = list(messages)
-            copy = replace_content(message, new_blocks, uuid)
-            out[index] = copy
-            replaced[copy.uuid] = (message.uuid,)
-            first = index if first is None else first
+            rewrite.replace(index, new_blocks)
     detail = f"persisted {persisted} oversized tool result{'s' if persisted != 1 else ''} to {directory.name}/"
-    return StageResult(out, replaced, detail if replaced else "", first)
+    return rewrite.result(detail)
 
 
 def _write(directory: Path, tool_use_id: str, text: str) -> Path:

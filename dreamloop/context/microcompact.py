@@ -15,8 +15,8 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ..tokens import estimate_block_tokens
-from .content import is_tool_result_message, replace_content, tool_result_blocks, with_result_text
-from .records import StageResult
+from .content import is_tool_result_message, tool_result_blocks, with_result_text
+from .records import Rewrite, StageResult
 
 __all__ = ["CLEARED", "ALWAYS_KEPT_TURNS", "clearable_tool_results", "microcompact_messages", "protected_from"]
 
@@ -69,17 +69,12 @@ def microcompact_messages(messages: list[Any], *, keep_recent: int, uuid: Callab
     for index, tool_use_id, tokens in clearable_tool_results(messages, keep_recent=keep_recent, start=start):
         targets.setdefault(index, set()).add(tool_use_id)
         saved += tokens
-    if not targets:
-        return StageResult(messages)
-    out = list(messages)
-    replaced: dict[str, tuple[str, ...]] = {}
+    rewrite = Rewrite(messages, uuid)
     count = 0
     for index, ids in targets.items():
         message = messages[index]
         blocks = [with_result_text(b, CLEARED) if isinstance(b, dict) and b.get("tool_use_id") in ids
                   and b.get("type") == "tool_result" else b for b in message.message["content"]]
-        copy = replace_content(message, blocks, uuid)
-        out[index] = copy
-        replaced[copy.uuid] = (message.uuid,)
+        rewrite.replace(index, blocks)
         count += len(ids)
-    return StageResult(out, replaced, f"cleared {count} old tool result{'s' if count != 1 else ''}", min(targets))
+    return rewrite.result(f"cleared {count} old tool result{'s' if count != 1 else ''}")

@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ..messages import SystemMessage
+from .content import replace_content
 
-__all__ = ["ContextRecord", "StageResult", "stage_notice"]
+__all__ = ["ContextRecord", "Rewrite", "StageResult", "stage_notice"]
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,32 @@ class StageResult:
     @property
     def changed(self) -> bool:
         return bool(self.replaced)
+
+
+class Rewrite:
+    """A stage's edits of a message list, copy-on-write: the list is copied at the first change.
+
+    ``replace(index, blocks)`` puts a copy of ``messages[index]`` with content ``blocks`` and a new uuid
+    (``replace_content``) in its place and records which message it stands for; ``result(detail)`` is the
+    stage's ``StageResult`` (the input list itself, and no detail, when nothing changed).
+    """
+
+    def __init__(self, messages: list[Any], uuid: Callable[[], str]) -> None:
+        self.messages, self.out, self.uuid = messages, messages, uuid
+        self.replaced: dict[str, tuple[str, ...]] = {}
+        self.first: int | None = None
+
+    def replace(self, index: int, blocks: list[Any]) -> None:
+        message = self.messages[index]
+        if self.out is self.messages:
+            self.out = list(self.messages)
+        copy = replace_content(message, blocks, self.uuid)
+        self.out[index] = copy
+        self.replaced[copy.uuid] = (message.uuid,)
+        self.first = index if self.first is None else min(self.first, index)
+
+    def result(self, detail: str) -> StageResult:
+        return StageResult(self.out, self.replaced, detail if self.replaced else "", self.first)
 
 
 def stage_notice(stage: str, detail: str, before: int, after: int, *, uuid: Callable[[], str],

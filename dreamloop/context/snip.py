@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ..messages import AssistantMessage, UserMessage
-from .content import replace_content, result_text, with_result_text
-from .records import StageResult
+from .content import result_text, with_result_text
+from .records import Rewrite, StageResult
 
 __all__ = ["snip_messages", "snip_text"]
 
@@ -32,25 +32,18 @@ def snip_messages(messages: list[Any], *, keep_recent: int, max_chars: int, keep
     Returns a ``StageResult`` (changed messages copied with new uuids).
     A snipped text is shorter than ``max_chars``, so snipping twice changes nothing.
     """
-    out = messages
-    replaced: dict[str, tuple[str, ...]] = {}
-    first: int | None = None
+    rewrite = Rewrite(messages, uuid)
     cut = 0
     for index in range(start, max(len(messages) - keep_recent, start)):
         message = messages[index]
         blocks, changed = _snipped_blocks(message, max_chars, keep_chars)
         if not changed:
             continue
-        if out is messages:
-            out = list(messages)
-        copy = replace_content(message, blocks, uuid)
-        out[index] = copy
-        replaced[copy.uuid] = (message.uuid,)
-        first = index if first is None else first
+        rewrite.replace(index, blocks)
         cut += changed
-    count = len(replaced)
+    count = len(rewrite.replaced)
     detail = f"trimmed {cut} long block{'s' if cut != 1 else ''} in {count} old message{'s' if count != 1 else ''}"
-    return StageResult(out, replaced, detail if replaced else "", first)
+    return rewrite.result(detail)
 
 
 def _snipped_blocks(message: Any, max_chars: int, keep_chars: int) -> tuple[list[Any], int]:
