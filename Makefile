@@ -10,7 +10,7 @@ NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize
 # the zh solutions under nbval, and every wrong answer of every check again in Chinese (tests marked zh_sweep).
 ZH_EXTRA := notebooks/zh/solutions
 
-.PHONY: help venv demo test test-zh unit nbval lab lab-zh notebooks images bench soak browser-test screenshots binder-check hub-test clean
+.PHONY: help venv demo test test-zh unit nbval lab lab-zh notebooks images bench soak browser-test screenshots binder-check hub-test conformance clean
 
 help:
 	@echo "make demo          run the main job offline (change value to 2 on a sample project)"
@@ -24,6 +24,8 @@ help:
 	@echo "make soak          10,000 generated sessions under faults, violations counted per invariant"
 	@echo "make browser-test  the chapters in JupyterLab in headless Chromium (installs chromium, playwright if missing)"
 	@echo "make screenshots   browser-test, then copy its screenshots into images/ (the README uses them)"
+	@echo "make conformance   Claude Code $(CLAUDE_CODE_VERSION) (installed by npm into .claude-code/ if missing) and dreamloop"
+	@echo "                   on every compare scenario, checked against conformance/claude-code-$(CLAUDE_CODE_VERSION).json"
 	@echo "make hub-test      a real JupyterHub on loopback: 3 users run chapter 03 at once through it (not in make test)"
 	@echo "make binder-check  Binder's install command (.binder/requirements.txt) in a fresh venv, from a clean copy"
 
@@ -116,5 +118,17 @@ hub-test: $(HUB)/.installed
 	$(HUB)/venv/bin/python -m pip install -q --no-deps --force-reinstall .   # this checkout's kit, not editable
 	$(HUB)/venv/bin/python tests/hub/check_hub.py --proxy $(HUB)/node_modules/.bin/configurable-http-proxy
 
+# Claude Code itself beside dreamloop: every `dreamloop compare` scenario, both sides, checked against the recorded
+# expectations of the pinned version (exit 1 on an unexpected change); then the importer on the session files the
+# runs left (tests/conformance). Without npm or the package, dreamloop's side alone is checked. Not in `make test`.
+CLAUDE_CODE_VERSION := 2.1.332
+CONFORMANCE := build/conformance
+conformance: $(STAMP)
+	@bash conformance/ensure_claude_code.sh $(CLAUDE_CODE_VERSION)
+	rm -rf $(CONFORMANCE) && mkdir -p $(CONFORMANCE)
+	$(BIN)/dreamloop compare --check conformance/claude-code-$(CLAUDE_CODE_VERSION).json \
+	  --keep $(CONFORMANCE)/runs --json $(CONFORMANCE)/compare.json
+	DREAMLOOP_CONFORMANCE_RUNS=$(CONFORMANCE)/runs $(BIN)/python -m pytest -q tests/conformance
+
 clean:
-	rm -rf $(VENV) build .pytest_cache
+	rm -rf $(VENV) build .pytest_cache .claude-code

@@ -1,4 +1,5 @@
-"""The ``dreamloop`` command: ``demo``, ``sample``, ``run``, ``replay``, ``import-claude-code``, ``serve-fake``.
+"""The ``dreamloop`` command: ``demo``, ``sample``, ``run``, ``replay``, ``import-claude-code``, ``serve-fake``,
+``compare``.
 
 ``demo`` is the main job: a small real project is copied to a temporary
 directory and "change value to 2" runs through ``query()`` against the
@@ -175,6 +176,15 @@ def _parser() -> argparse.ArgumentParser:
         "serve-fake", help="serve the offline Messages API on 127.0.0.1 (a free port, printed)",
         description="Serve the offline Messages API on 127.0.0.1 for curl or any SDK, until Ctrl-C. It prints\n"
                     "the port it chose and the ANTHROPIC_BASE_URL to use."))
+
+    from .compare.command import add_compare_arguments
+
+    add_compare_arguments(sub.add_parser(
+        "compare", help="Claude Code and dreamloop on the same scripts, side by side (MATCH or DIFFER)",
+        description="Run each scenario through Claude Code (claude -p) and dreamloop run, each against its own\n"
+                    "offline API server with the same script, and compare the requests they sent and how they\n"
+                    "ended. Without Claude Code, dreamloop's side runs alone.",
+        formatter_class=argparse.RawDescriptionHelpFormatter))
     return parser
 
 
@@ -220,6 +230,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "import-claude-code":
         return _import_claude_code(args, session, trace)
+    if args.command == "compare":
+        from .compare.command import run_compare
+
+        return run_compare(args, _subparser(parser, "compare"))
     from .fake_api.server import run_serve_fake
 
     return run_serve_fake(args, _subparser(parser, "serve-fake"))

@@ -1,0 +1,380 @@
+"""The scenario library of ``dreamloop compare``: a script, a prompt and flags, run by both loops.
+
+A ``Scenario`` is what a learner would type (``prompt``), the files of its
+workspace, the model's side (``script``: a function of the workspace path to
+a script, a list of ``Turn`` or a policy, so tool inputs can name absolute
+paths as Claude Code's tools want), and the flags both loops get: model,
+fallback model, ``--max-turns``, command hooks (a Claude Code settings
+mapping, given to both as ``--settings``), tools allowed beyond edits, an
+environment for Claude Code. ``SCENARIOS`` holds them in the order
+``dreamloop compare --list`` prints; ``scenario(name)`` finds one.
+
+Every script here is dreamloop's own. In a hook command, ``{scratch}`` is a
+folder of the run (outside the workspace) and ``{workspace}`` the workspace.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+from dreamloop.fake_api.sse import message_events
+from dreamloop.scripts import (Fault, Script, Turn, http_error, max_tokens_cut, prompt_too_long, reply,
+                               text, thinking, tool_use)
+
+__all__ = ["DEFAULT_MODEL", "FALLBACK_MODEL", "OPUS_MODEL", "SCENARIOS", "Scenario", "scenario"]
+
+DEFAULT_MODEL = "claude-sonnet-4-5"
+"""The model name both sides are given (``--model``) unless a scenario says otherwise."""
+FALLBACK_MODEL = "claude-haiku-4-5"
+"""The fallback model of the scenarios that have one."""
+OPUS_MODEL = "claude-opus-4-6"
+"""An Opus model name: with it Claude Code 2.1.332 sends its probe request first (``shapes.is_probe``)."""
+
+CONFIG = "value = 1\n"
+GREETER = 'def greet(name):\n    return f"Hello, {name}!"\n'
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One scenario: ``name`` (snake_case), ``about`` (one line: what fails and where),
+    ``prompt``, ``script`` (workspace path → ``Script``), ``files`` (name → text, the workspace),
+    ``model``, ``fallback_model``, ``max_turns``, ``hooks`` (a settings file's ``hooks`` mapping),
+    ``allow`` (tools allowed beyond file edits, e.g. ``("Bash",)``), ``env`` (for Claude Code),
+    ``thinking_budget`` (tokens; dreamloop's ``--thinking-budget``, Claude Code's
+    ``MAX_THINKING_TOKENS``), ``order_free`` (tool_result order depends on timing: compared as a set)."""
+
+    name: str
+    about: str
+    prompt: str
+    script: Callable[[str], Script]
+    files: Mapping[str, str] = field(default_factory=lambda: {"config.py": CONFIG, "greeter.py": GREETER})
+    model: str = DEFAULT_MODEL
+    fallback_model: str | None = None
+    max_turns: int | None = None
+    hooks: Mapping[str, Any] | None = None
+    allow: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    thinking_budget: int | None = None
+    order_free: bool = False
+
+    def settings(self, workspace: str, scratch: str) -> dict[str, Any] | None:
+        """The settings file both sides get (``--settings``), or None: ``hooks`` with paths filled in."""
+        if self.hooks is None:
+            return None
+        return {"hooks": _fill(self.hooks, workspace=workspace, scratch=scratch)}
+
+
+def _fill(value: Any, **names: str) -> Any:
+    if isinstance(value, str):
+        for name, path in names.items():
+            value = value.replace("{" + name + "}", path)
+        return value
+    if isinstance(value, Mapping):
+        return {k: _fill(v, **names) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_fill(v, **names) for v in value]
+    return value
+
+
+# ---------------------------------------------------------------------------
+# Where in a stream a fault strikes, counted from the blocks (so a longer path cannot move it)
+
+
+def events_into(blocks: list[dict[str, Any]], block: int, deltas: int = 1) -> int:
+    """The number of SSE events up to and including the ``deltas``-th delta of block ``block``:
+    a ``Fault(after_events=...)`` that strikes inside that block."""
+    seen = 0
+    for number, event in enumerate(_events(blocks), start=1):
+        if event["type"] == "content_block_delta" and event["index"] == block:
+            seen += 1
+            if seen == deltas:
+                return number
+    raise ValueError(f"block {block} has fewer than {deltas} deltas")
+
+
+def events_through(blocks: list[dict[str, Any]], block: int) -> int:
+    """The number of SSE events up to and including block ``block``'s ``content_block_stop``."""
+    for number, event in enumerate(_events(blocks), start=1):
+        if event["type"] == "content_block_stop" and event["index"] == block:
+            return number
+    raise ValueError(f"no block {block}")
+
+
+def _events(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    content = [{**b, "id": f"toolu_{i}"} if b["type"] == "tool_use" else b for i, b in enumerate(blocks)]
+    return message_events({"id": "msg", "content": content, "stop_reason": "end_turn", "usage": {}})
+
+
+def _stream_fault(kind: str, blocks: list[dict[str, Any]], after_events: int) -> Turn:
+    return Turn(content=blocks, fault=Fault(kind=kind, after_events=after_events))
+
+
+def _forever(turn: Turn) -> Script:
+    """A policy answering every request with ``turn`` (a failure that never heals)."""
+    return lambda body, index: turn
+
+
+def _then(first: list[Turn], rest: Turn) -> Script:
+    """A policy: the turns of ``first`` in order, then ``rest`` for ever."""
+    return lambda body, index: first[index] if index < len(first) else rest
+
+
+# ---------------------------------------------------------------------------
+# The scripts
+
+
+def _read(ws: str, name: str = "config.py") -> dict[str, Any]:
+    return tool_use("Read", {"file_path": f"{ws}/{name}"})
+
+
+def _edit(ws: str) -> dict[str, Any]:
+    return tool_use("Edit", {"file_path": f"{ws}/config.py", "old_string": "value = 1", "new_string": "value = 2"})
+
+
+LONG_TEXT = "Let me look at the configuration file before I change anything in it."
+
+
+def _plain(ws: str) -> Script:
+    return [reply("value is 1.")]
+
+
+def _one_tool(ws: str) -> Script:
+    return [reply("I'll read config.py.", _read(ws)), reply("value is 1.")]
+
+
+def _read_then_edit(ws: str) -> Script:
+    return [reply("Reading.", _read(ws)), reply("Editing.", _edit(ws)), reply("value is now 2.")]
+
+
+def _parallel_reads(ws: str) -> Script:
+    return [reply("Reading both.", _read(ws), _read(ws, "greeter.py")), reply("value is 1; greet says hello.")]
+
+
+def _missing_and_unknown(ws: str) -> Script:
+    return [reply("Three calls.", _read(ws), _read(ws, "missing.py"), tool_use("Frobnicate", {"x": 1})),
+            reply("One file read; one missing; no such tool.")]
+
+
+def _invalid_input(ws: str) -> Script:
+    return [reply("Reading.", tool_use("Read", {"path": f"{ws}/config.py"})), reply("The call was wrong.")]
+
+
+def _bash_fails_parallel(ws: str) -> Script:
+    return [reply("Three calls.", tool_use("Bash", {"command": "sleep 1; echo slow", "description": "slow"}),
+                  tool_use("Bash", {"command": "echo broken >&2; exit 3", "description": "fails"}),
+                  _read(ws)),
+            reply("One command failed.")]
+
+
+def _bash_fails_serial(ws: str) -> Script:
+    return [reply("Two calls.", tool_use("Bash", {"command": "echo broken >&2; exit 3", "description": "fails"}),
+                  _edit(ws)),
+            reply("The command failed.")]
+
+
+def _max_tokens_once(ws: str) -> Script:
+    return [reply("The value in config.py is", stop_reason="max_tokens"), reply(" 1.")]
+
+
+def _max_tokens_always(ws: str) -> Script:
+    return _forever(reply("The value in config.py is", stop_reason="max_tokens"))
+
+
+def _max_tokens_in_tool_json(ws: str) -> Script:
+    return [max_tokens_cut("Editing.", _edit(ws)), reply("Editing.", _edit(ws)), reply("value is now 2.")]
+
+
+def _max_tokens_thinking(ws: str) -> Script:
+    return [reply(thinking("The user wants the value."), "The value is", stop_reason="max_tokens"), reply(" 1.")]
+
+
+def _http_529(ws: str) -> Script:
+    return _forever(http_error(529, retry_after_ms=1))
+
+
+def _http_529_fallback(ws: str) -> Script:
+    def policy(body: dict[str, Any], index: int) -> Turn:
+        return reply("value is 1.") if body.get("model") == FALLBACK_MODEL else http_error(529, retry_after_ms=1)
+    return policy
+
+
+def _http_404_fallback(ws: str) -> Script:
+    def policy(body: dict[str, Any], index: int) -> Turn:
+        if body.get("model") == FALLBACK_MODEL:
+            return reply("value is 1.")
+        return Turn(fault=Fault(kind="http_error", status=404, error_type="not_found_error",
+                                message=f"model: {body.get('model')}"))
+    return policy
+
+
+def _http_429(ws: str) -> Script:
+    return [http_error(429, retry_after_ms=1), reply("value is 1.")]
+
+
+def _http_500(ws: str) -> Script:
+    return [http_error(500, retry_after_ms=1), reply("value is 1.")]
+
+
+def _error_before_block(ws: str) -> Script:
+    blocks = [text(LONG_TEXT)]
+    return [_stream_fault("stream_error", blocks, events_into(blocks, 0, 2)), reply("value is 1.")]
+
+
+def _error_inside_tool_use(ws: str) -> Script:
+    blocks = [text("Reading."), _read(ws)]
+    return [_stream_fault("stream_error", blocks, events_into(blocks, 1, 1)),
+            reply("Reading.", _read(ws)), reply("value is 1.")]
+
+
+def _error_after_tool_use(ws: str) -> Script:
+    blocks = [text("Reading."), _read(ws)]
+    return [_stream_fault("stream_error", blocks, events_through(blocks, 1)),
+            reply("Reading.", _read(ws)), reply("value is 1.")]
+
+
+def _drop_during_text(ws: str) -> Script:
+    blocks = [text(LONG_TEXT)]
+    return [_stream_fault("disconnect", blocks, events_into(blocks, 0, 2)), reply("value is 1.")]
+
+
+def _drop_inside_tool_use(ws: str) -> Script:
+    blocks = [text("Reading."), _read(ws)]
+    return [_stream_fault("disconnect", blocks, events_into(blocks, 1, 1)),
+            reply("Reading.", _read(ws)), reply("value is 1.")]
+
+
+def _drop_after_tool_use(ws: str) -> Script:
+    blocks = [text("Reading."), _read(ws)]
+    return [_stream_fault("disconnect", blocks, events_through(blocks, 1)),
+            reply("Reading.", _read(ws)), reply("value is 1.")]
+
+
+def _too_long_once(ws: str) -> Script:
+    return [prompt_too_long(), reply("value is 1.")]
+
+
+def _too_long_always(ws: str) -> Script:
+    return _forever(prompt_too_long())
+
+
+def _too_long_after_tools(ws: str) -> Script:
+    reads = [reply(f"Reading, pass {n}.", _read(ws)) for n in (1, 2, 3)]
+    return _then(reads, prompt_too_long())
+
+
+def _tool_use_without_block(ws: str) -> Script:
+    return _forever(reply("I'll read config.py.", stop_reason="tool_use"))
+
+
+def _empty_text(ws: str) -> Script:
+    return [reply(text(""))]
+
+
+def _endless_tools(ws: str) -> Script:
+    return lambda body, index: reply(f"Reading, pass {index + 1}.", _read(ws))
+
+
+def _edit_then_answer(ws: str) -> Script:
+    return [reply("Editing.", _edit(ws)), reply("Done.")]
+
+
+def _read_then_answer(ws: str) -> Script:
+    return [reply("Reading.", _read(ws)), reply("Read it.")]
+
+
+def _stop_hook(ws: str) -> Script:
+    return [reply("value is 1."), reply("Checked again: value is 1.")]
+
+
+def _signed_thinking(ws: str) -> Script:
+    return [reply(thinking("I should read the file first."), "Reading.", _read(ws)), reply("value is 1.")]
+
+
+def _hook(event: str, command: str, matcher: str | None = None) -> dict[str, Any]:
+    entry: dict[str, Any] = {"hooks": [{"type": "command", "command": command}]}
+    if matcher is not None:
+        entry["matcher"] = matcher
+    return {event: [entry]}
+
+
+_DENY_JSON = ("echo '{\"hookSpecificOutput\": {\"hookEventName\": \"PreToolUse\", \"permissionDecision\": \"deny\", "
+              "\"permissionDecisionReason\": \"config.py is frozen\"}}'")
+_UPDATED_INPUT = ("echo '{\"hookSpecificOutput\": {\"hookEventName\": \"PreToolUse\", \"permissionDecision\": \"allow\", "
+                  "\"updatedInput\": {\"file_path\": \"{workspace}/greeter.py\"}}}'")
+_POST_CONTEXT = ("echo '{\"hookSpecificOutput\": {\"hookEventName\": \"PostToolUse\", "
+                 "\"additionalContext\": \"config.py is generated; edit config.yaml instead\"}}'")
+_STOP_ONCE = "test -f {scratch}/stopped || { touch {scratch}/stopped; echo 'run the tests first' >&2; exit 2; }"
+
+ASK = "what is value in config.py?"
+CHANGE = "change value to 2 in config.py"
+
+SCENARIOS: tuple[Scenario, ...] = (
+    Scenario("plain_answer", "a text answer, no tool", ASK, _plain),
+    Scenario("one_tool", "one Read, then the answer", ASK, _one_tool),
+    Scenario("read_then_edit", "a Read, an Edit, then the answer", CHANGE, _read_then_edit),
+    Scenario("parallel_reads", "two Reads in one response", "what do config.py and greeter.py say?",
+             _parallel_reads, order_free=True),
+    Scenario("missing_and_unknown", "parallel: a Read, a Read of a missing file, an unknown tool", ASK,
+             _missing_and_unknown, order_free=True),
+    Scenario("invalid_tool_input", "a Read whose input lacks file_path", ASK, _invalid_input),
+    Scenario("bash_fails_parallel", "a failing Bash call beside a running Bash call and a Read",
+             "run the two commands and read config.py", _bash_fails_parallel, allow=("Bash",), order_free=True),
+    Scenario("bash_fails_serial", "a failing Bash call, then an Edit waiting its turn", CHANGE,
+             _bash_fails_serial, allow=("Bash",)),
+    Scenario("max_tokens_once", "a text answer cut by max_tokens once", ASK, _max_tokens_once),
+    Scenario("max_tokens_always", "every answer cut by max_tokens", ASK, _max_tokens_always),
+    Scenario("max_tokens_in_tool_json", "max_tokens cuts inside an Edit's JSON", CHANGE, _max_tokens_in_tool_json),
+    Scenario("max_tokens_with_thinking", "max_tokens cuts an answer after a thinking block", ASK,
+             _max_tokens_thinking, thinking_budget=2048),
+    Scenario("http_529", "HTTP 529 on every request, no fallback model", ASK, _http_529),
+    Scenario("http_529_fallback", "HTTP 529 from the main model; a fallback model answers", ASK,
+             _http_529_fallback, fallback_model=FALLBACK_MODEL),
+    Scenario("http_404_fallback", "HTTP 404 (an unknown model) from the main model; a fallback model answers",
+             ASK, _http_404_fallback, fallback_model=FALLBACK_MODEL),
+    Scenario("http_429_retry_after", "HTTP 429 with retry-after, then the answer", ASK, _http_429),
+    Scenario("http_500", "HTTP 500 once, then the answer", ASK, _http_500),
+    Scenario("stream_error_before_block", "an overloaded_error event while the first text streams", ASK,
+             _error_before_block),
+    Scenario("stream_error_inside_tool_use", "an overloaded_error event inside a tool_use, after a finished text",
+             ASK, _error_inside_tool_use),
+    Scenario("stream_error_after_tool_use", "an overloaded_error event after a complete tool_use block", ASK,
+             _error_after_tool_use),
+    Scenario("disconnect_during_text", "the connection drops while text streams", ASK, _drop_during_text),
+    Scenario("disconnect_inside_tool_use", "the connection drops inside a tool_use", ASK, _drop_inside_tool_use),
+    Scenario("disconnect_after_tool_use", "the connection drops after a complete tool_use block", ASK,
+             _drop_after_tool_use),
+    Scenario("prompt_too_long_once", "'prompt is too long' once, then the answer", ASK, _too_long_once),
+    Scenario("prompt_too_long_always", "'prompt is too long' on every request", ASK, _too_long_always),
+    Scenario("prompt_too_long_after_tools", "'prompt is too long' for ever after three tool turns", ASK,
+             _too_long_after_tools),
+    Scenario("tool_use_without_block", "stop_reason tool_use with no tool_use block, every time", ASK,
+             _tool_use_without_block),
+    Scenario("empty_text_block", "an answer that is one empty text block", ASK, _empty_text),
+    Scenario("max_turns", "a model that never stops calling tools, --max-turns 2", ASK, _endless_tools,
+             max_turns=2),
+    Scenario("hook_pre_tool_use_exit_2", "a PreToolUse hook blocks the Edit (exit 2)", CHANGE, _edit_then_answer,
+             hooks=_hook("PreToolUse", "echo 'config.py is frozen' >&2; exit 2", "Edit")),
+    Scenario("hook_pre_tool_use_deny", "a PreToolUse hook denies the Edit (JSON)", CHANGE, _edit_then_answer,
+             hooks=_hook("PreToolUse", _DENY_JSON, "Edit")),
+    Scenario("hook_pre_tool_use_updated_input", "a PreToolUse hook points the Read at another file", ASK,
+             _read_then_answer, hooks=_hook("PreToolUse", _UPDATED_INPUT, "Read")),
+    Scenario("hook_post_tool_use_context", "a PostToolUse hook adds context to a Read's result", ASK,
+             _read_then_answer, hooks=_hook("PostToolUse", _POST_CONTEXT, "Read")),
+    Scenario("hook_stop_exit_2_once", "a Stop hook blocks the first end (exit 2), then lets it end", ASK,
+             _stop_hook, hooks=_hook("Stop", _STOP_ONCE)),
+    Scenario("signed_thinking", "a signed thinking block before a tool call, sent back with its signature", ASK,
+             _signed_thinking, thinking_budget=2048),
+    Scenario("opus_probe", "a text answer with an Opus model (Claude Code probes first)", ASK, _plain,
+             model=OPUS_MODEL),
+)
+
+
+def scenario(name: str) -> Scenario:
+    """The scenario called ``name``; ``KeyError`` naming the close ones when there is none."""
+    for each in SCENARIOS:
+        if each.name == name:
+            return each
+    close = [s.name for s in SCENARIOS if name in s.name or s.name.startswith(name.split("_")[0])]
+    raise KeyError(f"no scenario {name!r}" + (f"; did you mean {', '.join(close)}?" if close else
+                                             "; dreamloop compare --list prints them"))

@@ -1,0 +1,335 @@
+"""What a side sent and how it ended, as shapes; and the MATCH rule between two sides.
+
+Pure functions of the offline API's request log (``ReceivedRequest``s) and a
+side's ending. A *shape* keeps what the loop decided, never what Anthropic
+wrote: statuses, ``max_tokens`` (and whether it rose or fell against the
+side's first request), streamed or not, which model (main, fallback, other),
+and what each request added to the conversation, as roles and block kinds
+(``text``, ``reminder`` for a ``<system-reminder>`` text block, ``tool_use``,
+``tool_result``, ``thinking``, ...) with the tool_result ids and their
+``is_error`` flags. Reminders *inside* a tool_result's content (Claude Code's
+Read appends one to every file it reads; a PostToolUse hook's context goes
+there) are counted apart (``RequestShape.result_reminders``), reported, not
+compared: a tool's own text is not the loop's decision.
+
+The MATCH rule (``differences``; dreamloop's choice, written down in
+``docs/compare.md``):
+
+* the same number of requests reach the model (``/v1/messages``; Claude
+  Code's probe request, below, is skipped and reported);
+* request by request: the same HTTP status, streamed or not, ``max_tokens``
+  raised / lowered / unchanged against that side's first request, the same
+  model role (``main``, ``fallback`` or ``other``), the same added messages
+  as roles and block kinds, the same tool_result ids with the same
+  ``is_error`` flags (as a set where the scenario says the order depends on
+  timing);
+* the same ending, compared by name (dreamloop's Terminal reason against
+  Claude Code's ``terminal_reason``).
+
+The first user message's leading reminder blocks (Claude Code's environment,
+date, tool lists: the *context*) are counted apart (``RequestShape.context``)
+and reported, not compared: they are the same in every scenario and would
+hide what a scenario is about.
+
+The probe: with some models Claude Code's first request carries
+``role: "system"`` messages under a dated beta; the offline API answers 400 and
+Claude Code resends without them (observed on 2.1.332). ``is_probe`` finds it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any, Iterable, Sequence
+
+__all__ = ["Added", "Ending", "RequestShape", "SideRun", "block_kind", "differences", "is_probe",
+           "request_shapes"]
+
+REMINDER_OPEN = "<system-reminder>"
+
+
+@dataclass(frozen=True)
+class Added:
+    """One message a request added: its ``role`` and the ``kinds`` of its blocks, in order."""
+
+    role: str
+    kinds: tuple[str, ...]
+
+    def __str__(self) -> str:
+        return f"{self.role}[{', '.join(_runs(self.kinds))}]"
+
+
+@dataclass(frozen=True)
+class RequestShape:
+    """One request to ``/v1/messages`` as a shape.
+
+    ``status``: the HTTP status (200 for a stream, even one that later carried an
+    error event); ``error``: the error type sent, mid-stream ones included (or
+    None); ``streamed``; ``max_tokens`` and ``max_tokens_change`` ("=", "+",
+    "-" against the side's first request); ``model`` ("main", "fallback" or
+    "other:NAME"); ``added``: the messages new against the previous request
+    (all of them for the first); ``tool_results``: ``(tool_use_id, is_error)``
+    of the added results, in order; ``context``: leading reminder blocks of
+    the first user message (first request only); ``result_reminders``: reminders
+    inside the added tool_results' content; ``fields``: the body's
+    top-level keys; ``cache_control``: where the markers sit, as
+    ``"system"``, ``"tools"`` or ``"messages[i]"``.
+    """
+
+    status: int
+    error: str | None
+    streamed: bool
+    max_tokens: int | None
+    max_tokens_change: str
+    model: str
+    added: tuple[Added, ...]
+    tool_results: tuple[tuple[str, bool], ...]
+    context: int = 0
+    result_reminders: int = 0
+    fields: tuple[str, ...] = ()
+    cache_control: tuple[str, ...] = ()
+
+    def summary(self) -> str:
+        """One line: ``200 stream max=32000(=) main +user[text] results[toolu_1 ok]``."""
+        status = f"{self.status}" + (f"/{self.error}" if self.error else "")
+        way = "stream" if self.streamed else "no-stream"
+        added = " ".join(str(a) for a in self.added) or "(nothing new)"
+        parts = [status, way, f"max={self.max_tokens}({self.max_tokens_change})", self.model, "+" + added]
+        if self.tool_results:
+            parts.append("results[" + " ".join(f"{i}{' ERR' if e else ''}" for i, e in self.tool_results) + "]")
+        if self.result_reminders:
+            parts.append(f"({self.result_reminders} reminder(s) inside results)")
+        if self.context:
+            parts.append(f"context:{self.context} reminders")
+        return " ".join(parts)
+
+    def as_data(self) -> dict[str, Any]:
+        """JSON-ready (lists for tuples)."""
+        return json.loads(json.dumps(asdict(self)))
+
+
+@dataclass(frozen=True)
+class Ending:
+    """How a side's run ended: ``reason`` (a Terminal reason / ``terminal_reason``, or ``timeout`` /
+    ``no_result`` when the process gave none), ``turns`` (``turn_count`` / ``num_turns``),
+    ``is_error`` (Claude Code's flag; dreamloop: any reason but ``completed``)."""
+
+    reason: str
+    turns: int | None = None
+    is_error: bool | None = None
+
+
+@dataclass
+class SideRun:
+    """One side's run of one scenario: ``side`` ("claude-code" or "dreamloop"), ``version``,
+    ``requests`` (shapes of the requests that reached the model), ``probes`` (skipped probe requests),
+    ``ending``, ``seconds`` (wall time), ``notes`` (what a person should know: a retry line, a timeout),
+    ``retries`` (Claude Code's ``api_retry`` lines)."""
+
+    side: str
+    version: str
+    requests: list[RequestShape]
+    ending: Ending
+    probes: int = 0
+    seconds: float = 0.0
+    retries: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    def as_data(self) -> dict[str, Any]:
+        return {"side": self.side, "version": self.version, "requests": [r.as_data() for r in self.requests],
+                "probes": self.probes, "ending": asdict(self.ending), "retries": self.retries,
+                "seconds": round(self.seconds, 2), "notes": list(self.notes)}
+
+    @classmethod
+    def from_data(cls, data: dict[str, Any]) -> "SideRun":
+        requests = [RequestShape(**{**r, "added": tuple(Added(a["role"], tuple(a["kinds"])) for a in r["added"]),
+                                    "tool_results": tuple((i, bool(e)) for i, e in r["tool_results"]),
+                                    "fields": tuple(r.get("fields", ())),
+                                    "cache_control": tuple(r.get("cache_control", ()))})
+                    for r in data["requests"]]
+        return cls(side=data["side"], version=data["version"], requests=requests, ending=Ending(**data["ending"]),
+                   probes=data.get("probes", 0), seconds=data.get("seconds", 0.0), retries=data.get("retries", 0),
+                   notes=list(data.get("notes", [])))
+
+
+# ---------------------------------------------------------------------------
+# Shapes from the request log
+
+
+def block_kind(block: Any) -> str:
+    """A content block's kind: its ``type``, or ``reminder`` for a text block that opens with
+    ``<system-reminder>``."""
+    if isinstance(block, str):
+        return "reminder" if block.lstrip().startswith(REMINDER_OPEN) else "text"
+    kind = str(block.get("type", "?"))
+    if kind == "text" and str(block.get("text", "")).lstrip().startswith(REMINDER_OPEN):
+        return "reminder"
+    return kind
+
+
+def is_probe(request: Any) -> bool:
+    """Claude Code's probe: a rejected request whose messages carry ``role: "system"``."""
+    body = request.body or {}
+    return request.status == 400 and any(m.get("role") == "system" for m in body.get("messages", [])
+                                         if isinstance(m, dict))
+
+
+def request_shapes(requests: Iterable[Any], *, model: str, fallback_model: str | None = None
+                   ) -> tuple[list[RequestShape], int]:
+    """The shapes of the ``/v1/messages`` requests in ``requests`` (``ReceivedRequest``s, in arrival
+    order), and how many probe requests were skipped. ``model`` / ``fallback_model``: the scenario's
+    names, so a request's model reads ``main`` or ``fallback``."""
+    shapes: list[RequestShape] = []
+    probes = 0
+    previous: list[Any] | None = None
+    first_max: int | None = None
+    for request in requests:
+        if request.method != "POST" or not request.path.endswith("/v1/messages"):
+            continue
+        if is_probe(request):
+            probes += 1
+            continue
+        body = request.body or {}
+        messages = [m for m in body.get("messages", []) if isinstance(m, dict)]
+        keys = [_message_key(m) for m in messages]
+        start = 0 if previous is None else _common_prefix(previous, keys)
+        added_messages = messages[start:]
+        context = 0
+        if previous is None and added_messages:
+            context, added_messages = _split_context(added_messages)
+        max_tokens = body.get("max_tokens") if isinstance(body.get("max_tokens"), int) else None
+        if first_max is None:
+            first_max = max_tokens
+        shapes.append(RequestShape(
+            status=request.status,
+            error=(request.error or {}).get("type"),
+            streamed=bool(body.get("stream")),
+            max_tokens=max_tokens,
+            max_tokens_change=_change(first_max, max_tokens),
+            model=_model_role(body.get("model"), model, fallback_model),
+            added=tuple(Added(str(m.get("role")), tuple(block_kind(b) for b in _blocks(m))) for m in added_messages),
+            tool_results=tuple((str(b.get("tool_use_id")), bool(b.get("is_error")))
+                               for m in added_messages for b in _blocks(m)
+                               if isinstance(b, dict) and b.get("type") == "tool_result"),
+            context=context,
+            result_reminders=sum(json.dumps(b.get("content", ""), ensure_ascii=False).count(REMINDER_OPEN)
+                                 for m in added_messages for b in _blocks(m)
+                                 if isinstance(b, dict) and b.get("type") == "tool_result"),
+            fields=tuple(sorted(body)),
+            cache_control=tuple(_cache_control(body)),
+        ))
+        previous = keys
+    return shapes, probes
+
+
+def _blocks(message: dict[str, Any]) -> list[Any]:
+    content = message.get("content")
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return list(content) if isinstance(content, list) else []
+
+
+def _message_key(message: dict[str, Any]) -> str:
+    """What identifies a message across requests: its role and blocks without ``cache_control``."""
+    blocks = [{k: v for k, v in b.items() if k != "cache_control"} if isinstance(b, dict) else b
+              for b in _blocks(message)]
+    return json.dumps([message.get("role"), blocks], sort_keys=True, ensure_ascii=False)
+
+
+def _common_prefix(a: Sequence[str], b: Sequence[str]) -> int:
+    n = 0
+    while n < len(a) and n < len(b) and a[n] == b[n]:
+        n += 1
+    return n
+
+
+def _split_context(messages: list[dict[str, Any]]) -> tuple[int, list[dict[str, Any]]]:
+    """The leading reminder blocks of the first user message, counted and taken off."""
+    first, rest = messages[0], messages[1:]
+    if first.get("role") != "user":
+        return 0, messages
+    blocks = _blocks(first)
+    lead = 0
+    while lead < len(blocks) - 1 and block_kind(blocks[lead]) == "reminder":
+        lead += 1
+    return lead, [{**first, "content": blocks[lead:]}, *rest]
+
+
+def _change(first: int | None, now: int | None) -> str:
+    if first is None or now is None or first == now:
+        return "="
+    return "+" if now > first else "-"
+
+
+def _model_role(name: Any, model: str, fallback: str | None) -> str:
+    if name == model:
+        return "main"
+    if fallback is not None and name == fallback:
+        return "fallback"
+    return f"other:{name}"
+
+
+def _cache_control(body: dict[str, Any]) -> Iterable[str]:
+    system = body.get("system")
+    if isinstance(system, list) and any(isinstance(b, dict) and "cache_control" in b for b in system):
+        yield "system"
+    if any(isinstance(t, dict) and "cache_control" in t for t in body.get("tools", []) or []):
+        yield "tools"
+    for i, message in enumerate(m for m in body.get("messages", []) if isinstance(m, dict)):
+        if any(isinstance(b, dict) and "cache_control" in b for b in _blocks(message)):
+            yield f"messages[{i}]"
+
+
+def _runs(kinds: Sequence[str]) -> list[str]:
+    """``text, reminder, reminder`` → ``text, reminder×2`` (for reading only)."""
+    out: list[str] = []
+    for kind in kinds:
+        if out and out[-1].split("×")[0] == kind:
+            head, _, count = out[-1].partition("×")
+            out[-1] = f"{head}×{int(count or 1) + 1}"
+        else:
+            out.append(kind)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# The MATCH rule
+
+
+def differences(left: SideRun, right: SideRun, *, order_free: bool = False) -> list[str]:
+    """What differs between two sides' runs under the MATCH rule (empty: MATCH).
+
+    ``order_free``: compare each request's tool_result ids as a set (their order depends on
+    which parallel call finished first). Each difference is one line naming the request (from 1).
+    """
+    found: list[str] = []
+    if len(left.requests) != len(right.requests):
+        found.append(f"requests: {len(left.requests)} vs {len(right.requests)}")
+    for number, (a, b) in enumerate(zip(left.requests, right.requests), start=1):
+        found.extend(f"request {number}: {what}" for what in _request_differences(a, b, order_free))
+    if left.ending.reason != right.ending.reason:
+        found.append(f"ending: {left.ending.reason} vs {right.ending.reason}")
+    return found
+
+
+def _request_differences(a: RequestShape, b: RequestShape, order_free: bool) -> Iterable[str]:
+    if a.status != b.status:
+        yield f"status {a.status} vs {b.status}"
+    if a.streamed != b.streamed:
+        yield f"{'streamed' if a.streamed else 'not streamed'} vs {'streamed' if b.streamed else 'not streamed'}"
+    if a.max_tokens_change != b.max_tokens_change:
+        yield f"max_tokens {a.max_tokens}({a.max_tokens_change}) vs {b.max_tokens}({b.max_tokens_change})"
+    if a.model != b.model:
+        yield f"model {a.model} vs {b.model}"
+    if a.added != b.added:
+        yield (f"added {' '.join(map(str, a.added)) or 'nothing'} vs {' '.join(map(str, b.added)) or 'nothing'}")
+    results_a, results_b = a.tool_results, b.tool_results
+    if order_free:
+        results_a, results_b = tuple(sorted(results_a)), tuple(sorted(results_b))
+    if results_a != results_b:
+        yield (f"tool_results {_results(results_a)} vs {_results(results_b)}"
+               + (" (as a set)" if order_free else ""))
+
+
+def _results(results: Sequence[tuple[str, bool]]) -> str:
+    return "[" + " ".join(f"{i}{' ERR' if e else ''}" for i, e in results) + "]"
