@@ -41,13 +41,21 @@ _SVG: dict[tuple[str | None, frozenset[str], str], str] = {}
 
 
 def _diagram(phase: str | None, also: frozenset[str] = frozenset()) -> str:
-    """The flowchart with ``phase`` (and ``also``) lit, scaled to its box (cached: a dozen variants per language)."""
+    """The flowchart with ``phase`` (and ``also``) lit (cached: a dozen variants per language).
+
+    Drawn at its own size (700 px wide: labels 12 px, the edges' 11 px), shrunk only when the notebook is
+    narrower than that; the transcript goes beside it when there is room, else below it.
+    """
     key = (phase, also, language())
     if key not in _SVG:
         lit = [p for p in (phase, *sorted(also)) if p is not None]
         svg = loop_flowchart_svg(lit).replace("<svg ", '<svg style="width:100%;height:auto" ', 1)
-        _SVG[key] = f'<div style="width:340px;max-width:100%">{svg}</div>'
+        _SVG[key] = f'<div style="width:{DIAGRAM_WIDTH}px;max-width:100%">{svg}</div>'
     return _SVG[key]
+
+
+DIAGRAM_WIDTH = 700
+"""The flowchart's width in the live view, in CSS pixels: its own size, so no label is drawn below 11 px."""
 
 
 class _Call:
@@ -179,10 +187,11 @@ class LiveView(StaticHTML, W.VBox):
         self.run: Any = None
         self._reset()
         self.stop_button.on_click(self._clicked)
-        right = W.VBox([self.transcript, self.stream], layout=W.Layout(flex="1 1 auto", min_width="320px"))
+        self.diagram.layout = W.Layout(flex=f"0 1 {DIAGRAM_WIDTH}px", max_width="100%")
+        right = W.VBox([self.transcript, self.stream], layout=W.Layout(flex="1 1 320px", min_width="320px"))
         super().__init__(children=[
             W.HBox([self.stop_button, self.status], layout=W.Layout(align_items="center")),
-            W.HBox([self.diagram, right]),
+            W.HBox([self.diagram, right], layout=W.Layout(flex_flow="row wrap")),
         ])
         self.add_class("dreamloop-live")
 
@@ -209,8 +218,8 @@ class LiveView(StaticHTML, W.VBox):
 
     def static_html(self) -> str:
         """The status line, the flowchart as lit and the transcript, as the view shows them now."""
-        return (self.status.value + '<div style="display:flex;gap:8px;align-items:flex-start">'
-                f'{self.diagram.value}<div style="flex:1 1 auto">{self.transcript.value}</div></div>')
+        return (self.status.value + '<div style="display:flex;flex-wrap:wrap;gap:8px;align-items:flex-start">'
+                f'{self.diagram.value}<div style="flex:1 1 320px;min-width:320px">{self.transcript.value}</div></div>')
 
     # -- the run's life -------------------------------------------------------
 
