@@ -192,7 +192,7 @@ def no_recursive_rm(input):
     return None
 
 
-PUSH_GUARD = "grep -q 'git push' && { echo 'No git push from this session.' >&2; exit 2; }; exit 0"
+PUSH_GUARD = "grep -Eq 'git +push' && { echo 'No git push from this session.' >&2; exit 2; }; exit 0"
 
 
 def settings_with(command=PUSH_GUARD, matcher="Bash", kind="command", event="PreToolUse"):
@@ -741,6 +741,67 @@ def block_without_the_task_line(input):
     return decision and StopDecision(decision="block", reason="The tests fail.")
 
 
+def block_unless_already_active(input):
+    """Reads stop_hook_active as 'I blocked once already': lets the loop end with the tests still failing."""
+    return None if input.stop_hook_active else block_while_tests_fail(input)
+
+
+def block_with_stdout(input):
+    """Looks for the failures on stdout (unittest writes them to stderr): the reason names no failing test."""
+    done = subprocess.run([sys.executable, "-m", "unittest", "discover", "-s", "tests", "-p", "check_*.py"],
+                          cwd=input.cwd, capture_output=True, text=True)
+    if done.returncode == 0:
+        return None
+    failures = [line for line in done.stdout.splitlines() if line.startswith(("FAIL:", "ERROR:"))]
+    return StopDecision(decision="block", reason="The tests fail:\n" + "\n".join(failures) + "\nmake the failing test pass")
+
+
+def block_from_the_config(input):
+    """Decides from config.py, not from the tests."""
+    if "value = 2" in (Path(input.cwd) / "config.py").read_text():
+        return None
+    return StopDecision(decision="block", reason="FAIL: test_value\nmake the failing test pass")
+
+
+def first_key(command):
+    """The old answer key: one rm per part at ; & | newline, its first word rm; no wrapper, no subshell."""
+    import re
+    import shlex
+    for part in re.split(r"[;&|\n]+", command):
+        words = shlex.split(part)
+        if words and Path(words[0]).name == "rm" and any(
+                w in ("-r", "-R", "--recursive") or (re.fullmatch(r"-[A-Za-z]+", w) and set("rR") & set(w))
+                for w in words[1:]):
+            return True
+    return False
+
+
+def deny_if(predicate):
+    def hook(input):
+        if predicate(input.tool_input.get("command", "")):
+            return PreToolUseDecision(decision="deny", reason="A recursive rm is not allowed in this project.")
+        return None
+    return hook
+
+
+def first_flag_regex(command):
+    import re
+    return bool(re.search(r"\brm\s+(-\w*[rR]|--recursive)", command))
+
+
+def flags_listed(command):
+    import shlex
+    words = shlex.split(command)
+    return "rm" in words and any(w in ("-r", "-R", "-rf", "-fr", "-Rf", "--recursive") for w in words)
+
+
+def any_word_rm(command):
+    import re
+    import shlex
+    words = shlex.split(command)
+    return "rm" in words and any(w == "--recursive" or re.fullmatch(r"-[A-Za-z]*[rR][A-Za-z]*", w) for w in words)
+
+
 def rm_rf_substring(input):
     if "rm -rf" in input.tool_input["command"]:
         return PreToolUseDecision(decision="deny", reason="no rm -rf")
@@ -1022,6 +1083,9 @@ CASES = [
         (lambda input: StopDecision(continue_=False) if block_while_tests_fail(input) else None,
          "prevented continuation"),
         (lambda input: "block", "returned str"),
+        (block_unless_already_active, "let the loop end (stop_hook_active=True)"),
+        (block_with_stdout, "does not name the failing test"),
+        (block_from_the_config, "does not name the failing test"),
     ]),
     (ex.check_no_recursive_rm, no_recursive_rm, [
         (rm_rf_substring, "'rm -fr /' was not denied"),
@@ -1031,6 +1095,10 @@ CASES = [
          "without a reason"),
         (lambda input: PreToolUseDecision(decision="deny", reason="r") if recursive_rm(input.tool_input["command"])
          else PreToolUseDecision(decision="allow"), "expected None"),
+        (deny_if(first_key), "'sudo rm -rf /var/tmp' was not denied"),
+        (deny_if(first_flag_regex), "'rm -f -r build' was not denied"),
+        (deny_if(flags_listed), "'rm -vR logs' was not denied"),
+        (deny_if(any_word_rm), "'/bin/rm -rf build' was not denied"),
     ]),
     (ex.check_settings_hook, settings_with(), [
         (settings_with("grep -q 'git push' && { echo 'no' >&2; exit 1; }; exit 0"), "fails open"),
@@ -1040,6 +1108,12 @@ CASES = [
         (settings_with(event="pre_tool_use"), "no pre_tool_use event"),
         (settings_with("grep -q 'git push' && exit 2; exit 0"), "nothing on stderr"),
         (settings_with("grep -q 'git' && { echo 'no git' >&2; exit 2; }; exit 0"), "'git status' was blocked too"),
+        (settings_with("grep -q 'git push --force' && { echo 'no' >&2; exit 2; }; exit 0"),
+         "'git push origin main' was not blocked"),
+        (settings_with("grep -q push && { echo 'no' >&2; exit 2; }; exit 0"), "'git stash push -m wip' was blocked"),
+        (settings_with("grep -q 'git push' && { echo 'no' >&2; exit 2; }; exit 0"), "'git  push -f' was not blocked"),
+        (settings_with("""grep -q '"git push' && { echo 'no' >&2; exit 2; }; exit 0"""),
+         "'cd app && git push' was not blocked"),
     ]),
     (ex.check_safe_cut, safe_cut, [
         (naive_cut, "unexpected tool_use_id"),
