@@ -130,8 +130,8 @@ def partition(tool_uses, tools):
 
 async def can_use_tool(tool, input, context):
     command = input.get("command", "")
-    if tool.name == "Bash" and command.startswith(("python -m unittest", "python3 -m unittest")) \
-            and not set(";|&$`<>") & set(command):
+    test = any(command == p or command.startswith(p + " ") for p in ("python -m unittest", "python3 -m unittest"))
+    if tool.name == "Bash" and test and not set(";|&$`<>\n") & set(command):
         return Allow()
     return await tool.check_permissions(tool.input_model.model_validate(input), context)
 
@@ -635,6 +635,47 @@ async def decide_without_await(tool, input, context):
     return tool.check_permissions(tool.input_model.model_validate(input), context)  # not awaited
 
 
+async def allow_across_lines(tool, input, context):
+    """The chapter's first rule: a line break is not in its list of shell syntax."""
+    command = input.get("command", "")
+    if tool.name == "Bash" and command.startswith(("python -m unittest", "python3 -m unittest")) \
+            and not set(";|&$`<>") & set(command):
+        return Allow()
+    return await tool.check_permissions(tool.input_model.model_validate(input), context)
+
+
+async def allow_any_module_named_so(tool, input, context):
+    command = input.get("command", "")
+    if tool.name == "Bash" and command.startswith(("python -m unittest", "python3 -m unittest")) \
+            and not set(";|&$`<>\n") & set(command):
+        return Allow()
+    return await tool.check_permissions(tool.input_model.model_validate(input), context)
+
+
+async def allow_anything_with_unittest(tool, input, context):
+    command = input.get("command", "")
+    if tool.name == "Bash" and command.startswith("python") and "-m unittest" in command \
+            and not set(";|&$`<>\n") & set(command):
+        return Allow()
+    return await tool.check_permissions(tool.input_model.model_validate(input), context)
+
+
+async def refuse_only_chaining(tool, input, context):
+    command = input.get("command", "")
+    test = any(command == p or command.startswith(p + " ") for p in ("python -m unittest", "python3 -m unittest"))
+    if tool.name == "Bash" and test and not set(";|&\n") & set(command):
+        return Allow()
+    return await tool.check_permissions(tool.input_model.model_validate(input), context)
+
+
+async def ask_for_the_rest(tool, input, context):
+    command = input.get("command", "")
+    test = any(command == p or command.startswith(p + " ") for p in ("python -m unittest", "python3 -m unittest"))
+    if tool.name == "Bash" and test and not set(";|&$`<>\n") & set(command):
+        return Allow()
+    return Allow() if tool.name == "Read" else dl.Ask("may I?")
+
+
 def ready_without_holding_back(calls):
     running = [call["safe"] for call in calls if call["status"] == "running"]
     starting = []
@@ -1045,6 +1086,11 @@ CASES = [
         (allow_python_only, "python3 as well as python"),
         (deny_everything_else, "return the tool's own decision"),
         (decide_without_await, "await it"),
+        (allow_across_lines, "refuse line breaks too"),
+        (allow_any_module_named_so, "runs another module"),
+        (allow_anything_with_unittest, "unittest_helpers"),
+        (refuse_only_chaining, "refuse any shell syntax"),
+        (ask_for_the_rest, "that is not this call's decision"),
     ]),
     (ex.check_run_together, PREDICTION, [
         ({**PREDICTION, "B": [["a", "b"]]}, "did not run beside it"),  # chapter 04's batches, ignoring arrivals
