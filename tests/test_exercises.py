@@ -199,16 +199,38 @@ def settings_with(command=PUSH_GUARD, matcher="Bash", kind="command", event="Pre
     return {"hooks": {event: [{"matcher": matcher, "hooks": [{"type": kind, "command": command}]}]}}
 
 
+def sent(message):
+    return bool(dl.normalize_messages_for_api([message]))
+
+
 def safe_cut(messages, keep_recent):
+    cut, seen = len(messages), 0
+    while cut > 0 and seen < keep_recent:
+        cut -= 1
+        seen += sent(messages[cut])
+    while 0 < cut < len(messages) and messages[cut].type == "user" and messages[cut].source_tool_use_ids:
+        cut -= 1  # a result: keep the call that asked for it
+        while cut > 0 and messages[cut].type != "assistant":
+            cut -= 1
+    return cut if any(sent(m) for m in messages[:cut]) else 0
+
+
+def cut_counting_user_and_assistant(messages, keep_recent):
+    """The first statement's reading: user and assistant messages only, no 'nothing to summarise'."""
     cut, seen = len(messages), 0
     while cut > 0 and seen < keep_recent:
         cut -= 1
         seen += messages[cut].type in ("user", "assistant")
     while 0 < cut < len(messages) and messages[cut].type == "user" and messages[cut].source_tool_use_ids:
-        cut -= 1  # a result: keep the call that asked for it
+        cut -= 1
         while cut > 0 and messages[cut].type != "assistant":
             cut -= 1
     return cut
+
+
+def cut_even_before_notices_only(messages, keep_recent):
+    cut = safe_cut(messages, keep_recent)
+    return cut or next((i for i, m in enumerate(messages) if sent(m)), 0)
 
 
 def first_stage(tokens, options):
@@ -220,11 +242,32 @@ def first_stage(tokens, options):
     return None
 
 
+MARKER = dl.tokens.estimate_block_tokens({"type": "tool_result", "tool_use_id": "", "content": dl.context.CLEARED})
+
+
 def clearable(messages, keep_recent):
     answers = [i for i, m in enumerate(messages) if m.type == "user" and m.source_tool_use_ids]
     kept_from = answers[-max(keep_recent, 2)] if len(answers) >= max(keep_recent, 2) else 0
     return [block["tool_use_id"] for m in messages[:kept_from] if m.type == "user" and m.source_tool_use_ids
+            for block in m.message["content"]
+            if block["content"] != dl.context.CLEARED and dl.tokens.estimate_block_tokens(block) > MARKER]
+
+
+def clear_short_ones_too(messages, keep_recent):
+    """The first statement's reading: every old result not cleared yet, however short."""
+    answers = [i for i, m in enumerate(messages) if m.type == "user" and m.source_tool_use_ids]
+    kept_from = answers[-max(keep_recent, 2)] if len(answers) >= max(keep_recent, 2) else 0
+    return [block["tool_use_id"] for m in messages[:kept_from] if m.type == "user" and m.source_tool_use_ids
             for block in m.message["content"] if block["content"] != dl.context.CLEARED]
+
+
+def clear_by_message(messages, keep_recent):
+    """Looks at a message's first result only: a message half cleared is skipped whole."""
+    answers = [i for i, m in enumerate(messages) if m.type == "user" and m.source_tool_use_ids]
+    kept_from = answers[-max(keep_recent, 2)] if len(answers) >= max(keep_recent, 2) else 0
+    return [block["tool_use_id"] for m in messages[:kept_from] if m.type == "user" and m.source_tool_use_ids
+            and m.message["content"][0]["content"] != dl.context.CLEARED
+            and dl.tokens.estimate_block_tokens(m.message["content"][0]) > MARKER for block in m.message["content"]]
 
 
 # chapter 08
@@ -874,6 +917,18 @@ def cut_moved_forward(messages, keep_recent):
     return cut
 
 
+def stage_by_lowest_threshold(tokens, options):
+    limits = options.thresholds(options.context_window)
+    over = [(getattr(limits, n), n) for n in ("snip", "microcompact", "context_collapse", "autocompact", "blocking_limit")
+            if getattr(limits, n) is not None and tokens > getattr(limits, n)]
+    return min(over)[1] if over else None
+
+
+def stage_without_the_blocking_limit(tokens, options):
+    stage = first_stage(tokens, options)
+    return None if stage == "blocking_limit" else stage
+
+
 def heaviest_stage(tokens, options):
     over = [s for s in ("snip", "microcompact", "context_collapse", "autocompact", "blocking_limit")
             if getattr(options.thresholds(options.context_window), s) is not None
@@ -1163,19 +1218,25 @@ CASES = [
     ]),
     (ex.check_safe_cut, safe_cut, [
         (naive_cut, "unexpected tool_use_id"),
-        (cut_counting_notices, "the pipeline cuts at 1"),
-        (cut_moved_forward, "the pipeline cuts at 3"),
+        (cut_counting_notices, "fewer than keep_recent"),
+        (cut_moved_forward, "fewer than keep_recent"),
         (lambda messages, keep: 0, "the cut is 0"),
+        (cut_counting_user_and_assistant, "more than keep_recent needs"),
+        (cut_even_before_notices_only, "nothing before it is sent to the model"),
     ]),
     (ex.check_first_stage, first_stage, [
-        (heaviest_stage, "first stage to act is 'snip'"),
-        (stage_at_or_over, "*over* its threshold"),
-        (stage_from_fractions, "the pipeline's first stage to act"),
+        (heaviest_stage, "a lighter stage that is on is over its own too"),
+        (stage_at_or_over, "*over* it"),
+        (stage_from_fractions, "you said"),
+        (stage_by_lowest_threshold, "the pipeline runs light to heavy"),
+        (stage_without_the_blocking_limit, "over at least one threshold"),
     ]),
     (ex.check_clearable, clearable, [
         (clear_all_but_last, "must stay"),
-        (clear_counting_results, "microcompact clears"),
+        (clear_counting_results, "must stay"),
         (clear_again, "already cleared"),
+        (clear_short_ones_too, "too short for clearing to save anything"),
+        (clear_by_message, "You left out 1 old result(s)"),
     ]),
     (ex.check_cut_recovery, after_cut, [
         (after_cut_unbounded, "Three resumes are the bound"),
