@@ -363,7 +363,7 @@ STUBS = {
     ex.check_withdrawn: stub("the ids a failed attempt withdraws"),
     ex.check_budget_continue: stub("True to go on, False to stop"),
     ex.check_where_decided: stub("the phase where the loop decides it"),
-    ex.check_trigger: stub("a script: cut, cut, a tool call, an answer"),
+    ex.check_trigger: stub("a script whose run goes through those transitions, then ends completed"),
     ex.check_switches_by: stub("the switches explained by this chapter"),
 }
 
@@ -809,6 +809,36 @@ def interrupted_turn_count(trace):
     return None
 
 
+def interrupted_last(trace):
+    found = None
+    for point in trace.checkpoints:
+        if point.terminal and point.terminal.reason.startswith("aborted"):
+            blocks = [b for m in trace.resolve(point.tool_results) for b in m.message["content"]]
+            found = point.index, [b["tool_use_id"] for b in blocks if b.get("is_error")]
+    return found
+
+
+def interrupted_sorted(trace):
+    found = interrupted(trace)
+    return found and (found[0], sorted(found[1]))
+
+
+def interrupted_every_error_so_far(trace):
+    errors = []
+    for point in trace.checkpoints:
+        blocks = [b for m in trace.resolve(point.tool_results) for b in m.message["content"]]
+        errors += [b["tool_use_id"] for b in blocks if b.get("is_error")]
+        if point.terminal and point.terminal.reason.startswith("aborted"):
+            return point.index, errors
+    return None
+
+
+def model_calls_by_text(records):
+    """Tells responses apart by what they say."""
+    return len({r["message"]["content"][0].get("text", r["message"]["id"]) for r in records
+                if r["type"] == "assistant" and not r.get("isSidechain")})
+
+
 def model_calls_by_runs(records):
     count, previous = 0, None
     for record in records:
@@ -1043,6 +1073,21 @@ def switches_by_exact(chapter):
             if isinstance(info.json_schema_extra, dict) and int(info.json_schema_extra["chapter"]) == chapter}
 
 
+SWITCH_CHAPTERS = {"streaming_tool_execution": 5, "context": 6, "hooks": 7, "recovery": 8, "fallback_model": 8,
+                   "token_budget": 8}
+
+
+def switches_by_table(chapter):
+    """The switchboard's table, written by hand: right today, wrong once the kit adds a switch."""
+    return {name for name, number in SWITCH_CHAPTERS.items() if number <= chapter}
+
+
+def switches_by_any_chapter_field(chapter):
+    """Takes any field that names a chapter for a switch."""
+    return {name for name, info in dl.QueryParams.model_fields.items()
+            if isinstance(info.json_schema_extra, dict) and int(info.json_schema_extra["chapter"]) <= chapter}
+
+
 def switches_by_defaults(chapter):
     return {name for name, info in dl.QueryParams.model_fields.items() if info.default in (None, False)}
 
@@ -1169,6 +1214,9 @@ CASES = [
         (interrupted_where_the_marker_is_sent, "the checkpoint after the interrupt"),
         (interrupted_every_call, "a call whose result is not is_error did run"),
         (interrupted_turn_count, "its position among the checkpoints"),
+        (interrupted_last, "an interrupted run, but not the first one"),
+        (interrupted_sorted, "the right calls in another order"),
+        (interrupted_every_error_so_far, "toolu_ls did run"),
     ]),
     (ex.check_model_calls, model_calls, [
         (lambda records: sum(r["type"] == "assistant" for r in records), "you counted records"),
@@ -1176,6 +1224,7 @@ CASES = [
          "a subagent's own conversation"),
         (model_calls_by_runs, "tool_result records can sit between the blocks"),
         (lambda records: float(model_calls(records)), "expected a whole number"),
+        (model_calls_by_text, "fewer than the model calls"),
     ]),
     (ex.check_tests_stop_hook, block_while_tests_fail, [
         (lambda input: None, "never blocked"),
@@ -1275,7 +1324,9 @@ CASES = [
     ]),
     (ex.check_switches_by, switches_by, [
         (switches_by_string_compare, "not a switch by chapter 4"),
-        (switches_by_exact, "Missing: ['streaming_tool_execution']"),
+        (switches_by_exact, "It leaves out 1 switch"),
+        (switches_by_table, "does not follow the fields"),
+        (switches_by_any_chapter_field, "does not follow the fields"),
         (switches_by_defaults, "not a switch by chapter 4"),
         (lambda chapter: ["streaming_tool_execution", "context", "hooks"], "not a switch by chapter 4"),
     ]),

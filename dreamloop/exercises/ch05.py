@@ -144,8 +144,8 @@ def check_run_together(prediction: Any) -> Verdict:
             want = [sorted(group) for group in played]
             if predicted[scenario] != want:
                 what = _rule_hint(scenario)
-                raise _Fail(tr("scenario {scenario}: you predicted {got}; the executor ran {expected}.",
-                               scenario=scenario, got=predicted[scenario], expected=want), what)
+                raise _Fail(tr("scenario {scenario}: you predicted {got}, but the executor did not run these calls "
+                               "that way.", scenario=scenario, got=predicted[scenario]), what)
         return tr("{count} scenarios, the same groups as StreamingToolExecutor ran.", count=len(SCENARIOS))
 
     return _verdict(tr("which calls run together"), body)
