@@ -776,6 +776,13 @@ def close_in_completion_order_with_both_texts(tool_uses, results, started):
     return {"role": "user", "content": blocks}
 
 
+def close_reading_dicts(tool_uses, results, started):
+    """The chapter built its calls as dicts; the exercise hands the SDK's objects."""
+    return {"role": "user", "content": [results.get(u["id"]) or {"type": "tool_result", "tool_use_id": u["id"],
+                                                                 "content": INTERRUPTED, "is_error": True}
+                                        for u in tool_uses]}
+
+
 def interrupted_at_first_error(trace):
     for point in trace.checkpoints:
         blocks = [b for m in trace.resolve(point.tool_results) for b in m.message["content"]]
@@ -1208,6 +1215,7 @@ CASES = [
         (close_all_interrupted, "never started"),
         (close_swapped, "had started"),
         (close_in_completion_order_with_both_texts, "the calls fix the order"),
+        (close_reading_dicts, "read use.id and use.name"),
     ]),
     (ex.check_interrupted, interrupted, [
         (interrupted_at_first_error, "an is_error result is not an interrupt"),
@@ -1404,6 +1412,8 @@ def test_check_fails_with_a_hint_that_names_the_idea(check, wrong, phrase, capsy
     for hint in hints(out):
         for code in GIVEAWAYS[check]:
             assert code not in hint, (code, hint)
+    for tell in TELLS:  # what is wrong with the answer, never what the right one is
+        assert tell not in out, (tell, out)
 
 
 @pytest.mark.parametrize("check", list(STUBS), ids=[c.__name__ for c in STUBS])
@@ -1500,3 +1510,11 @@ def test_where_decided_accepts_the_chapter_figure(capsys):
     after_the_stream = {**WHERE, "model_error": "stream", "prompt_too_long": "stream", "image_error": "stream"}
     assert ex.check_where_decided(after_the_stream.__getitem__)
     capsys.readouterr()
+
+
+TELLS = ["the executor ran", "microcompact clears [", "the pipeline cuts at", "first stage to act is", "is decided in '",
+         "Missing:", "the file holds", "the interrupted call is checkpoint", "; expected Allow.", "; expected Ask.",
+         "; expected Deny.", "expected ['"]
+"""How a failed check used to print the right answer (issue 25): a ❌ says what is wrong with the learner's
+answer, never what the right one is."""
+

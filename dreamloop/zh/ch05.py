@@ -62,4 +62,6 @@ TEXTS = {
     "interrupted results": "中断后的结果",
     'scenario {scenario}: you predicted {got}, but the executor did not run these calls that way.':
         '场景 {scenario}：你预测的是 {got}，但执行器并不是这样运行这些调用的。',
+    'tool_uses are the response\'s ToolUseBlock objects (as in response.content), not the dicts the chapter built by hand: read use.id and use.name, not use["id"]. results holds dicts.':
+        'tool_uses 是响应里的 ToolUseBlock 对象（和 response.content 里的一样），不是本章手工构造的字典：读 use.id 和 use.name，不要写 use["id"]。results 里放的是字典。',
 }
