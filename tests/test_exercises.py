@@ -842,8 +842,8 @@ def interrupted_every_error_so_far(trace):
 
 def model_calls_by_text(records):
     """Tells responses apart by what they say."""
-    return len({r["message"]["content"][0].get("text", r["message"]["id"]) for r in records
-                if r["type"] == "assistant" and not r.get("isSidechain")})
+    return len({r["message"]["content"][0]["text"] for r in records if r["type"] == "assistant"
+                and not r.get("isSidechain") and r["message"]["content"][0]["type"] == "text"})
 
 
 def model_calls_by_runs(records):
@@ -1514,7 +1514,7 @@ def test_where_decided_accepts_the_chapter_figure(capsys):
 
 TELLS = ["the executor ran", "microcompact clears [", "the pipeline cuts at", "first stage to act is", "is decided in '",
          "Missing:", "the file holds", "the interrupted call is checkpoint", "; expected Allow.", "; expected Ask.",
-         "; expected Deny.", "expected ['"]
+         "; expected Deny."]
 """How a failed check used to print the right answer (issue 25): a ❌ says what is wrong with the learner's
 answer, never what the right one is."""
 

@@ -209,10 +209,10 @@ def _judge_interrupt(case: str, got: Any, want: Any, trace: Trace, hint: str) ->
         points = trace.checkpoints
         ended = points[index].terminal.reason if isinstance(index, int) and not isinstance(index, bool) \
             and 0 <= index < len(points) and points[index].terminal is not None else None
-        if index == want[0] + 1:
-            said = tr("the checkpoint after the interrupt (its messages_for_query holds the marker)")
-        elif ended is not None and ended.startswith("aborted"):
+        if ended is not None and ended.startswith("aborted"):
             said = tr("checkpoint {index}, an interrupted run, but not the first one", index=index)
+        elif index == want[0] + 1:
+            said = tr("the checkpoint after the interrupt (its messages_for_query holds the marker)")
         else:
             said = tr("checkpoint {index}, whose run the person did not interrupt", index=_short(index, 40))
         raise _Fail(tr("for '{case}' you found {said}.", case=case, said=said),

@@ -326,7 +326,9 @@ class LiveView(StaticHTML, W.VBox):
                 self._shown = {u: (t, i + 1 if t is turn and i >= at else i) for u, (t, i) in self._shown.items()}
             self._shown[event.uuid] = (turn, at)
             turn.entries.insert(at, message_html(event, self._names, max_chars=1500))
-            self._light("decide")
+            running = turn.tools is not None and any(c.result is None for c in turn.tools.calls.values())
+            # streaming tool execution: calls that started while it streamed still run; the phase is theirs
+            self._light("decide", "tools") if running else self._light("decide")
             self._render_transcript()
         elif kind == "tombstone":
             self._on_tombstone(event)
