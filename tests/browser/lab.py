@@ -213,7 +213,7 @@ class LabServer:
         self.proc = subprocess.Popen(self.cmd, stdout=self._log, stderr=subprocess.STDOUT, env=self.env,
                                      cwd=self.root, start_new_session=True)
 
-    def wait_ready(self, budget: Budget, cap: float = 30.0) -> None:
+    def wait_ready(self, budget: Budget, cap: float = 90.0) -> None:
         deadline = time.monotonic() + min(cap, budget.left() - 1)
         url = f"{self.base}/api/status?token={self.token}"
         while time.monotonic() < deadline:
@@ -386,9 +386,19 @@ JS_HELPERS = r"""
       const flowchart = (el) => /queryLoop/.test(el.getAttribute('aria-label') || el.getAttribute('alt') || '');
       return {
         trusted: !!cell.model.trusted,
-        mermaid: [...node.querySelectorAll('.jp-RenderedMermaid svg')].map((svg) => {
-          const r = svg.getBoundingClientRect();
-          return { width: px(r.width), height: px(r.height), labelPx: minFont(svg) };
+        mermaid: [...node.querySelectorAll('.jp-RenderedMermaid svg, .jp-RenderedMermaid img')].map((el) => {
+          const r = el.getBoundingClientRect();
+          if (el.tagName.toLowerCase() === 'svg') return { width: px(r.width), height: px(r.height), labelPx: minFont(el) };
+          // JupyterLab draws a Mermaid figure as an <img> of its SVG: read the SVG's font size and viewBox
+          const src = el.getAttribute('src') || '', comma = src.indexOf(',');
+          let text = '';
+          try { text = /;base64,/.test(src.slice(0, comma + 1)) ? atob(src.slice(comma + 1))
+                                                              : decodeURIComponent(src.slice(comma + 1)); } catch (e) {}
+          const doc = new DOMParser().parseFromString(text, 'image/svg+xml').documentElement;
+          const box = doc && doc.getAttribute('viewBox'), font = /font-size:\s*([\d.]+)px/.exec(text);
+          const width = box ? parseFloat(box.split(/[\s,]+/)[2]) : el.naturalWidth;
+          return { width: px(r.width), height: px(r.height),
+                   labelPx: font && width ? px(parseFloat(font[1]) * r.width / width) : null };
         }),
         flowcharts: [...node.querySelectorAll('.dreamloop-live svg')].filter(flowchart).map((svg) => ({
           kind: 'live', width: px(svg.getBoundingClientRect().width), labelPx: minFont(svg) }))
@@ -685,7 +695,7 @@ def open_and_run(ch: Chapter, run_timeout: float) -> None:
 
     with report.check(f"chapter {ch.number} opens"):
         opened = time.monotonic()
-        page.wait_for_selector(".jp-NotebookPanel .jp-Notebook .jp-Cell", timeout=budget.ms(20))
+        page.wait_for_selector(".jp-NotebookPanel .jp-Notebook .jp-Cell", timeout=budget.ms(60))  # slow when loaded
         shown = time.monotonic() - opened
         page.wait_for_function(
             """(rel) => { const p = window.__dl.panel();
