@@ -687,9 +687,9 @@ def open_and_run(ch: Chapter, run_timeout: float) -> None:
     code_cells = sum(c.get("cell_type") == "code" for c in json.loads(notebook.read_text())["cells"])
 
     with report.check("JupyterLab loads"):
-        page.goto(f"{server.base}/lab/tree/{rel}?token={server.token}&reset", timeout=budget.ms(20),
+        page.goto(f"{server.base}/lab/tree/{rel}?token={server.token}&reset", timeout=budget.ms(60),
                   wait_until="domcontentloaded")
-        page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell", timeout=budget.ms(20))
+        page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell", timeout=budget.ms(60))
         page.evaluate(JS_HELPERS)
         page.evaluate("(markers) => window.__dl.watchStreaming(markers)", in_every_language("streaming…"))
 
@@ -700,9 +700,9 @@ def open_and_run(ch: Chapter, run_timeout: float) -> None:
         page.wait_for_function(
             """(rel) => { const p = window.__dl.panel();
                           return p && p.context && p.context.path === rel && p.sessionContext; }""",
-            arg=rel, timeout=budget.ms(15))
+            arg=rel, timeout=budget.ms(45))
         page.evaluate("""(ms) => Promise.race([window.__dl.panel().context.ready,
-                                                new Promise((r) => setTimeout(r, ms))])""", int(budget.ms(15)))
+                                                new Promise((r) => setTimeout(r, ms))])""", int(budget.ms(45)))
 
         def kernel_ready() -> Any:
             status = page.evaluate("() => window.__dl.cellStatus()")
@@ -711,7 +711,7 @@ def open_and_run(ch: Chapter, run_timeout: float) -> None:
                     page.locator(".jp-Dialog .jp-mod-accept").click(timeout=2000)
             return status.get("kernel") == "idle"
 
-        if not wait_until(kernel_ready, 30, budget):
+        if not wait_until(kernel_ready, 90, budget):
             status = page.evaluate("() => window.__dl.cellStatus()")
             fail(f"chapter {ch.number} opens", f"the kernel never became idle (status {status.get('kernel')!r}, "
                                      f"dialog {status.get('dialog')!r})")
@@ -778,9 +778,13 @@ def check_stored_outputs(ch: Chapter) -> None:
         def shown() -> Any:
             cells = {c["index"]: c for c in page.evaluate("() => window.__dl.outputTexts()")}
             ok = [i for i in widgets if cells.get(i, {}).get("static")]
-            return (ok, cells) if len(ok) == len(widgets) else None
+            missing = [i for i in widgets if i not in ok]
+            if missing:  # JupyterLab draws the cells in view: bring the next one there
+                page.evaluate("(i) => { const p = window.__dl.panel(); p.content.scrollToItem && "
+                              "p.content.scrollToItem(i, 'start'); }", missing[0])
+            return (ok, cells) if not missing else None
 
-        found = wait_until(shown, 10, ch.budget)
+        found = wait_until(shown, 30, ch.budget)
         if not found:
             cells = {c["index"]: c for c in page.evaluate("() => window.__dl.outputTexts()")}
             bad = [i for i in widgets if not cells.get(i, {}).get("static")]
