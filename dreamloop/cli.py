@@ -445,17 +445,28 @@ def _one_error(error: Any) -> str:
     return f"{_FLAGS[field]}: {rest}" if sep and field in _FLAGS else message
 
 
+SHELL_SYNTAX = frozenset(";|&$`<>\n\r")
+"""Characters a command allowed without asking may not hold: they chain, substitute or redirect."""
+
+
+def is_test_command(command: str, prefixes: tuple[str, ...] = TEST_COMMAND_PREFIXES) -> bool:
+    """Is ``command`` (stripped) the project's test command: a prefix, then a space or the end, no shell syntax?"""
+    return any(command == p or command.startswith(p + " ") for p in prefixes) and not SHELL_SYNTAX & set(command)
+
+
 def allow_test_commands(prefixes: tuple[str, ...] = TEST_COMMAND_PREFIXES) -> Any:
     """A ``can_use_tool`` that allows Bash running the project's unittest command.
 
-    Every other call gets the tool's own decision under the permission mode
-    (``check_permissions``), as if no ``can_use_tool`` were given.
+    The command must be one of ``prefixes`` followed by a space or nothing (``python -m unittest_x`` runs
+    another module, maybe one the model just wrote) and hold no shell syntax that could run or redirect
+    anything else: none of ``; | & $ ` < >`` and no line break. Every other call gets the tool's own
+    decision under the permission mode (``check_permissions``), as if no ``can_use_tool`` were given.
     """
     from .tools import Allow
 
     async def can_use_tool(tool: Any, input: dict[str, Any], context: Any) -> Any:
         command = str(input.get("command", "")).strip()
-        if tool.name == "Bash" and command.startswith(prefixes) and not set(";|&$`<>") & set(command):
+        if tool.name == "Bash" and is_test_command(command, prefixes):
             return Allow()
         if context.permission_mode == "bypass":
             return Allow()

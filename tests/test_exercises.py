@@ -130,8 +130,8 @@ def partition(tool_uses, tools):
 
 async def can_use_tool(tool, input, context):
     command = input.get("command", "")
-    if tool.name == "Bash" and command.startswith(("python -m unittest", "python3 -m unittest")) \
-            and not set(";|&$`<>") & set(command):
+    test = any(command == p or command.startswith(p + " ") for p in ("python -m unittest", "python3 -m unittest"))
+    if tool.name == "Bash" and test and not set(";|&$`<>\n") & set(command):
         return Allow()
     return await tool.check_permissions(tool.input_model.model_validate(input), context)
 
@@ -192,23 +192,45 @@ def no_recursive_rm(input):
     return None
 
 
-PUSH_GUARD = "grep -q 'git push' && { echo 'No git push from this session.' >&2; exit 2; }; exit 0"
+PUSH_GUARD = "grep -Eq 'git +push' && { echo 'No git push from this session.' >&2; exit 2; }; exit 0"
 
 
 def settings_with(command=PUSH_GUARD, matcher="Bash", kind="command", event="PreToolUse"):
     return {"hooks": {event: [{"matcher": matcher, "hooks": [{"type": kind, "command": command}]}]}}
 
 
+def sent(message):
+    return bool(dl.normalize_messages_for_api([message]))
+
+
 def safe_cut(messages, keep_recent):
+    cut, seen = len(messages), 0
+    while cut > 0 and seen < keep_recent:
+        cut -= 1
+        seen += sent(messages[cut])
+    while 0 < cut < len(messages) and messages[cut].type == "user" and messages[cut].source_tool_use_ids:
+        cut -= 1  # a result: keep the call that asked for it
+        while cut > 0 and messages[cut].type != "assistant":
+            cut -= 1
+    return cut if any(sent(m) for m in messages[:cut]) else 0
+
+
+def cut_counting_user_and_assistant(messages, keep_recent):
+    """The first statement's reading: user and assistant messages only, no 'nothing to summarise'."""
     cut, seen = len(messages), 0
     while cut > 0 and seen < keep_recent:
         cut -= 1
         seen += messages[cut].type in ("user", "assistant")
     while 0 < cut < len(messages) and messages[cut].type == "user" and messages[cut].source_tool_use_ids:
-        cut -= 1  # a result: keep the call that asked for it
+        cut -= 1
         while cut > 0 and messages[cut].type != "assistant":
             cut -= 1
     return cut
+
+
+def cut_even_before_notices_only(messages, keep_recent):
+    cut = safe_cut(messages, keep_recent)
+    return cut or next((i for i, m in enumerate(messages) if sent(m)), 0)
 
 
 def first_stage(tokens, options):
@@ -220,11 +242,32 @@ def first_stage(tokens, options):
     return None
 
 
+MARKER = dl.tokens.estimate_block_tokens({"type": "tool_result", "tool_use_id": "", "content": dl.context.CLEARED})
+
+
 def clearable(messages, keep_recent):
     answers = [i for i, m in enumerate(messages) if m.type == "user" and m.source_tool_use_ids]
     kept_from = answers[-max(keep_recent, 2)] if len(answers) >= max(keep_recent, 2) else 0
     return [block["tool_use_id"] for m in messages[:kept_from] if m.type == "user" and m.source_tool_use_ids
+            for block in m.message["content"]
+            if block["content"] != dl.context.CLEARED and dl.tokens.estimate_block_tokens(block) > MARKER]
+
+
+def clear_short_ones_too(messages, keep_recent):
+    """The first statement's reading: every old result not cleared yet, however short."""
+    answers = [i for i, m in enumerate(messages) if m.type == "user" and m.source_tool_use_ids]
+    kept_from = answers[-max(keep_recent, 2)] if len(answers) >= max(keep_recent, 2) else 0
+    return [block["tool_use_id"] for m in messages[:kept_from] if m.type == "user" and m.source_tool_use_ids
             for block in m.message["content"] if block["content"] != dl.context.CLEARED]
+
+
+def clear_by_message(messages, keep_recent):
+    """Looks at a message's first result only: a message half cleared is skipped whole."""
+    answers = [i for i, m in enumerate(messages) if m.type == "user" and m.source_tool_use_ids]
+    kept_from = answers[-max(keep_recent, 2)] if len(answers) >= max(keep_recent, 2) else 0
+    return [block["tool_use_id"] for m in messages[:kept_from] if m.type == "user" and m.source_tool_use_ids
+            and m.message["content"][0]["content"] != dl.context.CLEARED
+            and dl.tokens.estimate_block_tokens(m.message["content"][0]) > MARKER for block in m.message["content"]]
 
 
 # chapter 08
@@ -320,7 +363,7 @@ STUBS = {
     ex.check_withdrawn: stub("the ids a failed attempt withdraws"),
     ex.check_budget_continue: stub("True to go on, False to stop"),
     ex.check_where_decided: stub("the phase where the loop decides it"),
-    ex.check_trigger: stub("a script: cut, cut, a tool call, an answer"),
+    ex.check_trigger: stub("a script whose run goes through those transitions, then ends completed"),
     ex.check_switches_by: stub("the switches explained by this chapter"),
 }
 
@@ -635,6 +678,47 @@ async def decide_without_await(tool, input, context):
     return tool.check_permissions(tool.input_model.model_validate(input), context)  # not awaited
 
 
+async def allow_across_lines(tool, input, context):
+    """The chapter's first rule: a line break is not in its list of shell syntax."""
+    command = input.get("command", "")
+    if tool.name == "Bash" and command.startswith(("python -m unittest", "python3 -m unittest")) \
+            and not set(";|&$`<>") & set(command):
+        return Allow()
+    return await tool.check_permissions(tool.input_model.model_validate(input), context)
+
+
+async def allow_any_module_named_so(tool, input, context):
+    command = input.get("command", "")
+    if tool.name == "Bash" and command.startswith(("python -m unittest", "python3 -m unittest")) \
+            and not set(";|&$`<>\n") & set(command):
+        return Allow()
+    return await tool.check_permissions(tool.input_model.model_validate(input), context)
+
+
+async def allow_anything_with_unittest(tool, input, context):
+    command = input.get("command", "")
+    if tool.name == "Bash" and command.startswith("python") and "-m unittest" in command \
+            and not set(";|&$`<>\n") & set(command):
+        return Allow()
+    return await tool.check_permissions(tool.input_model.model_validate(input), context)
+
+
+async def refuse_only_chaining(tool, input, context):
+    command = input.get("command", "")
+    test = any(command == p or command.startswith(p + " ") for p in ("python -m unittest", "python3 -m unittest"))
+    if tool.name == "Bash" and test and not set(";|&\n") & set(command):
+        return Allow()
+    return await tool.check_permissions(tool.input_model.model_validate(input), context)
+
+
+async def ask_for_the_rest(tool, input, context):
+    command = input.get("command", "")
+    test = any(command == p or command.startswith(p + " ") for p in ("python -m unittest", "python3 -m unittest"))
+    if tool.name == "Bash" and test and not set(";|&$`<>\n") & set(command):
+        return Allow()
+    return Allow() if tool.name == "Read" else dl.Ask("may I?")
+
+
 def ready_without_holding_back(calls):
     running = [call["safe"] for call in calls if call["status"] == "running"]
     starting = []
@@ -692,6 +776,13 @@ def close_in_completion_order_with_both_texts(tool_uses, results, started):
     return {"role": "user", "content": blocks}
 
 
+def close_reading_dicts(tool_uses, results, started):
+    """The chapter built its calls as dicts; the exercise hands the SDK's objects."""
+    return {"role": "user", "content": [results.get(u["id"]) or {"type": "tool_result", "tool_use_id": u["id"],
+                                                                 "content": INTERRUPTED, "is_error": True}
+                                        for u in tool_uses]}
+
+
 def interrupted_at_first_error(trace):
     for point in trace.checkpoints:
         blocks = [b for m in trace.resolve(point.tool_results) for b in m.message["content"]]
@@ -725,6 +816,36 @@ def interrupted_turn_count(trace):
     return None
 
 
+def interrupted_last(trace):
+    found = None
+    for point in trace.checkpoints:
+        if point.terminal and point.terminal.reason.startswith("aborted"):
+            blocks = [b for m in trace.resolve(point.tool_results) for b in m.message["content"]]
+            found = point.index, [b["tool_use_id"] for b in blocks if b.get("is_error")]
+    return found
+
+
+def interrupted_sorted(trace):
+    found = interrupted(trace)
+    return found and (found[0], sorted(found[1]))
+
+
+def interrupted_every_error_so_far(trace):
+    errors = []
+    for point in trace.checkpoints:
+        blocks = [b for m in trace.resolve(point.tool_results) for b in m.message["content"]]
+        errors += [b["tool_use_id"] for b in blocks if b.get("is_error")]
+        if point.terminal and point.terminal.reason.startswith("aborted"):
+            return point.index, errors
+    return None
+
+
+def model_calls_by_text(records):
+    """Tells responses apart by what they say."""
+    return len({r["message"]["content"][0]["text"] for r in records if r["type"] == "assistant"
+                and not r.get("isSidechain") and r["message"]["content"][0]["type"] == "text"})
+
+
 def model_calls_by_runs(records):
     count, previous = 0, None
     for record in records:
@@ -739,6 +860,67 @@ def model_calls_by_runs(records):
 def block_without_the_task_line(input):
     decision = block_while_tests_fail(input)
     return decision and StopDecision(decision="block", reason="The tests fail.")
+
+
+def block_unless_already_active(input):
+    """Reads stop_hook_active as 'I blocked once already': lets the loop end with the tests still failing."""
+    return None if input.stop_hook_active else block_while_tests_fail(input)
+
+
+def block_with_stdout(input):
+    """Looks for the failures on stdout (unittest writes them to stderr): the reason names no failing test."""
+    done = subprocess.run([sys.executable, "-m", "unittest", "discover", "-s", "tests", "-p", "check_*.py"],
+                          cwd=input.cwd, capture_output=True, text=True)
+    if done.returncode == 0:
+        return None
+    failures = [line for line in done.stdout.splitlines() if line.startswith(("FAIL:", "ERROR:"))]
+    return StopDecision(decision="block", reason="The tests fail:\n" + "\n".join(failures) + "\nmake the failing test pass")
+
+
+def block_from_the_config(input):
+    """Decides from config.py, not from the tests."""
+    if "value = 2" in (Path(input.cwd) / "config.py").read_text():
+        return None
+    return StopDecision(decision="block", reason="FAIL: test_value\nmake the failing test pass")
+
+
+def first_key(command):
+    """The old answer key: one rm per part at ; & | newline, its first word rm; no wrapper, no subshell."""
+    import re
+    import shlex
+    for part in re.split(r"[;&|\n]+", command):
+        words = shlex.split(part)
+        if words and Path(words[0]).name == "rm" and any(
+                w in ("-r", "-R", "--recursive") or (re.fullmatch(r"-[A-Za-z]+", w) and set("rR") & set(w))
+                for w in words[1:]):
+            return True
+    return False
+
+
+def deny_if(predicate):
+    def hook(input):
+        if predicate(input.tool_input.get("command", "")):
+            return PreToolUseDecision(decision="deny", reason="A recursive rm is not allowed in this project.")
+        return None
+    return hook
+
+
+def first_flag_regex(command):
+    import re
+    return bool(re.search(r"\brm\s+(-\w*[rR]|--recursive)", command))
+
+
+def flags_listed(command):
+    import shlex
+    words = shlex.split(command)
+    return "rm" in words and any(w in ("-r", "-R", "-rf", "-fr", "-Rf", "--recursive") for w in words)
+
+
+def any_word_rm(command):
+    import re
+    import shlex
+    words = shlex.split(command)
+    return "rm" in words and any(w == "--recursive" or re.fullmatch(r"-[A-Za-z]*[rR][A-Za-z]*", w) for w in words)
 
 
 def rm_rf_substring(input):
@@ -770,6 +952,18 @@ def cut_moved_forward(messages, keep_recent):
     while cut < len(messages) and messages[cut].type == "user" and messages[cut].source_tool_use_ids:
         cut += 1  # past the result: the pair is summarised instead of kept
     return cut
+
+
+def stage_by_lowest_threshold(tokens, options):
+    limits = options.thresholds(options.context_window)
+    over = [(getattr(limits, n), n) for n in ("snip", "microcompact", "context_collapse", "autocompact", "blocking_limit")
+            if getattr(limits, n) is not None and tokens > getattr(limits, n)]
+    return min(over)[1] if over else None
+
+
+def stage_without_the_blocking_limit(tokens, options):
+    stage = first_stage(tokens, options)
+    return None if stage == "blocking_limit" else stage
 
 
 def heaviest_stage(tokens, options):
@@ -886,6 +1080,21 @@ def switches_by_exact(chapter):
             if isinstance(info.json_schema_extra, dict) and int(info.json_schema_extra["chapter"]) == chapter}
 
 
+SWITCH_CHAPTERS = {"streaming_tool_execution": 5, "context": 6, "hooks": 7, "recovery": 8, "fallback_model": 8,
+                   "token_budget": 8}
+
+
+def switches_by_table(chapter):
+    """The switchboard's table, written by hand: right today, wrong once the kit adds a switch."""
+    return {name for name, number in SWITCH_CHAPTERS.items() if number <= chapter}
+
+
+def switches_by_any_chapter_field(chapter):
+    """Takes any field that names a chapter for a switch."""
+    return {name for name, info in dl.QueryParams.model_fields.items()
+            if isinstance(info.json_schema_extra, dict) and int(info.json_schema_extra["chapter"]) <= chapter}
+
+
 def switches_by_defaults(chapter):
     return {name for name, info in dl.QueryParams.model_fields.items() if info.default in (None, False)}
 
@@ -984,6 +1193,11 @@ CASES = [
         (allow_python_only, "python3 as well as python"),
         (deny_everything_else, "return the tool's own decision"),
         (decide_without_await, "await it"),
+        (allow_across_lines, "refuse line breaks too"),
+        (allow_any_module_named_so, "runs another module"),
+        (allow_anything_with_unittest, "unittest_helpers"),
+        (refuse_only_chaining, "refuse any shell syntax"),
+        (ask_for_the_rest, "that is not this call's decision"),
     ]),
     (ex.check_run_together, PREDICTION, [
         ({**PREDICTION, "B": [["a", "b"]]}, "did not run beside it"),  # chapter 04's batches, ignoring arrivals
@@ -1001,12 +1215,16 @@ CASES = [
         (close_all_interrupted, "never started"),
         (close_swapped, "had started"),
         (close_in_completion_order_with_both_texts, "the calls fix the order"),
+        (close_reading_dicts, "read use.id and use.name"),
     ]),
     (ex.check_interrupted, interrupted, [
         (interrupted_at_first_error, "an is_error result is not an interrupt"),
         (interrupted_where_the_marker_is_sent, "the checkpoint after the interrupt"),
         (interrupted_every_call, "a call whose result is not is_error did run"),
         (interrupted_turn_count, "its position among the checkpoints"),
+        (interrupted_last, "an interrupted run, but not the first one"),
+        (interrupted_sorted, "the right calls in another order"),
+        (interrupted_every_error_so_far, "toolu_ls did run"),
     ]),
     (ex.check_model_calls, model_calls, [
         (lambda records: sum(r["type"] == "assistant" for r in records), "you counted records"),
@@ -1014,6 +1232,7 @@ CASES = [
          "a subagent's own conversation"),
         (model_calls_by_runs, "tool_result records can sit between the blocks"),
         (lambda records: float(model_calls(records)), "expected a whole number"),
+        (model_calls_by_text, "fewer than the model calls"),
     ]),
     (ex.check_tests_stop_hook, block_while_tests_fail, [
         (lambda input: None, "never blocked"),
@@ -1022,6 +1241,9 @@ CASES = [
         (lambda input: StopDecision(continue_=False) if block_while_tests_fail(input) else None,
          "prevented continuation"),
         (lambda input: "block", "returned str"),
+        (block_unless_already_active, "let the loop end (stop_hook_active=True)"),
+        (block_with_stdout, "does not name the failing test"),
+        (block_from_the_config, "does not name the failing test"),
     ]),
     (ex.check_no_recursive_rm, no_recursive_rm, [
         (rm_rf_substring, "'rm -fr /' was not denied"),
@@ -1031,6 +1253,10 @@ CASES = [
          "without a reason"),
         (lambda input: PreToolUseDecision(decision="deny", reason="r") if recursive_rm(input.tool_input["command"])
          else PreToolUseDecision(decision="allow"), "expected None"),
+        (deny_if(first_key), "'sudo rm -rf /var/tmp' was not denied"),
+        (deny_if(first_flag_regex), "'rm -f -r build' was not denied"),
+        (deny_if(flags_listed), "'rm -vR logs' was not denied"),
+        (deny_if(any_word_rm), "'/bin/rm -rf build' was not denied"),
     ]),
     (ex.check_settings_hook, settings_with(), [
         (settings_with("grep -q 'git push' && { echo 'no' >&2; exit 1; }; exit 0"), "fails open"),
@@ -1040,22 +1266,34 @@ CASES = [
         (settings_with(event="pre_tool_use"), "no pre_tool_use event"),
         (settings_with("grep -q 'git push' && exit 2; exit 0"), "nothing on stderr"),
         (settings_with("grep -q 'git' && { echo 'no git' >&2; exit 2; }; exit 0"), "'git status' was blocked too"),
+        (settings_with("grep -q 'git push --force' && { echo 'no' >&2; exit 2; }; exit 0"),
+         "'git push origin main' was not blocked"),
+        (settings_with("grep -q push && { echo 'no' >&2; exit 2; }; exit 0"), "'git stash push -m wip' was blocked"),
+        (settings_with("grep -q 'git push' && { echo 'no' >&2; exit 2; }; exit 0"), "'git  push -f' was not blocked"),
+        (settings_with("""grep -q '"git push' && { echo 'no' >&2; exit 2; }; exit 0"""),
+         "'cd app && git push' was not blocked"),
     ]),
     (ex.check_safe_cut, safe_cut, [
         (naive_cut, "unexpected tool_use_id"),
-        (cut_counting_notices, "the pipeline cuts at 1"),
-        (cut_moved_forward, "the pipeline cuts at 3"),
+        (cut_counting_notices, "fewer than keep_recent"),
+        (cut_moved_forward, "fewer than keep_recent"),
         (lambda messages, keep: 0, "the cut is 0"),
+        (cut_counting_user_and_assistant, "more than keep_recent needs"),
+        (cut_even_before_notices_only, "nothing before it is sent to the model"),
     ]),
     (ex.check_first_stage, first_stage, [
-        (heaviest_stage, "first stage to act is 'snip'"),
-        (stage_at_or_over, "*over* its threshold"),
-        (stage_from_fractions, "the pipeline's first stage to act"),
+        (heaviest_stage, "a lighter stage that is on is over its own too"),
+        (stage_at_or_over, "*over* it"),
+        (stage_from_fractions, "you said"),
+        (stage_by_lowest_threshold, "the pipeline runs light to heavy"),
+        (stage_without_the_blocking_limit, "over at least one threshold"),
     ]),
     (ex.check_clearable, clearable, [
         (clear_all_but_last, "must stay"),
-        (clear_counting_results, "microcompact clears"),
+        (clear_counting_results, "must stay"),
         (clear_again, "already cleared"),
+        (clear_short_ones_too, "too short for clearing to save anything"),
+        (clear_by_message, "You left out 1 old result(s)"),
     ]),
     (ex.check_cut_recovery, after_cut, [
         (after_cut_unbounded, "Three resumes are the bound"),
@@ -1094,7 +1332,9 @@ CASES = [
     ]),
     (ex.check_switches_by, switches_by, [
         (switches_by_string_compare, "not a switch by chapter 4"),
-        (switches_by_exact, "Missing: ['streaming_tool_execution']"),
+        (switches_by_exact, "It leaves out 1 switch"),
+        (switches_by_table, "does not follow the fields"),
+        (switches_by_any_chapter_field, "does not follow the fields"),
         (switches_by_defaults, "not a switch by chapter 4"),
         (lambda chapter: ["streaming_tool_execution", "context", "hooks"], "not a switch by chapter 4"),
     ]),
@@ -1172,6 +1412,8 @@ def test_check_fails_with_a_hint_that_names_the_idea(check, wrong, phrase, capsy
     for hint in hints(out):
         for code in GIVEAWAYS[check]:
             assert code not in hint, (code, hint)
+    for tell in TELLS:  # what is wrong with the answer, never what the right one is
+        assert tell not in out, (tell, out)
 
 
 @pytest.mark.parametrize("check", list(STUBS), ids=[c.__name__ for c in STUBS])
@@ -1268,3 +1510,11 @@ def test_where_decided_accepts_the_chapter_figure(capsys):
     after_the_stream = {**WHERE, "model_error": "stream", "prompt_too_long": "stream", "image_error": "stream"}
     assert ex.check_where_decided(after_the_stream.__getitem__)
     capsys.readouterr()
+
+
+TELLS = ["the executor ran", "microcompact clears [", "the pipeline cuts at", "first stage to act is", "is decided in '",
+         "Missing:", "the file holds", "the interrupted call is checkpoint", "; expected Allow.", "; expected Ask.",
+         "; expected Deny."]
+"""How a failed check used to print the right answer (issue 25): a ❌ says what is wrong with the learner's
+answer, never what the right one is."""
+

@@ -26,6 +26,12 @@ async def read(input: PathInput) -> str:
     return f"contents of {input.path}"
 
 
+@tool(PathInput, name="Edit")
+async def edit(input: PathInput) -> str:
+    """Edit a file (not concurrency-safe: it waits for the reads)."""
+    return f"edited {input.path}"
+
+
 async def test_watch_shows_text_tools_phases_and_terminal(offline):
     model = offline([
         S.reply("Let me read.", S.tool_use("Read", {"path": "a"}, id="T1"),
@@ -46,8 +52,8 @@ async def test_watch_shows_text_tools_phases_and_terminal(offline):
     transcript = live.transcript.value
     assert "Let me read." in transcript and "a has contents." in transcript
     assert "turn_count=1" in transcript and "turn_count=2" in transcript and "transition=next_turn" in transcript
-    assert "contents of a" in transcript and "done ✓" in transcript
-    assert "done ✗" in transcript and ">is_error</span>" in transcript
+    assert "contents of a" in transcript and "ran ✓" in transcript
+    assert "ran ✗" in transcript and ">is_error</span>" in transcript
     assert "no &lt;such&gt; file" in transcript and "<such>" not in transcript
     assert live.phases == ["state", "context", "model", "decide", "tools", "check",
                            "next", "state", "context", "model", "decide", "stop", "terminal"]
@@ -102,7 +108,7 @@ async def test_stop_button_stops_tools(offline):
     assert run.terminal.reason == "aborted_tools"
     assert time.monotonic() - started < 2
     transcript = live.transcript.value
-    assert "Read" in transcript and "Interrupted by user" in transcript and "done ✗" in transcript
+    assert "Read" in transcript and "Interrupted by user" in transcript and "cut short ✗" in transcript
     assert "reason=<b>aborted_tools</b>" in live.status.value
     assert live.phases[-3:] == ["tools", "check", "terminal"]
 
@@ -123,3 +129,19 @@ async def test_streaming_updates_are_throttled(offline):
     assert 2 <= len(updates) <= deltas // 4
     assert live.stream.value == ""  # the finished message moved into the transcript
     assert live.transcript.value.count("hello world") == 40
+
+
+async def test_a_stopped_turn_says_ran_cut_short_never_started(offline):
+    """Stop while one call runs and one waits behind it (F14): each card says which, with its input, below the
+    assistant message that asked for them (streaming tool execution starts calls before that message ends)."""
+    model = offline([S.reply("Reading, then editing.", S.tool_use("Read", {"path": "a.txt"}, id="T1"),
+                             S.tool_use("Read", {"path": "slow"}, id="T2"), S.tool_use("Edit", {"path": "c"}, id="T3"))])
+    run = query(QueryParams(messages="go", model=model, tools=[read, edit], streaming_tool_execution=True))
+    live = LiveView()
+    async for event in live.follow(run):
+        if event.type == "progress" and event.data["stage"] == "started" and event.tool_use_id == "T2":
+            asyncio.get_running_loop().call_later(0.05, live.stop_button.click)
+    transcript = live.transcript.value
+    assert "ran ✓" in transcript and "cut short ✗" in transcript and "never started ✗" in transcript
+    assert "null" not in transcript and '{"path": "c"}' in transcript.replace("&quot;", '"')
+    assert transcript.index("Reading, then editing.") < transcript.index("cut short ✗")

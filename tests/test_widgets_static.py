@@ -7,6 +7,7 @@ real kernel, a LiveView's stored output shows how its run ended and an AskPrompt
 from __future__ import annotations
 
 import asyncio
+import base64
 import re
 from pathlib import Path
 
@@ -52,6 +53,14 @@ def static_of(widget) -> str:
     return html
 
 
+def figures_of(html: str) -> list[str]:
+    """The SVG pictures a snapshot stores, decoded: each an ``<img>`` with a data: URI, never inline ``<svg>``
+    (JupyterLab's sanitiser drops inline SVG from an untrusted notebook)."""
+    assert "<svg" not in html
+    return [base64.b64decode(data).decode() for data in
+            re.findall(r'<img class="dreamloop-figure" src="data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)"', html)]
+
+
 def text_of(html: str) -> str:
     """Roughly what a reader sees: tags and the stylesheet removed."""
     html = re.sub(r"<style>.*?</style>", "", html, flags=re.S)
@@ -78,7 +87,8 @@ async def test_live_view_stores_how_the_run_ended(offline):
     text = text_of(static_of(live))
     assert "reason= completed" in text or "reason=completed" in text
     assert "Both files read." in text and "contents of a.txt" in text
-    assert "<svg" in static_of(live)  # the flowchart, lit where the run ended
+    (flowchart,) = figures_of(static_of(live))  # the flowchart, lit where the run ended
+    assert 'id="phase-terminal" class="phase active"' in flowchart and 'width="700"' in flowchart
 
 
 async def test_timeline_stores_its_chart_and_summary(offline):
@@ -86,7 +96,8 @@ async def test_timeline_stores_its_chart_and_summary(offline):
     async for _ in run:
         pass
     html = static_of(Timeline(run))
-    assert "<svg" in html
+    (chart,) = figures_of(html)
+    assert "turn 1 model" in chart
     assert "turn 1: model" in text_of(html) and "Read ×2 in parallel" in text_of(html)
 
 
@@ -162,3 +173,13 @@ def test_in_a_kernel_the_stored_outputs_show_the_end_of_the_run(monkeypatch, not
     (stored,) = second.outputs
     assert stored["data"]["text/plain"] == "StateInspector(checkpoints=2)" and VIEW in stored["data"]
     assert "Terminal completed" in text_of(stored["data"]["text/html"])
+
+
+def test_svg_as_img_keeps_size_label_and_bytes():
+    from dreamloop.widgets.static import svg_as_img
+
+    svg = '<svg xmlns="http://www.w3.org/2000/svg" width="70" height="60" role="img" aria-label="a &amp; b"><text>x</text></svg>'
+    html = svg_as_img(f"<p>before</p>{svg}<p>after</p>")
+    assert html.startswith("<p>before</p><img ") and html.endswith("<p>after</p>") and "<svg" not in html
+    assert 'width="70" height="60" alt="a &amp; b"' in html
+    assert figures_of(html) == [svg] and svg_as_img(html) == html

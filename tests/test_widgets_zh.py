@@ -57,7 +57,7 @@ async def test_the_live_view_follows_the_setting(lang, offline, tmp_path):
     _, live = await followed(offline, tmp_path)
     assert repr(live) == "LiveView()"
     assert live.stop_button.description == ("停止" if lang == "zh" else "Stop")
-    assert said(lang, "done ✓", "完成 ✓", live.transcript.value)
+    assert said(lang, "ran ✓", "已执行 ✓", live.transcript.value)
     assert said(lang, "goes back to the model", "交回模型", live.transcript.value)
     assert "turn_count=" in live.transcript.value and "reason=<b>completed</b>" in live.status.value
     assert said(lang, "take the current State", "取当前 State", live.diagram.value)

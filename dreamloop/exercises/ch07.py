@@ -16,7 +16,7 @@ from ..cli import allow_test_commands
 from ..demo import copy_sample_project, demo_policy
 from ..errors import HookError
 from ..hooks import Hooks, load_hooks, run_hooks
-from ..language import tr
+from ..language import N_, tr
 from ..model import offline
 from ..query import QueryParams, query
 from ..scratch import scratch_dir
@@ -99,10 +99,71 @@ def check_tests_stop_hook(hook: Any) -> Verdict:
         if terminal.reason != "completed" or not passing:
             raise _Fail(tr("the run ended {reason} with the tests passing.", reason=terminal.reason) if passing else
                         tr("the run ended {reason} with the tests failing.", reason=terminal.reason), idea)
+        _stop_scenarios(hook, todo, idea)
         return tr("your hook blocked {count} time(s) ({said!r}), the agent fixed value, and the loop ended "
-                  "completed with the tests passing.", count=len(blocks), said=_short(feedback[0].splitlines()[-1], 60))
+                  "completed with the tests passing; on {scenarios} other projects it decided from their tests.",
+                  count=len(blocks), said=_short(feedback[0].splitlines()[-1], 60), scenarios=len(_SCENARIOS))
 
     return _verdict(tr("tests-must-pass stop hook"), body)
+
+
+_SCENARIOS = [
+    # (what the project is like, file edits on the sample project, stop_hook_active, the failing test or None)
+    (N_("retries set to 0 as well, and the model already answering a block"),
+     {"config.py": ("retries = 3", "retries = 0")}, True, "test_retries_is_positive"),
+    (N_("every test passing"), {"config.py": ("value = 1", "value = 2")}, False, None),
+    (N_("value already 2, but the greeting broken"), {"config.py": ("value = 1", "value = 2"),
+                                                   "greeter.py": ("Hello from {config.name}", "Hello")},
+     False, "test_greeting_names_the_app"),
+]
+"""Projects the stop hook is called on directly, after the run (the learner never sees them): a stop hook
+decides from the test run in ``input.cwd`` every time, also while ``stop_hook_active`` (the runaway guard,
+not the hook, bounds the blocks), and its reason names what failed."""
+
+
+def _stop_scenarios(hook: Any, todo: str, idea: str) -> None:
+    for what, edits, active, failing in _SCENARIOS:
+        workspace = copy_sample_project()
+        try:
+            for name, (old, new) in edits.items():
+                path = workspace / name
+                path.write_text(path.read_text().replace(old, new, 1))
+            hooks = Hooks().add("stop", hook)
+            input = hooks.input("stop", workspace=workspace, stop_hook_active=active)
+            try:
+                outcome = _run(lambda: run_hooks(hooks, input), timeout=60)
+            except HookError as error:
+                _unfinished(error, todo)
+                raise _Fail(tr("on a project with {what}, your hook raised or returned something that is not a "
+                               "decision: {error}", what=tr(what), error=error),
+                            tr("a hook answers with its event's decision model, a dict shaped like its JSON, or "
+                               "None.")) from None
+        finally:
+            shutil.rmtree(workspace, ignore_errors=True)
+        decision = outcome.decision
+        blocked = decision.decision == "block" and not outcome.stopped
+        reason = decision.reason or ""
+        if failing is None and (blocked or outcome.stopped):
+            raise _Fail(tr("on a project with {what}, your hook still blocked.", what=tr(what)), idea)
+        if failing is None:
+            continue
+        if not blocked:
+            raise _Fail(tr("on a project with {what}, a test fails, yet your hook let the loop end{active}.",
+                           what=tr(what), active=tr(" (stop_hook_active=True)") if active else ""),
+                        tr("block whenever the test run fails, also while stop_hook_active is True: the runaway "
+                           "guard bounds the blocks, and the model must keep working until the tests pass.")
+                        if active else
+                        tr("decide from running the tests in the workspace the input names, not from what a file "
+                           "says."))
+        if failing not in reason:
+            raise _Fail(tr("on a project with {what}, your reason does not name the failing test ({test}): the "
+                           "model reads only the reason.", what=tr(what), test=failing),
+                        tr("put the failing lines of the test run in the reason (unittest writes them to stderr)."))
+        if reason.strip().splitlines()[-1].strip().lower() != _TASK_LINE:
+            raise _Fail(tr("on a project with {what}, your reason does not end with the line '{task}'.",
+                           what=tr(what), task=_TASK_LINE),
+                        tr("the offline agent understands a task on a line of its own: end the reason with the "
+                           "line '{task}'.", task=_TASK_LINE))
 
 
 def _unfinished(error: HookError, todo: str) -> None:
@@ -118,26 +179,61 @@ def _unfinished(error: HookError, todo: str) -> None:
 
 
 _DENY = ["rm -rf build", "rm -fr /", "rm -r -f ~/project", "ls && rm -rf .", "rm --recursive old", "rm -R dist",
-         "cd /tmp; rm -rf *"]
+         "cd /tmp; rm -rf *", "rm -f -r build", "rm -vR logs", "sudo rm -rf /var/tmp", "/bin/rm -rf build",
+         "find . -name '*.tmp' | xargs rm -rf", "(cd build && rm -rf *)", "echo $(rm -rf ~)", "rm --force --recur x",
+         "env LC_ALL=C rm -Rf out", "true\nrm -rf ~"]
+"""Commands a recursive-rm guard must deny: the spellings a model (or an attacker steering it) reaches for."""
 _ALLOW = ["ls -la", "python -m unittest discover -s tests", "rm notes.txt", "grep -rf patterns.txt .",
-          "cat README.md", "rm -f stale.pyc"]
+          "cat README.md", "rm -f stale.pyc", "rm notes.txt && grep -r TODO .", "chmod -R u+w build", "cp -r src dst",
+          "rmdir -p a/b", "echo 'never run rm -rf /'", "grep -rn 'rm -rf' docs", "./perform -r"]
+"""Commands it must leave alone: no rm at all, an rm that is not recursive, a recursive flag on another command,
+``rm -rf`` as text (quoted, searched for)."""
+
+_WRAPPERS = {"sudo", "doas", "env", "command", "builtin", "exec", "nohup", "nice", "time", "xargs", "timeout"}
+"""Commands that run the command after them (``sudo rm -rf /`` runs ``rm``)."""
+_WRAPPER_ARGS = {"-u", "-g", "-n", "-C", "-I", "-P", "-L", "-d", "-s", "-k"}
+"""A wrapper's options that take the next word as their value (``sudo -u root``, ``nice -n 10``)."""
+
+
+def _command_words(words: list[str]) -> list[str]:
+    """The words of the command that runs: past ``NAME=value`` assignments and wrappers with their options."""
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", word) or Path(word).name in _WRAPPERS:
+            i += 1
+            while Path(word).name in _WRAPPERS and i < len(words) and words[i].startswith("-"):
+                i += 2 if words[i] in _WRAPPER_ARGS else 1
+            if Path(word).name == "timeout" and i < len(words) and re.fullmatch(r"[\d.]+[smhd]?", words[i]):
+                i += 1  # timeout 10 rm -rf x
+            continue
+        break
+    return words[i:]
 
 
 def recursive_rm(command: str) -> bool:
-    """Does ``command`` run ``rm`` recursively anywhere (``-r``, ``-R``, ``--recursive``, in any flag group)?
+    """Does ``command`` run ``rm`` recursively anywhere (``-r``, ``-R``, ``--recursive`` or a prefix of it such
+    as ``--recur``, in any flag group)?
 
-    The answer key of ``check_no_recursive_rm``: each ``;``/``&&``/``|`` part, its first word ``rm``, a flag
-    that asks for recursion. A guard rail, not a sandbox (``eval``, ``find -delete`` and friends pass).
+    The answer key of ``check_no_recursive_rm``: the line is split into commands at ``;``, ``&``, ``|``, a
+    newline, parentheses, braces, backticks and ``$(``; a command's first word, past ``NAME=value`` and wrappers
+    (``sudo``, ``env``, ``xargs``, ``nice`` ...), is ``rm`` (any path: ``/bin/rm``), and one of its flags before
+    ``--`` asks for recursion. Quoted text is not a command (``echo 'rm -rf /'``). A guard rail, not a sandbox:
+    ``eval``, ``bash -c``, ``find -delete`` and friends pass.
     """
-    for part in re.split(r"[;&|\n]+", command):
+    for part in re.split(r"\$\(|[;&|\n()`{}]+", command):
         try:
             words = shlex.split(part)
         except ValueError:
             words = part.split()
+        words = _command_words(words)
         if not words or Path(words[0]).name != "rm":
             continue
         for word in words[1:]:
-            if word in ("--recursive", "-r", "-R") or (re.fullmatch(r"-[A-Za-z]+", word) and set("rR") & set(word)):
+            if word == "--":
+                break
+            if word in ("-r", "-R") or (len(word) >= 3 and "--recursive".startswith(word)) or (
+                    re.fullmatch(r"-[A-Za-z]+", word) and set("rR") & set(word)):
                 return True
     return False
 
@@ -146,8 +242,9 @@ def check_no_recursive_rm(hook: Any) -> Verdict:
     """Check a ``pre_tool_use`` hook for Bash that denies a recursive ``rm`` with a reason and has no
     opinion on anything else; then the same hook in the loop, where the denied call still gets its result."""
     todo = tr("deny a Bash command that runs rm recursively, with a reason; have no opinion on anything else.")
-    idea = tr("a recursive rm can be spelt -rf, -fr, -r -f, -R or --recursive, and can follow ; && or |: look at "
-              "each command of the line and at every flag its rm gets.")
+    idea = tr("a recursive rm can be spelt -rf, -fr, -r -f, -R or --recursive, can follow ; && | or a newline, "
+              "sit inside ( ), $( ) or backticks, and run under sudo, env or xargs: look at each command of the "
+              "line, past its wrappers, and at every flag its rm gets.")
 
     def decide(command: str) -> Any:
         hooks = Hooks().add("pre_tool_use", hook, matcher="Bash")
@@ -220,7 +317,11 @@ def check_no_recursive_rm(hook: Any) -> Verdict:
 # A guard in a Claude Code settings file
 
 PUSH = "git push --force origin main"
-SAFE = ["python -m unittest discover -s tests", "git status", "ls"]
+PUSHES = [PUSH, "git push origin main", "cd app && git push", "git  push -f"]
+"""Pushes the guard must block: forced or not, after another command, however it is spaced."""
+SAFE = ["python -m unittest discover -s tests", "git status", "ls", "git stash push -m wip",
+        "python scripts/push_metrics.py", "echo pushed"]
+"""Commands it must let through, ``push`` in some of them but no ``git push``."""
 
 
 def check_settings_hook(settings: Any) -> Verdict:
@@ -271,27 +372,33 @@ def check_settings_hook(settings: Any) -> Verdict:
                                     tool_input={"command": command}, tool_use_id="toolu_1")
                 return _run(lambda: run_hooks(hooks, input, value="Bash"), timeout=30)
 
+            for command in PUSHES:
+                blocked = outcome(command)
+                record = blocked.records[0].attachment if blocked.records else {}
+                if blocked.decision.decision != "deny":
+                    code = record.get("exitCode")
+                    if code not in (None, 0, 2):
+                        raise _Fail(tr("for {command!r} your command exited {code}: a non-blocking error, so the "
+                                       "call would still run.", command=command, code=code),
+                                    tr("block with exit 2 (any other non-zero exit code fails open)."))
+                    if command != PUSH:
+                        raise _Fail(tr("{command!r} was not blocked: it is a git push too.", command=command),
+                                    tr("block any git push: forced or not, wherever it is on the line, however "
+                                       "many spaces are between git and push."))
+                    raise _Fail(tr("{command!r} was not blocked (exit code {code}, stdout {stdout!r}).",
+                                   command=command, code=code, stdout=_short(record.get("stdout", ""), 60)),
+                                tr("the event arrives as JSON on stdin, never as arguments: the command must read "
+                                   "its standard input to see the tool's input."))
+                if "No stderr output" in (blocked.decision.reason or ""):
+                    raise _Fail(tr("{command!r} was blocked, but with nothing on stderr: the model is told no "
+                                   "reason.", command=command),
+                                tr("with exit code 2 the model reads only stderr: write the reason there."))
             blocked = outcome(PUSH)
-            record = blocked.records[0].attachment if blocked.records else {}
-            if blocked.decision.decision != "deny":
-                code = record.get("exitCode")
-                if code not in (None, 0, 2):
-                    raise _Fail(tr("for {command!r} your command exited {code}: a non-blocking error, so the call "
-                                   "would still run.", command=PUSH, code=code),
-                                tr("block with exit 2 (any other non-zero exit code fails open)."))
-                raise _Fail(tr("{command!r} was not blocked (exit code {code}, stdout {stdout!r}).", command=PUSH,
-                               code=code, stdout=_short(record.get("stdout", ""), 60)),
-                            tr("the event arrives as JSON on stdin, never as arguments: the command must read its "
-                               "standard input to see the tool's input."))
-            if "No stderr output" in (blocked.decision.reason or ""):
-                raise _Fail(tr("{command!r} was blocked, but with nothing on stderr: the model is told no reason.",
-                               command=PUSH),
-                            tr("with exit code 2 the model reads only stderr: write the reason there."))
             for command in SAFE:
                 allowed = outcome(command)
                 if allowed.decision.decision == "deny":
-                    raise _Fail(tr("{command!r} was blocked too.", command=command),
-                                tr("exit 0 unless the command holds git push."))
+                    raise _Fail(tr("{command!r} was blocked too, and it is no git push.", command=command),
+                                tr("exit 0 unless the command holds git push (git, then push, as words)."))
                 failed = [r.attachment for r in allowed.records if r.attachment["type"] == "hook_non_blocking_error"]
                 if failed:
                     raise _Fail(tr("for {command!r} your hook failed: {error}", command=command,
@@ -299,8 +406,8 @@ def check_settings_hook(settings: Any) -> Verdict:
                                 tr("exit 0 when there is nothing to block."))
         finally:
             shutil.rmtree(folder, ignore_errors=True)
-        return tr("{command!r} blocked by exit 2 ({reason!r}), {count} other commands let through.", command=PUSH,
-                  reason=_short(blocked.decision.reason.split("]: ")[-1], 50), count=len(SAFE))
+        return tr("{pushes} pushes blocked by exit 2 ({reason!r}), {count} other commands let through.",
+                  pushes=len(PUSHES), reason=_short(blocked.decision.reason.split("]: ")[-1], 50), count=len(SAFE))
 
     return _verdict(tr("settings-file hook"), body)
 

@@ -134,12 +134,32 @@ def _interrupt_sessions() -> dict[str, tuple[_Session, Any]]:
     cancelled.result("toolu_three", "found nothing")
     cancelled.text("msg_c", "Nothing sensitive.")
 
+    twice = _Session()  # unseen: a failed command first, then two interrupts; the calls' ids not in order
+    twice.prompt("tidy the repo")
+    twice.call("msg_a", "toolu_ls")
+    twice.result("toolu_ls", "ls: cannot access 'tmp': No such file or directory", error=True)
+    twice.text("msg_b", "No tmp folder. Zipping and cleaning now.")
+    twice.call("msg_b", "toolu_zip")
+    twice.call("msg_b", "toolu_clean")
+    twice.call("msg_b", "toolu_add")
+    twice.result("toolu_add", "")
+    twice.result("toolu_zip", _REJECTED, error=True)
+    twice.result("toolu_clean", _REJECTED, error=True)
+    twice.marker(_FOR_TOOLS)
+    twice.prompt("just zip it")
+    twice.call("msg_c", "toolu_zip2")
+    twice.result("toolu_zip2", _FOR_TOOLS, error=True)
+    twice.marker(_FOR_TOOLS)
+    twice.prompt("never mind")
+    twice.text("msg_d", "Stopped.")
+
     return {
         N_("tool errors, no interrupt (like 01)"): (errors_only, None),
         N_("rejected at the prompt, then interrupted (like 04)"): (rejected, (1, ["toolu_commit", "toolu_push"])),
         N_("interrupted after the tools finished (like 03)"): (finished, (1, [])),
         N_("interrupted while the answer streamed"): (streaming, (0, [])),
         N_("results that say interrupted (like 06)"): (cancelled, (0, ["toolu_two"])),
+        N_("a failed command, then two interrupts"): (twice, (1, ["toolu_zip", "toolu_clean"])),
     }
 
 
@@ -178,26 +198,42 @@ def _judge_interrupt(case: str, got: Any, want: Any, trace: Trace, hint: str) ->
                         tr("an is_error result is not an interrupt: a failed command is a result the model reads. "
                            "Look at each checkpoint's terminal, not at the results."))
         return
-    reason = trace.checkpoints[want[0]].terminal.reason
     if got is None:
-        raise _Fail(tr("for '{case}' you answered None; the person interrupted checkpoint {index}'s run (Terminal "
-                       "{reason}).", case=case, index=want[0], reason=reason), hint)
+        raise _Fail(tr("for '{case}' you answered None, but the person did interrupt a run in that session.",
+                       case=case), hint)
     if not isinstance(got, (tuple, list)) or len(got) != 2:
         raise _Fail(tr("for '{case}' it returned {value}; expected a pair (index, not_run).", case=case,
                        value=_short(repr(got), 100)), hint)
     index, not_run = got
     if index != want[0]:
-        said = tr("the checkpoint after the interrupt (its messages_for_query holds the marker)") \
-            if index == want[0] + 1 else tr("checkpoint {index}", index=_short(index, 40))
-        raise _Fail(tr("for '{case}' you found {said}; the interrupted call is checkpoint {index} (Terminal "
-                       "{reason}).", case=case, said=said, index=want[0], reason=reason),
+        points = trace.checkpoints
+        ended = points[index].terminal.reason if isinstance(index, int) and not isinstance(index, bool) \
+            and 0 <= index < len(points) and points[index].terminal is not None else None
+        if ended is not None and ended.startswith("aborted"):
+            said = tr("checkpoint {index}, an interrupted run, but not the first one", index=index)
+        elif index == want[0] + 1:
+            said = tr("the checkpoint after the interrupt (its messages_for_query holds the marker)")
+        else:
+            said = tr("checkpoint {index}, whose run the person did not interrupt", index=_short(index, 40))
+        raise _Fail(tr("for '{case}' you found {said}.", case=case, said=said),
                     tr("the interrupted call is the one whose run ended there (its checkpoint's Terminal says "
-                       "aborted). Give its position among the checkpoints (its index), not its turn_count."))
+                       "aborted); the first such checkpoint. Give its position among the checkpoints (its index), "
+                       "not its turn_count."))
     if list(not_run or []) != want[1]:
-        raise _Fail(tr("for '{case}' the calls that did not run are {got}; expected {expected}.", case=case,
-                       got=_short(list(not_run or []), 100), expected=want[1]),
+        got_ids = list(not_run or [])
+        ran = [i for i in got_ids if i not in want[1]]
+        if ran:
+            problem = tr("{ids} did run (its result is not is_error, or it belongs to another run).",
+                         ids=", ".join(map(str, ran)))
+        elif sorted(map(str, got_ids)) == sorted(want[1]):
+            problem = tr("the right calls in another order.")
+        else:
+            problem = tr("{count} call(s) that did not run are missing.", count=len(want[1]) - len(got_ids))
+        raise _Fail(tr("for '{case}' the calls that did not run are {got}: {problem}", case=case,
+                       got=_short(got_ids, 100), problem=problem),
                     tr("a call whose result is not is_error did run (git add ran before the person stopped the "
-                       "rest): only the calls with an is_error result did not, in the order of the calls."))
+                       "rest): only the calls with an is_error result in that checkpoint did not, in the order of "
+                       "the calls."))
 
 
 # ---------------------------------------------------------------------------
@@ -248,8 +284,21 @@ def _call_sessions() -> dict[str, tuple[list[dict[str, Any]], int]]:
     twice.result("toolu_a", "launched")
     twice.text("msg_2", "Running.")
 
+    same = _Session()  # unseen: two responses that say the same thing, and a subagent that ran in between
+    same.prompt("look at both files")
+    same.text("msg_1", "Let me look.")
+    same.call("msg_1", "toolu_a", "Read")
+    same.result("toolu_a")
+    same.text("msg_2", "Let me look.")
+    same.call("msg_2", "toolu_task", "Task")
+    same.prompt("Look at b.txt", parent=None, sidechain=True)
+    same.text("msg_s1", "Let me look.", sidechain=True)
+    same.result("toolu_task", "b is fine", parent=same.records[5]["uuid"])
+    same.text("msg_3", "Both fine.")
+
     return {
         N_("parallel calls, one record per block (1.0/2.0)"): (split.records, 3),
+        N_("two responses that say the same, and a subagent"): (same.records, 3),
         N_("results between the blocks of one response (2.1.x)"): (streamed.records, 2),
         N_("an inline subagent (isSidechain)"): (subagent.records, 2),
         N_("one response written twice"): (twice.records, 2),
@@ -273,8 +322,9 @@ def check_model_calls(fn: Any) -> bool:
                                value=_short(repr(got), 80)),
                             tr("return how many model calls there are: an int."))
             if got != want:
-                raise _Fail(tr("for '{case}' you counted {got}; the file holds {expected} model calls on the main "
-                               "thread.", case=case, got=got, expected=want), _calls_hint(records, got))
+                raise _Fail(tr("for '{case}' you counted {got}: {more_or_fewer} than the model calls on the main "
+                               "thread.", case=case, got=got, more_or_fewer=tr("more") if got > want else tr("fewer")),
+                            _calls_hint(records, got))
             counts.append(want)
         listed = ", ".join(map(str, counts))
         return tr("{count} files counted ({listed} model calls): by message.id, main thread only.",

@@ -40,6 +40,11 @@ _PANE_NOTES = {
 }
 """What each pane holds (the pane names are the source's collectors and stay as they are in every language)."""
 
+PANE_HEIGHT = 420
+"""A pane's height cap in CSS pixels: a longer history scrolls inside it, so the slider stays in view above
+what it moves (inline style: it holds in the stored snapshot too)."""
+_SCROLL = f"max-height:{PANE_HEIGHT}px;overflow-y:auto"
+
 
 class StateInspector(StaticHTML, W.VBox):
     """Step through a run's checkpoints: ``StateInspector(trace)``; ``display(inspector)``.
@@ -157,9 +162,11 @@ class StateInspector(StaticHTML, W.VBox):
                       len(point.state_messages), len(point.messages_for_query), len(point.assistant_messages),
                       len(point.tool_results), then)
             rows.append(f"<tr>{''.join(f'<td {cell}>{esc(v)}</td>' for v in values)}</tr>")
-        table = f'<table style="border-collapse:collapse;font-size:12px;margin:4px 0">{"".join(rows)}</table>'
+        table = (f'<div style="max-height:{PANE_HEIGHT // 2}px;overflow-y:auto">'
+                 f'<table style="border-collapse:collapse;font-size:12px;margin:4px 0">{"".join(rows)}</table></div>')
         panes = "".join(f'<div style="margin-top:8px">{self.panes[name].value}</div>' for name in PANES)
-        return table + self.header.value + panes
+        return table + self.header.value + f'<div style="max-height:{PANE_HEIGHT + 60}px;overflow-y:auto">{panes}</div>'
+
 
     # -- parts --------------------------------------------------------------
 
@@ -198,8 +205,9 @@ class StateInspector(StaticHTML, W.VBox):
         counts = _messages(len(uuids))
         if new_count:
             counts += tr(", {count} new", count=new_count)
-        parts = [f'<div class="dl-small"><b>{esc(name)}</b>: {esc(counts)} · '
-                 f'<span class="dl-dim">{esc(tr(_PANE_NOTES[name]))}{esc(extra)}</span></div>']
+        head = (f'<div class="dl-small"><b>{esc(name)}</b>: {esc(counts)} · '
+                f'<span class="dl-dim">{esc(tr(_PANE_NOTES[name]))}{esc(extra)}</span></div>')
+        parts: list[str] = []
         hidden = len(uuids) - len(shown)
         if hidden:
             parts.append(f'<div class="dl-dim dl-small">'
@@ -222,7 +230,7 @@ class StateInspector(StaticHTML, W.VBox):
                         f'<div class="dl-small dl-c-error">{esc(note)}</div>')
             parts.append(f'<div class="{"dl-new" if fresh else "dl-item"}"><div class="dl-pos">{mark}[{position}]'
                          f"</div>{body}</div>")
-        return pane("".join(parts))
+        return pane(f'{head}<div class="dl-scroll" style="{_SCROLL}">{"".join(parts)}</div>')
 
     def _unfold(self, stage: str, originals: list[str], limit: int = 20) -> str:
         """The messages a stage's message stands for, folded away under a ``<details>``."""

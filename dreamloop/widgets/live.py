@@ -22,6 +22,7 @@ import ipywidgets as W
 from ..diagram import loop_flowchart_svg
 from ..hooks import describe_record
 from ..language import language, tr
+from ..tools.cancellation import INTERRUPTED
 from .html import (
     badge,
     esc,
@@ -41,13 +42,21 @@ _SVG: dict[tuple[str | None, frozenset[str], str], str] = {}
 
 
 def _diagram(phase: str | None, also: frozenset[str] = frozenset()) -> str:
-    """The flowchart with ``phase`` (and ``also``) lit, scaled to its box (cached: a dozen variants per language)."""
+    """The flowchart with ``phase`` (and ``also``) lit (cached: a dozen variants per language).
+
+    Drawn at its own size (700 px wide: labels 12 px, the edges' 11 px), shrunk only when the notebook is
+    narrower than that; the transcript goes beside it when there is room, else below it.
+    """
     key = (phase, also, language())
     if key not in _SVG:
         lit = [p for p in (phase, *sorted(also)) if p is not None]
         svg = loop_flowchart_svg(lit).replace("<svg ", '<svg style="width:100%;height:auto" ', 1)
-        _SVG[key] = f'<div style="width:340px;max-width:100%">{svg}</div>'
+        _SVG[key] = f'<div style="width:{DIAGRAM_WIDTH}px;max-width:100%">{svg}</div>'
     return _SVG[key]
+
+
+DIAGRAM_WIDTH = 700
+"""The flowchart's width in the live view, in CSS pixels: its own size, so no label is drawn below 11 px."""
 
 
 class _Call:
@@ -61,6 +70,7 @@ class _Call:
         self.result: dict[str, Any] | None = None
         self.hooks: list[dict[str, Any]] = []
         self.withdrawn = False  # its attempt was withdrawn (a tombstone): struck out
+        self.ran = False  # it started running (a "started" progress): an unfinished result means cut short
 
     def html(self) -> str:
         inner = self._html()
@@ -81,10 +91,23 @@ class _Call:
             return f'<div class="dl-item">{call}{state}{hooks}</div>'
         failed = bool(self.result.get("is_error"))
         took = tr(" {seconds:.2f} s", seconds=self.seconds) if self.seconds is not None else ""
-        state = badge(tr("done ✗{took}", took=took) if failed else tr("done ✓{took}", took=took),
-                      "error" if failed else "assistant")
+        if failed and not self.ran:  # interrupted, cancelled or refused before it ran: no effects
+            state = badge(tr("never started ✗"), "error")
+        elif failed and _unfinished(self.result):  # stopped while it ran: it may have made changes
+            state = badge(tr("cut short ✗{took}", took=took), "error")
+        else:
+            state = badge(tr("ran ✗{took}", took=took) if failed else tr("ran ✓{took}", took=took),
+                          "error" if failed else "assistant")
         return (f'<div class="dl-item">{call}{state}{hooks}'
                 f"{tool_result_html(self.result, self.name, max_chars=800)}</div>")
+
+
+def _unfinished(result: dict[str, Any]) -> bool:
+    """Is ``result`` what a call that had started is told when the run stops it (an interrupt, a failing
+    sibling, a failed response), rather than its own result?"""
+    content = result.get("content")
+    text = content if isinstance(content, str) else ""
+    return text == INTERRUPTED or text.startswith(("Stopped while running", "Cancelled while running"))
 
 
 def _hook_line(record: dict[str, Any]) -> str:
@@ -179,10 +202,11 @@ class LiveView(StaticHTML, W.VBox):
         self.run: Any = None
         self._reset()
         self.stop_button.on_click(self._clicked)
-        right = W.VBox([self.transcript, self.stream], layout=W.Layout(flex="1 1 auto", min_width="320px"))
+        self.diagram.layout = W.Layout(flex=f"0 1 {DIAGRAM_WIDTH}px", max_width="100%")
+        right = W.VBox([self.transcript, self.stream], layout=W.Layout(flex="1 1 320px", min_width="320px"))
         super().__init__(children=[
             W.HBox([self.stop_button, self.status], layout=W.Layout(align_items="center")),
-            W.HBox([self.diagram, right]),
+            W.HBox([self.diagram, right], layout=W.Layout(flex_flow="row wrap")),
         ])
         self.add_class("dreamloop-live")
 
@@ -209,8 +233,8 @@ class LiveView(StaticHTML, W.VBox):
 
     def static_html(self) -> str:
         """The status line, the flowchart as lit and the transcript, as the view shows them now."""
-        return (self.status.value + '<div style="display:flex;gap:8px;align-items:flex-start">'
-                f'{self.diagram.value}<div style="flex:1 1 auto">{self.transcript.value}</div></div>')
+        return (self.status.value + '<div style="display:flex;flex-wrap:wrap;gap:8px;align-items:flex-start">'
+                f'{self.diagram.value}<div style="flex:1 1 320px;min-width:320px">{self.transcript.value}</div></div>')
 
     # -- the run's life -------------------------------------------------------
 
@@ -220,6 +244,7 @@ class LiveView(StaticHTML, W.VBox):
         self._names: dict[str, str] = {}
         self._shown: dict[str, tuple[_TurnView, int]] = {}  # assistant uuid -> where its entry is
         self._progress: dict[str, str] = {}  # progress uuid -> tool_use_id (a tombstone may withdraw it)
+        self._inputs: dict[str, Any] = {}  # tool_use id -> its input, from the response that asked for it
         self._blocks: dict[int, dict[str, Any]] = {}
         self._state: Any = None
         self._flushed = 0.0
@@ -289,9 +314,21 @@ class LiveView(StaticHTML, W.VBox):
             self.stream.value = ""
             self._blocks = {}
             self._names.update(tool_names([event]))
-            self._shown[event.uuid] = (self._turn(), len(self._turn().entries))
-            self._turn().entries.append(message_html(event, self._names, max_chars=1500))
-            self._light("decide")
+            uses = {b.id: b.input for b in event.message.content if b.type in ("tool_use", "server_tool_use")}
+            self._inputs.update(uses)
+            for call in (self._turn().tools.calls.values() if self._turn().tools is not None else ()):
+                if call.input is None and call.id in uses:
+                    call.input = uses[call.id]
+            turn = self._turn()
+            at = len(turn.entries)
+            if turn.tools is not None and set(uses) & set(turn.tools.calls) and turn.tools in turn.entries:
+                at = turn.entries.index(turn.tools)  # calls that started while it streamed go below it
+                self._shown = {u: (t, i + 1 if t is turn and i >= at else i) for u, (t, i) in self._shown.items()}
+            self._shown[event.uuid] = (turn, at)
+            turn.entries.insert(at, message_html(event, self._names, max_chars=1500))
+            running = turn.tools is not None and any(c.result is None for c in turn.tools.calls.values())
+            # streaming tool execution: calls that started while it streamed still run; the phase is theirs
+            self._light("decide", "tools") if running else self._light("decide")
             self._render_transcript()
         elif kind == "tombstone":
             self._on_tombstone(event)
@@ -387,8 +424,11 @@ class LiveView(StaticHTML, W.VBox):
         tools = self._turn().tool_section()
         call = tools.calls.get(event.tool_use_id)
         if call is None:
-            call = tools.calls[event.tool_use_id] = _Call(event.tool_use_id, data.get("name", "?"), data.get("input"))
+            given = data.get("input")
+            call = tools.calls[event.tool_use_id] = _Call(event.tool_use_id, data.get("name", "?"),
+                                                          given if given is not None else self._input(event.tool_use_id))
         stage = data.get("stage")
+        call.ran = call.ran or stage in ("started", "progress")
         if stage == "progress":
             call.last_progress = {k: v for k, v in data.items() if k not in ("stage", "name")}
         elif stage == "done":
@@ -405,8 +445,8 @@ class LiveView(StaticHTML, W.VBox):
                 continue
             ident = block.get("tool_use_id", "")
             call = tools.calls.get(ident)
-            if call is None:  # never started (e.g. interrupted before it ran)
-                call = tools.calls[ident] = _Call(ident, self._names.get(ident, "?"), None)
+            if call is None:  # never started (e.g. interrupted before it ran): its input is in the response
+                call = tools.calls[ident] = _Call(ident, self._names.get(ident, "?"), self._inputs.get(ident))
             if call.result is None:
                 call.result = block
         count = len(event.source_tool_use_ids)
@@ -414,6 +454,18 @@ class LiveView(StaticHTML, W.VBox):
             f'<div class="dl-small dl-c-user">{esc(_results_line(count))}</div>')
         self._light("check")
         self._render_transcript()
+
+    def _input(self, tool_use_id: str) -> Any:
+        """A call's input before its result: from the response that asked for it, or as far as it streamed."""
+        if tool_use_id in self._inputs:
+            return self._inputs[tool_use_id]
+        for block in self._blocks.values():
+            if block.get("id") == tool_use_id:
+                try:
+                    return json.loads(block["text"] or "{}")
+                except ValueError:
+                    return block["text"]
+        return None
 
     # -- drawing --------------------------------------------------------------
 

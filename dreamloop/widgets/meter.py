@@ -195,18 +195,22 @@ class ContextMeter(StaticHTML, W.VBox):
                 parts.append(f'<text x="{x + bar / 2:.1f}" y="{y(turn.tokens) - 3:.1f}" font-size="11" '
                              f'text-anchor="middle" fill="{STAGE_COLORS["blocking_limit"]}">✕</text>')
         lines = dict(self.turns[-1].thresholds) or ({"window": window} if window else {})
+        # thresholds at the same height share one line and one label ("snip · microcompact 2,000"); labels
+        # closer than a line of text are pushed up, so none overlaps another
+        levels: dict[int, list[str]] = {}
+        for name, tokens in sorted(lines.items(), key=lambda item: (item[1], item[0])):
+            levels.setdefault(tokens, []).append(name)
         placed: list[float] = []
-        for name, tokens in sorted(lines.items(), key=lambda item: item[1]):
+        for tokens, names in sorted(levels.items()):
             ly = y(tokens)
-            label_y = ly + 3
-            while any(abs(label_y - p) < 10 for p in placed):
-                label_y -= 10
+            label_y = ly + 3 if not placed else min(ly + 3, placed[-1] - 12)
             placed.append(label_y)
-            color = STAGE_COLORS.get(name, "#718096")
-            dash = "" if name == "window" else ' stroke-dasharray="4 3"'
+            color = STAGE_COLORS.get(names[0], "#718096")
+            dash = "" if names == ["window"] else ' stroke-dasharray="4 3"'
+            label = " · ".join(f'<tspan fill="{STAGE_COLORS.get(n, "#718096")}">{esc(n)}</tspan>' for n in names)
             parts.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{ly:.1f}" y2="{ly:.1f}" stroke="{color}"{dash}/>'
                          f'<text x="{left + plot_w + 4}" y="{label_y:.1f}" font-size="10" fill="{color}">'
-                         f"{esc(name)} {tokens:,}</text>")
+                         f"{label} {tokens:,}</text>")
         axis = (f'<line x1="{left}" x2="{left}" y1="{top}" y2="{top + main_h}" stroke="#a0aec0"/>'
                 f'<text x="{left - 4}" y="{top + 4}" font-size="10" text-anchor="end" fill="#718096">{ceiling:,}</text>'
                 f'<text x="{left - 4}" y="{top + main_h}" font-size="10" text-anchor="end" fill="#718096">0</text>')
@@ -237,7 +241,8 @@ class ContextMeter(StaticHTML, W.VBox):
                   f'<tspan fill="{_PLAIN}">■ {esc(tr("uncached"))}</tspan> · {esc(tr("turn_count below"))}</text>')
         height = cache_top + cache_h + 18
         return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{self.width}" height="{height}" '
-                f'viewBox="0 0 {self.width} {height}" font-family="sans-serif">'
+                f'viewBox="0 0 {self.width} {height}" font-family="sans-serif" role="img" '
+                f'aria-label="{esc(tr("tokens per request"))}">'
                 f'<rect width="100%" height="100%" fill="white"/>{legend}{axis}{"".join(parts)}</svg>')
 
 

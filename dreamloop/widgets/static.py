@@ -15,29 +15,65 @@ ipywidgets base and write ``static_html()``::
 The HTML sits between ``STATIC_START`` and ``STATIC_END`` markers: its content changes from run to run
 (times, a display updated after the cell's first output), so ``tests/nbval_sanitize.cfg`` compares only
 that it is there, and the widget tests check what it says. Plain, semantic HTML with inline styles, so a
-sanitizer that drops ``<style>`` and classes still leaves it readable. It knows nothing about any widget's
-content.
+sanitizer that drops ``<style>`` and classes still leaves it readable.
+
+A notebook from a fresh clone is untrusted, and JupyterLab's sanitiser drops inline ``<svg>`` from its
+stored HTML (a chart became a run of its labels). So every ``<svg>`` in a snapshot is stored as an
+``<img>`` whose ``src`` is the same SVG as a ``data:`` URI (``svg_as_img``), which the sanitiser keeps
+(``tests/browser`` opens the notebooks untrusted and checks that every snapshot's pictures draw). It
+knows nothing about any widget's content.
 """
 
 from __future__ import annotations
 
+import base64
+import re
 import uuid
 from typing import Any
 
-__all__ = ["STATIC_END", "STATIC_START", "StaticHTML", "static_block"]
+__all__ = ["STATIC_END", "STATIC_START", "StaticHTML", "static_block", "svg_as_img"]
 
 STATIC_START = "<!-- dreamloop:static -->"
 STATIC_END = "<!-- /dreamloop:static -->"
+
+
+_SVG = re.compile(r"<svg\b[^>]*>.*?</svg>", re.S)
+_ATTR = re.compile(r'\s(width|height|aria-label|style)="([^"]*)"')
+
+
+def svg_as_img(html: str) -> str:
+    """``html`` with every inline ``<svg>...</svg>`` replaced by an ``<img>`` of the same SVG (a base64
+    ``data:`` URI), the size it was drawn at and its ``aria-label`` as ``alt``: what JupyterLab's
+    sanitiser keeps in an untrusted notebook. The same input gives the same bytes.
+    """
+
+    def one(match: re.Match[str]) -> str:
+        svg = match.group(0)
+        opening = svg[: svg.index(">") + 1]
+        attrs = dict(_ATTR.findall(opening))
+        style = attrs.get("style", "")
+        svg = svg.replace(f' style="{style}"', "", 1) if style else svg
+        if 'xmlns="http://www.w3.org/2000/svg"' not in opening:
+            svg = svg.replace("<svg", '<svg xmlns="http://www.w3.org/2000/svg"', 1)
+        data = base64.b64encode(svg.encode("utf-8")).decode("ascii")
+        size = "".join(f' {k}="{attrs[k]}"' for k in ("width", "height") if k in attrs)
+        css = style or "max-width:100%;height:auto"
+        alt = attrs.get("aria-label", "chart")
+        return f'<img class="dreamloop-figure" src="data:image/svg+xml;base64,{data}"{size} alt="{alt}" style="{css}">'
+
+    return _SVG.sub(one, html)
 
 
 def static_block(title: str, body: str) -> str:
     """The stored fallback: a titled box holding ``body`` (HTML), between the markers.
 
     ``title`` names the widget ("StateInspector"); a note (in the learner's language) says it is a snapshot.
+    Inline SVG in ``body`` is stored as images (``svg_as_img``).
     """
     from ..language import tr
     from .html import esc
 
+    body = svg_as_img(body)
     note = esc(tr("a snapshot stored with the notebook; run the cell for the live widget"))
     return (f'{STATIC_START}<div class="dreamloop-static" style="border:1px solid #cbd5e0;border-radius:4px;'
             f'padding:6px 10px;max-width:100%;overflow:auto">'

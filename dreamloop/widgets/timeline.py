@@ -267,7 +267,8 @@ class Timeline(StaticHTML, W.VBox):
                   f'<tspan fill="{COLORS["error"]}">■ {esc(tr("is_error / interrupted"))}</tspan></text>')
         height = y + 4
         return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{self.width}" height="{height + 14}" '
-                f'viewBox="0 0 {self.width} {height + 14}" font-family="sans-serif">'
+                f'viewBox="0 0 {self.width} {height + 14}" font-family="sans-serif" role="img" '
+                f'aria-label="{esc(tr("seconds since the run started"))}">'
                 f'<rect width="100%" height="100%" fill="white"/>'
                 f'<g transform="translate(0,14)">{"".join(ticks)}{"".join(rows)}</g>{legend}</svg>')
 

@@ -82,7 +82,16 @@ TEXTS = {
     "return a decision; a check_permissions call is a coroutine: await it.":
         "返回一个决定；check_permissions 调用是协程：要 await 它。",
     "every call needs one of the three decisions.": "每个调用都需要三种决定之一。",
-    "for {call} you decided {got}; expected {expected}.": "对于 {call}，你的决定是 {got}；应当是 {expected}。",
     "{count} calls, the same Allow / Ask / Deny as dreamloop's allow_test_commands().":
         "{count} 个调用，Allow / Ask / Deny 与 dreamloop 的 allow_test_commands() 一致。",
+    "for {call} in permission mode {mode} you decided {got}: that is not this call's decision.":
+        '对于 {call}，在权限模式 {mode} 下你的决定是 {got}：这不是这个调用该得的决定。',
+    'for {call} in permission mode {mode} you allowed it without asking.':
+        '对于 {call}，在权限模式 {mode} 下你不经询问就允许了它。',
+    'a line break starts a second command as surely as ; does: refuse line breaks too.':
+        '换行和 ; 一样，都会开始第二条命令：换行也要拒绝。',
+    "'python -m unittest_helpers' runs another module (one the model may have just written): the prefix must be the whole command or be followed by a space.":
+        "'python -m unittest_helpers' 运行的是另一个模块（可能正是模型刚写出来的）：前缀要么就是整条命令，要么后面紧跟一个空格。",
+    "the command must start with the test command; holding 'unittest' somewhere is not enough.":
+        "命令必须以测试命令开头；只是在某处含有 'unittest' 还不够。",
 }

@@ -13,8 +13,6 @@ TEXTS = {
         '为每个场景写一个由调用名分组组成的列表，例如 [["x", "y"], ["z"]]：同时运行的调用放在同一组。'
         "把每个调用画在一条刻度线上：它的块完整时（它的那一刻）就可以开始，前提是顺序规则允许。",
     'expected a dict of scenarios ("A" ... "D"), got {kind}.': '需要一个以场景为键的字典（"A" ... "D"），收到的是 {kind}。',
-    "scenario {scenario}: you predicted {got}; the executor ran {expected}.":
-        "场景 {scenario}：你预测的是 {got}；执行器实际运行的是 {expected}。",
     "{count} scenarios, the same groups as StreamingToolExecutor ran.":
         "{count} 个场景，分组与 StreamingToolExecutor 实际运行的相同。",
     "which calls run together": "哪些调用一起运行",
@@ -62,4 +60,8 @@ TEXTS = {
     "{count} cases: results in call order, 'while running' and 'never started' told apart.":
         "{count} 种情况：结果按调用顺序排列，“运行中被中断”和“从未开始”区分清楚。",
     "interrupted results": "中断后的结果",
+    'scenario {scenario}: you predicted {got}, but the executor did not run these calls that way.':
+        '场景 {scenario}：你预测的是 {got}，但执行器并不是这样运行这些调用的。',
+    'tool_uses are the response\'s ToolUseBlock objects (as in response.content), not the dicts the chapter built by hand: read use.id and use.name, not use["id"]. results holds dicts.':
+        'tool_uses 是响应里的 ToolUseBlock 对象（和 response.content 里的一样），不是本章手工构造的字典：读 use.id 和 use.name，不要写 use["id"]。results 里放的是字典。',
 }

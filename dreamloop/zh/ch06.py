@@ -13,23 +13,9 @@ TEXTS = {
         "保留下来的尾部以 {id} 的结果开头，而它的 tool_use 却在被摘要的部分里：API 会拒绝它（unexpected tool_use_id）。",
     "the summarised part ends on a tool_use whose result is in the tail: a call without its answer.":
         "被摘要的部分以一个 tool_use 结尾，它的结果却在尾部里：一个没有回应的调用。",
-    "walk back from the end counting user and assistant messages (not system notices) until keep_recent are "
-    "counted; if the message there is a tool_result message, move back to the assistant message that made the "
-    "call, so the pair stays together in the tail.":
-        "从末尾往回走，数 user 和 assistant 消息（不数系统通知），直到数满 keep_recent 条；如果停下的地方是一条 "
-        "tool_result 消息，就再退到发出这次调用的那条 assistant 消息，让这一对在尾部里待在一起。",
-    "return the index where the kept tail starts: count the newest keep_recent user and assistant messages, and "
-    "never start the tail with a result whose call would be summarised.":
-        "返回保留的尾部开始的序号：数出最新的 keep_recent 条 user 和 assistant 消息，并且绝不让尾部以一个"
-        "其调用会被摘要掉的结果开头。",
     "for '{case}' it returned {value}; expected an index (int).": "对于“{case}”，它返回了 {value}；应当是一个序号（int）。",
     "it is not an index of the list.": "它不是这个列表的序号。",
     "for '{case}' (keep_recent={keep}) the cut is {cut}: {problem}": "对于“{case}”（keep_recent={keep}），切点是 {cut}：{problem}",
-    "for '{case}' (keep_recent={keep}) the cut is {cut}, keeping {kept} user/assistant message(s); the pipeline "
-    "cuts at {right}.":
-        "对于“{case}”（keep_recent={keep}），切点是 {cut}，保留了 {kept} 条 user/assistant 消息；管线的切点是 {right}。",
-    "every cut keeps each tool_result with its tool_use, on seven histories (F8 among them).":
-        "在七段历史上（包括 F8），每个切点都让每个 tool_result 和它的 tool_use 待在一起。",
     "safe compaction cut": "安全的压缩切点",
     "take options.thresholds(options.context_window): stages that are off have None; the first stage, in pipeline "
     "order, whose threshold tokens is strictly over, acts first.":
@@ -38,15 +24,6 @@ TEXTS = {
     "return the name of the first stage, in pipeline order, whose threshold the request is over (None when it is "
     "over none).":
         "按管线顺序，返回请求超过其阈值的第一个阶段的名字（一个都没超过时返回 None）。",
-    " No threshold is crossed (a stage acts only when the context is *over* its threshold).":
-        "没有越过任何阈值（只有上下文*超过*阶段的阈值时，这个阶段才会动手）。",
-    " {stage} is off in these options.": "{stage} 在这组选项里是关闭的。",
-    "with {tokens:,} tokens (stages on: {on}; window {window:,}) you said {got!r}; the pipeline's first stage to act "
-    "is {expected!r}.{why}":
-        "在 {tokens:,} 个 token 时（打开的阶段：{on}；窗口 {window:,}），你的回答是 {got!r}；管线里最先动手的阶段"
-        "是 {expected!r}。{why}",
-    "14 predictions match the pipeline's thresholds (off stages skipped, lightest first, strictly over).":
-        "14 个预测都与管线的阈值一致（跳过关闭的阶段，从轻到重，严格超过）。",
     "which stage acts first": "哪个阶段最先动手",
     "six reads, keep 3": "六次读取，保留 3 条",
     "six reads, keep 0 (F16: the last two turns stay anyway)": "六次读取，保留 0 条（F16：最后两轮无论如何都保留）",
@@ -54,11 +31,6 @@ TEXTS = {
     "five reads, turn 2 read two files at once, keep 2": "五次读取，第 2 轮同时读了两个文件，保留 2 条",
     "five reads, turn 4 read two files at once, keep 3": "五次读取，第 4 轮同时读了两个文件，保留 3 条",
     "two reads, keep 0": "两次读取，保留 0 条",
-    "count tool-result user messages from the end: the newest max(keep_recent, 2) of them are kept (the current and "
-    "previous turn always); every result in an older message whose content is not already {cleared!r} may be "
-    "cleared.":
-        "从末尾数装着工具结果的 user 消息：最新的 max(keep_recent, 2) 条保留（当前轮和上一轮总是保留）；"
-        "更早的消息里，内容还不是 {cleared!r} 的每个结果都可以清除。",
     "return the tool_use ids whose old results microcompact would clear; the last two turns' results always stay.":
         "返回 microcompact 会清除其旧结果的 tool_use id；最后两轮的结果总是保留。",
     "for '{case}' it returned {value}; expected a list of tool_use ids.":
@@ -67,9 +39,49 @@ TEXTS = {
         "{ids} 必须保留：模型可能还需要它刚读到的内容（F16）。",
     " {ids} is already cleared.": "{ids} 已经清除过了。",
     " {ids} are already cleared.": "{ids} 都已经清除过了。",
-    "for '{case}' you would clear {got}; microcompact clears {expected}.{extra}":
-        "对于“{case}”，你会清除 {got}；microcompact 清除的是 {expected}。{extra}",
-    "six histories: old results cleared, the last two turns' results always kept (F16).":
-        "六段历史：旧的结果被清除，最后两轮的结果总是保留（F16）。",
     "what microcompact may clear": "microcompact 可以清除什么",
+    'return the index where the kept tail starts: count the newest keep_recent messages the model is sent, and never start the tail with a result whose call would be summarised.':
+        '返回保留尾部的起始下标：数出最新的 keep_recent 条会发给模型的消息，并且绝不让尾部以一个其调用会被摘要掉的结果开头。',
+    'nothing before it is sent to the model (only notices): there is nothing to summarise there.':
+        '它之前没有任何会发给模型的消息（只有通知）：那里没有可摘要的内容。',
+    'the tail keeps {kept} message(s) the model is sent, fewer than keep_recent (a notice is not sent, so it does not count).':
+        '尾部只保留了 {kept} 条会发给模型的消息，少于 keep_recent（通知不会发给模型，所以不算数）。',
+    'the tail keeps {kept} messages the model is sent: more than keep_recent needs (an attachment the model reads counts as one).':
+        '尾部保留了 {kept} 条会发给模型的消息：比 keep_recent 需要的多（模型会读到的附件也算一条）。',
+    'every cut keeps each tool_result with its tool_use, on nine histories (F8 among them).':
+        '在九段历史上（包括 F8），每次切分都让每个 tool_result 和它的 tool_use 待在一起。',
+    'the request is over at least one threshold of a stage that is on.':
+        '请求至少超过了一个已开启阶段的阈值。',
+    '{stage} is not a stage a threshold triggers.':
+        '{stage} 不是由阈值触发的阶段。',
+    '{stage} is off in these options.':
+        '在这组选项里 {stage} 是关闭的。',
+    "{stage}'s threshold is {limit:,}: a stage acts only when the context is *over* it.":
+        '{stage} 的阈值是 {limit:,}：只有上下文*超过*阈值时，阶段才会动手。',
+    '{stage} is over its threshold, but a lighter stage that is on is over its own too, and the pipeline runs light to heavy.':
+        '{stage} 确实超过了它的阈值，但还有一个更轻的、已开启的阶段也超过了自己的阈值，而管线是由轻到重运行的。',
+    'with {tokens:,} tokens (stages on: {on}; window {window:,}) you said {got!r}: {why}':
+        '在 {tokens:,} 个 token 时（开启的阶段：{on}；窗口 {window:,}），你的回答是 {got!r}：{why}',
+    "{count} predictions match the pipeline's thresholds (off stages skipped, lightest first, strictly over).":
+        '{count} 个预测都与管线的阈值相符（跳过关闭的阶段，最轻的优先，严格超过）。',
+    "five reads, turn 2's result only 'ok', keep 2":
+        "五次读取，第 2 轮的结果只有 'ok'，保留 2",
+    "five reads, one of turn 1's two results already cleared, keep 2":
+        '五次读取，第 1 轮的两个结果中有一个已被清除，保留 2',
+    'count tool-result user messages from the end: the newest max(keep_recent, 2) of them are kept (the current and previous turn always); a result in an older message may be cleared unless its content already is {cleared!r} or it is no longer than that marker (clearing it would save nothing).':
+        '从末尾往前数带 tool_result 的 user 消息：最新的 max(keep_recent, 2) 条保留（当前轮和上一轮总是保留）；更早消息里的结果可以清除，除非它的内容已经是 {cleared!r}，或者它并不比这个标记长（清除它什么也省不下）。',
+    ' {ids}: too short for clearing to save anything.':
+        ' {ids}：太短了，清除它什么也省不下。',
+    ' You left out {count} old result(s) that clearing would shrink.':
+        ' 你漏掉了 {count} 个清除后能变小的旧结果。',
+    "for '{case}' you would clear {got}:{extra}":
+        "对于 '{case}'，你会清除 {got}：{extra}",
+    "eight histories: old results cleared, short and cleared ones left, the last two turns' results always kept (F16).":
+        '八段历史：旧结果被清除，过短的和已清除的留着不动，最近两轮的结果总是保留（F16）。',
+    'a queued prompt, keep 4':
+        '一条排队的提示，保留 4',
+    'a notice first, keep 4':
+        '开头是一条通知，保留 4',
+    'walk back from the end counting the messages the model is sent (user and assistant messages, and an attachment it reads, such as a queued prompt; not system notices) until keep_recent are counted; if the message there is a tool_result message, move back to the assistant message that made the call, so the pair stays together in the tail; if nothing the model is sent is left before the cut, there is nothing to summarise.':
+        '从末尾往回走，数会发给模型的消息（user 和 assistant 消息，以及模型会读到的附件，比如排队的提示；系统通知不算），直到数满 keep_recent 条；如果那里是一条 tool_result 消息，就退回到发出这次调用的 assistant 消息，让这一对留在尾部；如果切点之前已没有任何会发给模型的消息，就没有可摘要的内容。',
 }

@@ -33,18 +33,11 @@ TEXTS = {
     "the runaway guard ended the run after {count} blocks.": "阻断 {count} 次后，防失控保护结束了运行。",
     "the run ended {reason} with the tests passing.": "运行以 {reason} 结束，测试通过。",
     "the run ended {reason} with the tests failing.": "运行以 {reason} 结束，测试失败。",
-    "your hook blocked {count} time(s) ({said!r}), the agent fixed value, and the loop ended completed with the "
-    "tests passing.":
-        "你的 hook 阻断了 {count} 次（{said!r}），智能体修正了 value，循环以 completed 结束，测试通过。",
     "tests-must-pass stop hook": "测试必须通过的停止 hook",
     "your hook raised NotImplementedError({error!r}): the exercise is not done yet.":
         "你的 hook 抛出了 NotImplementedError({error!r})：这道练习还没有做。",
     "deny a Bash command that runs rm recursively, with a reason; have no opinion on anything else.":
         "拒绝递归执行 rm 的 Bash 命令，并给出原因；对其他一切不表态。",
-    "a recursive rm can be spelt -rf, -fr, -r -f, -R or --recursive, and can follow ; && or |: look at each command "
-    "of the line and at every flag its rm gets.":
-        "递归的 rm 可以写成 -rf、-fr、-r -f、-R 或 --recursive，也可以跟在 ; && 或 | 后面：逐一查看这行里的每条命令，"
-        "以及它的 rm 收到的每个选项。",
     "for {command!r} it returned {returned}; a pre_tool_use hook returns PreToolUseDecision(...), a dict shaped "
     "like its JSON, or None.":
         "对于 {command!r}：它返回了 {returned}；pre_tool_use hook 应当返回 PreToolUseDecision(...)、形如其 JSON 的 "
@@ -102,11 +95,45 @@ TEXTS = {
     "{command!r} was blocked, but with nothing on stderr: the model is told no reason.":
         "{command!r} 被阻断了，但 stderr 上什么也没有：模型得不到任何原因。",
     "with exit code 2 the model reads only stderr: write the reason there.": "退出码为 2 时，模型只读 stderr：把原因写在那里。",
-    "{command!r} was blocked too.": "{command!r} 也被阻断了。",
-    "exit 0 unless the command holds git push.": "除非命令里有 git push，否则以 0 退出。",
     "for {command!r} your hook failed: {error}": "对于 {command!r}，你的 hook 失败了：{error}",
     "exit 0 when there is nothing to block.": "没有需要阻断的东西时，以 0 退出。",
-    "{command!r} blocked by exit 2 ({reason!r}), {count} other commands let through.":
-        "{command!r} 被退出码 2 阻断（{reason!r}），其他 {count} 条命令放行。",
     "settings-file hook": "设置文件里的 hook",
+    'your hook blocked {count} time(s) ({said!r}), the agent fixed value, and the loop ended completed with the tests passing; on {scenarios} other projects it decided from their tests.':
+        '你的 hook 阻断了 {count} 次（{said!r}），智能体修正了 value，循环以 completed 结束，测试通过；在另外 {scenarios} 个项目上，它也是根据测试结果做的决定。',
+    'retries set to 0 as well, and the model already answering a block':
+        'retries 也被设成 0、模型正在回应一次阻断',
+    'every test passing':
+        '测试全部通过',
+    'value already 2, but the greeting broken':
+        'value 已经是 2、但问候语坏了',
+    'on a project with {what}, your hook raised or returned something that is not a decision: {error}':
+        '在一个{what}的项目上，你的 hook 抛出了异常，或返回了不是决定的东西：{error}',
+    'on a project with {what}, your hook still blocked.':
+        '在一个{what}的项目上，你的 hook 仍然阻断了。',
+    'on a project with {what}, a test fails, yet your hook let the loop end{active}.':
+        '在一个{what}的项目上，有测试失败，你的 hook 却让循环结束了{active}。',
+    ' (stop_hook_active=True)':
+        '（stop_hook_active=True）',
+    'block whenever the test run fails, also while stop_hook_active is True: the runaway guard bounds the blocks, and the model must keep working until the tests pass.':
+        '只要测试运行失败就阻断，stop_hook_active 为 True 时也一样：阻断的次数由防失控保护来限定，模型必须一直干到测试通过。',
+    'decide from running the tests in the workspace the input names, not from what a file says.':
+        '根据在输入指明的工作区里运行测试的结果做决定，而不是根据某个文件里写了什么。',
+    'on a project with {what}, your reason does not name the failing test ({test}): the model reads only the reason.':
+        '在一个{what}的项目上，你的原因没有指出失败的测试（{test}）：模型只读得到原因。',
+    'put the failing lines of the test run in the reason (unittest writes them to stderr).':
+        '把测试运行中失败的那些行放进原因（unittest 把它们写到 stderr）。',
+    "on a project with {what}, your reason does not end with the line '{task}'.":
+        "在一个{what}的项目上，你的原因没有以单独一行 '{task}' 结尾。",
+    'a recursive rm can be spelt -rf, -fr, -r -f, -R or --recursive, can follow ; && | or a newline, sit inside ( ), $( ) or backticks, and run under sudo, env or xargs: look at each command of the line, past its wrappers, and at every flag its rm gets.':
+        '递归的 rm 可以写成 -rf、-fr、-r -f、-R 或 --recursive，可以跟在 ; && | 或换行后面，可以藏在 ( )、$( ) 或反引号里，也可以由 sudo、env 或 xargs 来运行：逐一查看这行里的每条命令，越过这些包装命令，再看它的 rm 收到的每个选项。',
+    '{command!r} was not blocked: it is a git push too.':
+        '{command!r} 没有被阻断：它也是一次 git push。',
+    'block any git push: forced or not, wherever it is on the line, however many spaces are between git and push.':
+        '阻断任何 git push：不论是否强制推送，不论它在这行的什么位置，也不论 git 和 push 之间隔了几个空格。',
+    '{command!r} was blocked too, and it is no git push.':
+        '{command!r} 也被阻断了，可它并不是 git push。',
+    'exit 0 unless the command holds git push (git, then push, as words).':
+        '除非命令里有 git push（先是 git，再是 push，各自成词），否则以 0 退出。',
+    '{pushes} pushes blocked by exit 2 ({reason!r}), {count} other commands let through.':
+        '{pushes} 次推送被 exit 2 阻断（{reason!r}），{count} 条其他命令被放行。',
 }

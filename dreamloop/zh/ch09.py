@@ -40,8 +40,6 @@ TEXTS = {
         "阶段 4 是工具，没有 tool_use 时则是停止检查；阶段 5 在检查 max_turns 之后建立下一个 State。",
     "return one of {phases} for each reason.": "为每个原因返回 {phases} 之一。",
     "for {reason!r} it returned {got}; expected one of {phases}.": "对于 {reason!r}，它返回了 {got}；应当是 {phases} 之一。",
-    " or ": " 或 ",
-    "{reason!r} is decided in '{right}', not '{got}'. ": "{reason!r} 在 '{right}' 决定，不在 '{got}'。",
     "all {count} reasons placed where the loop decides them.": "全部 {count} 个原因都放在了循环决定它们的地方。",
     "where each reason is decided": "每个原因在哪里决定",
     # exercise 2: transitions on purpose
@@ -73,9 +71,19 @@ TEXTS = {
     "switches_by({chapter}) returned {got}; expected a set of names.": "switches_by({chapter}) 返回了 {got}；应当返回一个名字集合。",
     " {extra} is not a switch by chapter {chapter}.": "到第 {chapter} 章为止，{extra} 还不是开关。",
     " {extra} are not a switch by chapter {chapter}.": "到第 {chapter} 章为止，{extra} 还不是开关。",
-    " Missing: {missing}.": "缺少：{missing}。",
-    "switches_by({chapter}) = {got}; expected {want}.": "switches_by({chapter}) = {got}；应当是 {want}。",
-    "chapters 4 to 10: each may turn on what it and the chapters before it explained.":
-        "第 4 到第 10 章：每一章都可以打开它自己和之前各章讲过的开关。",
     "the switchboard's rule": "开关面板的规则",
+    "{reason!r} is not decided in '{got}'. ":
+        "{reason!r} 不是在 '{got}' 决定的。",
+    ' It leaves out {count} switch a chapter up to {chapter} explained.':
+        ' 它漏掉了 {count} 个第 {chapter} 章及之前讲过的开关。',
+    ' It leaves out {count} switches chapters up to {chapter} explained.':
+        ' 它漏掉了 {count} 个第 {chapter} 章及之前讲过的开关。',
+    'switches_by({chapter}) = {got}.':
+        'switches_by({chapter}) = {got}。',
+    'with one more switch in dl.QueryParams (as a later version of the kit might add), switches_by({chapter}) = {got}: it does not follow the fields.':
+        '当 dl.QueryParams 多了一个开关（工具包的后续版本可能会加），switches_by({chapter}) = {got}：它没有跟着字段走。',
+    "read the switches from dl.QueryParams.model_fields each time, not from a list you write by hand: a field is a switch when its json_schema_extra says 'switch': True.":
+        "每次都从 dl.QueryParams.model_fields 读出开关，而不是用一份你手写的清单：一个字段的 json_schema_extra 写着 'switch': True 时，它才是开关。",
+    'chapters 4 to 10, and a QueryParams with one more switch: each chapter may turn on what it and the chapters before it explained.':
+        '第 4 到第 10 章，再加上一个多了一个开关的 QueryParams：每一章都可以打开它自己和之前各章讲过的开关。',
 }

@@ -21,25 +21,10 @@ TEXTS = {
     "an is_error result is not an interrupt: a failed command is a result the model reads. Look at each "
     "checkpoint's terminal, not at the results.":
         "is_error 结果不等于中断：失败的命令也是模型要读的结果。看每个检查点的 terminal，而不是看结果。",
-    "for '{case}' you answered None; the person interrupted checkpoint {index}'s run (Terminal {reason}).":
-        "对于“{case}”，你的回答是 None；这个人中断了检查点 {index} 的运行（Terminal {reason}）。",
     "for '{case}' it returned {value}; expected a pair (index, not_run).":
         "对于“{case}”，它返回了 {value}；应当是一个二元组 (index, not_run)。",
     "the checkpoint after the interrupt (its messages_for_query holds the marker)":
         "中断之后的那个检查点（它的 messages_for_query 里有中断标记）",
-    "checkpoint {index}": "检查点 {index}",
-    "for '{case}' you found {said}; the interrupted call is checkpoint {index} (Terminal {reason}).":
-        "对于“{case}”，你找到的是{said}；被中断的调用是检查点 {index}（Terminal {reason}）。",
-    "the interrupted call is the one whose run ended there (its checkpoint's Terminal says aborted). Give its "
-    "position among the checkpoints (its index), not its turn_count.":
-        "被中断的调用，是运行在那里结束的那一个（它所在检查点的 Terminal 写着 aborted）。给出它在检查点中的位置（序号），"
-        "而不是它的 turn_count。",
-    "for '{case}' the calls that did not run are {got}; expected {expected}.":
-        "对于“{case}”，没有执行的调用是 {got}；应当是 {expected}。",
-    "a call whose result is not is_error did run (git add ran before the person stopped the rest): only the calls "
-    "with an is_error result did not, in the order of the calls.":
-        "结果不是 is_error 的调用确实执行了（git add 在这个人叫停其余调用之前就执行了）：只有带 is_error 结果的调用"
-        "没有执行，按调用顺序列出。",
     "parallel calls, one record per block (1.0/2.0)": "并行调用，每个内容块一条记录（1.0/2.0）",
     "results between the blocks of one response (2.1.x)": "结果夹在同一响应的内容块之间（2.1.x）",
     "an inline subagent (isSidechain)": "内联的子智能体（isSidechain）",
@@ -51,8 +36,6 @@ TEXTS = {
         "数出主线程的模型调用次数：数响应，而不是数写下它们的记录",
     "for '{case}' it returned {value}; expected a whole number.": "对于“{case}”，它返回了 {value}；应当是一个整数。",
     "return how many model calls there are: an int.": "返回模型调用的次数：一个 int。",
-    "for '{case}' you counted {got}; the file holds {expected} model calls on the main thread.":
-        "对于“{case}”，你数出 {got} 次；这个文件的主线程上有 {expected} 次模型调用。",
     "{count} files counted ({listed} model calls): by message.id, main thread only.":
         "数完 {count} 个文件（分别有 {listed} 次模型调用）：按 message.id 计数，只算主线程。",
     "model calls": "模型调用次数",
@@ -65,4 +48,34 @@ TEXTS = {
     "so runs of adjacent assistant records are not responses.":
         "tool_result 记录可能夹在同一响应的内容块之间（2.1.x 在响应流式输出期间就执行工具），"
         "所以相邻的 assistant 记录连成的一段并不等于一次响应。",
+    'a failed command, then two interrupts':
+        '一条失败的命令，然后两次中断',
+    "for '{case}' you answered None, but the person did interrupt a run in that session.":
+        "对于 '{case}'，你的回答是 None，但这个会话里确实有人中断了一次运行。",
+    'checkpoint {index}, an interrupted run, but not the first one':
+        '检查点 {index}，一次被中断的运行，但不是第一次',
+    'checkpoint {index}, whose run the person did not interrupt':
+        '检查点 {index}，它的运行并没有被人中断',
+    "for '{case}' you found {said}.":
+        "对于 '{case}'，你找到的是{said}。",
+    "the interrupted call is the one whose run ended there (its checkpoint's Terminal says aborted); the first such checkpoint. Give its position among the checkpoints (its index), not its turn_count.":
+        '被中断的调用，是运行就在那里结束的那一次（它的检查点的 Terminal 写着 aborted）；要第一个这样的检查点。给出它在检查点中的位置（它的序号），而不是它的 turn_count。',
+    '{ids} did run (its result is not is_error, or it belongs to another run).':
+        '{ids} 确实执行了（它的结果不是 is_error，或者它属于另一次运行）。',
+    'the right calls in another order.':
+        '调用是对的，顺序不对。',
+    '{count} call(s) that did not run are missing.':
+        '漏掉了 {count} 个没有执行的调用。',
+    "for '{case}' the calls that did not run are {got}: {problem}":
+        "对于 '{case}'，你给出的没有执行的调用是 {got}：{problem}",
+    'a call whose result is not is_error did run (git add ran before the person stopped the rest): only the calls with an is_error result in that checkpoint did not, in the order of the calls.':
+        '结果不是 is_error 的调用确实执行了（git add 在用户停下其余调用之前就已执行）：只有那个检查点里结果为 is_error 的调用没有执行，按调用顺序排列。',
+    'two responses that say the same, and a subagent':
+        '两次说了同样的话的响应，外加一个子智能体',
+    "for '{case}' you counted {got}: {more_or_fewer} than the model calls on the main thread.":
+        "对于 '{case}'，你数出了 {got}：比主线程上的模型调用{more_or_fewer}。",
+    'more':
+        '多',
+    'fewer':
+        '少',
 }

@@ -98,8 +98,6 @@ TEXTS = {
     "phase: {phase}": "阶段：{phase}",
     "stopping (abort signal fired)": "正在停止（已触发中断信号）",
     "running…": "运行中…",
-    "done ✓{took}": "完成 ✓{took}",
-    "done ✗{took}": "完成 ✗{took}",
     "streaming…": "流式输出中…",
     "streamed before the end (blocks that never finished are not kept)": "结束前已流式输出的内容（未完成的块不会保留）",
     "→ user message with 1 tool_result block (call order) goes back to the model":
@@ -194,4 +192,12 @@ TEXTS = {
     "after repeated overloads another model takes over; what was shown is tombstoned":
         "多次过载后换另一个模型接手（模型回退）；已展示的内容用墓碑消息撤回",
     "a turn that ends under budget goes on, until diminishing returns": "未用完预算就结束的一轮会续跑，直到收益递减",
+    'ran ✓{took}':
+        '已执行 ✓{took}',
+    'ran ✗{took}':
+        '已执行 ✗{took}',
+    'cut short ✗{took}':
+        '被中途打断 ✗{took}',
+    'never started ✗':
+        '从未开始 ✗',
 }

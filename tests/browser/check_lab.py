@@ -51,6 +51,7 @@ from lab import (  # noqa: E402
     LabServer,
     Report,
     check_markdown,
+    check_sizes,
     find_chromium,
     find_notebook,
     open_and_run,
@@ -155,6 +156,7 @@ def run(args: argparse.Namespace, budgets: list[Budget], report: Report, server_
                 try:
                     open_and_run(ch, args.run_timeout)
                     check_markdown(ch)
+                    check_sizes(ch)
                     modules[number].check(ch)
                 except CheckFailed:
                     with contextlib.suppress(Exception):  # the page as it was when the check failed

@@ -213,7 +213,7 @@ class LabServer:
         self.proc = subprocess.Popen(self.cmd, stdout=self._log, stderr=subprocess.STDOUT, env=self.env,
                                      cwd=self.root, start_new_session=True)
 
-    def wait_ready(self, budget: Budget, cap: float = 30.0) -> None:
+    def wait_ready(self, budget: Budget, cap: float = 90.0) -> None:
         deadline = time.monotonic() + min(cap, budget.left() - 1)
         url = f"{self.base}/api/status?token={self.token}"
         while time.monotonic() < deadline:
@@ -367,6 +367,55 @@ JS_HELPERS = r"""
         });
       });
       return out;
+    },
+    // one cell's pictures as drawn: the smallest label in CSS px of each flowchart (live or a stored image) and
+    // Mermaid figure, the figures' sizes, the stored snapshots' images (loaded or not) and the inspectors' height
+    figures(index) {
+      const cell = panel().content.widgets[index];
+      if (!cell) return null;
+      const node = cell.node, px = (v) => Math.round(v * 10) / 10;
+      const minFont = (svg) => {
+        const box = svg.viewBox && svg.viewBox.baseVal, rect = svg.getBoundingClientRect();
+        const scale = box && box.width ? rect.width / box.width : 1;
+        const sizes = [...svg.querySelectorAll('text')].map((t) => parseFloat(t.getAttribute('font-size') ||
+          getComputedStyle(t).fontSize) * scale)
+          .concat([...svg.querySelectorAll('.nodeLabel, .edgeLabel span, .edgeLabel p, foreignObject div')]
+            .filter((e) => norm(e.textContent)).map((e) => parseFloat(getComputedStyle(e).fontSize) * scale));
+        return sizes.length ? px(Math.min(...sizes)) : null;
+      };
+      const flowchart = (el) => /queryLoop/.test(el.getAttribute('aria-label') || el.getAttribute('alt') || '');
+      return {
+        trusted: !!cell.model.trusted,
+        mermaid: [...node.querySelectorAll('.jp-RenderedMermaid svg, .jp-RenderedMermaid img')].map((el) => {
+          const r = el.getBoundingClientRect();
+          if (el.tagName.toLowerCase() === 'svg') return { width: px(r.width), height: px(r.height), labelPx: minFont(el) };
+          // JupyterLab draws a Mermaid figure as an <img> of its SVG: read the SVG's font size and viewBox
+          const src = el.getAttribute('src') || '', comma = src.indexOf(',');
+          let text = '';
+          try { text = /;base64,/.test(src.slice(0, comma + 1)) ? atob(src.slice(comma + 1))
+                                                              : decodeURIComponent(src.slice(comma + 1)); } catch (e) {}
+          const doc = new DOMParser().parseFromString(text, 'image/svg+xml').documentElement;
+          const box = doc && doc.getAttribute('viewBox'), font = /font-size:\s*([\d.]+)px/.exec(text);
+          const width = box ? parseFloat(box.split(/[\s,]+/)[2]) : el.naturalWidth;
+          return { width: px(r.width), height: px(r.height),
+                   labelPx: font && width ? px(parseFloat(font[1]) * r.width / width) : null };
+        }),
+        flowcharts: [...node.querySelectorAll('.dreamloop-live svg')].filter(flowchart).map((svg) => ({
+          kind: 'live', width: px(svg.getBoundingClientRect().width), labelPx: minFont(svg) }))
+          .concat([...node.querySelectorAll('img.dreamloop-figure')].filter(flowchart).map((img) => ({
+            kind: 'stored', width: px(img.getBoundingClientRect().width),
+            // the flowchart's smallest label is 11 of its 700 units
+            labelPx: img.naturalWidth ? px(11 * img.getBoundingClientRect().width / img.naturalWidth) : null }))),
+        statics: [...node.querySelectorAll('.dreamloop-static')].map((el) => ({
+          title: norm((el.querySelector('b') || {}).textContent),
+          height: px(el.getBoundingClientRect().height),
+          images: el.querySelectorAll('img').length,
+          loaded: [...el.querySelectorAll('img')].filter((i) => i.complete && i.naturalWidth > 0).length,
+          svg: el.querySelectorAll('svg').length })),
+        inspectors: [...node.querySelectorAll('.dreamloop-inspector')].map((el) => ({
+          height: px(el.getBoundingClientRect().height),
+          panes: [...el.querySelectorAll('.widget-html')].map((h) => px(h.getBoundingClientRect().height)) })),
+      };
     },
     // the outputs of every code cell as the page shows them (before a run: the stored ones)
     outputTexts() {
@@ -638,22 +687,22 @@ def open_and_run(ch: Chapter, run_timeout: float) -> None:
     code_cells = sum(c.get("cell_type") == "code" for c in json.loads(notebook.read_text())["cells"])
 
     with report.check("JupyterLab loads"):
-        page.goto(f"{server.base}/lab/tree/{rel}?token={server.token}&reset", timeout=budget.ms(20),
+        page.goto(f"{server.base}/lab/tree/{rel}?token={server.token}&reset", timeout=budget.ms(60),
                   wait_until="domcontentloaded")
-        page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell", timeout=budget.ms(20))
+        page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell", timeout=budget.ms(60))
         page.evaluate(JS_HELPERS)
         page.evaluate("(markers) => window.__dl.watchStreaming(markers)", in_every_language("streaming…"))
 
     with report.check(f"chapter {ch.number} opens"):
         opened = time.monotonic()
-        page.wait_for_selector(".jp-NotebookPanel .jp-Notebook .jp-Cell", timeout=budget.ms(20))
+        page.wait_for_selector(".jp-NotebookPanel .jp-Notebook .jp-Cell", timeout=budget.ms(60))  # slow when loaded
         shown = time.monotonic() - opened
         page.wait_for_function(
             """(rel) => { const p = window.__dl.panel();
                           return p && p.context && p.context.path === rel && p.sessionContext; }""",
-            arg=rel, timeout=budget.ms(15))
+            arg=rel, timeout=budget.ms(45))
         page.evaluate("""(ms) => Promise.race([window.__dl.panel().context.ready,
-                                                new Promise((r) => setTimeout(r, ms))])""", int(budget.ms(15)))
+                                                new Promise((r) => setTimeout(r, ms))])""", int(budget.ms(45)))
 
         def kernel_ready() -> Any:
             status = page.evaluate("() => window.__dl.cellStatus()")
@@ -662,7 +711,7 @@ def open_and_run(ch: Chapter, run_timeout: float) -> None:
                     page.locator(".jp-Dialog .jp-mod-accept").click(timeout=2000)
             return status.get("kernel") == "idle"
 
-        if not wait_until(kernel_ready, 30, budget):
+        if not wait_until(kernel_ready, 90, budget):
             status = page.evaluate("() => window.__dl.cellStatus()")
             fail(f"chapter {ch.number} opens", f"the kernel never became idle (status {status.get('kernel')!r}, "
                                      f"dialog {status.get('dialog')!r})")
@@ -729,9 +778,13 @@ def check_stored_outputs(ch: Chapter) -> None:
         def shown() -> Any:
             cells = {c["index"]: c for c in page.evaluate("() => window.__dl.outputTexts()")}
             ok = [i for i in widgets if cells.get(i, {}).get("static")]
-            return (ok, cells) if len(ok) == len(widgets) else None
+            missing = [i for i in widgets if i not in ok]
+            if missing:  # JupyterLab draws the cells in view: bring the next one there
+                page.evaluate("(i) => { const p = window.__dl.panel(); p.content.scrollToItem && "
+                              "p.content.scrollToItem(i, 'start'); }", missing[0])
+            return (ok, cells) if not missing else None
 
-        found = wait_until(shown, 10, ch.budget)
+        found = wait_until(shown, 30, ch.budget)
         if not found:
             cells = {c["index"]: c for c in page.evaluate("() => window.__dl.outputTexts()")}
             bad = [i for i in widgets if not cells.get(i, {}).get("static")]
@@ -742,11 +795,100 @@ def check_stored_outputs(ch: Chapter) -> None:
         errors = [i + 1 for i in ok if cells[i]["widgetErrors"]]
         if errors:
             fail("stored widget outputs readable before a run", f"cell(s) {errors} show 'Error displaying widget'")
+    check_snapshots_draw(ch, widgets)
+    with report.check("stored widget outputs readable before a run"):
         with contextlib.suppress(Exception):  # what a reader of the unrun notebook sees
             first = page.locator(f".jp-Notebook .jp-Cell >> nth={ok[0]}").locator(".dreamloop-static").first
             shoot(page, first.element_handle(timeout=ch.budget.ms(3)), ch.out / f"stored-{ch.number.replace('/', '-')}.png",
                   ch.budget)
         report.note(f"{len(ok)} widget output(s) shown as static HTML, e.g. {cells[ok[0]]['text'][:60]!r}")
+
+
+def _stored_figures(cell: dict[str, Any]) -> int:
+    """How many pictures a code cell's stored text/html holds (each an ``<img class="dreamloop-figure">``)."""
+    html = "".join("".join(o.get("data", {}).get("text/html", "")) for o in cell.get("outputs", []))
+    return html.count('class="dreamloop-figure"')
+
+
+def measure(ch: Chapter, index: int) -> dict[str, Any]:
+    """Scroll cell ``index`` into view (JupyterLab draws what is in view) and measure its pictures."""
+    ch.page.evaluate("(i) => { const p = window.__dl.panel(); p.content.activeCellIndex = i; "
+                     "p.content.scrollToItem && p.content.scrollToItem(i, 'start'); }", index)
+    ch.page.wait_for_timeout(400)
+    return ch.page.evaluate("(i) => window.__dl.figures(i)", index) or {}
+
+
+def check_snapshots_draw(ch: Chapter, widgets: list[int]) -> None:
+    """A fresh clone's notebook is untrusted: its stored outputs are sanitised, and inline <svg> is dropped.
+    Every stored snapshot must hold no <svg>, and each of its pictures (images) must load and draw."""
+    cells = _cells(ch.notebook)
+    with ch.report.check("stored snapshots draw in the untrusted notebook"):
+        inline = [i + 1 for i, c in enumerate(cells) for o in c.get("outputs", [])
+                  if "<svg" in "".join(o.get("data", {}).get("text/html", ""))]
+        if inline:
+            fail("stored snapshots draw in the untrusted notebook",
+                 f"cell(s) {inline} store inline <svg> in text/html: JupyterLab's sanitiser drops it in an "
+                 "untrusted notebook")
+        drawn, heights, labels = 0, [], []
+        for index in widgets:
+            want = _stored_figures(cells[index])
+            got = measure(ch, index)
+            if got.get("trusted"):
+                fail("stored snapshots draw in the untrusted notebook",
+                     f"cell {index + 1} is trusted: the check must open the notebooks as a fresh clone has them")
+            statics = got.get("statics", [])
+            images = sum(s["images"] for s in statics)
+            loaded = sum(s["loaded"] for s in statics)
+            if images < want or loaded < want:
+                fail("stored snapshots draw in the untrusted notebook",
+                     f"cell {index + 1} stores {want} picture(s); the page shows {images}, {loaded} drawn")
+            drawn += loaded
+            heights += [f"{s['title']} {s['height']:.0f}px" for s in statics]
+            with contextlib.suppress(Exception):  # each snapshot as a fresh clone shows it, for a person to look at
+                shots = ch.page.locator(f".jp-Notebook .jp-Cell >> nth={index}").locator(".dreamloop-static")
+                for k in range(min(shots.count(), 2)):
+                    name = f"untrusted-{ch.number.replace('/', '-')}-cell{index + 1}{'-' + str(k) if k else ''}.png"
+                    shoot(ch.page, shots.nth(k).element_handle(timeout=ch.budget.ms(3)), ch.out / name, ch.budget)
+            labels += [f["labelPx"] for f in got.get("flowcharts", []) if f["kind"] == "stored" and f["labelPx"]]
+        small = [v for v in labels if v < 11]
+        if small:
+            fail("stored snapshots draw in the untrusted notebook",
+                 f"the stored flowchart's labels draw at {small} px (fewer than 11)")
+        ch.report.note(f"untrusted; {drawn} picture(s) drawn; flowchart labels {labels or '-'} px; "
+                       f"snapshots {', '.join(heights[:8])}")
+
+
+def check_sizes(ch: Chapter) -> None:
+    """After the run: every flowchart's and Mermaid figure's labels are at least 11 px at the notebook's width,
+    no figure is taller than 1,000 px, and a State inspector (slider, header, one capped pane) stays under
+    1,200 px: what it moves stays next to the slider."""
+    cells = _cells(ch.notebook)
+    figures = [i for i, c in enumerate(cells) if "```mermaid" in "".join(c.get("source", ""))]
+    widgets = [i for i, c in enumerate(cells) if c.get("cell_type") == "code" and any(
+        "application/vnd.jupyter.widget-view+json" in o.get("data", {}) for o in c.get("outputs", []))]
+    with ch.report.check("figures readable, panes capped"):
+        notes, problems = [], []
+        for index in figures + widgets:
+            got = measure(ch, index)
+            for m in got.get("mermaid", []):
+                notes.append(f"figure cell {index + 1}: {m['width']:.0f}x{m['height']:.0f}px, labels {m['labelPx']} px")
+                if m["labelPx"] is not None and m["labelPx"] < 11:
+                    problems.append(f"the figure in cell {index + 1} draws its labels at {m['labelPx']} px")
+                if m["height"] > 1000:
+                    problems.append(f"the figure in cell {index + 1} is {m['height']:.0f} px tall")
+            for f in got.get("flowcharts", []):
+                if f["kind"] != "live":
+                    continue
+                notes.append(f"live flowchart cell {index + 1}: labels {f['labelPx']} px")
+                if f["labelPx"] is not None and f["labelPx"] < 11:
+                    problems.append(f"the live view's flowchart in cell {index + 1} draws labels at {f['labelPx']} px")
+            for ins in got.get("inspectors", []):
+                notes.append(f"inspector cell {index + 1}: {ins['height']:.0f}px")
+                if ins["height"] > 1200:
+                    problems.append(f"the State inspector in cell {index + 1} is {ins['height']:.0f} px tall")
+        if problems:
+            fail("figures readable, panes capped", "; ".join(problems[:6]))
+        ch.report.note("; ".join(notes[:12]) or "no figure")
 
 
 def check_markdown(ch: Chapter) -> None:

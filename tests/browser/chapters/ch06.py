@@ -25,7 +25,8 @@ def _dreamloop_meter_probe():
     for meter in [w for w in list(widgets.values()) if isinstance(w, ContextMeter)]:
         linked = [i for i in inspectors if i.trace is meter.trace]
         entry = {"model_id": meter.model_id, "turns": len(meter.turns), "selected": meter.selected,
-                 "lines": {k: f"{k} {v:,}" for k, v in (meter.turns[-1].thresholds if meter.turns else {}).items()},
+                 "lines": {v: " · ".join(sorted(k for k, w in meter.turns[-1].thresholds.items() if w == v)) + f" {v:,}"
+                           for v in (meter.turns[-1].thresholds if meter.turns else {}).values()},
                  "inspector": None}
         if linked:
             ins = linked[0]

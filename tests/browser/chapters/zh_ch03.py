@@ -19,7 +19,7 @@ from lab import Chapter, cell_index, check_verdicts, fail, press_stop, shoot
 
 SCREENSHOTS = ("zh-inspector.png", "zh-live-view.png", "zh-check.png")
 
-LABELS = ["checkpoint", "State.messages as the iteration began", "Stop", "done ✓{took}", "1. take the current State",
+LABELS = ["checkpoint", "State.messages as the iteration began", "Stop", "ran ✓{took}", "1. take the current State",
           "4. run tools, collect tool_result", "seconds since the run started", "last answer and Terminal",
           "❌ {title}: {problem}\n   Hint: {hint}"]
 """The catalogue's keys whose Chinese the page must show (English texts, as ``dreamloop/zh/`` holds them)."""
@@ -98,7 +98,7 @@ def check(ch: Chapter) -> None:
             timeline: [...document.querySelectorAll('.dreamloop-timeline svg text')].map((t) => t.textContent).join(' | '),
           })""", live)
         wanted = {"Stop button": (labels["Stop"], shown["stop"]),
-                  "a finished call": (labels["done ✓{took}"].replace("{took}", ""), shown["text"]),
+                  "a finished call": (labels["ran ✓{took}"].replace("{took}", ""), shown["text"]),
                   "flowchart box 1": (labels["1. take the current State"], shown["svg"]),
                   "flowchart box 4": (labels["4. run tools, collect tool_result"], shown["svg"]),
                   "timeline legend": (labels["seconds since the run started"], shown["timeline"])}
