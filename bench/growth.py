@@ -53,14 +53,18 @@ def session(turns: int) -> dict:
     started = time.perf_counter()
     run = asyncio.run(main())
     seconds = time.perf_counter() - started
-    fields = ("state_messages", "messages_for_query", "assistant_messages", "tool_results", "attachments")
-    refs, seen = 0, set()
+    fields = ("state_messages", "messages_for_query", "assistant_messages", "tool_results", "attachments",
+              "next_messages")
+    refs, bases = 0, set()
     for point in run.trace.checkpoints:
         for name in fields:
             value = getattr(point, name)
-            shared = getattr(value, "shared_with", None)  # a view over a list that another checkpoint holds
-            refs += len(value) - (shared(seen) if shared else 0)
-            seen.add(id(getattr(value, "_base", value)))
+            base = getattr(value, "_base", None)  # a SharedList: a view of a list that others share, counted once
+            if base is None:
+                refs += len(value or ())
+            elif id(base) not in bases:
+                bases.add(id(base))
+                refs += len(base)
     with tempfile.TemporaryDirectory() as tmp:
         path = run.trace.save(Path(tmp) / "trace.jsonl")
         size = path.stat().st_size

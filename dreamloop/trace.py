@@ -65,7 +65,10 @@ class SharedList(Sequence):
 
     def __getitem__(self, index: Any) -> Any:
         if isinstance(index, slice):
-            return self._base[self._start:self._stop][index]
+            span = range(self._start, self._stop)[index]
+            if span.step == 1:
+                return self._base[span.start:span.stop]
+            return [self._base[i] for i in span]
         if index < 0:
             index += len(self)
         if not 0 <= index < len(self):
