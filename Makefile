@@ -73,6 +73,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/transcript.py
 	$(BIN)/python bench/import_cost.py
 	$(BIN)/python bench/streaming_tools.py
+	$(BIN)/python bench/grep.py
 
 soak: $(STAMP)
 	$(BIN)/python bench/soak.py

@@ -12,6 +12,7 @@ It knows nothing about widgets, HTTP or running the loop.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 from collections import Counter
 from dataclasses import dataclass, field
@@ -23,9 +24,10 @@ from pydantic import ValidationError
 
 from .errors import FileFormatError
 from .fake_api.validation import validate_request
-from .messages import AssistantMessage, SystemMessage, UserMessage, normalize_messages_for_api, tool_result_block
+from .messages import (AssistantMessage, SystemMessage, UserMessage, normalize_messages_for_api, tool_result_block,
+                       withdrawn)
 from .state import Continue, Terminal
-from .trace import Checkpoint, Trace
+from .trace import Checkpoint, SharedList, Trace
 
 __all__ = ["NOT_IN_THE_FILE", "SYNTHESIZED_RESULT", "Branch", "ClaudeCodeSession", "Step", "read_session"]
 
@@ -223,9 +225,16 @@ class ClaudeCodeSession:
         self.records = records
         self.torn_line = torn_line
         self._by_uuid: dict[str, _Record] = {}
+        self._main_above: dict[int, _Record | None] = {}  # a boundary's line -> the last main-thread record above it
+        last_main: _Record | None = None
         for record in records:
             if record.uuid and record.uuid not in self._by_uuid:
                 self._by_uuid[record.uuid] = record
+            if record.type == "system" and record.data.get("subtype") == "compact_boundary":
+                self._main_above[record.line] = last_main
+            if record.uuid and not record.sidechain:
+                last_main = record
+        self._prompts_of_sidechains: dict[str, Branch] | None = None
         self._branch_sets: list[tuple[Branch, set[str]]] = self._find_branches()
 
     def __repr__(self) -> str:
@@ -281,20 +290,22 @@ class ClaudeCodeSession:
             if logical is not None:
                 return logical
             # the logical parent is not in the file: continue from the last main-thread record above it
-            above = [r for r in self.records if r.line < record.line and r.uuid and not r.sidechain]
-            return above[-1] if above else None
+            return self._main_above.get(record.line)
         parent = data.get("parentUuid")
         return self._by_uuid.get(parent) if isinstance(parent, str) else None
 
     def _walk(self, record: _Record) -> list[_Record]:
         """``record`` and its ancestors, newest first (cycles cut)."""
-        chain, seen = [], set()
+        return list(self._chain(record))
+
+    def _chain(self, record: _Record) -> Iterable[_Record]:
+        """``_walk`` step by step: a caller that stops early reads only what it needs."""
+        seen = set()
         current: _Record | None = record
         while current is not None and current.line not in seen:
             seen.add(current.line)
-            chain.append(current)
+            yield current
             current = self._parent(current)
-        return chain
 
     def _close(self, members: set[int]) -> set[int]:
         """Add the records the walk misses: every block of a response, every result of its calls."""
@@ -316,7 +327,7 @@ class ClaudeCodeSession:
         messages = [r for r in self.records if r.is_message]
         has_descendant: set[int] = set()
         for record in messages:
-            for ancestor in self._walk(record)[1:]:
+            for ancestor in itertools.islice(self._chain(record), 1, None):
                 if ancestor.line in has_descendant:
                     break
                 has_descendant.add(ancestor.line)
@@ -351,12 +362,15 @@ class ClaudeCodeSession:
 
     def _sidechain_prompts(self) -> dict[str, Branch]:
         """The first prompt of each sidechain branch (full text) → the branch (1.0.x inline subagents)."""
+        if self._prompts_of_sidechains is not None:
+            return self._prompts_of_sidechains
         found: dict[str, Branch] = {}
         for branch in self.branches:
             if branch.sidechain:
                 root = self._walk(self._by_uuid[branch.tip])[-1]
                 if root.type == "user":
                     found.setdefault(_text_of(root.content).strip(), branch)
+        self._prompts_of_sidechains = found
         return found
 
     def _members(self, branch: Branch) -> set[str]:
@@ -389,10 +403,11 @@ class ClaudeCodeSession:
             "rejected_exchanges": [s.index for s in steps if s.rejection],
             "note": NOT_IN_THE_FILE,
         }
+        history_ids: dict[int, list[str]] = {}  # a history list (by id) -> the uuids of its items so far
         for step in steps:
             ids = lambda messages: [trace.add_message(m) for m in messages]  # noqa: E731
-            messages_in = ids(step.messages_in)
-            trace.checkpoints.append(Checkpoint(
+            messages_in = _shared_ids(trace, step.messages_in, history_ids)
+            trace.checkpoints.append(Checkpoint.model_construct(  # known good: no per-uuid validation
                 index=step.index,
                 turn_count=step.turn_count,
                 transition=step.transition,
@@ -477,7 +492,7 @@ class _Rebuild:
 
     def _belongs(self, record: _Record) -> bool:
         """A chained non-message record is on the branch if its nearest message ancestor is."""
-        for ancestor in self.session._walk(record)[1:]:
+        for ancestor in itertools.islice(self.session._chain(record), 1, None):
             if ancestor.is_message:
                 return ancestor.uuid in self.members
         return record.sidechain == self.branch.sidechain  # before the first message (a root hook, ...)
@@ -547,9 +562,10 @@ class _Rebuild:
         history: list[Any] = list(self.preamble)
         epoch_start, epoch = 0, 0
         steps: list[Step] = []
+        requests = _Requests()
         for index, slot in enumerate(self.slots):
             output, dropped = _assistant_message(slot, self.session.path)
-            messages_in = history[epoch_start:]
+            messages_in = SharedList(history, epoch_start, len(history))  # a view: history is only appended to
             step = Step(index=index, message_id=str(slot.message.get("id")), messages_in=messages_in,
                         output=output, lines=[r.line for r in slot.records], epoch=epoch)
             missing = [b.id for b in step.tool_uses if b.id not in slot.answered]
@@ -567,7 +583,7 @@ class _Rebuild:
                 if isinstance(item, SystemMessage) and item.subtype == _BOUNDARY:
                     epoch += 1
                     epoch_start = len(history) - 1  # the new context starts at the boundary
-            step.rejection = _rejection(messages_in, output)
+            step.rejection = requests.rejection(messages_in, output)
             _describe(step, slot, dropped, self.preamble_bookkeeping if index == 0 else None)
             self._subagents(step)
             steps.append(step)
@@ -759,6 +775,61 @@ def _marker_text(message: UserMessage) -> str:
     texts = [_text_of(b.get("content")) for b in content if isinstance(b, dict) and b.get("type") == "tool_result"] \
         if isinstance(content, list) else []
     return next((t for t in [_text_of(content), *texts] if t.lstrip().startswith(_INTERRUPT)), _text_of(content))
+
+
+def _shared_ids(trace: Trace, messages: Any, history_ids: dict[int, list[str]]) -> Any:
+    """The uuids of a step's ``messages_in`` (a view of the rebuild's history) as a view of one uuid list."""
+    if not isinstance(messages, SharedList):
+        return [trace.add_message(m) for m in messages]
+    uuids = history_ids.setdefault(id(messages._base), [])
+    uuids += [trace.add_message(m) for m in messages._base[len(uuids):messages._stop]]
+    return SharedList(uuids, messages._start, messages._stop)
+
+
+class _Requests:
+    """``_rejection`` for each step of one branch in turn, in time linear in the branch.
+
+    Each step's request is the step before's plus what followed it (within a compaction's epoch), so
+    the normalized messages are extended, not rebuilt (``normalize_messages_for_api`` folds left: the
+    last message may merge with the new ones), and validation skips the messages that passed in the
+    request before (``validate_request(checked=)``) while every request so far has passed.
+    """
+
+    def __init__(self) -> None:
+        self.base: list[Any] | None = None
+        self.start = self.stop = 0
+        self.messages: list[dict[str, Any]] = []
+        self.checked = 0
+
+    def rejection(self, messages_in: SharedList, output: AssistantMessage) -> str | None:
+        base, start, stop = messages_in._base, messages_in._start, messages_in._stop
+        if base is not self.base or start != self.start or stop < self.stop or withdrawn(base[self.stop:stop]):
+            self.base, self.start, self.stop, self.messages, self.checked = base, start, start, [], 0
+        new = normalize_messages_for_api(base[self.stop:stop])
+        self.stop = stop
+        if new and self.messages and self.messages[-1]["role"] == new[0]["role"]:
+            last = self.messages.pop()
+            new = [_merged(last, new[0]), *new[1:]]
+            self.checked = min(self.checked, len(self.messages))
+        self.messages += new
+        messages = self.messages
+        if messages and messages[-1]["role"] != "user":
+            problem_text = "the conversation before this call ends with an assistant message, not a user message"
+            self.checked = 0
+            return problem_text
+        problem = validate_request({"model": output.message.model, "max_tokens": 4096, "messages": messages},
+                                   checked=self.checked)
+        self.checked = max(len(messages) - 1, 0) if problem is None else 0  # the last may merge with what follows
+        return problem.message if problem else None
+
+
+def _merged(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
+    """Two same-role messages as ``normalize_messages_for_api`` merges them (a user's tool results first)."""
+    content = [*first["content"], *second["content"]]
+    if first["role"] == "user":
+        content = [b for b in content if b.get("type") == "tool_result"] + \
+                  [b for b in content if b.get("type") != "tool_result"]
+    return {"role": first["role"], "content": content}
 
 
 def _rejection(messages_in: list[Any], output: AssistantMessage) -> str | None:

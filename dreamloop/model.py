@@ -33,6 +33,7 @@ from anthropic.types import Message, RawMessageStreamEvent
 
 from dreamloop.errors import IncompleteStreamError, MalformedStreamError
 from dreamloop.fake_api import DEFAULT_CONTEXT_WINDOW, FakeMessagesAPI
+from dreamloop.fake_api.api import OFFLINE_KEEP_BODIES
 from dreamloop.fake_api.cache import MIN_CACHEABLE_TOKENS
 from dreamloop.messages import UnknownContentBlock, content_block
 from dreamloop.partial import PartialResponse
@@ -225,10 +226,13 @@ def _cut_block(data: dict[str, Any]) -> Any:
 def offline(script: Script | list[Any], *, model: str | None = None, max_retries: int = 2,
             record: str | Path | CassetteRecorder | None = None,
             thinking: dict[str, Any] | None = None, context_window: int = DEFAULT_CONTEXT_WINDOW,
-            cache_min_tokens: int = MIN_CACHEABLE_TOKENS) -> AnthropicModel:
+            cache_min_tokens: int = MIN_CACHEABLE_TOKENS,
+            keep_bodies: int | None = OFFLINE_KEEP_BODIES) -> AnthropicModel:
     """An ``AnthropicModel`` on a fresh in-process ``FakeMessagesAPI(script)``; no network, no key.
 
-    ``model.api`` is the fake API (``.requests`` shows what was sent). ``model``:
+    ``model.api`` is the fake API (``.requests`` shows what was sent: every
+    request, with the bodies of the latest ``keep_bodies``, 32 by default; None
+    keeps them all, which costs memory with the square of a long session's length). ``model``:
     the name sent (default: a cassette's recorded model, else ``claude-scripted-1``).
     ``record``: a cassette path (or ``CassetteRecorder``) to record the exchanges
     to; ``thinking``: the ``thinking`` request field (e.g.
@@ -242,7 +246,8 @@ def offline(script: Script | list[Any], *, model: str | None = None, max_retries
         model = offline(cassette("run.cassette.jsonl"))   # replay a recorded live run
     """
     name = model or getattr(script, "model", None) or "claude-scripted-1"
-    api = FakeMessagesAPI(script, model=name, context_window=context_window, cache_min_tokens=cache_min_tokens)
+    api = FakeMessagesAPI(script, model=name, context_window=context_window, cache_min_tokens=cache_min_tokens,
+                          keep_bodies=keep_bodies)
     recorder = _recorder(record, name)
     client = api.client(max_retries=max_retries, event_hooks=recorder.event_hooks() if recorder else None)
     return AnthropicModel(client, name, api=api, request_options=_options(thinking), recorder=recorder)

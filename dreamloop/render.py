@@ -142,9 +142,10 @@ def print_trace(trace: Any, console: Console | None = None) -> None:
     prompts that started each later run too, and every checkpoint's notes.
     """
     printer = TurnPrinter(console)
-    before: set[str] = set()
+    previous = None
     for point in trace.checkpoints:
         if point.index == 0 or point.transition is None:
+            before = set(previous.messages_after) if previous is not None else set()  # read only where a run begins
             prompts = [m for m in trace.resolve(point.state_messages) if m.uuid not in before
                        and m.type == "user" and not m.source_tool_use_ids and not m.is_meta]
             for prompt in prompts[-1:] if point.index == 0 else prompts:
@@ -156,7 +157,7 @@ def print_trace(trace: Any, console: Console | None = None) -> None:
             printer.console.print(Text(f"  note: {note}", style="dim italic"))
         if point.terminal:
             printer.terminal(point.terminal)
-        before = set(point.messages_after)
+        previous = point
     if trace.terminal is None and trace.source is None:
         printer.console.print(Text("(the trace ends without a Terminal: the run did not finish, or its last "
                                    "checkpoint was lost)", style="yellow"))

@@ -6,37 +6,106 @@ holds the turn's ``State`` (messages, turn_count, transition), the
 ``messages_for_query`` that were sent, the turn's ``assistant_messages`` and
 ``tool_results``, the turn's events, and what the context pipeline did
 (``context``), the State's counters, and the next State's messages when a
-recovery rewrote them. Messages are stored once and referred to by uuid. Saved as
-JSONL (version 6; versions 1 to 5 still load). The widgets read traces; this
+recovery rewrote them. Messages are stored once and referred to by uuid, and a
+checkpoint's history shares its uuids with the checkpoint before (``SharedList``),
+in memory and on disk, so a trace grows linearly with the session. Saved as
+JSONL (version 7; versions 1 to 6 still load). The widgets read traces; this
 module knows nothing about rendering.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, Field, PlainSerializer, TypeAdapter, ValidationError
 
 from .messages import LoopMessage
 from .state import Continue, Terminal
 
-__all__ = ["COUNTERS", "TRACE_VERSION", "Checkpoint", "Trace", "jsonl_records"]
+__all__ = ["COUNTERS", "TRACE_VERSION", "Checkpoint", "SharedList", "Trace", "jsonl_records"]
 
 _MESSAGE = TypeAdapter(LoopMessage)
 
-TRACE_VERSION = 6
+TRACE_VERSION = 7
 """The JSONL format's version: 2 added ``Checkpoint.stop_hook_active``; 3 the header's ``source`` and
 ``Checkpoint.notes`` (a trace imported from a Claude Code session); 4 the header's ``switches`` (which
 feature switches were on); 5 ``Checkpoint.context`` (what the context pipeline did); 6
-``Checkpoint.counters`` and ``Checkpoint.next_messages`` (the recovery branches). Versions 1 to 5 still
-load (the fields they lack empty)."""
+``Checkpoint.counters`` and ``Checkpoint.next_messages`` (the recovery branches); 7 a checkpoint's
+``state_messages``, ``messages_for_query`` and ``next_messages`` as deltas, ``{"of", "keep", "add"}``: the
+first ``keep`` uuids of a list the reader already has (``_DELTA_BASES``), then ``add`` (before, every
+checkpoint repeated the whole history: 335 MB at 2,000 turns). Versions 1 to 6 still load (the fields
+they lack empty)."""
 
 COUNTERS = ("max_output_tokens_recovery_count", "max_output_tokens_override", "has_attempted_reactive_compact",
             "stop_hook_blocks", "token_budget_tracking")
 """The State's counters a checkpoint keeps (``Checkpoint.counters``), in the order the inspector shows them."""
+
+
+class SharedList(Sequence):
+    """A read-only list that shares its items with others: ``base[start:stop]`` of an append-only list.
+
+    A checkpoint's history is the checkpoint before's plus what the turn added, so the trace keeps one list
+    per history and each checkpoint a view of it (``Trace.share``): memory linear in the session, not
+    quadratic. It reads like a list (``len``, indexing, iteration, ``==`` with a list, ``+`` gives a list,
+    ``repr`` as a list's); ``list(view)`` copies it.
+    """
+
+    __slots__ = ("_base", "_start", "_stop")
+
+    def __init__(self, base: list[Any], start: int = 0, stop: int | None = None) -> None:
+        self._base, self._start, self._stop = base, start, len(base) if stop is None else stop
+
+    def __len__(self) -> int:
+        return self._stop - self._start
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            span = range(self._start, self._stop)[index]
+            if span.step == 1:
+                return self._base[span.start:span.stop]
+            return [self._base[i] for i in span]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError("SharedList index out of range")
+        return self._base[self._start + index]
+
+    def __iter__(self) -> Any:
+        return itertools.islice(self._base, self._start, self._stop)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, SharedList) and (other._base, other._start, other._stop) == (self._base, self._start,
+                                                                                           self._stop):
+            return True
+        if not isinstance(other, (list, tuple, SharedList)) or len(other) != len(self):
+            return False
+        return all(a == b for a, b in zip(self, other))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __add__(self, other: Any) -> list[Any]:
+        return [*self, *other]
+
+    def __radd__(self, other: Any) -> list[Any]:
+        return [*other, *self]
+
+    def __repr__(self) -> str:
+        return repr(list(self))
+
+    def extended(self, items: Any) -> "SharedList":
+        """This list and ``items`` after it: the same base, appended to, when this view ends where it does."""
+        if self._stop == len(self._base):
+            self._base.extend(items)
+            return SharedList(self._base, self._start, len(self._base))
+        return SharedList([*self, *items])
+
+
+_UuidList = Annotated[list[str], PlainSerializer(list, return_type=list[str])]  # a list or a SharedList
 
 
 class Checkpoint(BaseModel):
@@ -70,8 +139,8 @@ class Checkpoint(BaseModel):
     index: int
     turn_count: int
     transition: Continue | None = None
-    state_messages: list[str] = Field(default_factory=list)
-    messages_for_query: list[str] = Field(default_factory=list)
+    state_messages: _UuidList = Field(default_factory=list)
+    messages_for_query: _UuidList = Field(default_factory=list)
     assistant_messages: list[str] = Field(default_factory=list)
     tool_results: list[str] = Field(default_factory=list)
     attachments: list[str] = Field(default_factory=list)
@@ -82,7 +151,7 @@ class Checkpoint(BaseModel):
     notes: list[str] = Field(default_factory=list)
     context: dict[str, Any] | None = None
     counters: dict[str, Any] = Field(default_factory=dict)
-    next_messages: list[str] | None = None
+    next_messages: _UuidList | None = None
 
     @property
     def messages_after(self) -> list[str]:
@@ -113,7 +182,8 @@ class Trace:
         self.checkpoints: list[Checkpoint] = []
         self.terminal: Terminal | None = None
         self._events: list[dict[str, Any]] = []
-        self._seen: list[tuple[tuple[Any, ...], list[str]]] = []  # the last sequences and their uuids
+        self._seen: list[tuple[tuple[Any, ...], SharedList]] = []  # the last sequences and their uuids
+        self._shared: SharedList | None = None  # the last list share() gave
 
     # -- recording (called by the loop) ----------------------------------
 
@@ -152,7 +222,7 @@ class Trace:
         """Close the current iteration: store its collectors and events.
 
         A turn's State begins with the previous turn's ``messages_for_query``, so
-        their uuids are reused and only the new messages are read: recording a
+        their uuids are shared (``SharedList``) and only the new messages are read: recording a
         checkpoint costs what is new, not the whole history. ``next_messages``: the next
         State's messages, when a recovery rewrote them.
         """
@@ -183,17 +253,31 @@ class Trace:
             self.terminal = terminal
         return point
 
-    def _history_ids(self, messages: Any) -> list[str]:
-        """The uuids of ``messages``, reusing those of a sequence it extends (the last ones recorded)."""
+    def _history_ids(self, messages: Any) -> SharedList:
+        """The uuids of ``messages``, sharing those of a sequence it extends (the last ones recorded)."""
         sequence = messages if isinstance(messages, tuple) else tuple(messages)
         for known, uuids in reversed(self._seen):
             size = len(known)
             if size and len(sequence) >= size and sequence[:size] == known:  # identical objects: a C-level compare
-                found = uuids + [self.add_message(m) for m in sequence[size:]]
+                found = uuids.extended([self.add_message(m) for m in sequence[size:]]) if len(sequence) > size \
+                    else uuids
                 break
         else:
-            found = [self.add_message(m) for m in sequence]
+            found = SharedList([self.add_message(m) for m in sequence])
         self._seen = [*self._seen[-1:], (sequence, found)]
+        return found
+
+    def share(self, uuids: Any) -> SharedList:
+        """``uuids`` as a ``SharedList`` sharing the items of the last list shared when it extends that one
+        (a loaded or imported checkpoint's history: memory linear in the session)."""
+        last = self._shared
+        if isinstance(uuids, SharedList):
+            found = uuids
+        elif last is not None and len(uuids) >= len(last) and uuids[:len(last)] == last[:]:
+            found = last.extended(uuids[len(last):]) if len(uuids) > len(last) else last
+        else:
+            found = SharedList(list(uuids))
+        self._shared = found
         return found
 
     # -- reading ----------------------------------------------------------
@@ -239,8 +323,13 @@ class Trace:
             out.write(json.dumps(header) + "\n")
             for message in self.messages.values():
                 out.write(json.dumps({"kind": "message", "message": message.model_dump(mode="json")}) + "\n")
+            previous = None
             for point in self.checkpoints:
-                out.write(json.dumps({"kind": "checkpoint", "checkpoint": point.model_dump(mode="json")}) + "\n")
+                record = point.model_dump(mode="json")
+                for name, value in _deltas(point, previous):
+                    record[name] = value
+                out.write(json.dumps({"kind": "checkpoint", "checkpoint": record}) + "\n")
+                previous = point
         return path
 
     @classmethod
@@ -282,7 +371,14 @@ class Trace:
         if kind == "message":
             self.add_message(_MESSAGE.validate_python(record["message"]))
         elif kind == "checkpoint":
-            point = Checkpoint.model_validate(record["checkpoint"])
+            data = record["checkpoint"]
+            previous = self.checkpoints[-1] if self.checkpoints else None
+            if isinstance(data, dict):
+                data = {**data, **_undeltas(data, previous)}
+            point = Checkpoint.model_validate(data)
+            point.state_messages = self.share(point.state_messages)
+            point.messages_for_query = point.state_messages if point.messages_for_query == point.state_messages \
+                else self.share(point.messages_for_query)
             held = [*point.state_messages, *point.messages_for_query, *point.assistant_messages,
                     *point.tool_results, *point.attachments, *(point.next_messages or ()),
                     *(e["uuid"] for e in point.events if isinstance(e.get("uuid"), str))]
@@ -293,6 +389,67 @@ class Trace:
             self.terminal = point.terminal or self.terminal
         else:
             raise ValueError(f"a record of unknown kind {kind!r} (expected 'message' or 'checkpoint')")
+
+
+_DELTA_FIELDS = ("state_messages", "messages_for_query", "next_messages")
+_DELTA_BASES = {  # a delta field -> the lists it may be a delta of ("previous.": the checkpoint before)
+    "state_messages": ("previous.messages_after", "previous.state_messages"),
+    "messages_for_query": ("state_messages", "previous.messages_for_query"),
+    "next_messages": ("messages_for_query", "state_messages"),
+}
+
+
+def _deltas(point: Checkpoint, previous: Checkpoint | None) -> list[tuple[str, Any]]:
+    """The delta fields of ``point`` as saved: ``{"of", "keep", "add"}`` against the base sharing most."""
+    out = []
+    for name in _DELTA_FIELDS:
+        value = getattr(point, name)
+        if value is None:
+            continue
+        best, keep = None, 0
+        for base_name in _DELTA_BASES[name]:
+            base = _base(base_name, point, previous)
+            shared = _common_prefix(value, base) if base is not None else 0
+            if shared > keep:
+                best, keep = base_name, shared
+        if best is not None:
+            out.append((name, {"of": best, "keep": keep, "add": list(value[keep:])}))
+    return out
+
+
+def _undeltas(data: dict[str, Any], previous: Checkpoint | None) -> dict[str, Any]:
+    """The delta fields of a saved checkpoint as lists (``ValueError`` for a delta that does not fit)."""
+    out: dict[str, Any] = {}
+    point = Checkpoint.model_construct(**{k: v for k, v in data.items() if k in ("state_messages",
+                                                                              "messages_for_query")})
+    for name in _DELTA_FIELDS:
+        value = data.get(name)
+        if not isinstance(value, dict):
+            continue
+        base = _base(value.get("of"), point, previous) if isinstance(value.get("of"), str) else None
+        keep, add = value.get("keep"), value.get("add")
+        if base is None or not isinstance(keep, int) or not 0 <= keep <= len(base) or not isinstance(add, list):
+            raise ValueError(f"{name}: a delta of {value.get('of')!r} that does not fit (keep {keep!r} of "
+                             f"{'nothing' if base is None else len(base)})")
+        out[name] = [*base[:keep], *add]
+        setattr(point, name, out[name])
+    return out
+
+
+def _base(name: str, point: Checkpoint, previous: Checkpoint | None) -> Any:
+    if name.startswith("previous."):
+        return None if previous is None else getattr(previous, name.removeprefix("previous."), None)
+    return getattr(point, name, None) if name in ("state_messages", "messages_for_query") else None
+
+
+def _common_prefix(a: Any, b: Any) -> int:
+    """How many leading items ``a`` and ``b`` share."""
+    if isinstance(a, SharedList) and isinstance(b, SharedList) and a._base is b._base and a._start == b._start:
+        return min(len(a), len(b))
+    n = min(len(a), len(b))
+    if a[:n] == b[:n]:  # lists: a C-level compare
+        return n
+    return next(i for i, (x, y) in enumerate(zip(a, b)) if x != y)
 
 
 def _plain(value: Any) -> Any:

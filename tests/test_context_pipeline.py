@@ -48,7 +48,7 @@ def loop_requests(model):
 
 async def run_session(offline, tmp_path, options, paths=LONG_SESSION, *, notes=3, window=6000, **policy_kw):
     policy = reader(paths, notes=notes, chatty_from=28, **policy_kw)
-    model = offline(policy, context_window=window, cache_min_tokens=256)
+    model = offline(policy, context_window=window, cache_min_tokens=256, keep_bodies=None)  # every body read
     run = dl.query(dl.QueryParams(messages="read the files", model=model, tools=[read], workspace=tmp_path,
                                   system_prompt=SYSTEM, context=options, deps=QueryDeps(uuid=counting_uuids())))
     events = [event async for event in run]

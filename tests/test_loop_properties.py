@@ -380,7 +380,7 @@ async def run_session(session: Session, workdir: Path) -> Outcome:
     """Run ``session`` through ``QueryEngine`` in ``workdir`` (a fresh directory); never raises."""
     (workdir / "notes.txt").write_text("VALUE = 1\nVALUE_2 = 3\n")
     outcome = Outcome(session, transcript=workdir / "session.jsonl")
-    model = offline(_script_policy(session.script), model=MODEL)
+    model = offline(_script_policy(session.script), model=MODEL, keep_bodies=None)  # every body is checked
     outcome.api = model.api
     outcome.tools = session_tools(outcome.calls)
     engine = outcome.engine = QueryEngine(

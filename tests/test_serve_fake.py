@@ -317,3 +317,26 @@ def test_the_readme_script_example_loads(tmp_path):
     script = load_script(write(tmp_path, "turns.yaml", block))
     assert [t.content[-1].get("name") for t in script[:1]] == ["Read"]
     assert script[2].fault.kind == "http_error" and len(script) == 3
+
+
+def test_the_request_log_keeps_every_request_and_the_latest_bodies():
+    """Each body repeats the whole history, so offline() keeps the latest OFFLINE_KEEP_BODIES of them (every
+    request stays listed, in order); a server keeps every body (`dreamloop compare` reads them all)."""
+    from dreamloop.fake_api import FakeMessagesAPI
+    from dreamloop.fake_api.api import OFFLINE_KEEP_BODIES
+    from dreamloop.model import offline
+
+    api = FakeMessagesAPI([], keep_bodies=2)
+    client = api.sync_client()
+    for n in range(4):
+        client.messages.count_tokens(model="claude-scripted-1", messages=[{"role": "user", "content": f"hi {n}"}])
+    assert [r.index for r in api.requests] == [0, 1, 2, 3]
+    assert [r.body_dropped for r in api.requests] == [True, True, False, False]
+    assert [r.body and r.body["messages"][0]["content"] for r in api.requests] == [None, None, "hi 2", "hi 3"]
+    assert offline([]).api.keep_bodies == OFFLINE_KEEP_BODIES
+    assert offline([], keep_bodies=None).api.keep_bodies is None
+    with serve([reply("one"), reply("two")] * 20) as server:
+        for _ in range(OFFLINE_KEEP_BODIES + 3):
+            post(server.url, REQUEST)
+        assert server.api.keep_bodies is None
+        assert all(r.body == REQUEST for r in server.api.requests) and len(server.api.requests) == OFFLINE_KEEP_BODIES + 3

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import threading
 import time
 from pathlib import Path
 
 import pytest
+import regex
 
 from dreamloop.tools import ToolUseContext, builtin_tools, run_tools
 
@@ -228,7 +231,12 @@ async def test_file_tools_need_a_workspace():
 
 async def test_a_catastrophic_pattern_cannot_freeze_the_loop(ws):
     """`(a+)+$` on 40 a's and a `!` froze the interpreter with Python's re; the regex engine is done at once,
-    and a pattern it cannot shortcut is stopped at the time limit while the event loop keeps running."""
+    and a pattern it cannot shortcut is stopped at the time limit while the event loop keeps running.
+
+    The time limit is the one that stops it, whatever else the process runs: the engine's own timeout counts
+    the process's CPU time, so another thread matching at the same time (as a cancelled Grep's thread may
+    still be, finishing its line) made it run out early, and Grep reported its per-line limit instead (a
+    flaky failure on a busy first run). A thread matching beside the call makes that case certain here."""
     (ws / "aaa.txt").write_text("a" * 40 + "!\n")
     assert ok(await call(ws, "Grep", {"pattern": r"(a+)+$", "path": "aaa.txt"})) == "No matches found"
 
@@ -240,16 +248,81 @@ async def test_a_catastrophic_pattern_cannot_freeze_the_loop(ws):
             await asyncio.sleep(0.02)
             ticks += 1
 
+    done = threading.Event()
+
+    def another_match():  # CPU time for the process while the call runs (the engine lets go of the GIL)
+        slow = regex.compile(r"(a|aa)+$")
+        while not done.is_set():
+            with contextlib.suppress(TimeoutError):
+                slow.search("a" * 40 + "!", timeout=0.05, concurrent=True)
+
+    beside = threading.Thread(target=another_match, daemon=True)
+    beside.start()
     beat = asyncio.create_task(ticker())
     started = time.monotonic()
-    result = await call(ws, "Grep", {"pattern": r"(a|aa)+$", "path": "aaa.txt"}, tool_timeout_s=0.5)
-    beat.cancel()
+    try:
+        result = await call(ws, "Grep", {"pattern": r"(a|aa)+$", "path": "aaa.txt"}, tool_timeout_s=0.5)
+    finally:
+        beat.cancel()
+        done.set()
+        beside.join()
     assert error(result) in (
         "Grep stopped after 0.5 s (the tool time limit).",
         "Error: Grep did not finish within 0.5 s (the tool time limit) and was stopped.",
     )
     assert time.monotonic() - started < 5
     assert ticks >= 5  # the loop ran while the pattern did
+
+
+async def test_grep_time_limits_follow_the_clock_not_the_engines_cpu_time(ws, monkeypatch):
+    """The cause of the flaky failure above, made certain: an engine whose timeout runs out after half the
+    time it was given (its CPU clock running at twice the wall clock, as with two busy threads) still stops
+    at the tool time limit, with its message; and a line is given its whole second by the clock."""
+    import types
+
+    from dreamloop.tools import files
+
+    class FastClock:  # the real pattern, whose timeouts come after half the wall time
+        def __init__(self, pattern):
+            self.pattern = pattern
+
+        def search(self, line, *args, timeout=None, concurrent=None):
+            if "a" * 40 not in line:
+                return self.pattern.search(line, *args, timeout=timeout, concurrent=concurrent)
+            time.sleep(timeout / 2)
+            raise TimeoutError("regex timed out")
+
+    engine = types.SimpleNamespace(compile=lambda pattern, flags=0: FastClock(regex.compile(pattern, flags=flags)),
+                                   VERSION0=regex.VERSION0, MULTILINE=regex.MULTILINE, error=regex.error)
+    monkeypatch.setattr(files, "regex", engine)
+    (ws / "aaa.txt").write_text("b\n" + "a" * 40 + "!\n")
+    result = await call(ws, "Grep", {"pattern": r"(a|aa)+$", "path": "aaa.txt"}, tool_timeout_s=0.5)
+    assert error(result) in (
+        "Grep stopped after 0.5 s (the tool time limit).",
+        "Error: Grep did not finish within 0.5 s (the tool time limit) and was stopped.",
+    )
+    started = time.monotonic()
+    result = await call(ws, "Grep", {"pattern": r"(a|aa)+$", "path": "aaa.txt"}, tool_timeout_s=30)
+    assert error(result).startswith("Grep stopped: the pattern took more than 1 s on one line (aaa.txt:2)")
+    assert time.monotonic() - started >= files.GREP_LINE_TIMEOUT_S
+
+
+GREP_TEXT = "ab\r\n\n  a b\nb\r\r\nxa\nyy ab -\n\n\na\rb\nab!\nc"
+
+
+@pytest.mark.parametrize("pattern", [
+    r"a", r"^a", r"a$", r"a\s*b", r"[^x]*b$", r"(?<=a)b", r"(?<!a)b", r"a(?=\s)", r"a(?!b)", r"\bab\b", r"\Ba",
+    r"(?s)a.b", r"^$", r"^\s*$", r"x|^y", r"(a)\1", r"(?>a+)b", r"a++", r"\Aa", r"b\Z", r"(?-m:b$)", r"\W",
+    r"\s", r"a\nb", r"(?i)AB", r"\r", r"b\r?$", r"(a)?(?(1)b|c)",
+])
+async def test_grep_finds_the_lines_a_line_by_line_search_finds(ws, pattern):
+    """Grep searches a file's whole text first and only the lines it marks one by one; the answer is the
+    line-by-line answer, whatever the pattern does at a line's ends (anchors, lookarounds, newlines, \\r)."""
+    (ws / "mixed.txt").write_text(GREP_TEXT, newline="")
+    lines = [line.removesuffix("\r") for line in GREP_TEXT.split("\n")]
+    wanted = [f"mixed.txt:{n}:{line}" for n, line in enumerate(lines, 1) if regex.search(pattern, line)]
+    result = await call(ws, "Grep", {"pattern": pattern, "path": "mixed.txt"})
+    assert (ok(result).split("\n") if wanted else ok(result)) == (wanted or "No matches found")
 
 
 async def test_grep_keeps_pythons_dialect(ws):

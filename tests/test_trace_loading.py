@@ -77,8 +77,11 @@ CORRUPTIONS = {
     "an invalid message": (lambda rows: corrupt(rows, 2, '{"kind": "message", "message": {"type": "user"}}'),
                            "line 2: not valid: user.message: Field required"),
     "not JSON in the middle": (lambda rows: corrupt(rows, 2, '{"kind": "mess'), "line 2: not JSON"),
-    "a checkpoint with unknown uuids": (lambda rows: [rows[0], rows[-1]], "line 2: checkpoint 1 refers to message "
+    "a checkpoint with unknown uuids": (lambda rows: [rows[0], *(r for r in rows if '"checkpoint"' in r)],
+                                        "line 2: checkpoint 0 refers to message "
                                         "00000000-0000-4000-8000-000000000001, which the trace does not hold"),
+    "a delta without its base": (lambda rows: [rows[0], *rows[1:-2], rows[-1]],
+                                 "state_messages: a delta of 'previous.messages_after' that does not fit"),
     "a newer version": (lambda rows: corrupt(rows, 1, '{"kind": "trace", "version": 99}'),
                         f"trace version 99; this dreamloop reads version {TRACE_VERSION}"),
     "no header": (lambda rows: rows[1:], "is not a dreamloop trace"),

@@ -30,6 +30,7 @@ This module knows nothing about the wire format details (``sse.py``) or the rule
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import threading
 import time
@@ -48,10 +49,15 @@ from .recorded import RawTurn
 from .replies import Reply, error_reply, json_reply, raw_reply, turn_message, turn_reply
 from .validation import validate_request
 
-__all__ = ["DEFAULT_CONTEXT_WINDOW", "OFFLINE_API_KEY", "OFFLINE_BASE_URL", "FakeMessagesAPI", "ReceivedRequest"]
+__all__ = ["DEFAULT_CONTEXT_WINDOW", "OFFLINE_API_KEY", "OFFLINE_BASE_URL", "OFFLINE_KEEP_BODIES", "FakeMessagesAPI",
+           "ReceivedRequest"]
 
 DEFAULT_CONTEXT_WINDOW = 200_000
 """The offline model's context window in tokens (``max_input_tokens``), as for Claude's current models."""
+
+OFFLINE_KEEP_BODIES = 32
+"""How many of the latest request bodies ``offline()``'s fake API keeps (``FakeMessagesAPI(keep_bodies=...)``);
+``serve()`` and ``serve-fake`` keep every one."""
 
 OFFLINE_API_KEY = "offline-not-a-key"
 OFFLINE_BASE_URL = "http://fake-anthropic.invalid"
@@ -72,7 +78,8 @@ class ReceivedRequest:
     carried an error event). ``script_index``: the script item that answered
     (None: none consumed). ``error``: the error object sent, if any
     (``{"type", "message"}``), mid-stream ones included. ``fault``: the
-    scripted fault kind, if any.
+    scripted fault kind, if any. ``body_dropped``: the body is no longer kept
+    (``body`` is None; an API built with ``keep_bodies`` keeps only the latest ones).
     """
 
     index: int
@@ -86,6 +93,7 @@ class ReceivedRequest:
     streamed: bool = False
     error: dict[str, Any] | None = None
     fault: str | None = None
+    body_dropped: bool = False
 
 
 class FakeMessagesAPI:
@@ -97,6 +105,11 @@ class FakeMessagesAPI:
     largest input it accepts, in (estimated) tokens. ``cache_min_tokens``: the
     shortest prefix the prompt cache keeps (``cache``, a ``PromptCache``).
     ``max_body_bytes``: larger bodies get HTTP 413 ``request_too_large``.
+    ``keep_bodies``: how many of the latest request bodies ``requests`` keeps
+    (None, the default: all). Every request stays in ``requests``, in order;
+    an older one's ``body`` is dropped (``body_dropped``), since each body repeats
+    the whole history: kept, they grow with the square of a session's length
+    (4.5 GB at 2,000 turns). ``offline()`` keeps the latest ``OFFLINE_KEEP_BODIES``.
 
     Example::
 
@@ -109,11 +122,12 @@ class FakeMessagesAPI:
 
     def __init__(self, script: Script | list[Any], *, model: str = "claude-scripted-1",
                  context_window: int = DEFAULT_CONTEXT_WINDOW, cache_min_tokens: int = MIN_CACHEABLE_TOKENS,
-                 max_body_bytes: int = MAX_BODY_BYTES) -> None:
+                 max_body_bytes: int = MAX_BODY_BYTES, keep_bodies: int | None = None) -> None:
         self.model = model
         self.context_window = context_window
         self.cache = PromptCache(min_tokens=cache_min_tokens)
         self.max_body_bytes = max_body_bytes
+        self.keep_bodies = keep_bodies
         self.requests: list[ReceivedRequest] = []
         self.script_errors: dict[str, BaseException] = {}
         self._script = script
@@ -200,7 +214,14 @@ class FakeMessagesAPI:
                     fault=reply.fault,
                 )
             )
+            self._drop_old_body()
             return reply
+
+    def _drop_old_body(self) -> None:
+        """Keep only the latest ``keep_bodies`` bodies: the one request that just fell out of them loses its body."""
+        old = len(self.requests) - 1 - (self.keep_bodies if self.keep_bodies is not None else len(self.requests))
+        if old >= 0 and self.requests[old].body is not None:
+            self.requests[old] = dataclasses.replace(self.requests[old], body=None, body_dropped=True)
 
     def _route(self, method: str, path: str, body: Any, request_id: str) -> tuple[Reply, int | None]:
         if method == "POST" and path.endswith("/v1/messages/count_tokens"):

@@ -71,17 +71,27 @@ class _Reject(Exception):
     """Internal: carries the first failure out of the nested checks."""
 
 
-def validate_request(body: Any, *, endpoint: Literal["messages", "count_tokens"] = "messages") -> InvalidRequest | None:
+def validate_request(body: Any, *, endpoint: Literal["messages", "count_tokens"] = "messages",
+                     checked: int = 0) -> InvalidRequest | None:
     """The first rule ``body`` breaks, or ``None`` if the real API would accept it.
 
     ``body`` is the parsed JSON request body. ``endpoint="count_tokens"`` skips
-    the ``max_tokens`` rules (that endpoint takes no ``max_tokens``).
+    the ``max_tokens`` rules (that endpoint takes no ``max_tokens``). ``checked``:
+    the first ``checked`` messages are those of a request that passed, where none
+    of them was the last, and no two of them share a role in a row: their own
+    checks are not made again (a growing conversation validated request after
+    request costs what is new, not the whole history).
     """
     try:
-        _check_shape(body, endpoint)
+        _check_shape(body, endpoint, checked)
         _check_tools(body.get("tools"))
         _check_thinking_config(body, endpoint)
-        _check_conversation(merge_consecutive(body["messages"]))
+        messages = body["messages"]
+        if 0 < checked < len(messages) and messages[checked - 1]["role"] != messages[checked]["role"]:
+            merged = [*messages[:checked], *merge_consecutive(messages[checked:])]
+        else:
+            merged, checked = merge_consecutive(messages), 0
+        _check_conversation(merged, checked)
     except _Reject as failure:
         return InvalidRequest(str(failure))
     return None
@@ -113,7 +123,7 @@ def _blocks(content: str | list[Any]) -> list[Any]:
 # 1. shape (pydantic-style "<path>: <problem>" messages)
 
 
-def _check_shape(body: Any, endpoint: str) -> None:
+def _check_shape(body: Any, endpoint: str, checked: int = 0) -> None:
     if not isinstance(body, dict):
         raise _Reject("Input should be a valid dictionary")
     required = ("model", "messages", "max_tokens") if endpoint == "messages" else ("model", "messages")
@@ -131,8 +141,8 @@ def _check_shape(body: Any, endpoint: str) -> None:
     _check_system(body.get("system"))
     if not isinstance(body["messages"], list):
         raise _Reject("messages: Input should be a valid list")
-    for i, message in enumerate(body["messages"]):
-        _check_message_shape(i, message)
+    for i in range(checked if checked < len(body["messages"]) else 0, len(body["messages"])):
+        _check_message_shape(i, body["messages"][i])
 
 
 def _is_int(value: Any) -> bool:
@@ -252,13 +262,14 @@ def _check_thinking_config(body: dict[str, Any], endpoint: str) -> None:
 # 4. the conversation (merged messages)
 
 
-def _check_conversation(messages: list[dict[str, Any]]) -> None:
+def _check_conversation(messages: list[dict[str, Any]], checked: int = 0) -> None:
     if not messages:
         raise _Reject("messages: at least one message is required")
     if messages[0]["role"] != "user":
         raise _Reject('messages: first message must use the "user" role')
     last = len(messages) - 1
-    for i, message in enumerate(messages):
+    for i in range(checked, len(messages)):
+        message = messages[i]
         is_prefill = i == last and message["role"] == "assistant"
         _check_not_empty(i, message, is_prefill)
         _check_error_results(i, message)
@@ -267,7 +278,7 @@ def _check_conversation(messages: list[dict[str, Any]]) -> None:
             _check_signatures(i, message)
     if messages[last]["role"] == "assistant":
         _check_prefill_whitespace(messages[last])
-    _check_tool_pairing(messages)
+    _check_tool_pairing(messages, max(checked - 1, 0))
 
 
 def _check_not_empty(i: int, message: dict[str, Any], is_prefill: bool) -> None:
@@ -322,9 +333,10 @@ def _tool_use_ids(message: dict[str, Any] | None) -> list[str]:
     return [b["id"] for b in _blocks(message["content"]) if b.get("type") == "tool_use"]
 
 
-def _check_tool_pairing(messages: list[dict[str, Any]]) -> None:
+def _check_tool_pairing(messages: list[dict[str, Any]], start: int = 0) -> None:
     """Every tool_use answered first thing in the next message; every tool_result answers one."""
-    for i, message in enumerate(messages):
+    for i in range(start, len(messages)):
+        message = messages[i]
         previous = messages[i - 1] if i > 0 else None
         if message["role"] == "user":
             _check_results_expected(i, message, _tool_use_ids(previous))

@@ -6,7 +6,8 @@ loop and its Stop/Allow buttons stay responsive; the thread checks a
 ``_Budget`` as it goes, so the tool time limit and an abort stop it (Grep's
 regular expressions run on the ``regex`` engine, which takes a timeout and
 releases the interpreter lock: a pattern that backtracks forever cannot
-freeze the loop). Results and errors show workspace-relative paths.
+freeze the loop; ``_Matcher`` says how a file is searched fast). Results and
+errors show workspace-relative paths.
 
 Two rules, the same for every file tool:
 
@@ -33,9 +34,10 @@ import stat
 import threading
 import time
 from pathlib import Path, PurePosixPath
-from typing import Any, AsyncIterator, Iterator
+from typing import Any, AsyncIterator, Generator, Iterator
 
 import regex
+from re import _constants as _c, _parser  # the stdlib's own parse of a pattern (Grep's whole-text search)
 from pydantic import BaseModel, ConfigDict, Field
 
 from .base import BaseTool, ToolResult, ToolUseContext, cap_output
@@ -443,7 +445,7 @@ class GrepTool(_ReadingTool):
     def run(self, input: GrepInput, context: ToolUseContext, budget: _Budget) -> ToolResult:
         try:
             re.compile(input.pattern)  # Python's dialect and its error messages decide what is valid
-            pattern = regex.compile(input.pattern, flags=regex.VERSION0)
+            matcher = _Matcher(input.pattern)
         except (re.error, regex.error) as exc:
             return _error(f"Invalid regular expression {input.pattern!r}: {exc}")
         try:
@@ -465,10 +467,9 @@ class GrepTool(_ReadingTool):
                 continue
             if text is None:
                 continue
-            for number, line in enumerate(_lines(text), 1):
-                if _search(pattern, line, budget, f"{shown}:{number}"):
-                    hits.append(f"{shown}:{number}:{line}")
-                    size += len(hits[-1]) + 1
+            for number, line in matcher.matching_lines(text, budget, shown):
+                hits.append(f"{shown}:{number}:{line}")
+                size += len(hits[-1]) + 1
             if size > context.max_output_chars:
                 break  # cap_output will say it was truncated
         note = f" ({skipped} file{'s' * (skipped > 1)} skipped: not UTF-8 text)" if skipped else ""
@@ -477,21 +478,126 @@ class GrepTool(_ReadingTool):
         return ToolResult(cap_output("\n".join(hits), context.max_output_chars) + ("\n" + note.strip() if note else ""))
 
 
+class _Matcher:
+    """Grep's search of one file: which lines ``pattern`` matches, each line on its own (as ``grep`` does).
+
+    Searching line by line costs a call into the engine per line (~10 µs with its timeout: 5 s for 50 MB).
+    So, when the pattern allows it (``_finds_every_matching_line``), the whole text is searched first, a
+    megabyte at a time: a match in the whole text marks a line that *may* match, and only those lines are
+    searched on their own. The whole-text search finds every line that matches on its own (it may find
+    more: a match across a newline, a lookahead seeing the next line); the per-line search decides. Both
+    run on the guarded engine (``_search``); a whole-text search that is slow (a pattern that backtracks),
+    or one that keeps marking lines that do not match, hands the rest of the file to the per-line search.
+    """
+
+    def __init__(self, pattern: str) -> None:
+        self.line = regex.compile(pattern, flags=regex.VERSION0)
+        self.text = (regex.compile(pattern, flags=regex.VERSION0 | regex.MULTILINE)
+                     if _finds_every_matching_line(pattern) else None)
+
+    def matching_lines(self, text: str, budget: _Budget, shown: str) -> Iterator[tuple[int, str]]:
+        """(line number, line) of each line of ``text`` that the pattern matches, in order."""
+        if "\r" in text:  # lines as `_lines` gives them: one "\r" before each "\n" is not part of the line
+            text = "\n".join(_lines(text)) + "\n"
+        position, number = 0, 1  # the start of line `number`
+        if self.text is not None:
+            position, number = yield from self._candidates(text, budget, shown)
+        if position < len(text):  # line by line from here
+            lines = text[position:].split("\n")
+            if lines[-1] == "":
+                lines.pop()
+            for number, line in enumerate(lines, number):
+                if _search(self.line, line, budget, f"{shown}:{number}"):
+                    yield number, line
+
+    def _candidates(self, text: str, budget: _Budget, shown: str) -> Generator[tuple[int, str], None, tuple[int, int]]:
+        # The whole-text search; returns where the line-by-line search takes over (position, line number).
+        position, misses = 0, 0
+        counted, number = 0, 1  # line `number` starts at `counted` (lines are counted only where needed)
+        while position < len(text):
+            end = text.find("\n", position + _CHUNK_CHARS)
+            end = len(text) if end < 0 else end + 1  # a chunk ends after a newline
+            while position < end:
+                budget.check()
+                try:
+                    found = self.text.search(text, position, end, concurrent=True,
+                                             timeout=max(min(GREP_LINE_TIMEOUT_S, budget.remaining()), 0.001))
+                except TimeoutError:
+                    return position, number + text.count("\n", counted, position)
+                if found is None or (found.start() == end and text[end - 1] == "\n"):  # (the next line's start)
+                    position = end
+                    break
+                start = max(text.rfind("\n", position, found.start()) + 1, position)
+                stop = text.find("\n", found.start())
+                stop = len(text) if stop < 0 else stop
+                number += text.count("\n", counted, start)
+                counted = start
+                line = text[start:stop]
+                if _search(self.line, line, budget, f"{shown}:{number}"):
+                    yield number, line
+                else:
+                    misses += 1
+                    if misses > _MAX_MISSES:
+                        return start, number
+                position = stop + 1
+        return position, number
+
+
+_CHUNK_CHARS = 1 << 20  # the whole-text search's step: a slow step is stopped after GREP_LINE_TIMEOUT_S
+_MAX_MISSES = 64  # lines the whole-text search marked that did not match, before a file goes line by line
+
+
+def _finds_every_matching_line(pattern: str) -> bool:
+    """Does a search of the whole text (with ``^``/``$`` at each line) find every line ``pattern`` matches?
+
+    A match inside one line is a match in the whole text at the same place, unless the pattern asks what is
+    *not* there (a negative lookaround: a newline may be what it finds), commits to one way of matching
+    (atomic groups, possessive repeats: taken over a newline, the commitment may differ), or anchors at the
+    string's ends (``\\A``, ``\\Z``, ``$`` with multiline turned off). Those patterns go line by line.
+    """
+    return _whole_text_safe(_parser.parse(pattern).data)
+
+
+def _whole_text_safe(items: Any) -> bool:
+    for op, av in items:
+        if op in (_c.ASSERT_NOT, _c.ATOMIC_GROUP, _c.POSSESSIVE_REPEAT):
+            return False
+        if op is _c.AT and av in (_c.AT_BEGINNING_STRING, _c.AT_END_STRING):
+            return False
+        if op is _c.SUBPATTERN and av[2] & _c.SRE_FLAG_MULTILINE:  # (?-m:...)
+            return False
+        inner = {_c.SUBPATTERN: lambda: [av[3]], _c.MAX_REPEAT: lambda: [av[2]], _c.MIN_REPEAT: lambda: [av[2]],
+                 _c.ASSERT: lambda: [av[1]], _c.BRANCH: lambda: av[1],
+                 _c.GROUPREF_EXISTS: lambda: [p for p in av[1:] if p is not None]}.get(op)
+        if inner is not None and not all(_whole_text_safe(part.data) for part in inner()):
+            return False
+    return True
+
+
 def _search(pattern: Any, line: str, budget: _Budget, where: str) -> bool:
     """Does ``pattern`` match in ``line``? Never longer than the budget or ``GREP_LINE_TIMEOUT_S``.
 
-    ``concurrent=True`` lets other threads (the event loop) run while it matches.
+    ``concurrent=True`` lets other threads (the event loop) run while it matches. The engine's
+    ``timeout`` counts the process's CPU time, not the clock's: while other threads of the process
+    are busy (another Grep's thread finishing its line) it runs out early, so a timeout is checked
+    against the clock here, and the search tried again with what is left of the line's second and
+    of the budget. So which limit stopped a match is decided by the clock, whatever else runs.
     """
-    budget.check()
-    limit = min(GREP_LINE_TIMEOUT_S, budget.remaining())
-    try:
-        return pattern.search(line, timeout=max(limit, 0.001), concurrent=True) is not None
-    except TimeoutError:
+    started = time.monotonic()
+    while True:
         budget.check()
-        raise _Stopped(
-            f"stopped: the pattern took more than {GREP_LINE_TIMEOUT_S:g} s on one line ({where}); it probably "
-            "backtracks catastrophically (nested quantifiers such as (a+)+); simplify it"
-        ) from None
+        left = min(started + GREP_LINE_TIMEOUT_S, budget.deadline) - time.monotonic()
+        if left <= 0:
+            break
+        try:
+            return pattern.search(line, timeout=left, concurrent=True) is not None
+        except TimeoutError:
+            continue
+    budget.check()
+    raise _Stopped(
+        f"stopped: the pattern took more than {GREP_LINE_TIMEOUT_S:g} s on one line ({where}); it probably "
+        "backtracks catastrophically (nested quantifiers such as (a+)+); simplify it"
+    )
 
 
 def _walk(base: Path) -> Iterator[Path]:
