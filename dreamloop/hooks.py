@@ -39,7 +39,7 @@ from pydantic import AliasChoices, AliasPath, BaseModel, ConfigDict, Field, Vali
 
 from .errors import HookError
 from .messages import AttachmentMessage, SystemMessage, new_uuid, user_message
-from .tools.bash import _DRAIN_S, _Capture, _kill_group, _wait_for_exit
+from .tools.bash import _DRAIN_S, _Capture, _kill_group, _wait_for_exit, start_process
 from .tools.environment import command_environment
 from .tools.permissions import Allow, Ask, Deny
 
@@ -703,7 +703,7 @@ async def _run_command(command: str, input: HookInput, timeout: float) -> tuple[
     """
     cwd = input.cwd or os.getcwd()
     try:
-        proc = await asyncio.create_subprocess_exec(
+        proc = await start_process(  # never cancelled mid-spawn: see start_process
             "/bin/bash", "-c", command, cwd=cwd, env=hook_env(cwd),
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
             start_new_session=True)  # fmt: skip
@@ -721,10 +721,16 @@ async def _run_command(command: str, input: HookInput, timeout: float) -> tuple[
         return (proc.returncode if exited else None), out.text(), err.text()
     finally:
         readers.cancel()
+        readers.add_done_callback(_retrieved)  # a cancelled gather's CancelledError is expected, not news
         if proc.returncode is None:  # cancelled while running: take the group down
             _kill_group(proc)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(proc.wait(), _DRAIN_S)
+
+
+def _retrieved(future: asyncio.Future) -> None:
+    if not future.cancelled():
+        future.exception()
 
 
 async def _feed(proc: asyncio.subprocess.Process, data: bytes) -> None:
