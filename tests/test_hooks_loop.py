@@ -145,6 +145,30 @@ async def test_allow_skips_the_permission_prompt_and_ask_goes_to_the_person(offl
     assert asked == [("Read", "really read b?")]  # Read is read-only; the hook made it ask
 
 
+@pytest.mark.parametrize("hook", ["python", "command"])
+async def test_a_hooks_allow_does_not_override_the_policys_deny_or_ask(offline, hook):
+    """Issue 24 item 8: can_use_tool's Deny and Ask win over a hook's allow (Claude Code's deny and ask rules
+    win over a hook's allow); the hook's allow only skips the tool's own prompt."""
+    ran, asked = [], []
+
+    async def policy(tool, input, context):
+        return {"rm": dl.Deny("rm is denied by policy"), "ask": dl.Ask("sure?")}.get(input["path"], Allow())
+
+    async def ask(tool, input, reason):
+        asked.append(reason)
+        return dl.Deny("no")
+
+    allow = (lambda i: PreToolUseDecision(decision="allow")) if hook == "python" else \
+        CommandHook("""echo '{"hookSpecificOutput": {"permissionDecision": "allow"}}'""")
+    model = offline([S.reply("w", *(S.tool_use("Write", {"path": p}, id=f"T{n}") for n, p in enumerate(["rm", "ask", "ok"]))),
+                     S.reply("done")])
+    await drain(query(params(model, Hooks().add("pre_tool_use", allow), tools=tools(ran), can_use_tool=policy, ask=ask)))
+    assert ran == [("Write", "ok")] and asked == ["sure?"]
+    results = results_of(requests_of(model)[1])
+    assert [r.get("is_error", False) for r in results] == [True, True, False]
+    assert results[0]["content"] == "rm is denied by policy"
+
+
 async def test_without_a_hook_write_is_denied_when_nobody_answers(offline):
     ran = []
     model = offline([S.reply("w", S.tool_use("Write", {"path": "a"}, id="T1")), S.reply("ok")])
