@@ -20,6 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
+from .jsonl import loads
 from .messages import LoopMessage
 from .state import Continue, Terminal
 
@@ -313,7 +314,7 @@ def jsonl_records(path: str | Path, *, text: str | None = None) -> list[tuple[in
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            record = loads(line)
         except json.JSONDecodeError as error:
             if number == len(lines):  # the last line, without its newline: torn
                 warnings.warn(f"{path}, line {number}: skipped a torn last line (a write cut short)", stacklevel=2)

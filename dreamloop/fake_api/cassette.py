@@ -21,6 +21,7 @@ from typing import Any
 
 from dreamloop.errors import FileFormatError, ScriptExhausted
 
+from ..jsonl import loads, numbered_lines, read_text
 from .recorded import RawTurn, RecordedInteraction, load_cassette
 
 __all__ = ["Cassette", "RequestDifference", "cassette"]
@@ -123,13 +124,13 @@ def cassette(path: str | Path) -> Cassette:
     path = Path(path)
     if path.suffix in (".yaml", ".yml"):
         return Cassette(load_cassette(path), source=path.name)
-    lines = [(n, line) for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1) if line.strip()]
+    lines = numbered_lines(read_text(path))  # split on \n only: a raw U+2028 stays inside its string
     exchanges: list[RecordedInteraction] = []
     results: list[dict[str, Any]] = []
     model = None
     for position, (number, line) in enumerate(lines):
         try:
-            record = json.loads(line)
+            record = loads(line)
         except json.JSONDecodeError as error:
             if position == len(lines) - 1 and position > 0:
                 break  # torn while being written

@@ -20,6 +20,8 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict
 
+from ..jsonl import loads, numbered_lines
+
 __all__ = ["RawTurn", "RecordedInteraction", "load_cassette", "load_recorded", "recorded_turn"]
 
 _ERROR_STATUS = {
@@ -114,8 +116,8 @@ def load_cassette(path: str | Path) -> list[RecordedInteraction]:
 def jsonl_to_sse(text: str) -> str:
     """Data-only JSON lines (vercel/ai chunks) as an SSE body with ``event:`` lines."""
     frames = []
-    for line in text.splitlines():
+    for _, line in numbered_lines(text):
         if line.strip():
-            event_type = json.loads(line)["type"]
+            event_type = loads(line)["type"]
             frames.append(f"event: {event_type}\ndata: {line}\n\n")
     return "".join(frames)
