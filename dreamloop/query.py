@@ -34,7 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from .abort import AbortController, Aborted
 from .context import ContextOptions, ContextPipeline, PreCompact, PreCompactResult, PreparedContext, prepare_context
 from .deps import QueryDeps
-from .errors import CompactionFailed, IncompleteStreamError, MalformedStreamError, StreamError
+from .errors import CompactionFailed, HookError, IncompleteStreamError, MalformedStreamError, StreamError
 from .events import RequestStart, StreamEvent
 from .hooks import Hooks, StopCheck, run_pre_compact_hooks, run_stop_hooks
 from .language import N_
@@ -79,6 +79,7 @@ from .tools import (
     tool_results_message,
     tool_schemas,
 )
+from .tools.cancellation import hook_failure
 from .trace import Trace
 
 __all__ = ["QueryParams", "QueryRun", "query"]
@@ -537,6 +538,12 @@ async def _prepare_context(state: State, pipeline: ContextPipeline, run: QueryRu
     except asyncio.CancelledError:
         run.end(Terminal(reason="aborted_streaming", turn_count=state.turn_count), _Turn(state))
         raise
+    except HookError as error:  # a pre_compact hook raised: it propagates; the run still ends in a Terminal
+        turn = _Turn(state)
+        notice = _system(run.params.deps, "hook_error", f"The run ended because a hook raised: {error}", "error")
+        turn.attachments.append(notice)
+        run.end(Terminal(reason="hook_stopped", turn_count=state.turn_count, error=str(error)), turn, notice)
+        raise
     return _Turn(state, prepared)
 
 
@@ -802,6 +809,10 @@ async def _run_tools(params: QueryParams, run: QueryRun, turn: _Turn) -> AsyncIt
         run.end(Terminal(reason="aborted_tools", turn_count=state.turn_count), turn,
                 *_tools_interrupted(turn, tool_uses, deps))
         raise
+    except HookError as error:  # a Python hook's bug: it propagates, but the history stays valid
+        run.end(Terminal(reason="hook_stopped", turn_count=state.turn_count, error=str(error)), turn,
+                *_hook_raised(turn, tool_uses, deps, error))
+        raise
     stopped = _hook_stopped(turn, deps)  # a hook said `continue: false` while tools ran
     if stopped is not None:
         turn.attachments.append(stopped)
@@ -870,6 +881,18 @@ def _tools_interrupted(turn: _Turn, tool_uses: list[Any], deps: QueryDeps) -> li
     notice = _system(deps, "interrupted", "Interrupted while tools were running.", "warning")
     turn.attachments.append(notice)
     return [*turn.tool_results, notice]
+
+
+def _hook_raised(turn: _Turn, tool_uses: list[Any], deps: QueryDeps, error: HookError) -> list[Any]:
+    """A Python hook raised while tools ran: every call gets its result (finished ones keep theirs), then a notice."""
+    closing: list[Any] = []
+    if not turn.tool_results:
+        turn.tool_results = [tool_results_message(tool_uses, turn.results, hook_failure(str(error)),
+                                                  started=turn.started, uuid=deps.uuid())]
+        closing.extend(turn.tool_results)
+    notice = _system(deps, "hook_error", f"The run ended because a hook raised: {error}", "error")
+    turn.attachments.append(notice)
+    return [*closing, notice]
 
 
 def _model_failed(turn: _Turn, partial: PartialResponse, deps: QueryDeps, error: Exception,
@@ -966,6 +989,11 @@ async def _stop_hooks(params: QueryParams, state: State, run: QueryRun, turn: _T
                                              "warning"),))
     except asyncio.CancelledError:
         run.end(Terminal(reason="stop_hook_prevented", turn_count=state.turn_count), turn)
+        raise
+    except HookError as error:  # propagates; the run still ends in a Terminal
+        notice = _system(params.deps, "hook_error", f"The run ended because a hook raised: {error}", "error")
+        turn.attachments.append(notice)
+        run.end(Terminal(reason="hook_stopped", turn_count=state.turn_count, error=str(error)), turn, notice)
         raise
 
 

@@ -294,6 +294,7 @@ class StreamingToolExecutor:
             for call in self._calls:  # a call that died of a BaseException (not a tool error) surfaces here
                 if call.task is not None and call.task.done() and not call.task.cancelled() \
                         and call.task.exception() is not None:
+                    await self._stop()  # the others are stopped and their errors retrieved, not left to the log
                     raise call.task.exception()  # type: ignore[misc]
             if self._stopped or not self._calls:
                 return
@@ -309,10 +310,10 @@ class StreamingToolExecutor:
     async def _stop(self) -> None:
         """End early: no call starts any more; cancel the running ones and wait for them to unwind."""
         self._stopped = True
-        tasks = [call.task for call in self._calls if call.task is not None and not call.task.done()]
+        tasks = [call.task for call in self._calls if call.task is not None]
         for task in tasks:
             task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await asyncio.gather(*tasks, return_exceptions=True)  # done ones too: their exceptions are retrieved
 
 
 class _StopOnClose:
