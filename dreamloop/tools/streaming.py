@@ -142,6 +142,8 @@ class StreamingToolExecutor:
         if self._stopped:
             raise RuntimeError("this StreamingToolExecutor has ended (discarded or stopped early); "
                                "use a new one for the next response")
+        if any(call.id == _field(tool_use, "id") for call in self._calls):
+            return  # a repeated tool_use id runs once; the loop keeps only the first block with it
         self._calls.append(_Call(tool_use, _is_concurrency_safe(tool_use, self.context.tools)))
         self._start_ready()
 
