@@ -204,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
                 warnings.simplefilter("always")
                 trace = Trace.load(args.trace)
             for warning in caught:
-                print(f"dreamloop replay: warning: {warning.message}", file=sys.stderr)
+                print(f"dreamloop replay: warning: {_one_line(Exception(warning.message))}", file=sys.stderr)
         elif args.command == "import-claude-code":
             session, trace = _prepare_import(args)
     except (ValidationError, ValueError, FileNotFoundError, FileExistsError, KeyError, MissingCredentials) as error:
@@ -411,11 +411,14 @@ _FLAGS = {"messages": "prompt", "max_turns": "--max-turns", "permission_mode": "
 
 
 def _one_line(error: Exception) -> str:
+    """The error for stderr, its control characters shown, never obeyed (a file name can hold ESC too)."""
+    from .render import visible
+
     if isinstance(error, KeyError):  # str() of a KeyError quotes its message
-        return str(error.args[0]) if error.args else "not found"
+        return visible(str(error.args[0]) if error.args else "not found")
     if isinstance(error, ValidationError):
-        return "; ".join(_one_error(e) for e in error.errors())
-    return str(error)
+        return visible("; ".join(_one_error(e) for e in error.errors()))
+    return visible(str(error))
 
 
 def _one_error(error: Any) -> str:
@@ -591,7 +594,9 @@ def _say_denied(denied: list[tuple[str, str]], mode: str | None) -> None:
         lines.append(f"  … and {len(denied) - 5} more")
     lines.append(f"to let them run, re-run with {fix}"
                  + (" (file edits in the workspace)" if "accept-edits" in fix else " (everything: not a sandbox)"))
-    print("\n".join(lines), file=sys.stderr)
+    from .render import visible
+
+    print(visible("\n".join(lines)), file=sys.stderr)
 
 
 def _prepare_import(args: argparse.Namespace) -> tuple[Any, Any]:
@@ -640,8 +645,10 @@ def _import_claude_code(args: argparse.Namespace, session: Any, trace: Any) -> i
 
 def _console(stderr: bool = False) -> Console:
     """A rich Console; 100 columns when the output is not a terminal (logs, pipes), so lines don't wrap at 80."""
+    from .render import SafeConsole
+
     stream = sys.stderr if stderr else sys.stdout
-    return Console(stderr=stderr, width=None if stream.isatty() else 100)
+    return SafeConsole(stderr=stderr, width=None if stream.isatty() else 100)
 
 
 def _terminal_ask(console: Console) -> Any:
