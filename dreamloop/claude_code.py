@@ -102,15 +102,16 @@ class _Record:
 
 def _parse(path: Path) -> tuple[list[_Record], int | None]:
     """The records of ``path`` and the number of a torn last line (None if the file ends cleanly)."""
-    numbered = numbered_lines(read_text(path))  # split on \n only: Claude Code writes U+2028 raw
+    text = read_text(path)
+    numbered = numbered_lines(text)  # split on \n only: Claude Code writes U+2028 raw
     records: list[_Record] = []
     torn = None
     for position, (number, line) in enumerate(numbered):
         try:
             data = loads(line)
         except json.JSONDecodeError as error:
-            if position == len(numbered) - 1:
-                torn = number  # a crash while the last line was being written
+            if position == len(numbered) - 1 and not text.endswith("\n"):
+                torn = number  # a crash while the last line was being written (no newline after it)
                 break
             raise FileFormatError(path, number, f"not JSON ({error.msg} at column {error.colno}); "
                                                 "a session file holds one JSON object per line") from None

@@ -282,6 +282,7 @@ def _prepare_run(args: argparse.Namespace) -> tuple[Any, argparse.Namespace, Any
         if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
             raise MissingCredentials("--live needs ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN); "
                                      "set ANTHROPIC_BASE_URL too for an Anthropic-compatible endpoint")
+        _check_base_url(os.environ.get("ANTHROPIC_BASE_URL"))
         model = live(**options)
     elif args.cassette:
         from .fake_api.cassette import cassette
@@ -362,6 +363,35 @@ def _load_hooks(settings: list[Path], console: Console) -> Any:
     for line in hooks.unsupported:
         console.print(Text("hook not run: ", style="yellow") + Text(line))
     return hooks
+
+
+def _check_base_url(url: str | None) -> None:
+    """A malformed ``ANTHROPIC_BASE_URL`` is a usage error before the run, not a traceback at the first request."""
+    if not url:
+        return
+    from urllib.parse import urlsplit
+
+    problem = None
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 (raises ValueError for a port that is not a number in range)
+    except ValueError as error:
+        problem = str(error)
+    else:
+        if parts.scheme not in ("http", "https"):
+            problem = "the scheme must be http or https"
+        elif not parts.hostname or any(c.isspace() for c in url):
+            problem = "no host name, or a space in it"
+    if problem is None:
+        import httpx2
+
+        try:
+            httpx2.URL(url)
+        except httpx2.InvalidURL as error:  # the SDK's own URL parser: what it refuses is refused here first
+            problem = str(error)
+    if problem:
+        raise ValueError(f"ANTHROPIC_BASE_URL {url!r} is not a URL the client can use ({problem}); "
+                         "e.g. https://api.anthropic.com or http://127.0.0.1:8080")
 
 
 def _check_not_the_package(workspace: Path, *, given: bool) -> None:

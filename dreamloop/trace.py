@@ -259,7 +259,7 @@ class Trace:
         trace = cls()
         text = _read_text(path)
         try:
-            header = json.loads(text.split("\n", 1)[0])
+            header = loads(text.split("\n", 1)[0])
         except json.JSONDecodeError:
             header = None
         if not isinstance(header, dict) or header.get("kind") != "trace":
