@@ -41,7 +41,7 @@ from .errors import HookError
 from .jsonl import loads, read_text
 from .messages import AttachmentMessage, SystemMessage, new_uuid, user_message
 from .tools.bash import _DRAIN_S, _Capture, _kill_group, _wait_for_exit, start_process
-from .tools.environment import command_environment
+from .tools.environment import command_environment, redact
 from .tools.permissions import Allow, Ask, Deny
 
 __all__ = [
@@ -632,6 +632,7 @@ async def _run_one(entry: HookEntry, input: HookInput, hooks: Hooks, hook_name: 
     elif isinstance(entry.hook, CommandHook):
         timeout = entry.hook.timeout or hooks.timeout
         code, stdout, stderr = await _run_command(entry.hook.command, input, timeout)
+        stdout, stderr = redact(stdout), redact(stderr)  # a hook can read the key elsewhere (/proc/$PPID/environ)
         kind, decision, content = _read_command(event, hook_name, entry.label, code, stdout, stderr, timeout)
         details = {"command": entry.hook.command, "exitCode": code, "stdout": stdout, "stderr": stderr}
     else:
