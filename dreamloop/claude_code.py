@@ -23,6 +23,7 @@ from anthropic.types import Message as APIMessage
 from pydantic import ValidationError
 
 from .errors import FileFormatError
+from .jsonl import loads, numbered_lines, read_text
 from .fake_api.validation import validate_request
 from .messages import (AssistantMessage, SystemMessage, UserMessage, normalize_messages_for_api, tool_result_block,
                        withdrawn)
@@ -103,16 +104,16 @@ class _Record:
 
 def _parse(path: Path) -> tuple[list[_Record], int | None]:
     """The records of ``path`` and the number of a torn last line (None if the file ends cleanly)."""
-    lines = path.read_text(encoding="utf-8").splitlines()
-    numbered = [(n, line) for n, line in enumerate(lines, start=1) if line.strip()]
+    text = read_text(path)
+    numbered = numbered_lines(text)  # split on \n only: Claude Code writes U+2028 raw
     records: list[_Record] = []
     torn = None
     for position, (number, line) in enumerate(numbered):
         try:
-            data = json.loads(line)
+            data = loads(line)
         except json.JSONDecodeError as error:
-            if position == len(numbered) - 1:
-                torn = number  # a crash while the last line was being written
+            if position == len(numbered) - 1 and not text.endswith("\n"):
+                torn = number  # a crash while the last line was being written (no newline after it)
                 break
             raise FileFormatError(path, number, f"not JSON ({error.msg} at column {error.colno}); "
                                                 "a session file holds one JSON object per line") from None

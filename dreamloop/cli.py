@@ -214,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
                 warnings.simplefilter("always")
                 trace = Trace.load(args.trace)
             for warning in caught:
-                print(f"dreamloop replay: warning: {warning.message}", file=sys.stderr)
+                print(f"dreamloop replay: warning: {_one_line(Exception(warning.message))}", file=sys.stderr)
         elif args.command == "import-claude-code":
             session, trace = _prepare_import(args)
     except (ValidationError, ValueError, FileNotFoundError, FileExistsError, KeyError, MissingCredentials) as error:
@@ -296,6 +296,7 @@ def _prepare_run(args: argparse.Namespace) -> tuple[Any, argparse.Namespace, Any
         if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
             raise MissingCredentials("--live needs ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN); "
                                      "set ANTHROPIC_BASE_URL too for an Anthropic-compatible endpoint")
+        _check_base_url(os.environ.get("ANTHROPIC_BASE_URL"))
         model = live(**options)
     elif args.cassette:
         from .fake_api.cassette import cassette
@@ -378,6 +379,35 @@ def _load_hooks(settings: list[Path], console: Console) -> Any:
     return hooks
 
 
+def _check_base_url(url: str | None) -> None:
+    """A malformed ``ANTHROPIC_BASE_URL`` is a usage error before the run, not a traceback at the first request."""
+    if not url:
+        return
+    from urllib.parse import urlsplit
+
+    problem = None
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 (raises ValueError for a port that is not a number in range)
+    except ValueError as error:
+        problem = str(error)
+    else:
+        if parts.scheme not in ("http", "https"):
+            problem = "the scheme must be http or https"
+        elif not parts.hostname or any(c.isspace() for c in url):
+            problem = "no host name, or a space in it"
+    if problem is None:
+        import httpx2
+
+        try:
+            httpx2.URL(url)
+        except httpx2.InvalidURL as error:  # the SDK's own URL parser: what it refuses is refused here first
+            problem = str(error)
+    if problem:
+        raise ValueError(f"ANTHROPIC_BASE_URL {url!r} is not a URL the client can use ({problem}); "
+                         "e.g. https://api.anthropic.com or http://127.0.0.1:8080")
+
+
 def _check_not_the_package(workspace: Path, *, given: bool) -> None:
     """Refuse a workspace that holds dreamloop's own source: a run there could edit the sample project."""
     package = Path(__file__).resolve().parent
@@ -425,11 +455,14 @@ _FLAGS = {"messages": "prompt", "max_turns": "--max-turns", "permission_mode": "
 
 
 def _one_line(error: Exception) -> str:
+    """The error for stderr, its control characters shown, never obeyed (a file name can hold ESC too)."""
+    from .render import visible
+
     if isinstance(error, KeyError):  # str() of a KeyError quotes its message
-        return str(error.args[0]) if error.args else "not found"
+        return visible(str(error.args[0]) if error.args else "not found")
     if isinstance(error, ValidationError):
-        return "; ".join(_one_error(e) for e in error.errors())
-    return str(error)
+        return visible("; ".join(_one_error(e) for e in error.errors()))
+    return visible(str(error))
 
 
 def _one_error(error: Any) -> str:
@@ -616,7 +649,9 @@ def _say_denied(denied: list[tuple[str, str]], mode: str | None) -> None:
         lines.append(f"  … and {len(denied) - 5} more")
     lines.append(f"to let them run, re-run with {fix}"
                  + (" (file edits in the workspace)" if "accept-edits" in fix else " (everything: not a sandbox)"))
-    print("\n".join(lines), file=sys.stderr)
+    from .render import visible
+
+    print(visible("\n".join(lines)), file=sys.stderr)
 
 
 def _prepare_import(args: argparse.Namespace) -> tuple[Any, Any]:
@@ -665,8 +700,10 @@ def _import_claude_code(args: argparse.Namespace, session: Any, trace: Any) -> i
 
 def _console(stderr: bool = False) -> Console:
     """A rich Console; 100 columns when the output is not a terminal (logs, pipes), so lines don't wrap at 80."""
+    from .render import SafeConsole
+
     stream = sys.stderr if stderr else sys.stdout
-    return Console(stderr=stderr, width=None if stream.isatty() else 100)
+    return SafeConsole(stderr=stderr, width=None if stream.isatty() else 100)
 
 
 def _terminal_ask(console: Console) -> Any:

@@ -38,9 +38,10 @@ from typing import Any, Awaitable, Callable, ClassVar, Literal, Mapping, Union
 from pydantic import AliasChoices, AliasPath, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .errors import HookError
+from .jsonl import loads, read_text
 from .messages import AttachmentMessage, SystemMessage, new_uuid, user_message
-from .tools.bash import _DRAIN_S, _Capture, _kill_group, _wait_for_exit
-from .tools.environment import command_environment
+from .tools.bash import _DRAIN_S, _Capture, _kill_group, _wait_for_exit, start_process
+from .tools.environment import command_environment, redact
 from .tools.permissions import Allow, Ask, Deny
 
 __all__ = [
@@ -497,13 +498,17 @@ def load_hooks(*paths: str | Path, hooks: Hooks | None = None) -> Hooks:
     ``hooks`` to add to an existing ``Hooks``. Only ``type: command`` runs: other types, and events
     dreamloop has no phase for (``SessionStart``, ``Notification``, ...), are listed in
     ``hooks.unsupported`` and warned about (``UnsupportedHookWarning``), never dropped silently.
-    Raises ``FileNotFoundError``, or ``ValueError`` naming the file for bad JSON or a bad shape.
+    Raises ``FileNotFoundError``, or ``ValueError`` naming the file for bad JSON, a bad shape, a bad
+    matcher, a directory, an unreadable file or bytes that are not UTF-8.
     """
     hooks = hooks if hooks is not None else Hooks()
     for path in map(Path, paths):
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path)  # a directory, an unreadable file, bytes that are not UTF-8: named
         try:
-            settings = _Settings.model_validate_json(text)
+            settings = _Settings.model_validate(loads(text))
+        except json.JSONDecodeError as error:
+            raise ValueError(f"{path}: not a Claude Code settings file (not JSON: {error.msg}, line {error.lineno} "
+                             f"column {error.colno})") from None
         except ValidationError as error:
             first = error.errors(include_url=False)[0]
             where = ".".join(map(str, first["loc"])) or "the file"
@@ -520,7 +525,11 @@ def load_hooks(*paths: str | Path, hooks: Hooks | None = None) -> Hooks:
                         hooks.unsupported.append(f"{path}: {name} {what} (only type 'command' runs)")
                         hooks.add(event, UnsupportedHook(spec.type), matcher=group.matcher, source=str(path))
                         continue
-                    hooks.add(event, CommandHook(spec.command, spec.timeout), matcher=group.matcher, source=str(path))
+                    try:
+                        hooks.add(event, CommandHook(spec.command, spec.timeout), matcher=group.matcher,
+                                  source=str(path))
+                    except ValueError as error:  # a bad matcher: say which file holds it
+                        raise ValueError(f"{path}: {name}: {error}") from None
     if hooks.unsupported:
         warnings.warn("these hooks will not run: " + "; ".join(hooks.unsupported), UnsupportedHookWarning,
                       stacklevel=2)
@@ -623,6 +632,7 @@ async def _run_one(entry: HookEntry, input: HookInput, hooks: Hooks, hook_name: 
     elif isinstance(entry.hook, CommandHook):
         timeout = entry.hook.timeout or hooks.timeout
         code, stdout, stderr = await _run_command(entry.hook.command, input, timeout)
+        stdout, stderr = redact(stdout), redact(stderr)  # a hook can read the key elsewhere (/proc/$PPID/environ)
         kind, decision, content = _read_command(event, hook_name, entry.label, code, stdout, stderr, timeout)
         details = {"command": entry.hook.command, "exitCode": code, "stdout": stdout, "stderr": stderr}
     else:
@@ -703,7 +713,7 @@ async def _run_command(command: str, input: HookInput, timeout: float) -> tuple[
     """
     cwd = input.cwd or os.getcwd()
     try:
-        proc = await asyncio.create_subprocess_exec(
+        proc = await start_process(  # never cancelled mid-spawn: see start_process
             "/bin/bash", "-c", command, cwd=cwd, env=hook_env(cwd),
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
             start_new_session=True)  # fmt: skip
@@ -721,10 +731,16 @@ async def _run_command(command: str, input: HookInput, timeout: float) -> tuple[
         return (proc.returncode if exited else None), out.text(), err.text()
     finally:
         readers.cancel()
+        readers.add_done_callback(_retrieved)  # a cancelled gather's CancelledError is expected, not news
         if proc.returncode is None:  # cancelled while running: take the group down
             _kill_group(proc)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(proc.wait(), _DRAIN_S)
+
+
+def _retrieved(future: asyncio.Future) -> None:
+    if not future.cancelled():
+        future.exception()
 
 
 async def _feed(proc: asyncio.subprocess.Process, data: bytes) -> None:

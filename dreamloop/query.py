@@ -34,7 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from .abort import AbortController, Aborted
 from .context import ContextOptions, ContextPipeline, PreCompact, PreCompactResult, PreparedContext, prepare_context
 from .deps import QueryDeps
-from .errors import CompactionFailed, IncompleteStreamError, MalformedStreamError, StreamError
+from .errors import CompactionFailed, HookError, IncompleteStreamError, MalformedStreamError, StreamError
 from .events import RequestStart, StreamEvent
 from .hooks import Hooks, StopCheck, run_pre_compact_hooks, run_stop_hooks
 from .language import N_
@@ -79,6 +79,7 @@ from .tools import (
     tool_results_message,
     tool_schemas,
 )
+from .tools.cancellation import hook_failure
 from .trace import Trace
 
 __all__ = ["QueryParams", "QueryRun", "query"]
@@ -363,6 +364,7 @@ class _Turn:
         self.terminal: Terminal | None = prepared.terminal if prepared else None
         self.transition: Continue | None = None
         self.rewritten: tuple[Any, ...] | None = None  # the next State's messages, when a recovery rewrote them
+        self.repeated_ids: list[str] = []  # tool_use ids the response used more than once (dropped after the first)
 
     @property
     def failed(self) -> bool:
@@ -537,6 +539,12 @@ async def _prepare_context(state: State, pipeline: ContextPipeline, run: QueryRu
     except asyncio.CancelledError:
         run.end(Terminal(reason="aborted_streaming", turn_count=state.turn_count), _Turn(state))
         raise
+    except HookError as error:  # a pre_compact hook raised: it propagates; the run still ends in a Terminal
+        turn = _Turn(state)
+        notice = _system(run.params.deps, "hook_error", f"The run ended because a hook raised: {error}", "error")
+        turn.attachments.append(notice)
+        run.end(Terminal(reason="hook_stopped", turn_count=state.turn_count, error=str(error)), turn, notice)
+        raise
     return _Turn(state, prepared)
 
 
@@ -560,6 +568,7 @@ async def _stream_model(params: QueryParams, run: QueryRun, turn: _Turn) -> Asyn
         try:
             async for item in _guarded(_call_model(params, run.model, turn), params.abort):
                 if isinstance(item, APIMessage):
+                    item, turn.repeated_ids = one_call_per_id(item)  # a repeated id runs once (see below)
                     turn.stop_reason = item.stop_reason
                     if any(_visible(block) for block in item.content):  # never an empty message (F4)
                         message = AssistantMessage(uuid=deps.uuid(), message=item, request_id=run.model.last_request_id)
@@ -591,6 +600,12 @@ async def _stream_model(params: QueryParams, run: QueryRun, turn: _Turn) -> Asyn
             if step == "fallback":
                 run.model, overloads = params.fallback_model, 0
             continue
+        if turn.repeated_ids:
+            notice = _system(deps, "duplicate_tool_use_id", "The response used the tool_use id "
+                             f"{', '.join(turn.repeated_ids)} more than once; only the first block with that id is "
+                             "kept, run and answered (the API accepts one tool_use and one result per id).", "warning")
+            turn.attachments.append(notice)
+            yield notice
         for notice in _stream_notices(turn, turn.partial, deps):  # what a later API version may add: said, not fatal
             turn.attachments.append(notice)
             yield notice
@@ -802,6 +817,16 @@ async def _run_tools(params: QueryParams, run: QueryRun, turn: _Turn) -> AsyncIt
         run.end(Terminal(reason="aborted_tools", turn_count=state.turn_count), turn,
                 *_tools_interrupted(turn, tool_uses, deps))
         raise
+    except HookError as error:  # a Python hook's bug: it propagates, but the history stays valid
+        run.end(Terminal(reason="hook_stopped", turn_count=state.turn_count, error=str(error)), turn,
+                *_hook_raised(turn, tool_uses, deps, error))
+        raise
+    if turn.repeated_ids:  # the model learns why a block it sent got no result of its own
+        note = user_message(f"Note: your response used the tool_use id {', '.join(turn.repeated_ids)} more than once. "
+                            "Only the first tool_use block with each id was run and answered; the repeated block "
+                            "was dropped. Give every tool_use a unique id.", is_meta=True, uuid=deps.uuid())
+        turn.attachments.append(note)
+        yield note
     stopped = _hook_stopped(turn, deps)  # a hook said `continue: false` while tools ran
     if stopped is not None:
         turn.attachments.append(stopped)
@@ -872,6 +897,18 @@ def _tools_interrupted(turn: _Turn, tool_uses: list[Any], deps: QueryDeps) -> li
     return [*turn.tool_results, notice]
 
 
+def _hook_raised(turn: _Turn, tool_uses: list[Any], deps: QueryDeps, error: HookError) -> list[Any]:
+    """A Python hook raised while tools ran: every call gets its result (finished ones keep theirs), then a notice."""
+    closing: list[Any] = []
+    if not turn.tool_results:
+        turn.tool_results = [tool_results_message(tool_uses, turn.results, hook_failure(str(error)),
+                                                  started=turn.started, uuid=deps.uuid())]
+        closing.extend(turn.tool_results)
+    notice = _system(deps, "hook_error", f"The run ended because a hook raised: {error}", "error")
+    turn.attachments.append(notice)
+    return [*closing, notice]
+
+
 def _model_failed(turn: _Turn, partial: PartialResponse, deps: QueryDeps, error: Exception,
                   terminal: Terminal) -> list[Any]:
     """An unrecovered model error: close the transcript, then tell the person (never the model)."""
@@ -895,6 +932,8 @@ def _close_stream(turn: _Turn, partial: PartialResponse, deps: QueryDeps, why: U
     closing: list[Any] = []
     if not turn.assistant_messages:
         unfinished = partial.message()
+        if unfinished is not None:
+            unfinished, _ = one_call_per_id(unfinished)
         if unfinished is not None and any(_visible(b) for b in unfinished.content):
             kept = AssistantMessage(uuid=deps.uuid(), message=unfinished)
             turn.assistant_messages.append(kept)
@@ -905,6 +944,25 @@ def _close_stream(turn: _Turn, partial: PartialResponse, deps: QueryDeps, why: U
                                                   uuid=deps.uuid())]
         closing.extend(turn.tool_results)
     return closing
+
+
+def one_call_per_id(message: APIMessage) -> tuple[APIMessage, list[str]]:
+    """``message`` without the ``tool_use`` blocks that repeat an earlier block's id, and the repeated ids.
+
+    Models and proxies have sent one id twice; run twice, the call's effects happen twice, and the next
+    request (two results, or two tool_use blocks, for one id) is rejected, and every later one with it.
+    """
+    seen: set[str] = set()
+    repeated: list[str] = []
+    kept = []
+    for block in message.content:
+        if block.type == "tool_use":
+            if block.id in seen:
+                repeated += [] if block.id in repeated else [block.id]
+                continue
+            seen.add(block.id)
+        kept.append(block)
+    return (message.model_copy(update={"content": kept}) if repeated else message), repeated
 
 
 def _visible(block: Any) -> bool:
@@ -966,6 +1024,11 @@ async def _stop_hooks(params: QueryParams, state: State, run: QueryRun, turn: _T
                                              "warning"),))
     except asyncio.CancelledError:
         run.end(Terminal(reason="stop_hook_prevented", turn_count=state.turn_count), turn)
+        raise
+    except HookError as error:  # propagates; the run still ends in a Terminal
+        notice = _system(params.deps, "hook_error", f"The run ended because a hook raised: {error}", "error")
+        turn.attachments.append(notice)
+        run.end(Terminal(reason="hook_stopped", turn_count=state.turn_count, error=str(error)), turn, notice)
         raise
 
 

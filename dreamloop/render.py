@@ -17,6 +17,7 @@ from typing import Any, Iterable
 
 from rich.console import Console
 from rich.panel import Panel
+from rich.segment import Segment
 from rich.rule import Rule
 from rich.text import Text
 
@@ -25,7 +26,34 @@ from .messages import AssistantMessage, AttachmentMessage, SystemMessage, Tombst
 from .state import Continue, Terminal
 from .tokens import usage_text
 
-__all__ = ["TurnPrinter", "print_run", "print_trace", "workspace_diff"]
+__all__ = ["SafeConsole", "TurnPrinter", "print_run", "print_trace", "visible", "workspace_diff"]
+
+_CONTROL_PICTURES = {
+    **{code: 0x2400 + code for code in range(0x20) if code not in (0x09, 0x0A)},  # ESC -> ␛, BEL -> ␇, CR -> ␍ ...
+    0x7F: 0x2421,  # DEL -> ␡
+    **{code: 0xFFFD for code in range(0x80, 0xA0)},  # C1 controls (0x9B is a one-byte CSI in some terminals)
+}
+
+
+def visible(text: str) -> str:
+    """``text`` with every control character shown as a picture (ESC as ␛, BEL as ␇), tab and newline kept.
+
+    What the model writes, a file holds or a command prints may carry escape sequences (clear the
+    screen, set the window title, rewrite the line); printed raw, the terminal would obey them.
+    """
+    return text.replace("\r\n", "\n").translate(_CONTROL_PICTURES)
+
+
+class SafeConsole(Console):
+    """A rich ``Console`` that never writes a control character it was given: its text is ``visible()``.
+
+    rich's own styling (colours, bold, links) is still written; only the characters of the text
+    printed are changed, so no escape sequence from a model, a file or a command reaches the terminal.
+    """
+
+    def _render_buffer(self, buffer: Iterable[Segment]) -> str:
+        return super()._render_buffer(segment if segment.control else Segment(visible(segment.text), segment.style)
+                                      for segment in buffer)
 
 _PREVIEW_LINES = 6
 
@@ -50,7 +78,7 @@ class TurnPrinter:
     """Prints a run's turns to a rich ``Console``."""
 
     def __init__(self, console: Console | None = None) -> None:
-        self.console = console or Console()
+        self.console = console or SafeConsole()
         self.usage = dict.fromkeys(("input_tokens", "output_tokens", "cache_read_input_tokens",
                                     "cache_creation_input_tokens"), 0)  # the run's totals
         self._calls: dict[str, Any] = {}

@@ -59,7 +59,8 @@ TerminalReason = Literal[
 * ``blocking_limit``: the context is over the hard limit before the request (no call made).
 * ``image_error``: an image or media error from the API.
 * ``stop_hook_prevented``: a stop hook prevented continuation, or the runaway guard fired.
-* ``hook_stopped``: a hook stopped the loop while tools ran (``continue: false``).
+* ``hook_stopped``: a hook stopped the loop while tools ran (``continue: false``), or a Python
+  hook raised (``Terminal.error`` says so; the ``HookError`` then leaves the loop, the history closed).
 """
 
 

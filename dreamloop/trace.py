@@ -24,6 +24,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, PlainSerializer, TypeAdapter, ValidationError
 
+from .jsonl import loads
 from .messages import LoopMessage
 from .state import Continue, Terminal
 
@@ -347,7 +348,7 @@ class Trace:
         trace = cls()
         text = _read_text(path)
         try:
-            header = json.loads(text.split("\n", 1)[0])
+            header = loads(text.split("\n", 1)[0])
         except json.JSONDecodeError:
             header = None
         if not isinstance(header, dict) or header.get("kind") != "trace":
@@ -470,7 +471,7 @@ def jsonl_records(path: str | Path, *, text: str | None = None) -> list[tuple[in
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            record = loads(line)
         except json.JSONDecodeError as error:
             if number == len(lines):  # the last line, without its newline: torn
                 warnings.warn(f"{path}, line {number}: skipped a torn last line (a write cut short)", stacklevel=2)

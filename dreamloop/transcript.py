@@ -54,6 +54,7 @@ from typing import Any, Callable
 from pydantic import TypeAdapter, ValidationError
 
 from .errors import TranscriptError, TranscriptWarning
+from .jsonl import loads
 from .messages import AssistantMessage, LoopMessage, ProgressMessage, SystemMessage, UserMessage, new_uuid
 from .tools.orchestration import tool_results_message
 
@@ -275,7 +276,7 @@ def _split_torn_tail(raw: bytes) -> tuple[bytes, TornLine | None]:
 
 def _parse(line: bytes) -> dict[str, Any] | None:
     try:
-        record = json.loads(line.decode("utf-8"))
+        record = loads(line.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError):
         return None
     return record if isinstance(record, dict) else None

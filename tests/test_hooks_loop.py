@@ -145,6 +145,30 @@ async def test_allow_skips_the_permission_prompt_and_ask_goes_to_the_person(offl
     assert asked == [("Read", "really read b?")]  # Read is read-only; the hook made it ask
 
 
+@pytest.mark.parametrize("hook", ["python", "command"])
+async def test_a_hooks_allow_does_not_override_the_policys_deny_or_ask(offline, hook):
+    """Issue 24 item 8: can_use_tool's Deny and Ask win over a hook's allow (Claude Code's deny and ask rules
+    win over a hook's allow); the hook's allow only skips the tool's own prompt."""
+    ran, asked = [], []
+
+    async def policy(tool, input, context):
+        return {"rm": dl.Deny("rm is denied by policy"), "ask": dl.Ask("sure?")}.get(input["path"], Allow())
+
+    async def ask(tool, input, reason):
+        asked.append(reason)
+        return dl.Deny("no")
+
+    allow = (lambda i: PreToolUseDecision(decision="allow")) if hook == "python" else \
+        CommandHook("""echo '{"hookSpecificOutput": {"permissionDecision": "allow"}}'""")
+    model = offline([S.reply("w", *(S.tool_use("Write", {"path": p}, id=f"T{n}") for n, p in enumerate(["rm", "ask", "ok"]))),
+                     S.reply("done")])
+    await drain(query(params(model, Hooks().add("pre_tool_use", allow), tools=tools(ran), can_use_tool=policy, ask=ask)))
+    assert ran == [("Write", "ok")] and asked == ["sure?"]
+    results = results_of(requests_of(model)[1])
+    assert [r.get("is_error", False) for r in results] == [True, True, False]
+    assert results[0]["content"] == "rm is denied by policy"
+
+
 async def test_without_a_hook_write_is_denied_when_nobody_answers(offline):
     ran = []
     model = offline([S.reply("w", S.tool_use("Write", {"path": "a"}, id="T1")), S.reply("ok")])
@@ -610,3 +634,46 @@ def test_the_blocked_prompt_exit_code_is_documented(capsys):
     assert re.search(rf"^\s*{EXIT_PROMPT_BLOCKED}\s+a UserPromptSubmit hook blocked", capsys.readouterr().out, re.M)
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
     assert f"| {EXIT_PROMPT_BLOCKED} | a `UserPromptSubmit` hook blocked the prompt" in readme
+
+
+# ---------------------------------------------------------------------------
+# Issue 24 item 5: a Python hook that raises leaves a valid history and a Terminal
+
+
+@pytest.mark.parametrize("streaming", [False, True])
+@pytest.mark.parametrize("event", ["pre_tool_use", "post_tool_use"])
+async def test_a_raising_hook_leaves_a_valid_history_and_the_session_goes_on(offline, tmp_path, caplog, event, streaming):
+    import gc
+
+    def broken(input):
+        raise RuntimeError("my bug")
+
+    model = offline([S.reply("r", S.tool_use("Read", {"path": "a"}, id="T1"), S.tool_use("Read", {"path": "b"}, id="T2")),
+                     S.reply("next prompt answered")])
+    hooks = Hooks().add(event, broken)
+    engine = QueryEngine(model=model, tools=tools(), hooks=hooks, transcript=tmp_path / "t.jsonl",
+                         streaming_tool_execution=streaming, deps=QueryDeps(uuid=counting_uuids()))
+    with pytest.raises(HookError, match="my bug"):
+        async for _ in engine.submit_message("go"):
+            pass
+    run = engine.last_run
+    assert run.terminal.reason == "hook_stopped" and "my bug" in run.terminal.error
+    answered = [b["tool_use_id"] for b in engine.messages[-2].message["content"]]
+    assert answered == ["T1", "T2"] and engine.messages[-1].subtype == "hook_error"
+    assert [m.uuid for m in load_transcript(tmp_path / "t.jsonl")] == [m.uuid for m in engine.messages]
+    hooks.entries.clear()  # the author fixed the hook: the same engine's next prompt is accepted
+    async for _ in engine.submit_message("again"):
+        pass
+    assert engine.terminal.reason == "completed"  # and the offline fixture saw no rejected request
+    gc.collect()
+    assert "exception was never retrieved" not in caplog.text
+
+
+async def test_a_raising_stop_hook_ends_the_run_in_a_terminal(offline):
+    def broken(input):
+        raise RuntimeError("my bug")
+
+    run = query(params(offline([S.reply("ok")]), Hooks().add("stop", broken)))
+    with pytest.raises(HookError):
+        await drain(run)
+    assert run.terminal.reason == "hook_stopped" and run.messages[-1].subtype == "hook_error"

@@ -37,6 +37,7 @@ from dreamloop.fake_api.replies import turn_message
 from dreamloop.fake_api.sse import encode_event, message_events
 from dreamloop.hooks import Hooks
 from dreamloop.messages import normalize_messages_for_api, user_message
+from dreamloop.errors import HookError
 from dreamloop.messages import withdrawn
 from dreamloop.model import offline
 from dreamloop.recovery import RecoveryOptions
@@ -60,15 +61,21 @@ def _hooks(choice: dict[str, str | None]) -> Hooks | None:
         "stop": {"continue_": False, "stop_reason": "hook says: stop"},
     }
     for event, behaviour in choice.items():
-        if behaviour is not None:
+        if behaviour == "raise":  # a hook's own bug: HookError propagates; the run still ends in a Terminal
+            hooks.add(event, _raising_hook)
+        elif behaviour is not None:
             hooks.add(event, lambda input, answer=said[behaviour]: answer)
     return hooks if hooks.entries else None
 
 
+def _raising_hook(input: Any) -> None:
+    raise RuntimeError("a bug in the hook")
+
+
 HOOKS = st.fixed_dictionaries({
     "user_prompt_submit": st.sampled_from([None, None, "context", "block"]),
-    "pre_tool_use": st.sampled_from([None, None, "allow", "deny", "stop"]),
-    "post_tool_use": st.sampled_from([None, None, "context", "block", "stop"]),
+    "pre_tool_use": st.sampled_from([None, None, "allow", "deny", "stop", "raise"]),
+    "post_tool_use": st.sampled_from([None, None, "context", "block", "stop", "raise"]),
     "stop": st.sampled_from([None, None, "block", "stop"]),
 }).map(_hooks)
 
@@ -184,7 +191,8 @@ BUILTIN_INPUTS = {"Read": {"file_path": "notes.txt"}, "Grep": {"pattern": r"VALU
 # ---------------------------------------------------------------------------
 # Strategies
 
-TEXTS = st.sampled_from(["", " ", "\n", "Looking.", "Done: the value is 2.", "x" * 80])
+TEXTS = st.sampled_from(["", " ", "\n", "Looking.", "Done: the value is 2.", "x" * 80,
+                         "line\u2028separators\u2029and\u0085NEL"])  # Node writes these raw: a line is split on \n only
 
 
 @st.composite
@@ -223,6 +231,9 @@ FAULTS = st.one_of(
 @st.composite
 def model_turns(draw: Any, counter: Any, faults: bool = True) -> Turn:
     blocks = draw(st.lists(content_blocks(counter), max_size=4))
+    calls = [b for b in blocks if b["type"] == "tool_use"]
+    if calls and draw(st.integers(0, 9)) == 0:  # a model or proxy repeats a tool_use id in one response
+        blocks.insert(draw(st.integers(0, len(blocks))), {**draw(st.sampled_from(calls))})
     stop = draw(st.sampled_from(["auto"] * 8 + ["end_turn", "tool_use", "max_tokens", None, "some_future_reason"]))
     fault = draw(st.one_of(*[st.none()] * 5, FAULTS)) if faults else None
     return Turn(content=blocks, stop_reason=stop, chunk_size=draw(st.integers(1, 24)), fault=fault)
@@ -397,6 +408,13 @@ async def run_session(session: Session, workdir: Path) -> Outcome:
                         running.abort()
                         outcome.aborted = True
                     seen[kind] += 1
+        except HookError:  # documented: a Python hook's bug propagates, after the run ended in a Terminal
+            if engine.terminal is None:
+                outcome.errors.append("HookError escaped without a Terminal")
+            else:
+                outcome.terminals.append(engine.terminal)
+                outcome.traces.append(engine.last_run.trace)
+            continue
         except ValueError as error:
             if prompt.strip():
                 outcome.errors.append(f"{type(error).__name__}: {error}")

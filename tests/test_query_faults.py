@@ -322,3 +322,43 @@ async def test_f12_blank_blocks_inside_a_result_are_dropped_the_rest_kept(offlin
     await drain(query(QueryParams(messages="go", model=model, tools=[loud])))
     (result,) = requests_of(model)[1]["messages"][-1]["content"]
     assert result["content"] == [{"type": "text", "text": "stderr: boom"}] and result["is_error"] is True
+
+
+# ---------------------------------------------------------------------------
+# Issue 24 item 6: one tool_use id twice in one response
+
+
+@pytest.mark.parametrize("streaming", [False, True])
+@pytest.mark.parametrize("same_input", [True, False])
+async def test_a_repeated_tool_use_id_runs_once_and_the_session_goes_on(offline, streaming, same_input):
+    from dreamloop.tools import tool
+
+    class Input(BaseModel):
+        path: str
+
+    ran = []
+
+    @tool(Input, name="Write")
+    async def write(input: Input) -> str:
+        """Write a file."""
+        ran.append(input.path)
+        return f"wrote {input.path}"
+
+    second = {"path": "a"} if same_input else {"path": "b"}
+    model = offline([S.reply("w", S.tool_use("Write", {"path": "a"}, id="T1"), S.tool_use("Write", second, id="T1"),
+                             S.tool_use("Write", {"path": "c"}, id="T2")),
+                     S.reply("done"), S.reply("and again")])
+    engine = QueryEngine(model=model, tools=[write], permission_mode="bypass", streaming_tool_execution=streaming)
+    async for _ in engine.submit_message("go"):
+        pass
+    assert ran == ["a", "c"] and engine.terminal.reason == "completed"
+    request = [r.body for r in model.api.requests][1]
+    sent = request["messages"]
+    assert [b["id"] for b in sent[1]["content"] if b["type"] == "tool_use"] == ["T1", "T2"]
+    results = [b for b in sent[2]["content"] if b["type"] == "tool_result"]
+    assert [r["tool_use_id"] for r in results] == ["T1", "T2"]
+    assert "used the tool_use id T1 more than once" in sent[2]["content"][-1]["text"]
+    assert any(m.type == "system" and m.subtype == "duplicate_tool_use_id" for m in engine.messages)
+    async for _ in engine.submit_message("next"):
+        pass
+    assert engine.terminal.reason == "completed"  # the offline fixture: no request was rejected

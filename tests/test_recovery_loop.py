@@ -402,3 +402,37 @@ def test_the_switches_name_what_is_on():
     for bad in ({"fallback_model": " "}, {"fallback_model": 3}, {"token_budget": 0}):
         with pytest.raises(ValueError):
             QueryParams(messages="hi", model=model, **bad)
+
+
+# Issue 24 item 7: with the pipeline off, what is sent still starts at the last compact boundary
+
+
+async def test_after_a_reactive_compaction_the_next_prompt_and_a_resume_send_from_the_boundary(offline, tmp_path):
+    from dreamloop.engine import QueryEngine
+
+    def policy(body, index):
+        if is_compaction_request(body):
+            return S.reply("Summary: the files were read; each said ok.")
+        if len(json.dumps(body["messages"])) > 3000:  # the pre-compaction history is "too long"
+            return S.prompt_too_long(250_000)
+        if index < 6:
+            return S.reply(S.tool_use("Read", {"path": f"f{index}" + "x" * 400}))
+        return S.reply("ok")
+
+    model = offline(policy)
+    engine = QueryEngine(model=model, tools=[reader()], recovery=RecoveryOptions(), transcript=tmp_path / "t.jsonl",
+                         deps=QueryDeps(uuid=counting_uuids()))
+    async for _ in engine.submit_message("read the files"):
+        pass
+    assert engine.terminal.reason == "completed"
+    assert any(m.type == "system" and m.subtype == "compact_boundary" for m in engine.messages)
+    before = len(bodies(model))
+    async for _ in engine.submit_message("and now?"):
+        pass
+    assert engine.terminal.reason == "completed" and len(bodies(model)) == before + 1  # one request, not three
+    assert "Summary:" in json.dumps(bodies(model)[-1]["messages"][:2])
+    resumed = QueryEngine.resume(tmp_path / "t.jsonl", model=model, tools=[reader()], recovery=RecoveryOptions(),
+                                 deps=QueryDeps(uuid=counting_uuids()))
+    async for _ in resumed.submit_message("still there?"):
+        pass
+    assert resumed.terminal.reason == "completed" and len(bodies(model)) == before + 2

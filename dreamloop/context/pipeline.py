@@ -141,8 +141,8 @@ class ContextPipeline:
 
     async def prepare(self, state: State) -> PreparedContext:
         """Phase 2: the seven stages on ``state.messages`` (see ``prepare_context``)."""
-        if self.options is None:
-            return PreparedContext(list(state.messages), system=self.system_prompt or None,
+        if self.options is None:  # no stage runs, but what is sent still starts at the last compact boundary
+            return PreparedContext(messages_after_compact_boundary(state.messages), system=self.system_prompt or None,
                                    auto_compact_tracking=state.auto_compact_tracking)
         started = self.clock()
         await self._start()
@@ -513,7 +513,8 @@ async def prepare_context(state: State, pipeline: ContextPipeline) -> PreparedCo
     starts from the messages after the last compact boundary; the next State
     is built from what it returns, so a reduction carries forward; the
     transcript keeps everything. With the pipeline off it returns the history
-    unchanged.
+    from the last compact boundary on (a reactive compaction, recovery's, or
+    one in an earlier run of the session), unchanged.
     """
     return await pipeline.prepare(state)
 

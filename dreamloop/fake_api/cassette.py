@@ -21,6 +21,7 @@ from typing import Any
 
 from dreamloop.errors import FileFormatError, ScriptExhausted
 
+from ..jsonl import loads, numbered_lines, read_text
 from .recorded import RawTurn, RecordedInteraction, load_cassette
 
 __all__ = ["Cassette", "RequestDifference", "cassette"]
@@ -123,16 +124,17 @@ def cassette(path: str | Path) -> Cassette:
     path = Path(path)
     if path.suffix in (".yaml", ".yml"):
         return Cassette(load_cassette(path), source=path.name)
-    lines = [(n, line) for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1) if line.strip()]
+    text = read_text(path)
+    lines = numbered_lines(text)  # split on \n only: a raw U+2028 stays inside its string
     exchanges: list[RecordedInteraction] = []
     results: list[dict[str, Any]] = []
     model = None
     for position, (number, line) in enumerate(lines):
         try:
-            record = json.loads(line)
+            record = loads(line)
         except json.JSONDecodeError as error:
-            if position == len(lines) - 1 and position > 0:
-                break  # torn while being written
+            if position == len(lines) - 1 and position > 0 and not text.endswith("\n"):
+                break  # torn while being written (a torn line has no newline after it)
             raise FileFormatError(path, number, f"not JSON ({error.msg} at column {error.colno})") from None
         if not isinstance(record, dict):
             raise FileFormatError(path, number, "not a cassette record (a JSON object)")
@@ -150,14 +152,20 @@ def cassette(path: str | Path) -> Cassette:
             results.append(record)
     if not lines:
         raise FileFormatError(path, None, "empty: not a dreamloop cassette")
+    if not exchanges:
+        raise FileFormatError(path, None, "holds no exchange: nothing to replay")
     return Cassette(exchanges, results, model=model, source=path.name)
 
 
 def _exchange(path: Path, number: int, record: dict[str, Any]) -> RecordedInteraction:
     request, status = record.get("request"), record.get("status")
-    if not isinstance(request, dict) or not isinstance(status, int):
+    if not isinstance(request, dict) or not isinstance(status, int) or isinstance(status, bool):
         raise FileFormatError(path, number, "an exchange without its request (a JSON object) and status")
-    headers = {k: str(v) for k, v in (record.get("headers") or {}).items() if k.lower() != "request-id"}
+    headers = record.get("headers") or {}
+    if not isinstance(headers, dict):
+        raise FileFormatError(path, number, f"an exchange whose headers are a JSON {type(headers).__name__}, "
+                                            "not an object")
+    headers = {str(k): str(v) for k, v in headers.items() if str(k).lower() != "request-id"}
     source = f"{path.name}#{record.get('index', '?')}"
     if isinstance(record.get("sse"), str):
         turn = RawTurn(sse=record["sse"], status=status, headers=headers, source=source)

@@ -20,6 +20,9 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict
 
+from ..errors import FileFormatError
+from ..jsonl import MAX_DEPTH, depth, loads, numbered_lines, read_text
+
 __all__ = ["RawTurn", "RecordedInteraction", "load_cassette", "load_recorded", "recorded_turn"]
 
 _ERROR_STATUS = {
@@ -95,9 +98,28 @@ def recorded_turn(path: str | Path) -> RawTurn:
 def load_cassette(path: str | Path) -> list[RecordedInteraction]:
     """The interactions of a pydantic-ai VCR cassette: request bodies and RawTurns, in order."""
     path = Path(path)
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    try:
+        data = yaml.safe_load(read_text(path))
+    except yaml.YAMLError as error:  # a Python tag is refused here (safe_load), never run
+        mark = getattr(error, "problem_mark", None)
+        raise FileFormatError(path, mark.line + 1 if mark else None,
+                              f"not a YAML cassette ({getattr(error, 'problem', None) or error})") from None
+    except RecursionError:
+        raise FileFormatError(path, None, f"nested too deeply (more than {MAX_DEPTH} levels)") from None
+    if not isinstance(data, dict) or not isinstance(data.get("interactions"), list):
+        raise FileFormatError(path, None, "not a VCR cassette: a mapping with an 'interactions' list of exchanges")
+    if depth(data) > MAX_DEPTH:
+        raise FileFormatError(path, None, f"nested too deeply (more than {MAX_DEPTH} levels)")
+    try:
+        return _interactions(path, data["interactions"])
+    except (KeyError, TypeError, AttributeError, ValueError) as error:
+        raise FileFormatError(path, None, f"an interaction is not a VCR exchange ({type(error).__name__}: "
+                                          f"{error})") from None
+
+
+def _interactions(path: Path, items: list[Any]) -> list[RecordedInteraction]:
     interactions = []
-    for n, item in enumerate(data["interactions"]):
+    for n, item in enumerate(items):
         response = item["response"]
         headers = {k: v[0] if isinstance(v, list) else v for k, v in response.get("headers", {}).items()}
         keep = {k: v for k, v in headers.items() if k == "content-type"}
@@ -114,8 +136,8 @@ def load_cassette(path: str | Path) -> list[RecordedInteraction]:
 def jsonl_to_sse(text: str) -> str:
     """Data-only JSON lines (vercel/ai chunks) as an SSE body with ``event:`` lines."""
     frames = []
-    for line in text.splitlines():
+    for _, line in numbered_lines(text):
         if line.strip():
-            event_type = json.loads(line)["type"]
+            event_type = loads(line)["type"]
             frames.append(f"event: {event_type}\ndata: {line}\n\n")
     return "".join(frames)

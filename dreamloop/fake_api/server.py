@@ -31,6 +31,7 @@ from urllib.parse import urlsplit
 import yaml
 from pydantic import ValidationError
 
+from dreamloop.jsonl import MAX_DEPTH, depth, loads, read_text
 from dreamloop.scripts import Fault, Script, Turn, reply
 
 from .api import OFFLINE_API_KEY, TOO_LARGE_MESSAGE, FakeMessagesAPI
@@ -251,9 +252,13 @@ def _script_from_module(module_name: str, attribute: str, spec: str) -> Script:
 
 
 def _turns_from_file(path: Path) -> list[Any]:
-    text = path.read_text(encoding="utf-8")
+    text = read_text(path)
     try:
-        data = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
+        data = loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
+        if depth(data) > MAX_DEPTH:
+            raise json.JSONDecodeError(f"nested too deeply (more than {MAX_DEPTH} levels)", text, 0)
+    except RecursionError:
+        raise ValueError(f"{path}: nested too deeply (more than {MAX_DEPTH} levels)") from None
     except (json.JSONDecodeError, yaml.YAMLError) as error:
         kind = "JSON" if path.suffix.lower() == ".json" else "YAML"
         raise ValueError(f"{path}: not valid {kind}: {_one_line(str(error))}") from None

@@ -155,7 +155,8 @@ def parse_frames(body: str) -> list[Event]:
     """The JSON ``data`` payloads of an SSE body, in order (frames without data are skipped)."""
     events = []
     for frame in split_frames(body):
-        data = "\n".join(line[5:].lstrip(" ") for line in frame.splitlines() if line.startswith("data:"))
+        data = "\n".join(line[5:].lstrip(" ") for line in frame.replace("\r", "\n").split("\n")
+                         if line.startswith("data:"))  # SSE lines end at CR or LF only, never at U+2028
         if data.strip():
             events.append(json.loads(data))
     return events

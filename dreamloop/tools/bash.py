@@ -185,7 +185,7 @@ async def _run(command: str, cwd: Path, timeout_s: float, limit: int,
     """
     read_end, write_end = os.pipe()
     try:
-        proc = await _start(
+        proc = await start_process(
             "/bin/bash", "-c", command,
             cwd=cwd,
             stdin=asyncio.subprocess.DEVNULL,
@@ -222,22 +222,37 @@ async def _run(command: str, cwd: Path, timeout_s: float, limit: int,
                 await asyncio.wait_for(proc.wait(), _DRAIN_S)
 
 
-async def _start(*args: Any, **kwargs: Any) -> asyncio.subprocess.Process:
-    """``create_subprocess_exec`` that never leaves a process group behind when cancelled.
+async def start_process(*args: Any, **kwargs: Any) -> asyncio.subprocess.Process:
+    """``create_subprocess_exec`` that a cancellation can neither hang nor leave a process group behind.
 
-    The process runs (and may fork) before ``create_subprocess_exec`` returns; a
-    cancellation in that window would make asyncio kill bash alone and leak its
-    children. So the start is shielded, and a cancelled start kills the whole group.
+    The process runs (and may fork) before ``create_subprocess_exec`` returns. Cancelling it in
+    that window makes asyncio kill bash alone, leaking its children, and on CPython 3.11 it can
+    wait for ever: the cancelled creation closes the transport and waits for pipes it had not yet
+    connected, which only close when every process holding them (a child of bash's) has exited.
+    So the start is shielded from the cancellation; a cancelled start waits for it at most
+    ``_DRAIN_S`` seconds, kills the whole group, and re-raises. A start still unfinished then
+    kills its group when it does finish: the caller never waits on it.
     """
     starting = asyncio.ensure_future(asyncio.create_subprocess_exec(*args, **kwargs))
     try:
         return await asyncio.shield(starting)
     except asyncio.CancelledError:
-        proc = await starting
+        await asyncio.wait({starting}, timeout=_DRAIN_S)
+        if not starting.done():
+            starting.add_done_callback(_kill_started)
+            raise
+        if starting.cancelled() or starting.exception() is not None:
+            raise
+        proc = starting.result()
         _kill_group(proc)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(proc.wait(), _DRAIN_S)
         raise
+
+
+def _kill_started(starting: asyncio.Future) -> None:
+    if not starting.cancelled() and starting.exception() is None:
+        _kill_group(starting.result())
 
 
 def _left_running(read_end: int) -> str:

@@ -21,6 +21,7 @@ __all__ = [
     "Unfinished",
     "cancels_siblings",
     "describe_call",
+    "hook_failure",
     "model_failure",
     "sibling_failure",
 ]
@@ -87,6 +88,14 @@ def sibling_failure(failed: Any) -> Unfinished:
     return Unfinished(
         running=f"Cancelled while running because the call {what} failed; it may have made changes before it stopped.",
         not_started=f"Not started because the call {what} failed; this call never ran.",
+    )
+
+
+def hook_failure(error: str) -> Unfinished:
+    """What the calls of a response are told when a Python hook raised (``HookError``) while they ran."""
+    return Unfinished(
+        running=f"Stopped because a hook failed ({error}); it may have made changes before it stopped.",
+        not_started=f"Not run: a hook failed ({error}).",
     )
 
 

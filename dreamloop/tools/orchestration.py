@@ -28,6 +28,7 @@ from ..errors import HookError
 from ..messages import AttachmentMessage, ProgressMessage, UserMessage, tool_result_block
 from .base import Tool, ToolResult, ToolUseContext, find_tool
 from .cancellation import INTERRUPTED, NOT_STARTED, USER_INTERRUPT, Unfinished, cancels_siblings, sibling_failure
+from .environment import redact
 from .permissions import Allow, Deny, decide_permission
 
 __all__ = [
@@ -188,7 +189,8 @@ async def run_tool_use(tool_use: Any, context: ToolUseContext) -> AsyncIterator[
                         ran = True
                     elif isinstance(item, ToolResult):  # the result; post_tool_use records may follow
                         result = item
-                        yield _done(tool_use_id, name, result, progress_uuid(tool_use_id, next(seq)), ran)
+                        yield _done(tool_use_id, name, result, progress_uuid(tool_use_id, next(seq)), ran,
+                                    context.secrets)
                     elif isinstance(item, AttachmentMessage):
                         yield item
                     else:
@@ -208,12 +210,21 @@ async def run_tool_use(tool_use: Any, context: ToolUseContext) -> AsyncIterator[
                                     "(the tool time limit) and was stopped.", is_error=True)
             else:
                 result = ToolResult(f"Error: {type(exc).__name__}: {exc}", is_error=True)
-    yield _done(tool_use_id, name, result, progress_uuid(tool_use_id, next(seq)), ran)
+    yield _done(tool_use_id, name, result, progress_uuid(tool_use_id, next(seq)), ran, context.secrets)
 
 
-def _done(tool_use_id: str, name: str, result: ToolResult, uuid: str, ran: bool) -> ProgressMessage:
+def _redacted(content: Any, secrets: tuple[str, ...]) -> Any:
+    """A result's content with the kit's known credentials redacted (text and text blocks)."""
+    if isinstance(content, str):
+        return redact(content, secrets)
+    return [{**b, "text": redact(b["text"], secrets)} if isinstance(b, dict) and isinstance(b.get("text"), str)
+            else b for b in content]
+
+
+def _done(tool_use_id: str, name: str, result: ToolResult, uuid: str, ran: bool,
+          secrets: tuple[str, ...] = ()) -> ProgressMessage:
     """The ``done`` progress: ``result`` (the tool_result block) and ``ran`` (whether ``tool.call`` started)."""
-    content = _non_empty(result.content, name, result.is_error)
+    content = _redacted(_non_empty(result.content, name, result.is_error), secrets)
     block = tool_result_block(tool_use_id, content, is_error=result.is_error)
     return ProgressMessage(uuid=uuid, tool_use_id=tool_use_id,
                            data={"stage": "done", "name": name, "result": block, "ran": ran})

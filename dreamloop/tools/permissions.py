@@ -97,10 +97,14 @@ async def decide_permission(tool: Tool, input: BaseModel, context: ToolUseContex
                             hook_decision: PermissionDecision | None = None) -> Allow | Deny:
     """Decide whether one validated call may run (``canUseTool`` / ``hasPermissionsToUseTool``).
 
-    The flow: a ``pre_tool_use`` hook's decision (``hook_decision``) if it gave one; else
+    The flow: a ``pre_tool_use`` hook's deny or ask (``hook_decision``) if it gave one; else
     ``context.can_use_tool(tool, input_dict, context)`` if given;
     else ``bypass`` mode allows; else the tool's own
-    ``check_permissions(input, context)`` (which reads the mode). An ``Ask``
+    ``check_permissions(input, context)`` (which reads the mode). A hook's allow skips the
+    tool's own check (the prompt) but not the policy: ``can_use_tool``'s ``Deny`` and ``Ask``
+    still win over it, as Claude Code's deny and ask rules win over a hook's allow (Claude Code
+    docs: "A hook that returns allow doesn't skip the deny-rule and ask-rule steps"); so does a
+    tool's own ``Deny`` (a write outside the workspace). An ``Ask``
     goes to ``context.ask(tool, input_dict, reason)``; with no ``ask`` it
     becomes a ``Deny`` that says how to allow it. Returns ``Allow`` or ``Deny``.
 
@@ -108,7 +112,9 @@ async def decide_permission(tool: Tool, input: BaseModel, context: ToolUseContex
     decision (the caller turns that into an ``is_error`` result).
     """
     as_dict = input.model_dump(mode="json", exclude_unset=True)
-    if hook_decision is not None:
+    if isinstance(hook_decision, Allow):  # the policy's deny and ask still win over a hook's allow
+        decision = await _policy_over_allow(tool, input, as_dict, context, hook_decision)
+    elif hook_decision is not None:
         decision = hook_decision
     elif context.can_use_tool is not None:
         decision = await context.can_use_tool(tool, as_dict, context)
@@ -131,6 +137,21 @@ async def decide_permission(tool: Tool, input: BaseModel, context: ToolUseContex
     if isinstance(answer, Ask):
         return Deny(f"Permission to use {tool.name} was not given.")
     return answer
+
+
+async def _policy_over_allow(tool: Tool, input: BaseModel, as_dict: dict[str, Any], context: ToolUseContext,
+                             allow: Allow) -> PermissionDecision:
+    """A hook allowed the call: ``can_use_tool`` (the policy) may still deny or ask; the tool's own
+    check may still deny (its ask is the prompt the hook's allow skips)."""
+    if context.can_use_tool is not None:
+        policy = await context.can_use_tool(tool, as_dict, context)
+        _check_decision(policy, "can_use_tool")
+    else:
+        policy = await tool.check_permissions(input, context)
+        _check_decision(policy, f"{tool.name}.check_permissions")
+        if isinstance(policy, Ask):
+            return allow
+    return allow if isinstance(policy, Allow) else policy
 
 
 def _check_decision(decision: object, source: str) -> None:

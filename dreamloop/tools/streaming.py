@@ -142,6 +142,8 @@ class StreamingToolExecutor:
         if self._stopped:
             raise RuntimeError("this StreamingToolExecutor has ended (discarded or stopped early); "
                                "use a new one for the next response")
+        if any(call.id == _field(tool_use, "id") for call in self._calls):
+            return  # a repeated tool_use id runs once; the loop keeps only the first block with it
         self._calls.append(_Call(tool_use, _is_concurrency_safe(tool_use, self.context.tools)))
         self._start_ready()
 
@@ -294,6 +296,7 @@ class StreamingToolExecutor:
             for call in self._calls:  # a call that died of a BaseException (not a tool error) surfaces here
                 if call.task is not None and call.task.done() and not call.task.cancelled() \
                         and call.task.exception() is not None:
+                    await self._stop()  # the others are stopped and their errors retrieved, not left to the log
                     raise call.task.exception()  # type: ignore[misc]
             if self._stopped or not self._calls:
                 return
@@ -309,10 +312,10 @@ class StreamingToolExecutor:
     async def _stop(self) -> None:
         """End early: no call starts any more; cancel the running ones and wait for them to unwind."""
         self._stopped = True
-        tasks = [call.task for call in self._calls if call.task is not None and not call.task.done()]
+        tasks = [call.task for call in self._calls if call.task is not None]
         for task in tasks:
             task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await asyncio.gather(*tasks, return_exceptions=True)  # done ones too: their exceptions are retrieved
 
 
 class _StopOnClose:
