@@ -6,8 +6,9 @@ holds the turn's ``State`` (messages, turn_count, transition), the
 ``messages_for_query`` that were sent, the turn's ``assistant_messages`` and
 ``tool_results``, the turn's events, and what the context pipeline did
 (``context``), the State's counters, and the next State's messages when a
-recovery rewrote them. Messages are stored once and referred to by uuid. Saved as
-JSONL (version 6; versions 1 to 5 still load). The widgets read traces; this
+recovery rewrote them, and (imported from a Claude Code session that records
+them) the request as sent. Messages are stored once and referred to by uuid. Saved as
+JSONL (version 7; versions 1 to 6 still load). The widgets read traces; this
 module knows nothing about rendering.
 """
 
@@ -27,12 +28,13 @@ __all__ = ["COUNTERS", "TRACE_VERSION", "Checkpoint", "Trace", "jsonl_records"]
 
 _MESSAGE = TypeAdapter(LoopMessage)
 
-TRACE_VERSION = 6
+TRACE_VERSION = 7
 """The JSONL format's version: 2 added ``Checkpoint.stop_hook_active``; 3 the header's ``source`` and
 ``Checkpoint.notes`` (a trace imported from a Claude Code session); 4 the header's ``switches`` (which
 feature switches were on); 5 ``Checkpoint.context`` (what the context pipeline did); 6
-``Checkpoint.counters`` and ``Checkpoint.next_messages`` (the recovery branches). Versions 1 to 5 still
-load (the fields they lack empty)."""
+``Checkpoint.counters`` and ``Checkpoint.next_messages`` (the recovery branches); 7 ``Checkpoint.request``
+(the request a Claude Code session file recorded for the call). Versions 1 to 6 still load (the fields they
+lack empty)."""
 
 COUNTERS = ("max_output_tokens_recovery_count", "max_output_tokens_override", "has_attempted_reactive_compact",
             "stop_hook_blocks", "token_budget_tracking")
@@ -65,6 +67,11 @@ class Checkpoint(BaseModel):
     * ``next_messages``: the next State's messages when a recovery rewrote them
       (an escalation drops the cut response, a drain or a compaction replaces the
       history); None when the next State is the four collectors in order.
+    * ``request``: the request as sent, when the trace was imported from a Claude
+      Code session file that records it (2.1.332 does): its fields, the system
+      prompt's and tools' sizes, where ``cache_control`` went, whether its digest
+      checked (``dreamloop.claude_code_requests.request_summary``); the texts of the
+      system prompt and tools are in ``Trace.source["request_shapes"]``. None otherwise.
     """
 
     index: int
@@ -83,6 +90,7 @@ class Checkpoint(BaseModel):
     context: dict[str, Any] | None = None
     counters: dict[str, Any] = Field(default_factory=dict)
     next_messages: list[str] | None = None
+    request: dict[str, Any] | None = None
 
     @property
     def messages_after(self) -> list[str]:
