@@ -25,7 +25,7 @@ import ipywidgets as W
 
 from ..language import N_, tr
 from ..trace import Checkpoint, Trace
-from .html import badge, esc, message_html, pane, pretty_json, terminal_html, tool_names
+from .html import badge, esc, message_html, pane, pretty_json, preview, terminal_html, tool_names
 from .meter import STAGE_COLORS
 from .static import StaticHTML
 
@@ -357,7 +357,7 @@ def _request_html(request: dict[str, Any] | None, source: dict[str, Any] | None)
     system = shape.get("system") or []
     texts = "".join(f'<div class="dl-small dl-dim">system[{i}] · {len(str(b.get("text", ""))):,} chars</div>'
                     f'<pre class="dl-pre" style="max-height:12em;overflow:auto;white-space:pre-wrap">'
-                    f'{esc(str(b.get("text", "")))}</pre>' for i, b in enumerate(system) if isinstance(b, dict))
+                    f'{esc(preview(str(b.get("text", ""))))}</pre>' for i, b in enumerate(system) if isinstance(b, dict))
     tools = ", ".join(f"{esc(name)} ({length:,})" for name, length in request.get("tools") or [])
     fields = esc(pretty_json({k: v for k, v in params.items() if k not in ("model", "max_tokens")}))
     body = (f'<div class="dl-small">{esc(tr("tools (description length):"))} {tools}</div>'
