@@ -487,9 +487,11 @@ class _Slot:
     bookkeeping: Counter[str] = field(default_factory=Counter)
     rendered: Counter[str] = field(default_factory=Counter)  # attachments rendered into the next request
     unsure: Counter[str] = field(default_factory=Counter)  # attachments of a file that does not say
+    max_turns: int | None = None  # a max_turns_reached attachment's turnCount (the turn refused)
 
 
 _BOUNDARY = "compact_boundary"
+_NO_RECORD = _Record(0, {})
 
 
 class _Rebuild:
@@ -540,6 +542,9 @@ class _Rebuild:
         if isinstance(detail, str):
             label += f" ({detail})"
         slot = self.slots[-1] if self.slots else self.preamble_slot
+        attachment = record.data.get("attachment") if record.type == "attachment" else None
+        if isinstance(attachment, dict) and attachment.get("type") == "max_turns_reached":
+            slot.max_turns = int(attachment.get("turnCount") or 0) or -1
         if record.type == "attachment" and record.data.get("rendered"):
             slot.rendered[label] += 1  # its reminder text went into the next request
         elif record.type == "attachment" and not self.session.requests and "rendered" not in record.data:
@@ -632,7 +637,9 @@ class _Rebuild:
             self._subagents(step)
             _describe_sent(step, slot, self.preamble_slot if index == 0 else None)
             steps.append(step)
-        _runs(steps, self.slots, self.endings)
+        companions = frozenset(u for m in (x for slot in self.slots for x in slot.after) if isinstance(m, UserMessage)
+                               for u in [m.uuid] if (self.session._by_uuid.get(u) or _NO_RECORD).data.get("turnCompanion"))
+        _runs(steps, self.slots, self.endings, companions)
         self._refused(steps)
         if steps:
             typed = [m for m in self.slots[-1].after if isinstance(m, UserMessage) and not _is_interrupt(m)]
@@ -705,7 +712,8 @@ class _Rebuild:
                                   f"agent-{self.agents[call.id]}.jsonl")
 
 
-def _runs(steps: list[Step], slots: list[_Slot], endings: dict[str, _Record] | None = None) -> None:
+def _runs(steps: list[Step], slots: list[_Slot], endings: dict[str, _Record] | None = None,
+          companions: frozenset[str] = frozenset()) -> None:
     """turn_count, transition, Terminal and the attachments of each step, from what follows it.
 
     A run ends at an interrupt, at a synthetic API-error message (``endings``: Claude Code's own
@@ -715,8 +723,11 @@ def _runs(steps: list[Step], slots: list[_Slot], endings: dict[str, _Record] | N
     """
     endings = endings or {}
     following: Continue | None = None
+    same = False  # the previous call is resumed at the same turn (no transition of its own)
     for k, (step, slot) in enumerate(zip(steps, slots)):
-        if k == 0 or steps[k - 1].terminal is not None or following is None:
+        if k and same:
+            step.turn_count, step.transition = steps[k - 1].turn_count, steps[k - 1].transition
+        elif k == 0 or steps[k - 1].terminal is not None or following is None:
             step.turn_count, step.transition = 1, None
         else:
             step.transition = following
@@ -727,9 +738,18 @@ def _runs(steps: list[Step], slots: list[_Slot], endings: dict[str, _Record] | N
         last = k == len(steps) - 1
         ending = next((_api_error_ending(endings[m.uuid]) for m in slot.after
                        if isinstance(m, SystemMessage) and m.uuid in endings), None)
+        typed = any(isinstance(m, UserMessage) and not m.is_meta and not _is_interrupt(m)
+                    and not m.source_tool_use_ids for m in slot.after)
+        if ending is not None and not last and not typed:  # the same prompt goes on: not its end
+            step.notes.append(f"Claude Code wrote a synthetic API-error message here ({_shorten(ending[1], 80)}) "
+                              "and went on with the same prompt")
+            ending = None
+        same = False
         if not interrupted and ending is None and not step.tool_uses and not last:
-            following = _continuation(step, slot, step.transition)
-        new_run = interrupted or ending is not None or (not step.tool_uses and following is None)
+            following = _continuation(step, slot, step.transition, companions)
+            if following is not None and following.reason == "next_turn":  # a resume of another kind
+                same, following = True, step.transition
+        new_run = interrupted or ending is not None or (not step.tool_uses and following is None and not same)
         during_tools = any(_INTERRUPT_FOR_TOOLS in _marker_text(m) for m in markers) \
                 or any(_is_interrupt(m) for m in slot.results) or bool(step.synthesized)
         if step.tool_uses and interrupted and during_tools:
@@ -740,12 +760,20 @@ def _runs(steps: list[Step], slots: list[_Slot], endings: dict[str, _Record] | N
                               "streaming, before any of its response was written (so that call has no checkpoint)")
         elif interrupted:
             step.terminal = Terminal(reason="aborted_streaming", turn_count=step.turn_count)
+        elif slot.max_turns and step.tool_uses:  # Claude Code refused the next turn (--max-turns)
+            turn = slot.max_turns if slot.max_turns > 0 else step.turn_count + 1
+            step.terminal = Terminal(reason="max_turns", turn_count=turn)
+            step.notes.append(f"Claude Code's max_turns_reached record: turn {turn} was not started (Terminal max_turns)")
         elif ending is not None:  # after tool results, the refused request was the next turn's
             reason, error = ending
             step.terminal = Terminal(reason=reason, turn_count=step.turn_count + (1 if step.tool_uses else 0),
                                      error=error)
             step.notes.append(f"the run ended here with Claude Code's synthetic API-error message: "
                               f"{_shorten(error, 100)} (Terminal {reason})")
+        elif same:
+            step.notes.append("Claude Code asked the model to resume (a message it wrote itself, of the same "
+                              "prompt, e.g. after a stream cut): the next checkpoint goes on with this run, "
+                              "at the same turn (none of the source's transition reasons names this)")
         elif not step.tool_uses and following is None:
             step.terminal = Terminal(reason="completed", turn_count=step.turn_count)
         elif step.tool_uses:
@@ -763,14 +791,17 @@ def _runs(steps: list[Step], slots: list[_Slot], endings: dict[str, _Record] | N
                               "or Claude Code stopped, when the file was last written (no Terminal)")
 
 
-def _continuation(step: Step, slot: _Slot, transition: Continue | None) -> Continue | None:
+def _continuation(step: Step, slot: _Slot, transition: Continue | None,
+                  companions: frozenset[str] = frozenset()) -> Continue | None:
     """How the call after ``step`` (which asked for no tool) continues the same prompt, or None (a new prompt).
 
     Between the two calls the file holds either nothing (after a ``max_tokens`` cut: the same request
     with a higher limit, ``max_output_tokens_escalate``) or only messages Claude Code wrote itself
     (``isMeta``, of the same ``promptId``): after a ``max_tokens`` cut its "resume" reminder
     (``max_output_tokens_recovery``), after the stop hooks ran, their feedback (``stop_hook_blocking``).
-    A message a person typed starts a new run.
+    A message a person typed starts a new run. ``companions``: uuids of meta records Claude Code
+    marks as part of the turn (``turnCompanion``): any other resume of the same prompt (answered
+    ``next_turn``, which ``_runs`` reads as "same run, same turn").
     """
     users = [m for m in slot.after if isinstance(m, UserMessage)]
     if any(not m.is_meta for m in users):
@@ -789,6 +820,8 @@ def _continuation(step: Step, slot: _Slot, transition: Continue | None) -> Conti
         attempt = attempt if transition is not None and transition.reason == "stop_hook_blocking" else 1
         return Continue(reason="stop_hook_blocking", attempt=attempt,
                         detail=f"a stop hook blocked the end ({attempt}); its feedback goes to the model")
+    if any(m.uuid in companions for m in users):  # another resume Claude Code wrote (e.g. after a stream cut)
+        return Continue(reason="next_turn")  # read by _runs as "the same run goes on, same turn"
     return None
 
 

@@ -25,7 +25,8 @@ from dreamloop.messages import normalize_messages_for_api
 RUNS = os.environ.get("DREAMLOOP_CONFORMANCE_RUNS")
 
 # Claude Code's terminal_reason -> the Terminal reason the importer gives (dreamloop's names)
-ENDINGS = {"completed": "completed", "api_error": "model_error", "prompt_too_long": "prompt_too_long"}
+ENDINGS = {"completed": "completed", "api_error": "model_error", "prompt_too_long": "prompt_too_long",
+           "max_turns": "max_turns"}
 
 
 def kept_sessions() -> list[tuple[str, Path]]:
@@ -157,3 +158,25 @@ def test_the_scrubbed_copy_rebuilds_the_same_and_holds_no_anthropic_text(name, p
     assert figures(one) == figures(two)
     assert sum(1 for r in scrubbed if r.get("type") in REQUEST_TYPES) == \
         sum(1 for r in records if r.get("type") in REQUEST_TYPES)
+
+
+def test_a_stream_cut_is_resumed_within_the_run_not_ended():
+    # stream_error_inside_tool_use: the first response is cut mid-stream; Claude Code writes a meta
+    # "resume" message of the same prompt, and the next call goes on at the same turn.
+    points = read_session(session("stream_error_inside_tool_use")).trace().checkpoints
+    assert [p.terminal.reason if p.terminal else None for p in points] == [None] * (len(points) - 1) + ["completed"]
+    assert [p.turn_count for p in points[:2]] == [1, 1]
+    # stream_error_after_tool_use: a synthetic API-error message after a complete tool_use; the tool ran
+    # and the run went on: that message is not the run's end.
+    points = read_session(session("stream_error_after_tool_use")).trace().checkpoints
+    assert [p.turn_count for p in points] == list(range(1, len(points) + 1))
+    assert [p.terminal.reason if p.terminal else None for p in points][-1] == "completed"
+    assert not any(p.terminal for p in points[:-1])
+
+
+def test_max_turns_ends_as_claude_code_records_it():
+    points = read_session(session("max_turns")).trace().checkpoints
+    assert points[-1].terminal.reason == "max_turns"
+    result = result_line(session("max_turns"))
+    if result is not None:
+        assert points[-1].terminal.turn_count == result["num_turns"]
