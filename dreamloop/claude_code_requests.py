@@ -48,7 +48,9 @@ class RecordedRequest:
     * ``missing``: message hashes the file does not hold (their messages are None in ``body``);
     * ``digest_ok``: the rebuilt body's SHA-256 equals ``requestDigest`` (None: nothing recorded);
     * ``answered``: an assistant record names this request (``requestRef``); False for a request
-      the API refused (its error is a synthetic message after it).
+      the API refused (its error is a synthetic message after it);
+    * ``reminders``: its ``<system-reminder>`` blocks; ``cache``: where ``cache_control`` went
+      (``system[1]``, ``messages[0].content[8]``), as the record says.
     """
 
     id: str
@@ -60,6 +62,9 @@ class RecordedRequest:
     missing: list[str] = field(default_factory=list)
     digest_ok: bool | None = None
     answered: bool = False
+    reminders: int = 0
+    cache: list[str] = field(default_factory=list)
+    summary: dict[str, Any] | None = field(default=None, repr=False)  # request_summary's, once made
 
     @property
     def messages(self) -> list[Any]:
@@ -100,6 +105,8 @@ def recorded_requests(records: Iterable[tuple[int, dict[str, Any]]]) -> dict[str
         sent = {"role": "assistant", "content": blocks}
         blobs.setdefault(content_hash(sent), sent)
     found: dict[str, RecordedRequest] = {}
+    texts: dict[int, str] = {}  # id() of a shared message -> its JSON (each message serialized once)
+    counted: dict[str, int] = {}  # message hash -> its reminder blocks
     for line, data in records:
         if data.get("type") != "api-request" or not isinstance(data.get("id"), str):
             continue
@@ -110,35 +117,83 @@ def recorded_requests(records: Iterable[tuple[int, dict[str, Any]]]) -> dict[str
         missing = [h for h in tail if h not in blobs]
         if data.get("base") and base is None:
             missing.insert(0, f"base request {data['base']}")
-        messages = [copy.deepcopy(blobs.get(h)) for h in hashes]
+        # the body shares the file's messages and shape; only what cache_control marks is copied
+        messages = [blobs.get(h) for h in hashes]
         shape = shapes.get(str(data.get("shapeHash")), {})
         params = data.get("params") if isinstance(data.get("params"), dict) else {}
-        body = {"messages": messages, **copy.deepcopy(shape), **copy.deepcopy(params)}
+        body = {"messages": messages, **shape, **params}
         for mark in data.get("cacheControl") or []:
             _place(body, mark)
         digest = data.get("requestDigest")
+        for key in hashes:
+            if key not in counted:
+                counted[key] = reminder_count(blobs[key]) if blobs.get(key) is not None else 0
+        marks = [m["path"] for m in data.get("cacheControl") or [] if isinstance(m, dict)
+                 and isinstance(m.get("path"), list) and m["path"]]
         request = RecordedRequest(id=data["id"], line=line, body=body, hashes=hashes,
                                   shape=data.get("shapeHash"), base=data.get("base") or None, missing=missing,
-                                  digest_ok=None if not digest else content_hash(body) == digest,
-                                  answered=data["id"] in answered)
+                                  digest_ok=None if not digest else _body_hash(body, texts) == digest,
+                                  answered=data["id"] in answered, reminders=sum(counted[k] for k in hashes),
+                                  cache=[_path(p) for p in marks])
         found[request.id] = request
     return found
 
 
 def _place(body: dict[str, Any], mark: Any) -> None:
-    """Put ``cache_control`` where a ``cacheControl`` entry's ``path`` points (skip a path that does not)."""
-    if not isinstance(mark, dict) or not isinstance(mark.get("path"), list):
+    """Put ``cache_control`` where a ``cacheControl`` entry's ``path`` points (skip a path that does not).
+
+    Copy on write: every container on the path is copied into the body, so the messages and the
+    shape other requests share are never changed.
+    """
+    if not isinstance(mark, dict) or not isinstance(mark.get("path"), list) or not mark["path"]:
         return
-    target: Any = body
+    parent: Any = body
     for step in mark["path"]:
         try:
-            target = target[step]
+            child = parent[step]
         except (KeyError, IndexError, TypeError):
             return
-    if isinstance(target, str):  # a message whose content is a string: not seen; leave it
-        return
-    if isinstance(target, dict):
-        target["cache_control"] = mark.get("value")
+        if isinstance(child, dict):
+            child = dict(child)
+        elif isinstance(child, list):
+            child = list(child)
+        else:
+            return  # a string where a block belongs: leave it
+        parent[step] = child
+        parent = child
+    if isinstance(parent, dict):
+        parent["cache_control"] = mark.get("value")
+
+
+def _path(path: list[Any]) -> str:
+    """``["messages", 0, "content", 8]`` -> ``messages[0].content[8]``."""
+    text = ""
+    for step in path:
+        text += f"[{step}]" if isinstance(step, int) else (f".{step}" if text else str(step))
+    return text
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _body_hash(body: dict[str, Any], texts: dict[int, str]) -> str:
+    """``content_hash(body)``, serializing each message once across requests (``texts``, by object)."""
+    parts = []
+    for key in sorted(body):
+        if key == "messages" and isinstance(body[key], list):
+            items = []
+            for message in body[key]:
+                text = texts.get(id(message))
+                if text is None:
+                    text = _dumps(message)
+                    texts[id(message)] = text
+                items.append(text)
+            value = "[" + ",".join(items) + "]"
+        else:
+            value = _dumps(body[key])
+        parts.append(f"{_dumps(key)}:{value}")
+    return hashlib.sha256(("{" + ",".join(parts) + "}").encode("utf-8")).hexdigest()
 
 
 def reminder_count(message: Any) -> int:
@@ -159,36 +214,21 @@ def reminder_count(message: Any) -> int:
     return count
 
 
-def cache_paths(body: dict[str, Any]) -> list[str]:
-    """Where ``cache_control`` sits, as ``system[1]`` / ``messages[0].content[8]`` / ``tools[3]``."""
-    found = []
-    for i, block in enumerate(body.get("system") or []):
-        if isinstance(block, dict) and "cache_control" in block:
-            found.append(f"system[{i}]")
-    for i, tool in enumerate(body.get("tools") or []):
-        if isinstance(tool, dict) and "cache_control" in tool:
-            found.append(f"tools[{i}]")
-    for i, message in enumerate(body.get("messages") or []):
-        content = message.get("content") if isinstance(message, dict) else None
-        for j, block in enumerate(content if isinstance(content, list) else []):
-            if isinstance(block, dict) and "cache_control" in block:
-                found.append(f"messages[{i}].content[{j}]")
-    return found
-
-
 def request_summary(request: RecordedRequest) -> dict[str, Any]:
     """What the inspector shows of a recorded request, without its texts' bulk: a JSON-ready dict.
 
     ``params``: the body's fields other than system, tools and messages; ``system``: each block's
     length; ``tools``: each tool's name and description length; ``messages``: how many, and the
-    ``<system-reminder>`` blocks among them; ``cache_control``: ``cache_paths``; ``digest_ok``,
+    ``<system-reminder>`` blocks among them; ``cache_control``: where it went; ``digest_ok``,
     ``missing``, ``answered``, ``id``, ``line``, ``shape``.
     """
+    if request.summary is not None:
+        return request.summary
     body = request.body
     system = body.get("system") or []
     if isinstance(system, str):
         system = [{"type": "text", "text": system}]
-    return {
+    request.summary = {
         "id": request.id,
         "line": request.line,
         "shape": request.shape,
@@ -197,12 +237,13 @@ def request_summary(request: RecordedRequest) -> dict[str, Any]:
         "tools": [(str(t.get("name")), len(str(t.get("description", "")))) for t in body.get("tools") or []
                   if isinstance(t, dict)],
         "messages": len(request.messages),
-        "reminders": sum(reminder_count(m) for m in request.messages if m is not None),
-        "cache_control": cache_paths(body),
+        "reminders": request.reminders,
+        "cache_control": list(request.cache),
         "digest_ok": request.digest_ok,
         "missing": list(request.missing),
         "answered": request.answered,
     }
+    return request.summary
 
 
 # ---------------------------------------------------------------------------
