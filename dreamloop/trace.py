@@ -223,10 +223,12 @@ class Trace:
 
         One checkpoint per model call of one branch (default: the last main-thread
         branch; ``branch``: the uuid, or a prefix of it, of a branch's tip or any record on it;
-        ``dreamloop.claude_code.read_session(path).branches`` lists them). The
-        file holds neither the system prompt nor the tool definitions, so
-        ``messages_for_query`` is the conversation the model was sent without
-        them; ``trace.source["note"]`` says so. Raises ``FileFormatError`` for a
+        ``dreamloop.claude_code.read_session(path).branches`` lists them). A file
+        of Claude Code up to 2.1.114 holds neither the system prompt nor the tool
+        definitions, so ``messages_for_query`` is the conversation the model was
+        sent without them; a 2.1.332 file records each request as sent, so
+        ``messages_for_query`` is that request's messages and ``Checkpoint.request``
+        the rest. ``trace.source["note"]`` says which. Raises ``FileFormatError`` for a
         corrupt line (a torn last line is tolerated), ``KeyError`` for an unknown branch.
         """
         from .claude_code import read_session
