@@ -784,7 +784,7 @@ def _runs(steps: list[Step], slots: list[_Slot], endings: dict[str, _Record] | N
             step.attachments = list(slot.after)
         if interrupted:
             step.notes.append(f"the person interrupted here: {_shorten(_marker_text(markers[0]), 70)}")
-        if following is not None and following.reason != "next_turn":
+        if following is not None and not same and following.reason != "next_turn":
             step.notes.append(f"the next call continues the same prompt: {following.detail}")
         if last and step.terminal is None:
             step.notes.append("the file ends after this call's tool results: the run was still going, "
@@ -797,7 +797,7 @@ def _continuation(step: Step, slot: _Slot, transition: Continue | None,
 
     Between the two calls the file holds either nothing (after a ``max_tokens`` cut: the same request
     with a higher limit, ``max_output_tokens_escalate``) or only messages Claude Code wrote itself
-    (``isMeta``, of the same ``promptId``): after a ``max_tokens`` cut its "resume" reminder
+    (``isMeta``; 2.1.332 gives them the prompt's own ``promptId``): after a ``max_tokens`` cut its "resume" reminder
     (``max_output_tokens_recovery``), after the stop hooks ran, their feedback (``stop_hook_blocking``).
     A message a person typed starts a new run. ``companions``: uuids of meta records Claude Code
     marks as part of the turn (``turnCompanion``): any other resume of the same prompt (answered
