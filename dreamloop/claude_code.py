@@ -6,6 +6,10 @@ line is an error naming it), finding its branches (rewinds, restarts and
 sidechains leave several in one file) and rebuilding each model call of one
 branch: the conversation messages it was sent, its response, its tool results.
 The format and the algorithm: ``claude-code-session-format.md`` (design notes).
+A file that records the requests as sent (Claude Code 2.1.332 does; see
+``claude_code_requests``) gives each call the request it was sent, and shows
+the continuations of one prompt (a resume after a ``max_tokens`` cut, a stop
+hook's feedback) and the ending the file records (a synthetic API-error message).
 It knows nothing about widgets, HTTP or running the loop.
 """
 
@@ -22,6 +26,7 @@ from typing import Any, Iterable
 from anthropic.types import Message as APIMessage
 from pydantic import ValidationError
 
+from .claude_code_requests import REQUEST_TYPES, RecordedRequest, content_hash, recorded_requests, request_summary
 from .errors import FileFormatError
 from .jsonl import loads, numbered_lines, read_text
 from .fake_api.validation import validate_request
@@ -30,15 +35,28 @@ from .messages import (AssistantMessage, SystemMessage, UserMessage, normalize_m
 from .state import Continue, Terminal
 from .trace import Checkpoint, SharedList, Trace
 
-__all__ = ["NOT_IN_THE_FILE", "SYNTHESIZED_RESULT", "Branch", "ClaudeCodeSession", "Step", "read_session"]
+__all__ = ["NOT_IN_THE_FILE", "REQUESTS_IN_THE_FILE", "SYNTHESIZED_RESULT", "Branch", "ClaudeCodeSession", "Step",
+           "read_session"]
 
 NOT_IN_THE_FILE = (
-    "A Claude Code session file holds the conversation only: not the system prompt and not the tool "
-    "definitions (nor the reminders Claude Code injected, nor where cache_control went). So "
-    "messages_for_query is the conversation the model was sent, without those. Turn counts, "
-    "transitions and Terminals are read from what follows each call; the file does not record them."
+    "This session file records no requests (files of Claude Code 1.0.17 to 2.1.114 were read; 2.1.332 "
+    "records them): it holds the conversation only, not the system prompt and not the tool definitions "
+    "(nor the reminders Claude Code injected, nor where cache_control went). So messages_for_query is the "
+    "conversation the model was sent, without those. Turn counts, transitions and Terminals are read from "
+    "what follows each call; the file does not record them."
 )
-"""What the inspector says about every imported session."""
+"""What the inspector says about an imported session whose file records no requests."""
+
+REQUESTS_IN_THE_FILE = (
+    "This session file records each request as sent (Claude Code 2.1.332 does, observed with dreamloop "
+    "compare, scenarios one_tool and max_tokens_always): the system prompt, the tool definitions, the "
+    "messages with the <system-reminder> blocks Claude Code added, and where cache_control went. So "
+    "messages_for_query is the request's messages, rebuilt from the file (each request's digest is checked), "
+    "and each checkpoint's request says the rest. Turn counts, transitions and Terminals are read from what "
+    "follows each call (a resume after a max_tokens cut continues the same prompt; a synthetic API-error "
+    "message ends the run as an error); the file does not record them."
+)
+"""What the inspector says about an imported session whose file records the requests as sent."""
 
 SYNTHESIZED_RESULT = (
     "[synthesized by dreamloop] The session file holds no tool_result for this call (the session was "
@@ -51,6 +69,7 @@ _INTERRUPT = "[Request interrupted by user"
 _INTERRUPT_FOR_TOOLS = "[Request interrupted by user for tool use]"
 _REJECTED = ("The user doesn't want to", "The user doesn't want to take this action")
 _SYSTEM_LEVELS = {"error": "error", "warning": "warning"}
+_TOO_LONG = "prompt is too long"
 
 
 # ---------------------------------------------------------------------------
@@ -185,6 +204,10 @@ class Step:
     * ``epoch``: compactions before it. ``rejection``: the offline API's
       validation message if the real API would have rejected this exchange.
     * ``lines``: the file lines of its assistant records; ``notes``: remarks for a reader.
+    * ``request``: the request it was sent, when the file records it (2.1.332);
+      ``sent``: that request's messages as loop messages (a message equal to one
+      of the conversation is that message; one that differs, e.g. with the
+      reminders Claude Code added, is a new one), None when not recorded.
     """
 
     index: int
@@ -201,6 +224,8 @@ class Step:
     rejection: str | None = None
     lines: list[int] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    request: RecordedRequest | None = None
+    sent: list[Any] | None = None
 
     @property
     def tool_uses(self) -> list[Any]:
@@ -248,6 +273,15 @@ class ClaudeCodeSession:
     def versions(self) -> list[str]:
         """The Claude Code versions that wrote the file, in order of first appearance."""
         return list(dict.fromkeys(str(r.data["version"]) for r in self.records if r.data.get("version")))
+
+    @property
+    def requests(self) -> dict[str, RecordedRequest]:
+        """The requests the file records as sent, by id, in file order (``{}`` before Claude Code 2.1.332)."""
+        found = getattr(self, "_requests", None)
+        if found is None:
+            found = self._requests = recorded_requests(
+                (r.line, r.data) for r in self.records if r.type in (*REQUEST_TYPES, "assistant"))
+        return found
 
     @property
     def session_id(self) -> str | None:
@@ -402,9 +436,14 @@ class ClaudeCodeSession:
             "records": len(self.records),
             "torn_line": self.torn_line,
             "rejected_exchanges": [s.index for s in steps if s.rejection],
-            "note": NOT_IN_THE_FILE,
+            "note": REQUESTS_IN_THE_FILE if self.requests else NOT_IN_THE_FILE,
         }
         history_ids: dict[int, list[str]] = {}  # a history list (by id) -> the uuids of its items so far
+        if self.requests:
+            trace.source["requests"] = len(self.requests)
+            trace.source["request_shapes"] = {
+                r.shape: {k: r.body[k] for k in ("system", "tools") if k in r.body}
+                for r in self.requests.values() if r.shape and any(s.request is r for s in steps)}
         for step in steps:
             ids = lambda messages: [trace.add_message(m) for m in messages]  # noqa: E731
             messages_in = _shared_ids(trace, step.messages_in, history_ids)
@@ -413,13 +452,14 @@ class ClaudeCodeSession:
                 turn_count=step.turn_count,
                 transition=step.transition,
                 state_messages=messages_in,
-                messages_for_query=messages_in,
+                messages_for_query=ids(step.sent) if step.sent is not None else messages_in,
                 assistant_messages=ids([step.output]),
                 tool_results=ids(step.tool_results),
                 attachments=ids(step.attachments),
-                next_transition=Continue(reason="next_turn") if _continues(steps, step) else None,
+                next_transition=steps[step.index + 1].transition if _continues(steps, step) else None,
                 terminal=step.terminal,
                 notes=step.notes,
+                request=request_summary(step.request) if step.request is not None else None,
             ))
             if step.terminal is not None:
                 trace.terminal = step.terminal
@@ -461,9 +501,13 @@ class _Slot:
     seen_blocks: set[str] = field(default_factory=set)
     dropped: Counter[str] = field(default_factory=Counter)
     bookkeeping: Counter[str] = field(default_factory=Counter)
+    rendered: Counter[str] = field(default_factory=Counter)  # attachments rendered into the next request
+    unsure: Counter[str] = field(default_factory=Counter)  # attachments of a file that does not say
+    max_turns: int | None = None  # a max_turns_reached attachment's turnCount (the turn refused)
 
 
 _BOUNDARY = "compact_boundary"
+_NO_RECORD = _Record(0, {})
 
 
 class _Rebuild:
@@ -476,6 +520,10 @@ class _Rebuild:
         self.slot_of_message: dict[str, _Slot] = {}
         self.slot_of_tool_use: dict[str, _Slot] = {}
         self.preamble_bookkeeping: Counter[str] = Counter()
+        self.preamble_slot = _Slot(message={}, records=[])  # attachments before the first call
+        self.endings: dict[str, _Record] = {}  # uuid -> a synthetic API-error message on the branch
+        self.hash_of: dict[int, str] = {}  # id() of a conversation message -> its content hash (requests)
+        self.sent_cache: dict[str, Any] = {}  # uuid -> a sent message that is none of the conversation's
         self.agents: dict[str, str] = {}  # tool_use id -> subagent id (toolUseResult.agentId, 2.x)
 
     # -- in file order ----------------------------------------------------------
@@ -502,18 +550,31 @@ class _Rebuild:
         return self.slots[-1].after if self.slots else self.preamble
 
     def _note(self, record: _Record) -> None:
+        if record.type in REQUEST_TYPES:
+            return  # the requests as sent: each call shows its own (claude_code_requests)
         label = record.type
         detail = record.data.get("operation") or (record.data.get("data") or {}).get("type") \
             or (record.data.get("attachment") or {}).get("type") or record.data.get("subtype")
         if isinstance(detail, str):
             label += f" ({detail})"
-        (self.slots[-1].bookkeeping if self.slots else self.preamble_bookkeeping)[label] += 1
+        slot = self.slots[-1] if self.slots else self.preamble_slot
+        attachment = record.data.get("attachment") if record.type == "attachment" else None
+        if isinstance(attachment, dict) and attachment.get("type") == "max_turns_reached":
+            slot.max_turns = int(attachment.get("turnCount") or 0) or -1
+        if record.type == "attachment" and record.data.get("rendered"):
+            slot.rendered[label] += 1  # its reminder text went into the next request
+        elif record.type == "attachment" and not self.session.requests and "rendered" not in record.data:
+            slot.unsure[label] += 1  # an older file: some attachments are rendered, which is not recorded
+        else:
+            (self.slots[-1].bookkeeping if self.slots else self.preamble_bookkeeping)[label] += 1
 
     def _chained(self, record: _Record) -> None:
         if record.type == "system":
             self._current().append(_system_message(record))
         elif record.synthetic:  # a message Claude Code wrote itself ("API Error: ..."), never sent
             text = _text_of(record.content) or "(a message Claude Code made up locally)"
+            if _api_error_ending(record) is not None:
+                self.endings[str(record.uuid)] = record
             self._current().append(SystemMessage(uuid=record.uuid, subtype="api_error", content=text, level="error"))
         else:
             self._note(record)  # progress, attachment, unknown chained types: UI only
@@ -569,6 +630,8 @@ class _Rebuild:
             messages_in = SharedList(history, epoch_start, len(history))  # a view: history is only appended to
             step = Step(index=index, message_id=str(slot.message.get("id")), messages_in=messages_in,
                         output=output, lines=[r.line for r in slot.records], epoch=epoch)
+            if self.session.requests:
+                self._sent(step, slot, messages_in)
             missing = [b.id for b in step.tool_uses if b.id not in slot.answered]
             if missing:
                 step.synthesized = missing
@@ -578,6 +641,8 @@ class _Rebuild:
                                                          for i in missing]},
                     is_meta=True, source_tool_use_ids=tuple(missing)))
             step.tool_results = list(slot.results)
+            if self.session.requests:
+                self.hash_of[id(output)] = content_hash({"role": "assistant", "content": slot.message["content"]})
             history += [output, *slot.results]
             for item in slot.after:
                 history.append(item)
@@ -587,14 +652,65 @@ class _Rebuild:
             step.rejection = requests.rejection(messages_in, output)
             _describe(step, slot, dropped, self.preamble_bookkeeping if index == 0 else None)
             self._subagents(step)
+            _describe_sent(step, slot, self.preamble_slot if index == 0 else None)
             steps.append(step)
-        _runs(steps, self.slots)
+        companions = frozenset(u for m in (x for slot in self.slots for x in slot.after) if isinstance(m, UserMessage)
+                               for u in [m.uuid] if (self.session._by_uuid.get(u) or _NO_RECORD).data.get("turnCompanion"))
+        _runs(steps, self.slots, self.endings, companions)
+        self._refused(steps)
         if steps:
             typed = [m for m in self.slots[-1].after if isinstance(m, UserMessage) and not _is_interrupt(m)]
             if typed:
                 steps[-1].notes.append(f"the file goes on with {len(typed)} user record(s) and no model call: "
                                        f"{_shorten(_text_of(typed[0].message['content']), 60)}")
         return steps
+
+    def _sent(self, step: Step, slot: _Slot, conversation: list[Any]) -> None:
+        """The request ``step`` was sent (its first record's ``requestRef``) and its messages as loop messages.
+
+        The request's messages are matched in order with the conversation's by the hash Claude Code
+        names messages by: a match is that conversation message; a message that differs (reminder
+        blocks added, user messages merged) is a new one, ``sent-<hash>-<n>`` (the n-th of that hash).
+        """
+        ref = next((r.data.get("requestRef") for r in slot.records if r.data.get("requestRef")), None)
+        request = self.session.requests.get(str(ref)) if ref else None
+        if request is None:
+            return
+        hashes = []
+        for message in conversation:
+            known = self.hash_of.get(id(message))
+            if known is None and isinstance(message, UserMessage):
+                known = self.hash_of[id(message)] = content_hash(message.message)
+            hashes.append(known)
+        step.request = request
+        step.sent = []
+        at = 0
+        seen: Counter[str] = Counter()
+        for key, message in zip(request.hashes, request.messages):
+            if message is None:
+                continue
+            found = next((i for i in range(at, len(hashes)) if hashes[i] == key), None)
+            if found is not None:
+                step.sent.append(conversation[found])
+                at = found + 1
+                continue
+            seen[key] += 1
+            uuid = f"sent-{key[:20]}-{seen[key]}"
+            made = self.sent_cache.get(uuid)
+            if made is None:
+                made = self.sent_cache[uuid] = _sent_message(uuid, message, step.output.message.model)
+            step.sent.append(made)
+
+    def _refused(self, steps: list[Step]) -> None:
+        """A recorded request no response answers (the API refused it) is noted on the call before it."""
+        by_request = {s.request.id: s for s in steps if s.request is not None}
+        for request in self.session.requests.values():
+            base = by_request.get(request.base) if request.base else None
+            if request.answered or base is None:
+                continue
+            ending = base.terminal.error if base.terminal is not None and base.terminal.error else "no response"
+            base.notes.append(f"then request {request.id[:8]} (line {request.line}, {len(request.messages)} "
+                              f"messages) was sent and got no response: {_shorten(ending, 120)}")
 
     def _subagents(self, step: Step) -> None:
         """Say where the conversation of each Task/Agent call's subagent is."""
@@ -613,17 +729,44 @@ class _Rebuild:
                                   f"agent-{self.agents[call.id]}.jsonl")
 
 
-def _runs(steps: list[Step], slots: list[_Slot]) -> None:
-    """turn_count, transition, Terminal and the attachments of each step, from what follows it."""
+def _runs(steps: list[Step], slots: list[_Slot], endings: dict[str, _Record] | None = None,
+          companions: frozenset[str] = frozenset()) -> None:
+    """turn_count, transition, Terminal and the attachments of each step, from what follows it.
+
+    A run ends at an interrupt, at a synthetic API-error message (``endings``: Claude Code's own
+    ending, e.g. its max_tokens recovery ran out), or at a call without tool_use that nothing of the
+    same prompt continues; a resume after a ``max_tokens`` cut and a stop hook's feedback continue it
+    (``_continuation``), keeping its turn_count, as only ``next_turn`` adds one.
+    """
+    endings = endings or {}
+    following: Continue | None = None
+    same = False  # the previous call is resumed at the same turn (no transition of its own)
     for k, (step, slot) in enumerate(zip(steps, slots)):
-        if k == 0 or steps[k - 1].terminal is not None:
+        if k and same:
+            step.turn_count, step.transition = steps[k - 1].turn_count, steps[k - 1].transition
+        elif k == 0 or steps[k - 1].terminal is not None or following is None:
             step.turn_count, step.transition = 1, None
         else:
-            step.turn_count, step.transition = steps[k - 1].turn_count + 1, Continue(reason="next_turn")
+            step.transition = following
+            step.turn_count = steps[k - 1].turn_count + (1 if following.reason == "next_turn" else 0)
+        following = None
         markers = [m for m in [*slot.results, *slot.after] if _is_interrupt(m)]
         interrupted = bool(markers)
-        new_run = interrupted or not step.tool_uses
         last = k == len(steps) - 1
+        ending = next((_api_error_ending(endings[m.uuid]) for m in slot.after
+                       if isinstance(m, SystemMessage) and m.uuid in endings), None)
+        typed = any(isinstance(m, UserMessage) and not m.is_meta and not _is_interrupt(m)
+                    and not m.source_tool_use_ids for m in slot.after)
+        if ending is not None and not last and not typed:  # the same prompt goes on: not its end
+            step.notes.append(f"Claude Code wrote a synthetic API-error message here ({_shorten(ending[1], 80)}) "
+                              "and went on with the same prompt")
+            ending = None
+        same = False
+        if not interrupted and ending is None and not step.tool_uses and not last:
+            following = _continuation(step, slot, step.transition, companions)
+            if following is not None and following.reason == "next_turn":  # a resume of another kind
+                same, following = True, step.transition
+        new_run = interrupted or ending is not None or (not step.tool_uses and following is None and not same)
         during_tools = any(_INTERRUPT_FOR_TOOLS in _marker_text(m) for m in markers) \
                 or any(_is_interrupt(m) for m in slot.results) or bool(step.synthesized)
         if step.tool_uses and interrupted and during_tools:
@@ -634,17 +777,82 @@ def _runs(steps: list[Step], slots: list[_Slot]) -> None:
                               "streaming, before any of its response was written (so that call has no checkpoint)")
         elif interrupted:
             step.terminal = Terminal(reason="aborted_streaming", turn_count=step.turn_count)
-        elif not step.tool_uses:
+        elif slot.max_turns and step.tool_uses:  # Claude Code refused the next turn (--max-turns)
+            turn = slot.max_turns if slot.max_turns > 0 else step.turn_count + 1
+            step.terminal = Terminal(reason="max_turns", turn_count=turn)
+            step.notes.append(f"Claude Code's max_turns_reached record: turn {turn} was not started (Terminal max_turns)")
+        elif ending is not None:  # after tool results, the refused request was the next turn's
+            reason, error = ending
+            step.terminal = Terminal(reason=reason, turn_count=step.turn_count + (1 if step.tool_uses else 0),
+                                     error=error)
+            step.notes.append(f"the run ended here with Claude Code's synthetic API-error message: "
+                              f"{_shorten(error, 100)} (Terminal {reason})")
+        elif same:
+            step.notes.append("Claude Code asked the model to resume (a message it wrote itself, of the same "
+                              "prompt, e.g. after a stream cut): the next checkpoint goes on with this run, "
+                              "at the same turn (none of the source's transition reasons names this)")
+        elif not step.tool_uses and following is None:
             step.terminal = Terminal(reason="completed", turn_count=step.turn_count)
+        elif step.tool_uses:
+            following = Continue(reason="next_turn")
         if new_run:  # what follows begins the next run; only notices and the interrupt belong to this one
             step.attachments = [m for m in slot.after if isinstance(m, SystemMessage) or _is_interrupt(m)]
         else:
             step.attachments = list(slot.after)
         if interrupted:
             step.notes.append(f"the person interrupted here: {_shorten(_marker_text(markers[0]), 70)}")
+        if following is not None and not same and following.reason != "next_turn":
+            step.notes.append(f"the next call continues the same prompt: {following.detail}")
         if last and step.terminal is None:
             step.notes.append("the file ends after this call's tool results: the run was still going, "
                               "or Claude Code stopped, when the file was last written (no Terminal)")
+
+
+def _continuation(step: Step, slot: _Slot, transition: Continue | None,
+                  companions: frozenset[str] = frozenset()) -> Continue | None:
+    """How the call after ``step`` (which asked for no tool) continues the same prompt, or None (a new prompt).
+
+    Between the two calls the file holds either nothing (after a ``max_tokens`` cut: the same request
+    with a higher limit, ``max_output_tokens_escalate``) or only messages Claude Code wrote itself
+    (``isMeta``; 2.1.332 gives them the prompt's own ``promptId``): after a ``max_tokens`` cut its "resume" reminder
+    (``max_output_tokens_recovery``), after the stop hooks ran, their feedback (``stop_hook_blocking``).
+    A message a person typed starts a new run. ``companions``: uuids of meta records Claude Code
+    marks as part of the turn (``turnCompanion``): any other resume of the same prompt (answered
+    ``next_turn``, which ``_runs`` reads as "same run, same turn").
+    """
+    users = [m for m in slot.after if isinstance(m, UserMessage)]
+    if any(not m.is_meta for m in users):
+        return None
+    attempt = (transition.attempt or 0) + 1 if transition is not None else 1
+    cut = step.output.message.stop_reason == "max_tokens"
+    if cut and not users:
+        return Continue(reason="max_output_tokens_escalate", detail="the cut response asked again (no message added)")
+    if not users:
+        return None
+    if cut:
+        attempt = attempt if transition is not None and transition.reason == "max_output_tokens_recovery" else 1
+        return Continue(reason="max_output_tokens_recovery", attempt=attempt,
+                        detail=f"resume reminder {attempt} after a max_tokens cut")
+    if any(isinstance(m, SystemMessage) and m.subtype == "stop_hook_summary" for m in slot.after):
+        attempt = attempt if transition is not None and transition.reason == "stop_hook_blocking" else 1
+        return Continue(reason="stop_hook_blocking", attempt=attempt,
+                        detail=f"a stop hook blocked the end ({attempt}); its feedback goes to the model")
+    if any(m.uuid in companions for m in users):  # another resume Claude Code wrote (e.g. after a stream cut)
+        return Continue(reason="next_turn")  # read by _runs as "the same run goes on, same turn"
+    return None
+
+
+def _api_error_ending(record: _Record) -> tuple[str, str] | None:
+    """The Terminal reason and error text of a synthetic API-error message, or None (another synthetic message)."""
+    data = record.data
+    text = _text_of(record.content)
+    details = str(data.get("errorDetails") or "")
+    if not (data.get("isApiErrorMessage") or data.get("apiError") or text.startswith("API Error")):
+        return None
+    said = " ".join(part for part in (text, details) if part) or str(data.get("apiError") or data.get("error"))
+    if _TOO_LONG in f"{text} {details}".lower():
+        return "prompt_too_long", said
+    return "model_error", said
 
 
 def _continues(steps: list[Step], step: Step) -> bool:
@@ -687,6 +895,33 @@ def _assistant_message(slot: _Slot, path: Path) -> tuple[AssistantMessage, Count
                               f"an assistant message the SDK cannot read: {error}") from None
     first = slot.records[0]
     return AssistantMessage(uuid=first.uuid, message=message, request_id=first.data.get("requestId")), dropped
+
+
+def _sent_message(uuid: str, message: dict[str, Any], model: str) -> Any:
+    """A message of a recorded request that is none of the conversation's, as a loop message (None: unreadable).
+
+    A user message stays the API's dict (reminder blocks and all); an assistant message becomes an
+    ``AssistantMessage`` whose blocks the SDK can read. ``cache_control`` is left out: it moves from
+    request to request, and each request's summary says where it went.
+    """
+    content = message.get("content")
+    if isinstance(content, list):
+        content = [{k: v for k, v in b.items() if k != "cache_control"} if isinstance(b, dict) else b
+                   for b in content]
+    if message.get("role") != "assistant":
+        ids = tuple(str(b.get("tool_use_id")) for b in content or [] if isinstance(b, dict)
+                    and b.get("type") == "tool_result") if isinstance(content, list) else ()
+        return UserMessage(uuid=uuid, message={"role": "user", "content": content}, source_tool_use_ids=ids)
+    data = {"id": uuid, "type": "message", "role": "assistant", "model": model, "stop_reason": None,
+            "stop_sequence": None, "usage": {"input_tokens": 0, "output_tokens": 0}}
+    kept = []
+    for block in content if isinstance(content, list) else []:
+        try:
+            APIMessage.model_validate({**data, "content": [block]})
+        except ValidationError:
+            continue
+        kept.append(block)
+    return AssistantMessage(uuid=uuid, message=APIMessage.model_validate({**data, "content": kept}))
 
 
 def _system_message(record: _Record) -> SystemMessage:
@@ -874,6 +1109,37 @@ def _describe(step: Step, slot: _Slot, dropped: Counter[str], preamble: Counter[
         step.notes.append(f"UI-only records around this call, not sent to the model: {listed}")
     if step.rejection:
         step.notes.append(f"the real API would have rejected this exchange: {step.rejection}")
+
+
+def _describe_sent(step: Step, slot: _Slot, preamble: _Slot | None) -> None:
+    """The notes on what went to the model besides the conversation: the recorded request, the attachments."""
+    rendered = (preamble.rendered if preamble else Counter()) + slot.rendered
+    unsure = (preamble.unsure if preamble else Counter()) + slot.unsure
+    listed = lambda counts: ", ".join(f"{n}× {label}" for label, n in sorted(counts.items()))  # noqa: E731
+    if rendered:
+        step.notes.append(f"attachment records rendered into the next request as <system-reminder> text "
+                          f"(sent to the model): {listed(rendered)}")
+    if unsure:
+        step.notes.append(f"attachment records around this call (Claude Code renders some into the next request as "
+                          f"reminder text; this file does not record which): {listed(unsure)}")
+    request = step.request
+    if request is None:
+        return
+    summary = request_summary(request)
+    params = summary["params"]
+    system = summary["system"]
+    reminders = summary["reminders"]
+    digest = {True: "its digest matches the recorded one", False: "its digest does NOT match the recorded one",
+              None: "no digest recorded"}[request.digest_ok]
+    step.notes.append(
+        f"the request as sent is recorded (api-request {request.id[:8]}, line {request.line}): "
+        f"{params.get('model', '?')}, max_tokens {params.get('max_tokens', '?')}, system prompt "
+        f"{len(system)} block(s) ({' + '.join(f'{n:,}' for n in system) or '0'} chars), "
+        f"{len(summary['tools'])} tool(s), {summary['messages']} message(s) with {reminders} <system-reminder> "
+        f"block(s), cache_control at {', '.join(summary['cache_control']) or 'none'}; {digest}")
+    if request.missing:
+        step.notes.append(f"{len(request.missing)} message(s) of that request are not in the file: "
+                          f"{', '.join(m[:12] for m in request.missing)}")
 
 
 def _result_blocks(messages: Iterable[UserMessage]) -> list[dict[str, Any]]:

@@ -667,7 +667,6 @@ def _prepare_import(args: argparse.Namespace) -> tuple[Any, Any]:
 
 
 def _import_claude_code(args: argparse.Namespace, session: Any, trace: Any) -> int:
-    from .claude_code import NOT_IN_THE_FILE
     from .render import print_trace
 
     console = _console()
@@ -685,7 +684,7 @@ def _import_claude_code(args: argparse.Namespace, session: Any, trace: Any) -> i
     branch = session.branch(args.branch)
     console.print(f"branch {branch.tip}{' (default)' if branch.default else ''}: {len(trace)} model calls "
                   f"(--list-branches lists all {len(session.branches)})", highlight=False, markup=False)
-    console.print(NOT_IN_THE_FILE, style="yellow", highlight=False, markup=False)
+    console.print(trace.source["note"], style="yellow", highlight=False, markup=False)
     print_trace(trace, console)
     rejected = trace.source["rejected_exchanges"]
     console.print(f"{len(trace)} exchanges rebuilt; " + (

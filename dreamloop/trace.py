@@ -6,10 +6,11 @@ holds the turn's ``State`` (messages, turn_count, transition), the
 ``messages_for_query`` that were sent, the turn's ``assistant_messages`` and
 ``tool_results``, the turn's events, and what the context pipeline did
 (``context``), the State's counters, and the next State's messages when a
-recovery rewrote them. Messages are stored once and referred to by uuid, and a
+recovery rewrote them, and (imported from a Claude Code session that records
+them) the request as sent. Messages are stored once and referred to by uuid, and a
 checkpoint's history shares its uuids with the checkpoint before (``SharedList``),
 in memory and on disk, so a trace grows linearly with the session. Saved as
-JSONL (version 7; versions 1 to 6 still load). The widgets read traces; this
+JSONL (version 8; versions 1 to 7 still load). The widgets read traces; this
 module knows nothing about rendering.
 """
 
@@ -32,15 +33,15 @@ __all__ = ["COUNTERS", "TRACE_VERSION", "Checkpoint", "SharedList", "Trace", "js
 
 _MESSAGE = TypeAdapter(LoopMessage)
 
-TRACE_VERSION = 7
+TRACE_VERSION = 8
 """The JSONL format's version: 2 added ``Checkpoint.stop_hook_active``; 3 the header's ``source`` and
 ``Checkpoint.notes`` (a trace imported from a Claude Code session); 4 the header's ``switches`` (which
 feature switches were on); 5 ``Checkpoint.context`` (what the context pipeline did); 6
 ``Checkpoint.counters`` and ``Checkpoint.next_messages`` (the recovery branches); 7 a checkpoint's
 ``state_messages``, ``messages_for_query`` and ``next_messages`` as deltas, ``{"of", "keep", "add"}``: the
 first ``keep`` uuids of a list the reader already has (``_DELTA_BASES``), then ``add`` (before, every
-checkpoint repeated the whole history: 335 MB at 2,000 turns). Versions 1 to 6 still load (the fields
-they lack empty)."""
+checkpoint repeated the whole history: 335 MB at 2,000 turns); 8 ``Checkpoint.request`` (the request a
+Claude Code session file recorded for the call). Versions 1 to 7 still load (the fields they lack empty)."""
 
 COUNTERS = ("max_output_tokens_recovery_count", "max_output_tokens_override", "has_attempted_reactive_compact",
             "stop_hook_blocks", "token_budget_tracking")
@@ -135,6 +136,11 @@ class Checkpoint(BaseModel):
     * ``next_messages``: the next State's messages when a recovery rewrote them
       (an escalation drops the cut response, a drain or a compaction replaces the
       history); None when the next State is the four collectors in order.
+    * ``request``: the request as sent, when the trace was imported from a Claude
+      Code session file that records it (2.1.332 does): its fields, the system
+      prompt's and tools' sizes, where ``cache_control`` went, whether its digest
+      checked (``dreamloop.claude_code_requests.request_summary``); the texts of the
+      system prompt and tools are in ``Trace.source["request_shapes"]``. None otherwise.
     """
 
     index: int
@@ -153,6 +159,7 @@ class Checkpoint(BaseModel):
     context: dict[str, Any] | None = None
     counters: dict[str, Any] = Field(default_factory=dict)
     next_messages: _UuidList | None = None
+    request: dict[str, Any] | None = None
 
     @property
     def messages_after(self) -> list[str]:
@@ -300,10 +307,12 @@ class Trace:
 
         One checkpoint per model call of one branch (default: the last main-thread
         branch; ``branch``: the uuid, or a prefix of it, of a branch's tip or any record on it;
-        ``dreamloop.claude_code.read_session(path).branches`` lists them). The
-        file holds neither the system prompt nor the tool definitions, so
-        ``messages_for_query`` is the conversation the model was sent without
-        them; ``trace.source["note"]`` says so. Raises ``FileFormatError`` for a
+        ``dreamloop.claude_code.read_session(path).branches`` lists them). A file
+        of Claude Code up to 2.1.114 holds neither the system prompt nor the tool
+        definitions, so ``messages_for_query`` is the conversation the model was
+        sent without them; a 2.1.332 file records each request as sent, so
+        ``messages_for_query`` is that request's messages and ``Checkpoint.request``
+        the rest. ``trace.source["note"]`` says which. Raises ``FileFormatError`` for a
         corrupt line (a torn last line is tolerated), ``KeyError`` for an unknown branch.
         """
         from .claude_code import read_session

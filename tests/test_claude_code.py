@@ -42,7 +42,8 @@ from pathlib import Path
 
 import pytest
 
-from dreamloop.claude_code import NOT_IN_THE_FILE, SYNTHESIZED_RESULT, read_session
+from dreamloop.claude_code import NOT_IN_THE_FILE, REQUESTS_IN_THE_FILE, SYNTHESIZED_RESULT, read_session
+from dreamloop.claude_code_requests import placeholder, scrub_records, scrub_text
 from dreamloop.cli import main
 from dreamloop.errors import FileFormatError
 from dreamloop.fake_api import validate_request
@@ -308,3 +309,118 @@ def test_import_claude_code_names_a_corrupt_line(tmp_path, capsys):
         main(["import-claude-code", str(path)])
     assert exit_.value.code == 2
     assert "bad.jsonl, line 1: a user record without a uuid" in capsys.readouterr().err
+
+
+# --- Claude Code 2.1.332: the file records the requests as sent -------------------------------------
+# 09, 10 and 11 are `dreamloop compare` runs of Claude Code 2.1.332 (scenarios max_tokens_always,
+# prompt_too_long_after_tools, hook_stop_exit_2_once), scrubbed by tests/conformance/make_fixtures.py:
+# Anthropic's text replaced by placeholders of the same length, hashes and digests recomputed.
+# 09: request 1 (line 19) → msg_fake_0001 cut by max_tokens (line 20); the meta "resume" record
+# (line 21, same promptId) and request 2 (line 23, base request 1, keep 1, tail: the response and the
+# reminder) → msg_fake_0002 (26); the same twice more (27-32); then line 33 is the synthetic API-error
+# message (apiError max_output_tokens). Claude Code's result: terminal_reason api_error, num_turns 4.
+# 10: three Read turns (requests at lines 19, 31, 37), then request 4 (line 43, 7 messages) has no
+# response: line 44 is the synthetic "prompt is too long" message (400). Claude Code: prompt_too_long.
+# 11: msg_fake_0001 ends the turn (line 20); the stop hook's feedback is a meta user record (line 24,
+# rowSource hook) and the stop_hook_summary (25); request 2 (27) → msg_fake_0002 (28), which ends.
+
+
+def test_a_2_1_332_file_gives_each_call_the_request_it_was_sent():
+    session = read_session(session_file("10"))
+    assert session.versions == ["2.1.332"] and len(session.requests) == 4
+    assert all(r.digest_ok and not r.missing for r in session.requests.values())
+    trace = session.trace()
+    assert trace.source["note"] == REQUESTS_IN_THE_FILE and trace.source["requests"] == 4
+    assert [p.request["line"] for p in trace.checkpoints] == [19, 31, 37]
+    assert [p.request["messages"] for p in trace.checkpoints] == [1, 3, 5]
+    assert [p.request["reminders"] for p in trace.checkpoints] == [8, 9, 10]
+    assert trace.checkpoints[0].request["cache_control"] == ["system[0]", "system[1]", "messages[0].content[8]"]
+    first = trace.checkpoints[0]
+    [sent] = trace.resolve(first.messages_for_query)
+    texts = [b["text"] for b in sent.message["content"]]
+    assert sum(t.startswith("<system-reminder>") for t in texts) == 8 and texts[-1] == "what is value in config.py?"
+    assert first.messages_for_query != first.state_messages  # the conversation holds the prompt alone
+    for before, point in zip(trace.checkpoints, trace.checkpoints[1:]):  # a response sent back is the same message
+        assert before.assistant_messages[0] in point.messages_for_query
+    [ui_only] = [n for n in first.notes if n.startswith("UI-only records")]
+    [rendered] = [n for n in first.notes if "rendered into the next request" in n]
+    assert "attachment (environment)" in rendered and "(sent to the model)" in rendered
+    assert "attachment (environment)" not in ui_only and "api-request" not in ui_only
+    assert "attachment (prompt_snapshot)" in ui_only  # the snapshot of the system prompt is not sent as such
+    assert any("its digest matches the recorded one" in n for n in first.notes)
+
+
+def test_a_refused_request_and_the_synthetic_error_end_the_run_as_claude_code_did():
+    trace = Trace.from_claude_code(session_file("10"))
+    last = trace.checkpoints[-1]
+    assert [p.terminal.reason if p.terminal else None for p in trace.checkpoints] == [None, None, "prompt_too_long"]
+    assert last.terminal.turn_count == 4  # the refused request was turn 4's (Claude Code: num_turns 4)
+    assert any("then request" in n and "line 43, 7 messages" in n and "got no response" in n for n in last.notes)
+    assert "prompt is too long: 200001 tokens" in last.terminal.error  # the API's own words, kept in the fixture
+
+
+def test_max_tokens_resumes_continue_one_prompt_until_claude_code_gives_up():
+    trace = Trace.from_claude_code(session_file("09"))
+    points = trace.checkpoints
+    assert [(p.turn_count, p.transition.reason if p.transition else None,
+             p.transition.attempt if p.transition else None) for p in points] == [
+        (1, None, None), (1, "max_output_tokens_recovery", 1), (1, "max_output_tokens_recovery", 2),
+        (1, "max_output_tokens_recovery", 3)]
+    assert [p.next_transition.reason if p.next_transition else None for p in points] == \
+        ["max_output_tokens_recovery"] * 3 + [None]
+    assert [p.terminal.reason if p.terminal else None for p in points] == [None, None, None, "model_error"]
+    assert trace.terminal.reason == "model_error" and trace.terminal.turn_count == 1
+    # the resume reminder is in the State (meta) and, as a <system-reminder> block, in the request
+    resume = [m for m in trace.resolve(points[1].state_messages) if m.type == "user" and m.is_meta]
+    assert len(resume) == 1
+    assert [p.request["messages"] for p in points] == [1, 3, 5, 7]
+    assert [p.request["params"]["max_tokens"] for p in points] == [32000] * 4  # 2.1.332 resumed without raising the limit first
+
+
+def test_a_stop_hook_that_blocks_continues_the_same_prompt():
+    trace = Trace.from_claude_code(session_file("11"))
+    assert [(p.turn_count, p.transition.reason if p.transition else None, p.terminal.reason if p.terminal else None)
+            for p in trace.checkpoints] == [(1, None, None), (1, "stop_hook_blocking", "completed")]
+
+
+@pytest.mark.parametrize("number", ["09", "10", "11"])
+def test_the_2_1_332_fixtures_hold_no_anthropic_text(number):
+    records = [json.loads(line) for line in session_file(number).read_text().splitlines()]
+    shape = next(r["shape"] for r in records if r["type"] == "api-request-shape")
+    assert all(b["text"].startswith("[scrubbed ") for b in shape["system"])
+    assert all(t["description"].startswith("[scrubbed ") for t in shape["tools"])
+    text = session_file(number).read_text()
+    insides = text.split("<system-reminder>")[1:]
+    assert insides and all(part.lstrip("\\n").startswith("[scrubbed ") for part in insides)
+    for record in records:
+        if record["type"] == "user" and record.get("isMeta"):
+            assert "[scrubbed " in json.dumps(record["message"]["content"])
+
+
+def test_scrubbing_keeps_lengths_and_the_rebuild(tmp_path):
+    assert len(placeholder("x" * 500)) == 500 and placeholder("x" * 500).startswith("[scrubbed 500 chars sha256:")
+    assert scrub_text("ok <system-reminder>secret words</system-reminder> ok") == \
+        f"ok <system-reminder>{placeholder('secret words')}</system-reminder> ok"
+    records = [json.loads(line) for line in session_file("11").read_text().splitlines()]
+    again = write(tmp_path / "again.jsonl", scrub_records(records))  # scrubbed twice: still the same rebuild
+    assert all(r.digest_ok for r in read_session(again).requests.values())
+    one, two = Trace.from_claude_code(session_file("11")), Trace.from_claude_code(again)
+    assert [(p.transition, p.terminal, p.request["system"]) for p in one.checkpoints] == \
+        [(p.transition, p.terminal, p.request["system"]) for p in two.checkpoints]
+
+
+def test_the_inspector_shows_the_recorded_request():
+    inspector = StateInspector(Trace.from_claude_code(session_file("09")), index=3)
+    pane = inspector.panes["messages_for_query"].value
+    assert "request as sent (line 31): model claude-sonnet-4-5, max_tokens 32000" in pane
+    assert "digest checked" in pane and "messages[6].content[0]" in pane and "with the reminders" in pane
+    assert "Read (" in pane  # the tools, by name and description length
+    assert "reason=<b>model_error</b>" in inspector.header.value
+    assert "records each request as sent" in inspector.header.value
+
+
+def test_import_claude_code_says_the_file_records_the_requests(capsys):
+    assert main(["import-claude-code", str(session_file("09"))]) == 0
+    out = capsys.readouterr().out
+    assert "records each request as sent" in " ".join(out.split())
+    assert "max_output_tokens_recovery" in out and "reason=model_error" in out and "reason=completed" not in out

@@ -8,7 +8,10 @@ queryLoop() (``messages``, ``messages_for_query``, ``assistant_messages``,
 context stage wrote (a cleared result, a fold, a summary) carries the stage's
 mark and unfolds to the messages it stands for; a message a tombstone
 withdrew (a replaced response) is struck out. After a recovery pass the
-header shows the State's counters. Only the visible checkpoint is rendered;
+header shows the State's counters. A checkpoint imported with the request it
+was sent (a Claude Code session file that records requests) shows that
+request above ``messages_for_query``: its fields, system prompt, tools and
+where ``cache_control`` went. Only the visible checkpoint is rendered;
 each message's HTML is cached by uuid. It reads traces (live or loaded) and
 knows nothing about how the loop fills them.
 """
@@ -22,7 +25,7 @@ import ipywidgets as W
 
 from ..language import N_, tr
 from ..trace import Checkpoint, Trace
-from .html import badge, esc, message_html, pane, terminal_html, tool_names
+from .html import badge, esc, message_html, pane, pretty_json, preview, terminal_html, tool_names
 from .meter import STAGE_COLORS
 from .static import StaticHTML
 
@@ -137,8 +140,12 @@ class StateInspector(StaticHTML, W.VBox):
             tr(" (differs from State.messages: a context stage changed them)")
         if self.trace.source is not None:
             extra = tr(" (the conversation messages only: the file holds no system prompt and no tool definitions)")
+        if point.request is not None:
+            extra = tr(" (the request's messages as sent, recorded in the file, with the reminders Claude Code "
+                       "added)")
         self.panes["messages_for_query"].value = self._pane("messages_for_query", point.messages_for_query,
-                                                            seen_query, extra=extra, marks=True)
+                                                            seen_query, extra=extra, marks=True,
+                                                            before=_request_html(point.request, self.trace.source))
         for name in ("assistant_messages", "tool_results", "attachments"):
             self.panes[name].value = self._pane(name, getattr(point, name), None)
 
@@ -199,7 +206,7 @@ class StateInspector(StaticHTML, W.VBox):
         return cached
 
     def _pane(self, name: str, uuids: list[str], seen: set[str] | None, *, extra: str = "",
-              marks: bool = False) -> str:
+              marks: bool = False, before: str = "") -> str:
         shown = uuids if self.max_messages is None else uuids[-self.max_messages:] if self.max_messages else []
         new_count = sum(1 for u in uuids if u not in seen) if seen is not None else 0
         counts = _messages(len(uuids))
@@ -207,7 +214,7 @@ class StateInspector(StaticHTML, W.VBox):
             counts += tr(", {count} new", count=new_count)
         head = (f'<div class="dl-small"><b>{esc(name)}</b>: {esc(counts)} · '
                 f'<span class="dl-dim">{esc(tr(_PANE_NOTES[name]))}{esc(extra)}</span></div>')
-        parts: list[str] = []
+        parts: list[str] = [before] if before else []
         hidden = len(uuids) - len(shown)
         if hidden:
             parts.append(f'<div class="dl-dim dl-small">'
@@ -340,6 +347,31 @@ def _source_html(source: dict[str, Any]) -> str:
         what = esc(tr("imported: {kind}", kind=source.get("kind", "?")))
     note = f'<br><span class="dl-c-system dl-small">{esc(source["note"])}</span>' if source.get("note") else ""
     return f"<span>{what}</span>{note}"
+
+
+def _request_html(request: dict[str, Any] | None, source: dict[str, Any] | None) -> str:
+    """The request a checkpoint was sent, as recorded (``Checkpoint.request``): one line, the texts folded away."""
+    if request is None:
+        return ""
+    params = request.get("params") or {}
+    digest = {True: tr("digest checked"), False: tr("digest differs"), None: ""}[request.get("digest_ok")]
+    line = tr("request as sent (line {line}): model {model}, max_tokens {max_tokens}, system prompt {blocks} "
+              "block(s), {tools} tool(s), {messages} message(s) with {reminders} <system-reminder> block(s); "
+              "cache_control at {cache}", line=request.get("line"), model=params.get("model", "?"),
+              max_tokens=params.get("max_tokens", "?"), blocks=len(request.get("system") or []),
+              tools=len(request.get("tools") or []), messages=request.get("messages", 0),
+              reminders=request.get("reminders", 0), cache=", ".join(request.get("cache_control") or []) or "-")
+    shape = ((source or {}).get("request_shapes") or {}).get(request.get("shape")) or {}
+    system = shape.get("system") or []
+    texts = "".join(f'<div class="dl-small dl-dim">system[{i}] · {len(str(b.get("text", ""))):,} chars</div>'
+                    f'<pre class="dl-pre" style="max-height:12em;overflow:auto;white-space:pre-wrap">'
+                    f'{esc(preview(str(b.get("text", ""))))}</pre>' for i, b in enumerate(system) if isinstance(b, dict))
+    tools = ", ".join(f"{esc(name)} ({length:,})" for name, length in request.get("tools") or [])
+    fields = esc(pretty_json({k: v for k, v in params.items() if k not in ("model", "max_tokens")}))
+    body = (f'<div class="dl-small">{esc(tr("tools (description length):"))} {tools}</div>'
+            f'<div class="dl-small">{esc(tr("other fields:"))}</div><pre class="dl-pre">{fields}</pre>{texts}')
+    return (f'<details class="dl-small dl-c-system"><summary>{esc(line)}'
+            f'{" · " + esc(digest) if digest else ""}</summary>{body}</details>')
 
 
 def _changes(before: Checkpoint, after: Checkpoint) -> str:

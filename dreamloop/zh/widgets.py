@@ -61,6 +61,16 @@ TEXTS = {
     " (differs from State.messages: a context stage changed them)": "（与 State.messages 不同：有上下文阶段改动了它们）",
     " (the conversation messages only: the file holds no system prompt and no tool definitions)":
         "（只有对话消息：文件里没有系统提示词，也没有工具定义）",
+    " (the request's messages as sent, recorded in the file, with the reminders Claude Code added)":
+        "（请求实际发出的消息，取自文件的记录，含 Claude Code 加入的提醒）",
+    "request as sent (line {line}): model {model}, max_tokens {max_tokens}, system prompt {blocks} block(s), "
+    "{tools} tool(s), {messages} message(s) with {reminders} <system-reminder> block(s); cache_control at {cache}":
+        "实际发出的请求（第 {line} 行）：模型 {model}，max_tokens {max_tokens}，系统提示词 {blocks} 块，"
+        "{tools} 个工具，{messages} 条消息，其中 {reminders} 个 <system-reminder> 块；cache_control 位于 {cache}",
+    "digest checked": "摘要已核对",
+    "digest differs": "摘要不符",
+    "tools (description length):": "工具（描述长度）：",
+    "other fields:": "其他字段：",
     "then": "之后",
     "continue: {reason}": "继续：{reason}",
     "{count} message": "{count} 条消息",
