@@ -1,0 +1,174 @@
+"""CompareView: two loops' requests on the same script, one request at a time, side by side.
+
+Reads what ``dreamloop.compare.anatomy`` keeps of each request (shapes: fields,
+system blocks, tools, every message's blocks with kinds and lengths, where
+``cache_control`` sits, which messages are new) for two sides, usually
+Claude Code and dreamloop on one ``dreamloop compare`` scenario, recorded or
+just run. A slider picks the request; each column shows that side's request;
+the header says MATCH or DIFFER (the MATCH rule of ``compare.shapes``) and
+what differs at this request. It shows no text of a request, only shapes,
+and knows nothing about how the requests were sent.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import ipywidgets as W
+
+from ..language import tr
+from .html import esc
+from .static import StaticHTML
+
+__all__ = ["CompareView", "side_title"]
+
+_BOX = "border:1px solid #cbd5e0;border-radius:4px;padding:4px 8px;margin:2px 0;font-size:12px;line-height:1.45"
+_MONO = "font-family:var(--jp-code-font-family,monospace);font-size:12px"
+_NEW = "background:#fefcbf"
+_ROLE = {"user": "#2b6cb0", "assistant": "#2f855a"}
+_KIND = {"reminder": "#b7791f", "tool_use": "#6b46c1", "tool_result": "#4a5568", "thinking": "#718096"}
+
+
+def side_title(side: Mapping[str, Any]) -> str:
+    """``Claude Code 2.1.332`` or ``dreamloop 0.1.0``, from a side's ``name`` (or ``side``) and ``version``."""
+    name = side.get("name") or {"claude_code": "Claude Code", "claude-code": "Claude Code"}.get(
+        side.get("side", ""), side.get("side", "?"))
+    return f"{name} {side.get('version', '')}".strip()
+
+
+def _verdict(left: Mapping[str, Any], right: Mapping[str, Any], order_free: bool) -> list[str]:
+    from ..compare.shapes import SideRun, differences
+
+    def run(side: Mapping[str, Any]) -> SideRun:
+        return SideRun.from_data({"side": side_title(side), "version": side.get("version", ""),
+                                  "requests": [r["shape"] for r in side["requests"]],
+                                  "ending": {"reason": side["ending"]["reason"], "turns": side["ending"].get("turns")}})
+
+    return differences(run(left), run(right), order_free=order_free)
+
+
+def _block(block: Mapping[str, Any]) -> str:
+    kind = block.get("kind", "?")
+    color = _KIND.get(kind, "#2d3748")
+    bits = [f'<b style="color:{color}">{esc(kind)}</b>']
+    if kind == "tool_use":
+        bits.append(esc(block.get("name", "")))
+    if kind == "tool_result":
+        bits.append(f'<span style="{_MONO}">…{esc(str(block.get("id", ""))[-4:])}</span>')
+        if block.get("is_error"):
+            bits.append('<b style="color:#c53030">is_error</b>')
+    bits.append(esc(tr("{count} ch", count=f"{block.get('length', 0):,}")))
+    if block.get("hash"):
+        bits.append(f'<span style="{_MONO};color:#718096">#{esc(block["hash"])}</span>')
+    if block.get("inside"):
+        bits.append(esc(tr("+{count} reminder inside", count=block["inside"])))
+    if block.get("cache"):
+        bits.append('<b style="color:#c05621">⚑ cache_control</b>')
+    return " ".join(bits)
+
+
+class CompareView(StaticHTML, W.VBox):
+    """``CompareView(name, left, right)``: the requests of two sides of one scenario, stepped together.
+
+    ``left`` / ``right``: a side as ``compare.anatomy`` records it (``{"version", "ending", "requests"}``,
+    each request an anatomy with its ``shape``; ``name`` optional, else from ``side``). ``order_free``:
+    compare tool_result ids as a set. Parts: ``slider`` (request, from 1), ``header``, ``columns``
+    (two ``HTML``). ``differences``: the MATCH rule's lines (empty: MATCH). ``text/plain``:
+    ``CompareView('one_tool': Claude Code 2.1.332 2 requests -> completed | dreamloop ... | MATCH)``.
+    """
+
+    static_title = "CompareView"
+
+    def __init__(self, name: str, left: Mapping[str, Any], right: Mapping[str, Any], *, index: int = 1,
+                 order_free: bool = False) -> None:
+        self.name, self.sides = name, (left, right)
+        self.differences = _verdict(left, right, order_free)
+        count = max(len(left["requests"]), len(right["requests"]), 1)
+        self.slider = W.IntSlider(value=min(max(index, 1), count), min=1, max=count, description=tr("request"),
+                                  continuous_update=True, layout=W.Layout(width="420px"))
+        self.header = W.HTML()
+        self.columns = (W.HTML(layout=W.Layout(width="50%")), W.HTML(layout=W.Layout(width="50%")))
+        super().__init__(children=[self.slider, self.header, W.HBox(list(self.columns))])
+        self.add_class("dreamloop-compare")
+        self.slider.observe(lambda change: self.render(), names="value")
+        self.render()
+
+    @property
+    def verdict(self) -> str:
+        """``MATCH`` or ``DIFFER``."""
+        return "DIFFER" if self.differences else "MATCH"
+
+    def __repr__(self) -> str:
+        cells = " | ".join(f"{side_title(s)} {len(s['requests'])} requests -> {s['ending']['reason']}"
+                           for s in self.sides)
+        return f"CompareView({self.name!r}: {cells} | {self.verdict})"
+
+    def render(self) -> None:
+        """Draw the header and both columns for the slider's request."""
+        number = self.slider.value
+        self.header.value = self._header(number)
+        for column, side, other in zip(self.columns, self.sides, reversed(self.sides)):
+            column.value = self._request(side, other, number)
+
+    # -- drawing --------------------------------------------------------------
+
+    def _header(self, number: int) -> str:
+        color = "#c53030" if self.differences else "#2f855a"
+        here = [d for d in self.differences if d.startswith(f"request {number}:")]
+        whole = [d for d in self.differences if not d.startswith("request ")]
+        lines = "".join(f"<li>{esc(d)}</li>" for d in here + whole)
+        said = (f'<ul style="margin:2px 0 2px 18px;padding:0">{lines}</ul>' if lines else
+                f'<div style="color:#718096">{esc(tr("request {number}: the same under the MATCH rule", number=number))}'
+                "</div>")
+        return (f'<div style="{_BOX}"><b>{esc(self.name)}</b> · <b style="color:{color}">{self.verdict}</b> · '
+                f'{esc(tr("request {number} of {count}", number=number, count=self.slider.max))}{said}</div>')
+
+    def _request(self, side: Mapping[str, Any], other: Mapping[str, Any], number: int) -> str:
+        title = f"<b>{esc(side_title(side))}</b>"
+        requests = side["requests"]
+        ending = side["ending"]
+        end = esc(tr("ending: {reason}", reason=ending["reason"])) + (
+            esc(tr(" · {turns} turns", turns=ending["turns"])) if ending.get("turns") is not None else "")
+        if number > len(requests):
+            return (f'<div style="{_BOX}">{title}<div style="color:#718096">'
+                    f'{esc(tr("no request {number}: this side sent {count}", number=number, count=len(requests)))}'
+                    f"</div><div><b>{end}</b></div></div>")
+        request = requests[number - 1]
+        theirs = other["requests"][number - 1] if number <= len(other["requests"]) else None
+        return f'<div style="{_BOX}">{title} · {self._body(request, theirs)}' + (
+            f"<div><b>{end}</b></div>" if number == len(requests) else "") + "</div>"
+
+    def _body(self, request: Mapping[str, Any], theirs: Mapping[str, Any] | None) -> str:
+        shape = request["shape"]
+        status = f"{request['status']}" + (f"/{request['error']}" if request.get("error") else "")
+        way = "stream" if request.get("streamed") else "no-stream"
+        line = (f'<span style="{_MONO}">{esc(status)} · {way} · max_tokens {esc(request.get("max_tokens"))} '
+                f'({esc(shape.get("max_tokens_change", "="))}) · model {esc(request.get("model"))}</span>')
+        others = set(theirs["fields"]) if theirs else set()
+        fields = ", ".join(f"<b>{esc(f)}</b>" if theirs and f not in others else esc(f) for f in request["fields"])
+        system = request.get("system") or []
+        sys_text = (", ".join(_block({"kind": "text", **b}) for b in system) if system else esc(tr("none")))
+        tools = request.get("tools") or {}
+        tool_text = esc(tr("{count} tools", count=tools.get("count", 0))) + (
+            ' <b style="color:#c05621">⚑ cache_control</b>' if tools.get("cache") else "")
+        rows = []
+        for i, message in enumerate(request["messages"]):
+            role = message["role"]
+            mark = f'<b style="color:#d69e2e">{esc(tr("new"))}</b>' if message.get("new") else ""
+            blocks = "<br>".join(_block(b) for b in message["blocks"])
+            style = f' style="{_NEW}"' if message.get("new") else ""
+            rows.append(f'<tr{style}><td style="vertical-align:top;padding:1px 4px;{_MONO}">{i}</td>'
+                        f'<td style="vertical-align:top;padding:1px 4px;color:{_ROLE.get(role, "#2d3748")}">'
+                        f"<b>{esc(role)}</b> {mark}</td><td style=\"padding:1px 4px\">{blocks}</td></tr>")
+        return (f"{line}<div>{esc(tr('fields'))}: {fields}</div>"
+                f"<div>system: {sys_text}</div><div>tools: {tool_text}</div>"
+                f'<div>messages ({len(request["messages"])}):</div>'
+                f'<table style="border-collapse:collapse;margin:2px 0">{"".join(rows)}</table>')
+
+    def static_html(self) -> str:
+        rows = []
+        for number in range(1, self.slider.max + 1):
+            cells = "".join(f'<td style="vertical-align:top;width:50%">{self._request(s, o, number)}</td>'
+                            for s, o in zip(self.sides, reversed(self.sides)))
+            rows.append(f"<tr><td colspan=\"2\">{self._header(number)}</td></tr><tr>{cells}</tr>")
+        return f'<table style="border-collapse:collapse;width:100%">{"".join(rows)}</table>'
