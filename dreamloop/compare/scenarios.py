@@ -32,6 +32,8 @@ OPUS_MODEL = "claude-opus-4-6"
 """An Opus model name: with it Claude Code 2.1.332 sends its probe request first (``shapes.is_probe``)."""
 
 CONFIG = "value = 1\n"
+# An Edit comes after a Read of the file in every script: Claude Code's Edit refuses a file it has not read
+# (its tool's rule, not the loop's), and a scenario is about the loop.
 GREETER = 'def greet(name):\n    return f"Hello, {name}!"\n'
 
 
@@ -168,7 +170,8 @@ def _bash_fails_parallel(ws: str) -> Script:
 
 
 def _bash_fails_serial(ws: str) -> Script:
-    return [reply("Two calls.", tool_use("Bash", {"command": "echo broken >&2; exit 3", "description": "fails"}),
+    return [reply("Reading first.", _read(ws)),
+            reply("Two calls.", tool_use("Bash", {"command": "echo broken >&2; exit 3", "description": "fails"}),
                   _edit(ws)),
             reply("The command failed.")]
 
@@ -182,7 +185,8 @@ def _max_tokens_always(ws: str) -> Script:
 
 
 def _max_tokens_in_tool_json(ws: str) -> Script:
-    return [max_tokens_cut("Editing.", _edit(ws)), reply("Editing.", _edit(ws)), reply("value is now 2.")]
+    return [reply("Reading first.", _read(ws)), max_tokens_cut("Editing.", _edit(ws)), reply("Editing.", _edit(ws)),
+            reply("value is now 2.")]
 
 
 def _max_tokens_thinking(ws: str) -> Script:
