@@ -23,7 +23,7 @@ from .scenarios import Scenario
 from .shapes import REMINDER_OPEN, Ending, block_kind, is_probe, request_shapes
 
 __all__ = ["ANATOMY_SCENARIOS", "Anatomy", "anatomies", "conformance_file", "load_anatomies", "record_anatomies",
-           "request_anatomy"]
+           "request_anatomy", "side_anatomy"]
 
 ANATOMY_SCENARIOS = ("one_tool", "max_tokens_once", "stream_error_inside_tool_use", "http_500",
                      "hook_post_tool_use_context", "tool_use_without_block", "prompt_too_long_once")
@@ -124,7 +124,10 @@ def anatomies(requests: Iterable[Any], *, model: str, fallback_model: str | None
     return out
 
 
-def _side(run: Any, log: list[Any], scenario: Scenario) -> dict[str, Any]:
+def side_anatomy(run: Any, log: list[Any], scenario: Scenario) -> dict[str, Any]:
+    """One side's run of ``scenario`` as the anatomies file keeps it: ``version``, ``ending``, ``probes``,
+    ``retries``, ``requests`` (each an anatomy with its ``shape``). ``run``: the ``SideRun``; ``log``: the
+    ``ReceivedRequest``s its ``log=`` collected."""
     shapes, _ = request_shapes(log, model=scenario.model, fallback_model=scenario.fallback_model)
     ending: Ending = run.ending
     return {"version": run.version, "ending": {"reason": ending.reason, "turns": ending.turns},
@@ -148,8 +151,8 @@ def record_anatomies(path: Path, names: Sequence[str] = ANATOMY_SCENARIOS, *, cl
         ours: list[Any] = []
         run_theirs, _ = run_claude_code(each, claude, version=version, timeout=timeout, log=theirs)
         run_ours, _ = run_dreamloop(each, timeout=timeout, log=ours)
-        scenarios[name] = {"about": each.about, "claude_code": _side(run_theirs, theirs, each),
-                           "dreamloop": _side(run_ours, ours, each)}
+        scenarios[name] = {"about": each.about, "claude_code": side_anatomy(run_theirs, theirs, each),
+                           "dreamloop": side_anatomy(run_ours, ours, each)}
     data = {"claude_code": version,
             "about": "Each request of chapter 11's scenarios, both sides, as shapes: fields, block kinds and "
                      "lengths, where cache_control sits; Anthropic's text only as a length and a hash. Recorded "

@@ -29,10 +29,8 @@ _ROLE = {"user": "#2b6cb0", "assistant": "#2f855a"}
 _KIND = {"reminder": "#b7791f", "tool_use": "#6b46c1", "tool_result": "#4a5568", "thinking": "#718096"}
 
 
-def side_title(side: Mapping[str, Any]) -> str:
-    """``Claude Code 2.1.332`` or ``dreamloop 0.1.0``, from a side's ``name`` (or ``side``) and ``version``."""
-    name = side.get("name") or {"claude_code": "Claude Code", "claude-code": "Claude Code"}.get(
-        side.get("side", ""), side.get("side", "?"))
+def side_title(side: Mapping[str, Any], name: str) -> str:
+    """``Claude Code 2.1.332``: ``name`` and the side's ``version``."""
     return f"{name} {side.get('version', '')}".strip()
 
 
@@ -40,7 +38,7 @@ def _verdict(left: Mapping[str, Any], right: Mapping[str, Any], order_free: bool
     from ..compare.shapes import SideRun, differences
 
     def run(side: Mapping[str, Any]) -> SideRun:
-        return SideRun.from_data({"side": side_title(side), "version": side.get("version", ""),
+        return SideRun.from_data({"side": "side", "version": side.get("version", ""),
                                   "requests": [r["shape"] for r in side["requests"]],
                                   "ending": {"reason": side["ending"]["reason"], "turns": side["ending"].get("turns")}})
 
@@ -71,7 +69,7 @@ class CompareView(StaticHTML, W.VBox):
     """``CompareView(name, left, right)``: the requests of two sides of one scenario, stepped together.
 
     ``left`` / ``right``: a side as ``compare.anatomy`` records it (``{"version", "ending", "requests"}``,
-    each request an anatomy with its ``shape``; ``name`` optional, else from ``side``). ``order_free``:
+    each request an anatomy with its ``shape``); ``titles``: the sides' names. ``order_free``:
     compare tool_result ids as a set. Parts: ``slider`` (request, from 1), ``header``, ``columns``
     (two ``HTML``). ``differences``: the MATCH rule's lines (empty: MATCH). ``text/plain``:
     ``CompareView('one_tool': Claude Code 2.1.332 2 requests -> completed | dreamloop ... | MATCH)``.
@@ -80,8 +78,9 @@ class CompareView(StaticHTML, W.VBox):
     static_title = "CompareView"
 
     def __init__(self, name: str, left: Mapping[str, Any], right: Mapping[str, Any], *, index: int = 1,
-                 order_free: bool = False) -> None:
+                 order_free: bool = False, titles: tuple[str, str] = ("Claude Code", "dreamloop")) -> None:
         self.name, self.sides = name, (left, right)
+        self.titles = tuple(side_title(side, title) for side, title in zip(self.sides, titles))
         self.differences = _verdict(left, right, order_free)
         count = max(len(left["requests"]), len(right["requests"]), 1)
         self.slider = W.IntSlider(value=min(max(index, 1), count), min=1, max=count, description=tr("request"),
@@ -99,16 +98,16 @@ class CompareView(StaticHTML, W.VBox):
         return "DIFFER" if self.differences else "MATCH"
 
     def __repr__(self) -> str:
-        cells = " | ".join(f"{side_title(s)} {len(s['requests'])} requests -> {s['ending']['reason']}"
-                           for s in self.sides)
+        cells = " | ".join(f"{title} {len(s['requests'])} requests -> {s['ending']['reason']}"
+                           for title, s in zip(self.titles, self.sides))
         return f"CompareView({self.name!r}: {cells} | {self.verdict})"
 
     def render(self) -> None:
         """Draw the header and both columns for the slider's request."""
         number = self.slider.value
         self.header.value = self._header(number)
-        for column, side, other in zip(self.columns, self.sides, reversed(self.sides)):
-            column.value = self._request(side, other, number)
+        for column, title, side, other in zip(self.columns, self.titles, self.sides, reversed(self.sides)):
+            column.value = self._request(title, side, other, number)
 
     # -- drawing --------------------------------------------------------------
 
@@ -123,8 +122,8 @@ class CompareView(StaticHTML, W.VBox):
         return (f'<div style="{_BOX}"><b>{esc(self.name)}</b> · <b style="color:{color}">{self.verdict}</b> · '
                 f'{esc(tr("request {number} of {count}", number=number, count=self.slider.max))}{said}</div>')
 
-    def _request(self, side: Mapping[str, Any], other: Mapping[str, Any], number: int) -> str:
-        title = f"<b>{esc(side_title(side))}</b>"
+    def _request(self, title: str, side: Mapping[str, Any], other: Mapping[str, Any], number: int) -> str:
+        title = f"<b>{esc(title)}</b>"
         requests = side["requests"]
         ending = side["ending"]
         end = esc(tr("ending: {reason}", reason=ending["reason"])) + (
@@ -168,7 +167,7 @@ class CompareView(StaticHTML, W.VBox):
     def static_html(self) -> str:
         rows = []
         for number in range(1, self.slider.max + 1):
-            cells = "".join(f'<td style="vertical-align:top;width:50%">{self._request(s, o, number)}</td>'
-                            for s, o in zip(self.sides, reversed(self.sides)))
+            cells = "".join(f'<td style="vertical-align:top;width:50%">{self._request(t, s, o, number)}</td>'
+                            for t, s, o in zip(self.titles, self.sides, reversed(self.sides)))
             rows.append(f"<tr><td colspan=\"2\">{self._header(number)}</td></tr><tr>{cells}</tr>")
         return f'<table style="border-collapse:collapse;width:100%">{"".join(rows)}</table>'
