@@ -21,7 +21,7 @@ __all__ = ["PREDICT", "REMINDER_SCENARIOS", "check_predict", "check_reminders_ad
 PREDICT = ("max_tokens_always", "disconnect_inside_tool_use", "http_529", "http_529_fallback")
 """The scenarios ``check_predict`` asks about, in order: each a failure the chapter showed a cousin of."""
 
-REMINDER_SCENARIOS = ("one_tool", "max_tokens_once", "stream_error_inside_tool_use", "hook_post_tool_use_context",
+REMINDER_SCENARIOS = ("stream_error_inside_tool_use", "one_tool", "max_tokens_once", "hook_post_tool_use_context",
                       "tool_use_without_block")
 """The recorded runs ``check_reminders_added`` hands the learner's function (Claude Code's side, then dreamloop's)."""
 
@@ -31,8 +31,9 @@ _WHY = {
     "disconnect_inside_tool_use": N_("a dropped connection is not an error event in the stream: compare how "
                                      "Claude Code handled the HTTP 500 and the error event, and count what the "
                                      "script plays after the failure."),
-    "http_529": N_("every attempt answers 529 and the retries are bounded (CLAUDE_CODE_MAX_RETRIES=2: three "
-                   "attempts); there is no fallback model."),
+    "http_529": N_("every attempt answers 529; dreamloop compare bounds Claude Code's retries "
+                   "(CLAUDE_CODE_MAX_RETRIES=2) and there is no fallback model. How does its result line name a "
+                   "request that failed for good?"),
     "http_529_fallback": N_("the main model's attempts are bounded as in http_529; what changes with a "
                             "fallback model is what follows them."),
 }
@@ -88,8 +89,8 @@ def check_predict(fn: Any) -> bool:
                                name=name), tr(_WHY[name]))
             if said_requests != requests:
                 direction = tr("too many") if said_requests > requests else tr("too few")
-                raise _Fail(tr("for {name!r}, {count} requests is {direction}.", name=name, count=said_requests,
-                               direction=direction), tr(_WHY[name]))
+                raise _Fail(tr("for {name!r}, a count of {count} requests is {direction}.", name=name,
+                               count=said_requests, direction=direction), tr(_WHY[name]))
             if said_ending != ending:
                 raise _Fail(tr("for {name!r} the request count is right, but Claude Code's run did not end "
                                "{ending!r}.", name=name, ending=said_ending), tr(_WHY[name]))
@@ -154,27 +155,42 @@ def check_reminders_added(fn: Any) -> bool:
                 if a != b:
                     raise _Fail(tr("for {who} on {name!r}, request {number}: {count} is {direction}.", who=who,
                                    name=name, number=number, count=a,
-                                   direction=tr("too many") if a > b else tr("too few")), _reminder_hint(requests,
-                                                                                                      number, a, b))
+                                   direction=tr("too many") if a > b else tr("too few")),
+                                _reminder_hint(requests, list(got), number, want))
         return tr("{count} recorded runs: the reminders each request added, found by what it shares with the "
                   "one before.", count=len(cases))
 
     return _verdict(tr("reminders added"), body)
 
 
-def _reminder_hint(requests: list[list[dict[str, Any]]], number: int, got: int, want: int) -> str:
-    request = requests[number - 1]
-    total = sum(b["kind"] == "reminder" for m in request for b in m["blocks"])
-    inside = sum(b.get("inside", 0) for m in request for b in m["blocks"])
-    if got == total and total != want:
+def _counts(requests: list[list[dict[str, Any]]], same: Any) -> list[int]:
+    """Reminders added per request, with ``same(a, b)`` deciding whether two messages are the same."""
+    counts, previous = [], []
+    for messages in requests:
+        shared = 0
+        while shared < min(len(previous), len(messages)) and same(previous[shared], messages[shared]):
+            shared += 1
+        counts.append(sum(b["kind"] == "reminder" for m in messages[shared:] for b in m["blocks"]))
+        previous = messages
+    return counts
+
+
+def _reminder_hint(requests: list[list[dict[str, Any]]], answer: list[int], number: int, want: list[int]) -> str:
+    got = answer[number - 1]
+    totals = [sum(b["kind"] == "reminder" for m in request for b in m["blocks"]) for request in requests]
+    inside = sum(b.get("inside", 0) for m in requests[number - 1] for b in m["blocks"])
+    if answer == totals:
         return tr("you counted every reminder the request carries; most of them were sent before. Count only "
                   "the messages this request added.")
-    if got > want and inside:
+    if answer == _counts(requests, lambda a, b: a == b):
+        return tr("the cache_control marker moves to the newest message every request: an old message with the "
+                  "marker taken off is still the same message. Compare messages without it.")
+    if got > want[number - 1] and inside:
         return tr("a reminder inside a tool_result's content is the tool's text (Claude Code's Read adds one): "
                   "count blocks of kind 'reminder' only.")
     if number == 1:
         return tr("the first request adds everything it sends, the context reminders in the first user message "
                   "too.")
-    return tr("compare each message with the one at the same place in the previous request, leaving "
-              "cache_control out: the marker moves to the newest message, so an old message with the marker "
-              "taken off is still the same message.")
+    return tr("a request need not keep the previous one's messages: a message that changed is new, even at a "
+              "place the previous request had filled (look at how many messages each request sends, and whether "
+              "they are the same).")
