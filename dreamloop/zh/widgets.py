@@ -194,4 +194,16 @@ TEXTS = {
     "after repeated overloads another model takes over; what was shown is tombstoned":
         "多次过载后换另一个模型接手（模型回退）；已展示的内容用墓碑消息撤回",
     "a turn that ends under budget goes on, until diminishing returns": "未用完预算就结束的一轮会续跑，直到收益递减",
+    # CompareView (chapter 11)
+    "{count} ch": "{count} 字符",
+    "+{count} reminder inside": "内含 {count} 个提醒",
+    "request": "请求",
+    "ending: {reason}": "结束：{reason}",
+    "none": "无",
+    "{count} tools": "{count} 个工具",
+    "request {number} of {count}": "第 {number} 次请求，共 {count} 次",
+    " · {turns} turns": " · {turns} 轮",
+    "fields": "字段",
+    "request {number}: the same under the MATCH rule": "第 {number} 次请求：按 MATCH 规则相同",
+    "no request {number}: this side sent {count}": "没有第 {number} 次请求：这一方只发送了 {count} 次",
 }
