@@ -49,9 +49,11 @@ def _expectations() -> dict[str, Any]:
 
 def recorded_outcome(name: str, side: str = "claude_code") -> tuple[int, str]:
     """``(requests, ending)`` of ``side`` (``"claude_code"`` or ``"dreamloop"``) on scenario ``name``, as
-    the expectations file records it (its outcome lines: one per request, then ``ending: REASON``)."""
+    the expectations file records it (its outcome lines: ``probe: N skipped`` when Claude Code probed, one
+    per request, then ``ending: REASON``)."""
     lines = _expectations()["scenarios"][name][side]
-    return len(lines) - 1, lines[-1].split(": ", 1)[1]
+    requests = [line for line in lines[:-1] if not line.startswith("probe:")]  # a skipped probe is no request
+    return len(requests), lines[-1].split(": ", 1)[1]
 
 
 def _missing_data() -> _Fail:
