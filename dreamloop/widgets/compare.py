@@ -65,6 +65,31 @@ def _block(block: Mapping[str, Any]) -> str:
     return " ".join(bits)
 
 
+def _blocks(blocks: list[Mapping[str, Any]]) -> str:
+    """One line per block; a run of plain reminders (no marker) in one line, their hashes on hover."""
+    lines: list[str] = []
+    run: list[Mapping[str, Any]] = []
+
+    def flush() -> None:
+        if len(run) > 2:
+            sizes = ", ".join(f"{b.get('length', 0):,}" for b in run)
+            hashes = " ".join(f"#{b.get('hash', '')}" for b in run)
+            lines.append(f'<span title="{esc(hashes)}"><b style="color:{_KIND["reminder"]}">reminder</b> ×{len(run)}: '
+                         f'{esc(tr("{count} ch", count=sizes))}</span>')
+        else:
+            lines.extend(_block(b) for b in run)
+        run.clear()
+
+    for block in blocks:
+        if block.get("kind") == "reminder" and not block.get("cache"):
+            run.append(block)
+            continue
+        flush()
+        lines.append(_block(block))
+    flush()
+    return "<br>".join(lines)
+
+
 class CompareView(StaticHTML, W.VBox):
     """``CompareView(name, left, right)``: the requests of two sides of one scenario, stepped together.
 
@@ -154,7 +179,7 @@ class CompareView(StaticHTML, W.VBox):
         for i, message in enumerate(request["messages"]):
             role = message["role"]
             mark = f'<b style="color:#d69e2e">{esc(tr("new"))}</b>' if message.get("new") else ""
-            blocks = "<br>".join(_block(b) for b in message["blocks"])
+            blocks = _blocks(message["blocks"])
             style = f' style="{_NEW}"' if message.get("new") else ""
             rows.append(f'<tr{style}><td style="vertical-align:top;padding:1px 4px;{_MONO}">{i}</td>'
                         f'<td style="vertical-align:top;padding:1px 4px;color:{_ROLE.get(role, "#2d3748")}">'
@@ -162,7 +187,7 @@ class CompareView(StaticHTML, W.VBox):
         return (f"{line}<div>{esc(tr('fields'))}: {fields}</div>"
                 f"<div>system: {sys_text}</div><div>tools: {tool_text}</div>"
                 f'<div>messages ({len(request["messages"])}):</div>'
-                f'<table style="border-collapse:collapse;margin:2px 0">{"".join(rows)}</table>')
+                f'<table style="border-collapse:collapse;margin:2px 0;font-size:12px">{"".join(rows)}</table>')
 
     def static_html(self) -> str:
         rows = []
@@ -170,4 +195,4 @@ class CompareView(StaticHTML, W.VBox):
             cells = "".join(f'<td style="vertical-align:top;width:50%">{self._request(t, s, o, number)}</td>'
                             for t, s, o in zip(self.titles, self.sides, reversed(self.sides)))
             rows.append(f"<tr><td colspan=\"2\">{self._header(number)}</td></tr><tr>{cells}</tr>")
-        return f'<table style="border-collapse:collapse;width:100%">{"".join(rows)}</table>'
+        return f'<table style="border-collapse:collapse;width:100%;font-size:12px">{"".join(rows)}</table>'
