@@ -25,6 +25,8 @@ __all__ = ["CompareView", "side_title"]
 _BOX = "border:1px solid #cbd5e0;border-radius:4px;padding:4px 8px;margin:2px 0;font-size:12px;line-height:1.45"
 _MONO = "font-family:var(--jp-code-font-family,monospace);font-size:12px"
 _NEW = "background:#fefcbf"
+_TD = "vertical-align:top;text-align:left;padding:1px 4px"
+"""Every cell says its alignment: a notebook's stylesheet right-aligns table cells."""
 _ROLE = {"user": "#2b6cb0", "assistant": "#2f855a"}
 _KIND = {"reminder": "#b7791f", "tool_use": "#6b46c1", "tool_result": "#4a5568", "thinking": "#718096"}
 
@@ -180,10 +182,10 @@ class CompareView(StaticHTML, W.VBox):
             role = message["role"]
             mark = f'<b style="color:#d69e2e">{esc(tr("new"))}</b>' if message.get("new") else ""
             blocks = _blocks(message["blocks"])
-            style = f' style="{_NEW}"' if message.get("new") else ""
-            rows.append(f'<tr{style}><td style="vertical-align:top;padding:1px 4px;{_MONO}">{i}</td>'
-                        f'<td style="vertical-align:top;padding:1px 4px;color:{_ROLE.get(role, "#2d3748")}">'
-                        f"<b>{esc(role)}</b> {mark}</td><td style=\"padding:1px 4px\">{blocks}</td></tr>")
+            style = f' style="{_NEW if message.get("new") else "background:transparent"}"'
+            rows.append(f'<tr{style}><td style="{_TD};{_MONO}">{i}</td>'
+                        f'<td style="{_TD};color:{_ROLE.get(role, "#2d3748")}">'
+                        f'<b>{esc(role)}</b> {mark}</td><td style="{_TD}">{blocks}</td></tr>')
         return (f"{line}<div>{esc(tr('fields'))}: {fields}</div>"
                 f"<div>system: {sys_text}</div><div>tools: {tool_text}</div>"
                 f'<div>messages ({len(request["messages"])}):</div>'
@@ -192,7 +194,8 @@ class CompareView(StaticHTML, W.VBox):
     def static_html(self) -> str:
         rows = []
         for number in range(1, self.slider.max + 1):
-            cells = "".join(f'<td style="vertical-align:top;width:50%">{self._request(t, s, o, number)}</td>'
+            cells = "".join(f'<td style="{_TD};width:50%">{self._request(t, s, o, number)}</td>'
                             for t, s, o in zip(self.titles, self.sides, reversed(self.sides)))
-            rows.append(f"<tr><td colspan=\"2\">{self._header(number)}</td></tr><tr>{cells}</tr>")
+            rows.append(f'<tr style="background:transparent"><td colspan="2" style="{_TD}">{self._header(number)}</td>'
+                        f'</tr><tr style="background:transparent">{cells}</tr>')
         return f'<table style="border-collapse:collapse;width:100%;font-size:12px">{"".join(rows)}</table>'
