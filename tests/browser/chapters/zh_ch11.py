@@ -54,9 +54,9 @@ def check(ch: Chapter) -> None:
             hit = next((v for v in views if v and want["name"] in v[0]), None)
             if hit is None:
                 fail(name, f"no CompareView in the page names {want['name']!r}")
-            if want["header"] not in hit[0] or not all(kernel["fields"] in column for column in hit[1:]):
+            if want["header"] not in hit[0] or not any(kernel["fields"] in column for column in hit[1:]):
                 fail(name, f"{want['name']}: expected {want['header']!r} in the header and {kernel['fields']!r} in "
-                           f"each column: {[t[:80] for t in hit]}")
+                           f"a column: {[t[:80] for t in hit]}")
         element = page.evaluate_handle("() => document.querySelectorAll('.dreamloop-compare')[0]").as_element()
         element.scroll_into_view_if_needed(timeout=budget.ms(5))
         shoot(page, element, out / "zh-compare-view.png", budget)
