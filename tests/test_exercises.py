@@ -324,6 +324,32 @@ def switches_by(chapter):
             and int(info.json_schema_extra["chapter"]) <= chapter}
 
 
+PREDICTED = {"max_tokens_always": (4, "api_error"), "disconnect_inside_tool_use": (3, "completed"),
+             "http_529": (3, "api_error"), "http_529_fallback": (4, "completed")}
+
+
+def predict(name):
+    return PREDICTED[name]
+
+
+def same_message(a, b):
+    def strip(message):
+        return message["role"], [{k: v for k, v in block.items() if k != "cache"} for block in message["blocks"]]
+    return strip(a) == strip(b)
+
+
+def reminders_added(requests, same=same_message, inside=False):
+    counts, previous = [], []
+    for messages in requests:
+        shared = 0
+        while shared < min(len(previous), len(messages)) and same(previous[shared], messages[shared]):
+            shared += 1
+        counts.append(sum((block["kind"] == "reminder") + (block.get("inside", 0) if inside else 0)
+                          for m in messages[shared:] for block in m["blocks"]))
+        previous = messages
+    return counts
+
+
 # ---------------------------------------------------------------------------
 # The untouched exercises, as the notebooks have them
 
@@ -365,6 +391,8 @@ STUBS = {
     ex.check_where_decided: stub("the phase where the loop decides it"),
     ex.check_trigger: stub("a script whose run goes through those transitions, then ends completed"),
     ex.check_switches_by: stub("the switches explained by this chapter"),
+    ex.check_predict: stub("Claude Code's (requests, ending) on this scenario"),
+    ex.check_reminders_added: stub("one count per request: the reminders it added"),
 }
 
 
@@ -1099,6 +1127,18 @@ def switches_by_defaults(chapter):
     return {name for name, info in dl.QueryParams.model_fields.items() if info.default in (None, False)}
 
 
+def reminders_counting_every_one(requests):
+    return [sum(block["kind"] == "reminder" for m in messages for block in m["blocks"]) for messages in requests]
+
+
+def reminders_by_length(requests):
+    counts, before = [], 0
+    for messages in requests:
+        counts.append(sum(block["kind"] == "reminder" for m in messages[before:] for block in m["blocks"]))
+        before = len(messages)
+    return counts
+
+
 CASES = [
     (ex.check_hello_script, HELLO, [
         ([dl.reply("Hello!")], "not 'Hello, loop!'"),
@@ -1338,6 +1378,21 @@ CASES = [
         (switches_by_defaults, "not a switch by chapter 4"),
         (lambda chapter: ["streaming_tool_execution", "context", "hooks"], "not a switch by chapter 4"),
     ]),
+    (ex.check_predict, predict, [
+        (lambda name: ex.ch11.recorded_outcome(name, "dreamloop"), "you predicted what dreamloop does"),
+        ({**PREDICTED, "disconnect_inside_tool_use": (2, "completed")}.__getitem__, "2 requests is too few"),
+        ({**PREDICTED, "http_529": (1, "api_error")}.__getitem__, "1 requests is too few"),
+        ({**PREDICTED, "max_tokens_always": (4, "completed")}.__getitem__, "did not end 'completed'"),
+        ({**PREDICTED, "http_529_fallback": (5, "completed")}.__getitem__, "5 requests is too many"),
+        (lambda name: 4, "expected a pair (requests, ending)"),
+    ]),
+    (ex.check_reminders_added, reminders_added, [
+        (lambda requests: reminders_added(requests, same=lambda a, b: a == b), "the marker taken off"),
+        (reminders_counting_every_one, "you counted every reminder the request carries"),
+        (lambda requests: reminders_added(requests, inside=True), "inside a tool_result's content"),
+        (reminders_by_length, "a message that changed is new"),
+        (lambda requests: reminders_added(requests)[1:], "the first request included"),
+    ]),
 ]
 
 GIVEAWAYS = {
@@ -1375,6 +1430,8 @@ GIVEAWAYS = {
     ex.check_tests_stop_hook: ["subprocess.run(", "returncode", 'StopDecision(decision="block"', "cwd=input.cwd"],
     ex.check_no_recursive_rm: ["shlex.split", "re.split(", 'PreToolUseDecision(decision="deny"'],
     ex.check_settings_hook: ["grep -q 'git push'", ">&2; exit 2", '"matcher": "Bash"'],
+    ex.check_predict: ['(4, "api_error")', '(3, "completed")', '(3, "api_error")', '(4, "completed")'],
+    ex.check_reminders_added: ['k != "cache"', "messages[shared:]", "shared += 1"],
 }
 
 

@@ -84,10 +84,13 @@ def claude_code_version(claude: str) -> str:
 
 
 def run_claude_code(scenario: Scenario, claude: str, *, version: str | None = None,
-                    timeout: float = DEFAULT_TIMEOUT, keep: Path | None = None) -> tuple[SideRun, SideFiles]:
+                    timeout: float = DEFAULT_TIMEOUT, keep: Path | None = None,
+                    log: list[Any] | None = None) -> tuple[SideRun, SideFiles]:
     """Run ``scenario`` through Claude Code (``claude``) against a fresh offline API; its ``SideRun``
     and files. ``keep``: a folder to keep the run's files in (else they are removed, except what
-    ``SideFiles`` names is gone). Never raises for what the run does; a timeout is an ending."""
+    ``SideFiles`` names is gone). ``log``: a list that receives the offline API's ``ReceivedRequest``s
+    (the bodies as sent, Anthropic's text included: show them, never store them). Never raises for what
+    the run does; a timeout is an ending."""
     with _run_folder(scenario, "claude-code", keep) as (files, settings):
         args = [claude, "-p", scenario.prompt, "--output-format", "stream-json", "--verbose",
                 "--permission-mode", "acceptEdits", *_shared_flags(scenario, settings)]
@@ -98,7 +101,7 @@ def run_claude_code(scenario: Scenario, claude: str, *, version: str | None = No
         if scenario.thinking_budget:
             env["MAX_THINKING_TOKENS"] = str(scenario.thinking_budget)
         side, files = _run(scenario, "claude-code", version or claude_code_version(claude), args, env, files,
-                           timeout)
+                           timeout, log)
         _read_claude_output(side, files.output)
         sessions = sorted((files.home / ".claude" / "projects").glob("*/*.jsonl"))
         files = SideFiles(files.root, files.workspace, files.home, files.output, sessions[0] if sessions else None)
@@ -106,9 +109,10 @@ def run_claude_code(scenario: Scenario, claude: str, *, version: str | None = No
 
 
 def run_dreamloop(scenario: Scenario, *, timeout: float = DEFAULT_TIMEOUT,
-                  keep: Path | None = None) -> tuple[SideRun, SideFiles]:
+                  keep: Path | None = None, log: list[Any] | None = None) -> tuple[SideRun, SideFiles]:
     """Run ``scenario`` through ``dreamloop run --live`` (this interpreter's dreamloop) against a fresh
-    offline API; its ``SideRun`` and files. Never raises for what the run does."""
+    offline API; its ``SideRun`` and files (``log``: as ``run_claude_code``'s). Never raises for what
+    the run does."""
     from dreamloop import __version__
 
     with _run_folder(scenario, "dreamloop", keep) as (files, settings):
@@ -118,7 +122,7 @@ def run_dreamloop(scenario: Scenario, *, timeout: float = DEFAULT_TIMEOUT,
         if scenario.thinking_budget:
             args += ["--thinking-budget", str(scenario.thinking_budget)]
         env = {**_base_env(files.home), "NO_COLOR": "1", "PYTHONPATH": _package_root()}
-        side, files = _run(scenario, "dreamloop", __version__, args, env, files, timeout)
+        side, files = _run(scenario, "dreamloop", __version__, args, env, files, timeout, log)
         _read_dreamloop_output(side, files.output)
         return side, files
 
@@ -179,7 +183,7 @@ class _run_folder:
 
 
 def _run(scenario: Scenario, side: str, version: str, args: list[str], env: dict[str, str], files: SideFiles,
-         timeout: float) -> tuple[SideRun, SideFiles]:
+         timeout: float, log: list[Any] | None = None) -> tuple[SideRun, SideFiles]:
     """Serve the script, run ``args`` in its own process group (killed whole at ``timeout``), shape
     the request log. The ending is filled in by the side's reader; here only a timeout is known."""
     started = time.monotonic()
@@ -196,6 +200,8 @@ def _run(scenario: Scenario, side: str, version: str, args: list[str], env: dict
                 _, stderr = process.communicate()
                 notes.append(f"killed after {timeout:.0f} s")
         requests = list(server.api.requests)
+    if log is not None:
+        log.extend(requests)
     shapes, probes = request_shapes(requests, model=scenario.model, fallback_model=scenario.fallback_model)
     ending = Ending("timeout") if notes else Ending("no_result")
     tail = stderr.decode("utf-8", "replace").strip().splitlines()[-3:]

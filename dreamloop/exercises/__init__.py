@@ -12,7 +12,7 @@ Each check is held against at least three plausible wrong answers in
 Checks are plain calls, also for ``async def`` answers: code that needs the
 model runs against the offline API on a fresh event loop in a worker thread
 (a notebook's own loop is already running). Each chapter's checks live in their own module (``ch00`` ...
-``ch10``);
+``ch11``);
 the shared checking helpers in ``_checking``. This package knows nothing about
 notebooks or widgets.
 
@@ -36,6 +36,7 @@ from .ch07 import check_no_recursive_rm, check_settings_hook, check_tests_stop_h
 from .ch08 import check_budget_continue, check_cut_recovery, check_withdrawn
 from .ch09 import check_switches_by, check_trigger, check_where_decided
 from .ch10 import check_interrupted, check_model_calls
+from .ch11 import check_predict, check_reminders_added
 
 __all__ = [
     "check_answer_tool_uses",
@@ -57,7 +58,9 @@ __all__ = [
     "check_no_recursive_rm",
     "check_ordering_rule",
     "check_partition",
+    "check_predict",
     "check_run_together",
+    "check_reminders_added",
     "check_safe_cut",
     "check_settings_hook",
     "check_setup",

@@ -11,6 +11,7 @@
   context stage's saving, the thresholds, cache reads vs writes.
 * ``AskPrompt(auto=None)``: Allow / Deny buttons as ``QueryParams(ask=...)``.
 * ``Switchboard(columns)``: the feature switches (rows) on or off in each run (columns).
+* ``CompareView(name, left, right)``: two loops' requests on one scenario, stepped side by side (chapter 11).
 * ``person_watching()``, ``paced(script, ...)``, ``slowed(tools, s)``: slow a run down for a person
   (to press Stop), never under the notebook targets.
 
@@ -25,6 +26,7 @@ knows nothing about the loop beyond what traces and events carry.
 from __future__ import annotations
 
 from .ask import AUTO_ANSWER_ENV, AskPrompt
+from .compare import CompareView
 from .inspector import PANES, StateInspector
 from .kernel import warn_if_old_kernel
 from .live import LiveView
@@ -37,6 +39,7 @@ from .timeline import Span, Timeline, TurnSpans, side_by_side, turn_spans
 __all__ = [
     "AUTO_ANSWER_ENV",
     "AskPrompt",
+    "CompareView",
     "ContextMeter",
     "LiveView",
     "MeterTurn",

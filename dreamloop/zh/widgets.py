@@ -210,4 +210,16 @@ TEXTS = {
         '被中途打断 ✗{took}',
     'never started ✗':
         '从未开始 ✗',
+    # CompareView (chapter 11)
+    "{count} ch": "{count} 字符",
+    "+{count} reminder inside": "内含 {count} 个提醒",
+    "request": "请求",
+    "ending: {reason}": "结束：{reason}",
+    "none": "无",
+    "{count} tools": "{count} 个工具",
+    "request {number} of {count}": "第 {number} 次请求，共 {count} 次",
+    " · {turns} turns": " · {turns} 轮",
+    "fields": "字段",
+    "request {number}: the same under the MATCH rule": "第 {number} 次请求：按 MATCH 规则相同",
+    "no request {number}: this side sent {count}": "没有第 {number} 次请求：这一方只发送了 {count} 次",
 }
