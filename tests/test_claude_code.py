@@ -424,3 +424,44 @@ def test_import_claude_code_says_the_file_records_the_requests(capsys):
     out = capsys.readouterr().out
     assert "records each request as sent" in " ".join(out.split())
     assert "max_output_tokens_recovery" in out and "reason=model_error" in out and "reason=completed" not in out
+
+
+def test_each_step_is_validated_as_the_whole_request_would_be(tmp_path):
+    """The importer validates each request by extending the one before (time linear in the file); every
+    step's rejection is still what validating its whole request gives, on the fixtures and on a generated
+    session with defects (a lost result, a doubled one, a blank text) and compactions."""
+    from dreamloop.claude_code import _rejection
+
+    records, parent = [], None
+
+    def add(kind, **fields):
+        nonlocal parent
+        uuid = f"00000000-0000-4000-8000-{len(records):012d}"
+        records.append({"parentUuid": parent, "type": kind, "uuid": uuid, "sessionId": "s", **fields})
+        parent = uuid
+
+    add("user", message={"role": "user", "content": "read the files"})
+    for n in range(12):
+        result = [{"type": "tool_result", "tool_use_id": f"toolu_{n}", "content": f"file {n}"}]
+        content = {3: [{"type": "text", "text": "go on"}], 6: result * 2, 9: [*result, {"type": "text", "text": " "}]}
+        add("assistant", message={"id": f"msg_{n}", "role": "assistant", "model": "m", "content": [
+            {"type": "text", "text": f"reading {n}"}, {"type": "tool_use", "id": f"toolu_{n}", "name": "Read",
+                                                        "input": {}}]})
+        add("user", message={"role": "user", "content": content.get(n, result)})
+        if n in (4, 10):
+            gone, parent = parent, None
+            add("system", subtype="compact_boundary", content="Conversation compacted", logicalParentUuid=gone + "x")
+            add("user", isCompactSummary=True, message={"role": "user", "content": f"Summary of {n} files."})
+    add("assistant", message={"id": "msg_end", "role": "assistant", "model": "m",
+                              "content": [{"type": "text", "text": "done"}]})
+    generated = tmp_path / "defects.jsonl"
+    generated.write_text("".join(json.dumps(r) + "\n" for r in records))
+    checked = rejected = 0
+    for path in [*sorted(SESSIONS.glob("*.jsonl")), generated]:
+        session = read_session(path)
+        for branch in session.branches:
+            for step in session.steps(branch.tip):
+                assert step.rejection == _rejection(list(step.messages_in), step.output), (path.name, step.index)
+                checked += 1
+                rejected += step.rejection is not None
+    assert checked > 50 and rejected >= 3
