@@ -422,8 +422,9 @@ async def test_trace_round_trip_keeps_stop_hook_active(offline, tmp_path):
     path = run.trace.save(tmp_path / "trace.jsonl")
     assert json.loads(path.read_text().splitlines()[0]) == {
         "kind": "trace", "version": TRACE_VERSION,
-        "switches": {"streaming_tool_execution": False, "context": False, "hooks": True, "recovery": False,
-                     "fallback_model": False, "token_budget": False}}
+        "switches": {"results_as_finished": False, "streaming_tool_execution": False, "sibling_rule": False,
+                     "context": False, "hooks": True, "recovery": False, "fallback_model": False,
+                     "token_budget": False}}
     loaded = Trace.load(path)
     assert [c.stop_hook_active for c in loaded.checkpoints] == [False, True]
     old = tmp_path / "v1.jsonl"

@@ -19,7 +19,7 @@ import json
 import uuid as _uuid
 from contextlib import aclosing
 from dataclasses import dataclass
-from typing import Any, AsyncIterator, Collection, Iterable, Mapping
+from typing import Any, AsyncIterator, Collection, Iterable, Mapping, Sequence
 
 from pydantic import ValidationError
 
@@ -90,9 +90,12 @@ async def run_tools(
     whose content is every ``tool_result`` block in *call* order
     (``source_tool_use_ids`` likewise). Nothing to run: yields nothing.
 
-    The sibling rule (``cancels_siblings``): when a Bash call's result is an
-    error, the calls still running beside it are cancelled and the later ones
-    never start; each gets an ``is_error`` result naming the failed call.
+    Last, with ``context.results_as_finished``, the results are listed in the order the
+    calls finished (as Claude Code sends them) instead of call order.
+
+    The sibling rule, with ``context.sibling_rule`` on (``cancels_siblings``): when a
+    Bash call's result is an error, the calls still running beside it are cancelled and
+    the later ones never start; each gets an ``is_error`` result naming the failed call.
 
     Never raises for a tool's failure: unknown tool, bad input, denial and
     exceptions become ``is_error`` results (a Python hook that raises is not a
@@ -128,11 +131,12 @@ async def run_tools(
             async for message in messages:
                 if message.type == "progress" and message.data["stage"] == "done":
                     result = results[message.tool_use_id] = message.data["result"]
-                    if failed is None and cancels_siblings(by_id[message.tool_use_id], result,
-                                                           message.data.get("ran", True)):
+                    if failed is None and context.sibling_rule and cancels_siblings(
+                            by_id[message.tool_use_id], result, message.data.get("ran", True)):
                         failed = sibling_failure(by_id[message.tool_use_id])
                 yield message
-    yield tool_results_message(tool_uses, results, uuid=context.uuid())
+    yield tool_results_message(tool_uses, results, uuid=context.uuid(),
+                               finished=list(results) if context.results_as_finished else None)
 
 
 async def run_tool_use(tool_use: Any, context: ToolUseContext) -> AsyncIterator[ProgressMessage | AttachmentMessage]:
@@ -221,7 +225,7 @@ def _done(tool_use_id: str, name: str, result: ToolResult, uuid: str, ran: bool)
 
 def tool_results_message(
     tool_uses: Iterable[Any], results: Mapping[str, dict[str, Any]], missing: str | Unfinished = USER_INTERRUPT,
-    *, started: Collection[str] = (), uuid: str | None = None,
+    *, started: Collection[str] = (), uuid: str | None = None, finished: Sequence[str] | None = None,
 ) -> UserMessage:
     """The user message answering ``tool_uses``: one ``tool_result`` per call, in call order.
 
@@ -232,12 +236,16 @@ def tool_results_message(
     text is ``missing``: a string for every such call, or an ``Unfinished``
     pair, whose ``running`` text goes to the calls in ``started`` (ids of
     calls that had started) and ``not_started`` to the others (default:
-    ``INTERRUPTED`` / ``NOT_STARTED``). Raises ``ValueError`` if ``tool_uses``
-    is empty.
+    ``INTERRUPTED`` / ``NOT_STARTED``). ``finished``: ids in the order the calls
+    finished; given, those results come first in that order, the rest after them in
+    call order (None: call order). Raises ``ValueError`` if ``tool_uses`` is empty.
     """
     ids = [_field(tool_use, "id") for tool_use in tool_uses]
     if not ids:
         raise ValueError("tool_results_message() needs at least one tool_use to answer")
+    if finished is not None:
+        first = [i for i in dict.fromkeys(finished) if i in ids]
+        ids = [*first, *(i for i in ids if i not in first)]
 
     def unanswered(i: str) -> dict[str, Any]:
         text = missing.text(i in started) if isinstance(missing, Unfinished) else missing
@@ -472,7 +480,8 @@ async def _run_parallel(tool_uses: tuple[Any, ...],
                 continue
             done.add(message.tool_use_id)
             failed = next(t for t in tool_uses if _field(t, "id") == message.tool_use_id)
-            if cancels_siblings(failed, message.data["result"], message.data.get("ran", True)):
+            if context.sibling_rule and cancels_siblings(failed, message.data["result"],
+                                                         message.data.get("ran", True)):
                 async for stopped in _stop_siblings(tool_uses, tasks, queue, started, done, sibling_failure(failed)):
                     yield stopped
                 return
