@@ -154,7 +154,9 @@ async def run_tool_use(tool_use: Any, context: ToolUseContext) -> AsyncIterator[
     ``context.tool_timeout_s`` seconds; after a call that ran, the
     ``post_tool_use`` hooks. Hook records and a ``hook_additional_context``
     attachment (what the hooks tell the model) are yielded as
-    ``AttachmentMessage``s. Every failure ends as an ``is_error`` block with the
+    ``AttachmentMessage``s; a ``post_tool_use`` hook's context also goes inside the
+    call's result (a ``<system-reminder>`` appended to its content), so the ``done``
+    progress comes after the ``post_tool_use`` hooks ran. Every failure ends as an ``is_error`` block with the
     original id; a result never has empty content (it says what happened
     instead); only cancellation, ``HookError`` (a Python hook's own bug) and
     other ``BaseException`` propagate. If the abort signal has already fired,
@@ -190,10 +192,11 @@ async def run_tool_use(tool_use: Any, context: ToolUseContext) -> AsyncIterator[
                         break
                     if item is _CALLING:
                         ran = True
-                    elif isinstance(item, ToolResult):  # the result; post_tool_use records may follow
+                    elif isinstance(item, ToolResult):  # the result; post_tool_use hooks run before it is done
                         result = item
-                        yield _done(tool_use_id, name, result, progress_uuid(tool_use_id, next(seq)), ran)
                     elif isinstance(item, AttachmentMessage):
+                        if result is not None and item.attachment.get("type") == "hook_additional_context":
+                            result = _with_hook_context(result, item.attachment.get("content") or [])
                         yield item
                     else:
                         data = {**item, "stage": "progress", "name": name}
@@ -201,6 +204,7 @@ async def run_tool_use(tool_use: Any, context: ToolUseContext) -> AsyncIterator[
                                               data=data)
             if result is None:
                 raise RuntimeError(f"{name}.call ended without yielding a ToolResult")
+            yield _done(tool_use_id, name, result, progress_uuid(tool_use_id, next(seq)), ran)
             return
         except HookError:
             raise
@@ -213,6 +217,20 @@ async def run_tool_use(tool_use: Any, context: ToolUseContext) -> AsyncIterator[
             else:
                 result = ToolResult(f"Error: {type(exc).__name__}: {exc}", is_error=True)
     yield _done(tool_use_id, name, result, progress_uuid(tool_use_id, next(seq)), ran)
+
+
+def _with_hook_context(result: ToolResult, lines: list[str]) -> ToolResult:
+    """The result with what a ``post_tool_use`` hook tells the model appended inside it, as a
+    ``<system-reminder>`` (where Claude Code 2.1.332 puts it: scenario ``hook_post_tool_use_context``)."""
+    if not lines:
+        return result
+    note = "<system-reminder>\n" + "\n".join(map(str, lines)) + "\n</system-reminder>"
+    content = result.content
+    if isinstance(content, list):
+        content = [*content, {"type": "text", "text": note}]
+    else:
+        content = f"{content}\n\n{note}" if content.strip() else note
+    return ToolResult(content, is_error=result.is_error)
 
 
 def _done(tool_use_id: str, name: str, result: ToolResult, uuid: str, ran: bool) -> ProgressMessage:
@@ -380,7 +398,7 @@ async def _post_tool_use(tool: Tool, tool_use_id: str, parsed: Any, result: Tool
                         tool_use_id=tool_use_id, tool_response=result.content, is_error=result.is_error)
     ids = _hook_ids(f"{tool_use_id}/post")
     outcome = await _hooks.run_hooks(hooks, input, value=tool.name, tool_use_id=tool_use_id, uuid=ids)
-    context_message = _hooks.post_tool_use_context(outcome, ids, tool_use_id)
+    context_message = _hooks.post_tool_use_context(outcome, ids, tool_use_id, in_tool_result=True)
     return [*outcome.records, *([context_message] if context_message else [])]
 
 
