@@ -426,7 +426,8 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
     context = _tool_use_context(params)
     pipeline = ContextPipeline(params.context, model=params.model, system_prompt=params.system_prompt,
                                tools=params.tools, workspace=params.workspace, uuid=deps.uuid, clock=deps.clock,
-                               abort=params.abort, pre_compact=_pre_compact_hooks(params))
+                               abort=params.abort, pre_compact=_pre_compact_hooks(params),
+                               reactive_compact_on=bool(params.recovery and params.recovery.reactive_compact_retry))
     gone = withdrawn(params.messages)  # a message a tombstone withdrew (a replaced response) is never sent again
     history = [m for m in params.messages if m.uuid not in gone] if gone else params.messages
     state = State(messages=tuple(history), tool_use_context=context)

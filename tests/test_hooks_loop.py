@@ -284,6 +284,28 @@ async def test_a_blocking_stop_hook_sends_feedback_and_keeps_turn_count(offline)
     assert meta.is_meta
 
 
+async def test_stop_hook_active_is_cleared_by_a_recovery_pass(offline):
+    """The source text clears stopHookActive on every continue but next_turn and a stop-hook block:
+    after a block, a response cut at max_tokens and resumed reaches the stop hooks with it False."""
+    from dreamloop.recovery import RecoveryOptions
+
+    inputs = []
+
+    def stop(input):
+        inputs.append(input.stop_hook_active)
+        return StopDecision(decision="block", reason="tests fail") if len(inputs) == 1 else None
+
+    model = offline([S.reply("done?"), S.reply("checking", stop_reason="max_tokens"), S.reply(" again: done")])
+    run = query(params(model, Hooks().add("stop", stop),
+                       recovery=RecoveryOptions(max_output_tokens_escalate=False)))
+    await drain(run)
+    assert run.terminal.reason == "completed" and len(requests_of(model)) == 3
+    assert [c.transition.reason for c in run.trace.checkpoints[1:]] == ["stop_hook_blocking",
+                                                                         "max_output_tokens_recovery"]
+    assert [c.stop_hook_active for c in run.trace.checkpoints] == [False, True, False]
+    assert inputs == [False, False]
+
+
 @pytest.mark.parametrize("kind", ["python", "command"])
 async def test_a_stop_hook_that_prevents_continuation(offline, kind):
     model = offline([S.reply("done")])
