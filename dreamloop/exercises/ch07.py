@@ -100,7 +100,7 @@ def check_tests_stop_hook(hook: Any) -> Verdict:
             raise _Fail(tr("the run ended {reason} with the tests passing.", reason=terminal.reason) if passing else
                         tr("the run ended {reason} with the tests failing.", reason=terminal.reason), idea)
         return tr("your hook blocked {count} time(s) ({said!r}), the agent fixed value, and the loop ended "
-                  "completed with the tests passing.", count=len(blocks), said=_short(feedback[0].splitlines()[-1], 60))
+                  "completed with the tests passing.", count=len(blocks), said=_short(_last_line(feedback[0]), 60))
 
     return _verdict(tr("tests-must-pass stop hook"), body)
 
@@ -304,3 +304,8 @@ def check_settings_hook(settings: Any) -> Verdict:
 
     return _verdict(tr("settings-file hook"), body)
 
+
+def _last_line(feedback: str) -> str:
+    """The stop feedback's last line of the hook's own words (not the ``<system-reminder>`` tags around it)."""
+    lines = [line for line in feedback.splitlines() if line.strip() not in ("<system-reminder>", "</system-reminder>")]
+    return lines[-1] if lines else ""
