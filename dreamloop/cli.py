@@ -9,7 +9,9 @@ offline (the demo policy), ``--live`` (``--record`` writes a cassette) or
 from a recorded cassette (``--cassette``), as the production loop (every
 branch that exists is on, each with a flag to turn it off: ``--no-hooks``,
 ``--no-context`` / ``--no-stage STAGE``, ``--no-recovery`` / ``--no-recovery-branch
-BRANCH``; ``--fallback-model NAME`` and ``--token-budget N`` turn those two on),
+BRANCH``, ``--results-in-call-order``; ``--fallback-model NAME``, ``--token-budget N`` and
+``--sibling-rule`` turn those on; where Claude Code as observed differs from the source texts,
+the defaults follow the observation),
 and exits with the code of its
 Terminal reason (``EXIT_CODES``). ``import-claude-code`` rebuilds a Claude
 Code session file call by call. ``run`` is the production loop: every branch
@@ -136,6 +138,12 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--no-streaming-tools", dest="streaming_tools", action="store_false",
                      help="run tools after the whole response (default: each call starts as soon as its "
                           "tool_use block is complete, while the model still streams)")
+    run.add_argument("--sibling-rule", action="store_true",
+                     help="a Bash call that ran and failed cancels the calls beside and after it (dreamloop's "
+                          "reading of the executor; default: off, as Claude Code 2.1.332 was observed)")
+    run.add_argument("--results-in-call-order", dest="results_as_finished", action="store_false",
+                     help="send the results of parallel calls in call order (default: in the order the calls "
+                          "finished, as Claude Code 2.1.332 sends them)")
     run.add_argument("--no-context", action="store_true",
                      help="turn the context pipeline off (default: every stage on, thresholds from the model's "
                           "window)")
@@ -323,6 +331,8 @@ def _prepare_run(args: argparse.Namespace) -> tuple[Any, argparse.Namespace, Any
         **({"max_tokens": args.thinking_budget + 4096} if thinking else {}),
         hooks=hooks,
         streaming_tool_execution=args.streaming_tools,
+        sibling_rule=args.sibling_rule,
+        results_as_finished=args.results_as_finished,
         context=_context_options(args, workspace),
         recovery=_recovery_options(args),
         fallback_model=args.fallback_model,

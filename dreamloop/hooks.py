@@ -78,6 +78,7 @@ __all__ = [
     "run_hooks",
     "run_pre_compact_hooks",
     "run_stop_hooks",
+    "stop_feedback",
     "stop_verdict",
     "submit_prompt",
 ]
@@ -800,9 +801,13 @@ def permission_from_hook(outcome: HookOutcome) -> Allow | Deny | Ask | None:
 
 
 def post_tool_use_context(outcome: HookOutcome, uuid: Callable[[], str] = new_uuid,
-                          tool_use_id: str | None = None) -> AttachmentMessage | None:
+                          tool_use_id: str | None = None, in_tool_result: bool = False) -> AttachmentMessage | None:
     """What a ``post_tool_use`` outcome tells the model, as one ``hook_additional_context`` attachment
-    (its ``content`` lists each line; the model reads it with the call's result), or None."""
+    (its ``content`` lists each line; the model reads it with the call's result), or None.
+
+    ``in_tool_result``: the lines also went inside the call's ``tool_result`` (``run_tool_use`` puts
+    them there, as Claude Code 2.1.332 does); the attachment says so (``inToolResult``) and is then a
+    record for the person, never sent a second time."""
     decision = outcome.decision
     assert isinstance(decision, PostToolUseDecision)
     lines = []
@@ -810,16 +815,16 @@ def post_tool_use_context(outcome: HookOutcome, uuid: Callable[[], str] = new_uu
         lines.append(f"{outcome.hook_name} hook blocking error: {decision.reason or 'blocked'}")
     if decision.additional_context:
         lines.append(f"{outcome.hook_name} hook additional context: {decision.additional_context}")
-    return _context(outcome, lines, uuid, tool_use_id)
+    return _context(outcome, lines, uuid, tool_use_id, in_tool_result)
 
 
 def _context(outcome: HookOutcome, lines: list[str], uuid: Callable[[], str],
-             tool_use_id: str | None) -> AttachmentMessage | None:
+             tool_use_id: str | None, in_tool_result: bool = False) -> AttachmentMessage | None:
     if not lines:
         return None
     return AttachmentMessage(uuid=uuid(), attachment={
         "type": "hook_additional_context", "hookEvent": EVENT_NAMES[outcome.event], "hookName": outcome.hook_name,
-        "toolUseID": tool_use_id, "content": lines})
+        "toolUseID": tool_use_id, "content": lines, **({"inToolResult": True} if in_tool_result else {})})
 
 
 @dataclass(frozen=True)
@@ -873,12 +878,20 @@ def stop_verdict(decision: StopDecision, blocks_so_far: int, max_blocks: int) ->
     return "guard" if blocks_so_far >= max_blocks else "block"
 
 
+def stop_feedback(reason: str | None) -> str:
+    """The meta user message a blocking stop hook sends the model: its reason, as one
+    ``<system-reminder>`` block (where Claude Code 2.1.332 puts it: scenario ``hook_stop_exit_2_once``;
+    the words are dreamloop's)."""
+    said = reason or "(the hook gave no reason)"
+    return f"<system-reminder>\nA Stop hook kept the turn from ending. It said:\n{said}\n</system-reminder>"
+
+
 @dataclass(frozen=True)
 class StopCheck:
     """The end-of-turn stop hooks, decided (``handleStopHooks()`` in the source).
 
     ``verdict``: see ``StopVerdict``; ``messages``: what to yield and keep, in order: the records,
-    then for ``block`` the feedback (a meta ``UserMessage`` "Stop hook feedback:\\n...", which the
+    then for ``block`` the feedback (a meta ``UserMessage``, ``stop_feedback(reason)``, which the
     model reads next), for ``prevent`` / ``guard`` a ``SystemMessage`` (``stop_hook_prevented`` /
     ``stop_hook_guard``) telling the person why the run ends.
     """
@@ -899,8 +912,7 @@ async def run_stop_hooks(hooks: Hooks, *, stop_hook_active: bool, blocks_so_far:
     verdict = stop_verdict(decision, blocks_so_far, hooks.max_stop_hook_blocks)
     said: list[Any] = []
     if verdict == "block":
-        said.append(user_message(f"Stop hook feedback:\n{decision.reason or 'Stop hook blocked stopping.'}",
-                                 is_meta=True, uuid=uuid()))
+        said.append(user_message(stop_feedback(decision.reason), is_meta=True, uuid=uuid()))
     elif verdict == "prevent":
         said.append(SystemMessage(uuid=uuid(), subtype="stop_hook_prevented", level="warning",
                                   content=f"A Stop hook prevented continuation: {outcome.stop_reason}"))

@@ -352,6 +352,8 @@ def _attachment_text(attachment: dict[str, Any]) -> str | None:
     if kind == "queued_command":
         return str(attachment.get("prompt", ""))
     if kind == "hook_additional_context":
+        if attachment.get("inToolResult"):  # already inside the call's tool_result: a record, not sent again
+            return None
         lines = attachment.get("content") or []
         return "<system-reminder>\n" + "\n".join(map(str, lines)) + "\n</system-reminder>" if lines else None
     if kind == "edited_file":

@@ -116,9 +116,18 @@ class QueryParams(BaseModel):
     with ``json_schema_extra={"switch": True, "chapter": "NN"}``;
     ``switches()`` lists them with their values:
 
+    * ``results_as_finished`` (chapter 04): the results message lists the results
+      of parallel calls in the order the calls finished, as Claude Code 2.1.332 sends
+      them (``dreamloop compare`` scenarios ``parallel_reads``, ``missing_and_unknown``);
+      off: in call order, dreamloop's own choice (the same request whatever the timing).
     * ``streaming_tool_execution`` (chapter 05): start each tool call as soon
       as its ``tool_use`` block is complete in the stream
       (``StreamingToolExecutor``) instead of after the whole response.
+    * ``sibling_rule`` (chapter 05): a Bash call that ran and failed cancels the
+      calls still running beside it and starts no later call of the response
+      (dreamloop's reading of the executor's ``siblingAbortController``; the
+      source texts do not name it, and Claude Code 2.1.332 cancelled nothing in
+      the scenarios ``bash_fails_parallel`` and ``bash_fails_serial``).
     * ``context`` (chapter 06): the context pipeline (``ContextOptions``: each of
       the seven stages, the window, the thresholds, prompt caching). None:
       phase 2 sends the history as it is.
@@ -151,9 +160,15 @@ class QueryParams(BaseModel):
     abort: AbortController = Field(default_factory=AbortController)
     queued_input: Callable[[], list[AttachmentMessage]] | None = None
     deps: QueryDeps = Field(default_factory=QueryDeps)
+    results_as_finished: bool = Field(
+        default=False, json_schema_extra={"switch": True, "chapter": "04"},
+        description=N_("the results of parallel calls go back in the order the calls finished"))
     streaming_tool_execution: bool = Field(
         default=False, json_schema_extra={"switch": True, "chapter": "05"},
         description=N_("each tool call starts as soon as its tool_use block is complete"))
+    sibling_rule: bool = Field(
+        default=False, json_schema_extra={"switch": True, "chapter": "05"},
+        description=N_("a Bash call that ran and failed cancels the calls beside and after it"))
     context: ContextOptions | None = Field(
         default=None, json_schema_extra={"switch": True, "chapter": "06"},
         description=N_("the context pipeline: seven stages, light to heavy, before each request"))
@@ -413,7 +428,8 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
     context = _tool_use_context(params)
     pipeline = ContextPipeline(params.context, model=params.model, system_prompt=params.system_prompt,
                                tools=params.tools, workspace=params.workspace, uuid=deps.uuid, clock=deps.clock,
-                               abort=params.abort, pre_compact=_pre_compact_hooks(params))
+                               abort=params.abort, pre_compact=_pre_compact_hooks(params),
+                               reactive_compact_on=bool(params.recovery and params.recovery.reactive_compact_retry))
     gone = withdrawn(params.messages)  # a message a tombstone withdrew (a replaced response) is never sent again
     history = [m for m in params.messages if m.uuid not in gone] if gone else params.messages
     state = State(messages=tuple(history), tool_use_context=context)
@@ -528,6 +544,8 @@ def _tool_use_context(params: QueryParams) -> ToolUseContext:
         tool_timeout_s=params.tool_timeout_s,
         secrets=_credentials(params.model),
         hooks=params.hooks,
+        sibling_rule=params.sibling_rule,
+        results_as_finished=params.results_as_finished,
     )
 
 

@@ -266,22 +266,25 @@ def state_changes(state: State, transition: Continue) -> dict[str, Any]:
     Every other path keeps ``turn_count`` and changes only its own counter: the escalated
     ``max_output_tokens_override``, the resume count, ``has_attempted_reactive_compact``,
     ``stop_hook_active`` / ``stop_hook_blocks``, the token budget's tracking; a collapse drain
-    changes nothing but the messages.
+    changes nothing but the messages. ``stop_hook_active`` is set by ``stop_hook_blocking``, carried
+    by ``next_turn`` and cleared by every other path (a recovery pass, a drain, a budget
+    continuation), as the source text's State literals do.
     """
     reason = transition.reason
-    if reason == "next_turn":
+    if reason == "next_turn":  # stop_hook_active carries over (the model may still be answering a stop hook)
         return {"turn_count": state.turn_count + 1, **_PER_TURN}
-    if reason == "max_output_tokens_escalate":
-        return {"max_output_tokens_override": transition.max_tokens}
-    if reason == "max_output_tokens_recovery":
-        return {"max_output_tokens_recovery_count": transition.attempt}
-    if reason == "reactive_compact_retry":
-        return {"has_attempted_reactive_compact": True}
     if reason == "stop_hook_blocking":
         return {"stop_hook_active": True, "stop_hook_blocks": transition.attempt}
+    cleared = {"stop_hook_active": False}  # every other path clears it, as the source's State literals do
+    if reason == "max_output_tokens_escalate":
+        return {**cleared, "max_output_tokens_override": transition.max_tokens}
+    if reason == "max_output_tokens_recovery":
+        return {**cleared, "max_output_tokens_recovery_count": transition.attempt}
+    if reason == "reactive_compact_retry":
+        return {**cleared, "has_attempted_reactive_compact": True}
     if reason == "token_budget_continuation":
         before = state.token_budget_tracking or TokenBudgetTracking()
         used = transition.output_tokens or 0
-        return {"token_budget_tracking": TokenBudgetTracking(continuations=transition.attempt or 0, tokens=used,
-                                                             last_delta=used - before.tokens)}
-    return {}
+        return {**cleared, "token_budget_tracking": TokenBudgetTracking(
+            continuations=transition.attempt or 0, tokens=used, last_delta=used - before.tokens)}
+    return cleared

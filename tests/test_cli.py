@@ -224,9 +224,17 @@ def test_exit_9_image_error(sample, capsys, live_env):
 
 
 def test_exit_8_blocking_limit(sample, capsys):
-    status, result, _ = run_json(capsys, "change value to 2", "--workspace", str(sample), "--context-window", "400")
+    """The blocking limit is checked unless autocompact and reactive compaction are both on (the source:
+    they own an over-long context); with reactive compaction off, nothing is sent."""
+    status, result, _ = run_json(capsys, "change value to 2", "--workspace", str(sample), "--context-window", "400",
+                                 "--no-recovery-branch", "reactive_compact_retry")
     assert status == EXIT_CODES["blocking_limit"] == 8
     assert result["terminal"]["reason"] == "blocking_limit" and result["usage"]["requests"] == 0
+
+
+def test_with_autocompact_and_reactive_compaction_on_the_blocking_limit_is_not_checked(sample, capsys):
+    status, result, _ = run_json(capsys, "change value to 2", "--workspace", str(sample), "--context-window", "400")
+    assert result["terminal"]["reason"] != "blocking_limit" and result["usage"]["requests"] >= 1
 
 
 def settings_file(tmp_path, event, output):

@@ -41,7 +41,8 @@ def test_run_turns_the_pipeline_or_one_stage_off(capsys, tmp_path):
 
 
 def test_a_window_too_small_stops_before_sending(capsys, tmp_path):
-    status, result, trace, _ = run_json(capsys, tmp_path, "--context-window", "400")
+    status, result, trace, _ = run_json(capsys, tmp_path, "--context-window", "400",
+                                        "--no-recovery-branch", "reactive_compact_retry")
     assert status == 8 and result["terminal"]["reason"] == "blocking_limit"  # EXIT_CODES["blocking_limit"]
     assert trace.checkpoints[-1].context["window"] == 400
     notice = [m for m in result["transcript"] if m["type"] == "system"][-1]

@@ -246,6 +246,23 @@ async def test_blocking_limit_sends_nothing(offline, tmp_path):
     assert blocked.terminal.reason == "blocking_limit" and blocked.terminal.turn_count == 1
 
 
+@pytest.mark.parametrize("reactive, autocompact, sent", [(True, True, 1), (False, True, 0), (True, False, 0)])
+async def test_autocompact_and_reactive_compaction_own_the_blocking_limit(reactive, autocompact, sent):
+    """The source skips the blocking-limit check when reactive compaction and autocompact are both on:
+    the request goes (and a 400 would be recovered); with either off, nothing is sent."""
+    from dreamloop.context import Autocompact
+    from dreamloop.recovery import RecoveryOptions
+
+    tiny = dl.offline([S.reply("hi")])
+    options = ContextOptions(blocking_limit=BlockingLimit(limit=10),
+                             autocompact=Autocompact(threshold=10**6) if autocompact else None)
+    run = dl.query(dl.QueryParams(messages="x" * 400, model=tiny, context=options,
+                                  recovery=RecoveryOptions(reactive_compact_retry=reactive)))
+    [e async for e in run]
+    assert len([r for r in tiny.api.requests if r.path.endswith("/v1/messages")]) == sent
+    assert run.terminal.reason == ("completed" if sent else "blocking_limit")
+
+
 async def test_without_the_pipeline_the_window_ends_the_run(offline, tmp_path):
     run, model, _, _ = await run_session(offline, tmp_path, None, LONG_SESSION)
     assert run.terminal.reason == "prompt_too_long" and "tokens > 6000 maximum" in run.terminal.error

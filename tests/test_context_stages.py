@@ -224,6 +224,24 @@ def test_collapse_leaves_an_open_run_for_later_and_finds_the_same_folds():
     assert folds + more == staged_collapses(history, options)
 
 
+def test_an_unbroken_run_of_small_calls_is_folded_as_it_ages():
+    """30 short Reads in a row, the session still reading: the run is never closed by another kind of
+    turn, yet it is folded in pieces of max_pairs as it passes the kept tail (read at once or turn by turn)."""
+    history = [U("read them all")]
+    for n in range(30):
+        history += [A(use(f"R{n}", "Read", file_path=f"f{n}.py")), R((f"R{n}", f"x = {n}"))]
+    options = ContextCollapse(keep_recent=6)
+    folds, _ = find_folds(history, options)
+    assert [f.calls for f in folds] == [10, 10]  # the last 10 pairs reach the kept tail: not yet
+    pieces, start = [], 0
+    for seen in range(3, len(history) + 1, 2):  # the scan as the loop does it, one turn at a time
+        found, start = find_folds(history[:seen], options, start=start)
+        pieces += found
+    assert pieces == folds
+    with pytest.raises(ValueError, match="below min_pairs"):
+        ContextCollapse(min_pairs=4, max_pairs=3)
+
+
 def test_committing_folds_keeps_every_pair_valid():
     history = collapse_history()
     folds = staged_collapses(history, ContextCollapse(keep_recent=2))

@@ -24,6 +24,7 @@ from dreamloop.hooks import (
     PreToolUseDecision,
     StopDecision,
     UserPromptSubmitDecision,
+    stop_feedback,
 )
 from dreamloop.query import QueryParams, query
 from dreamloop.tools import Allow, tool
@@ -234,9 +235,9 @@ async def test_f17_post_tool_context_is_in_the_same_request_as_the_result(offlin
     await drain(query(params(model, hooks)))
     first, second, third = requests_of(model)
     with_result = second["messages"][-1]["content"]
-    assert with_result[0] == {"type": "tool_result", "tool_use_id": "T1", "content": "contents of a"}
-    assert with_result[1]["type"] == "text" and "lint: 2 warnings" in with_result[1]["text"]
-    assert "PostToolUse:Read hook additional context" in with_result[1]["text"]
+    assert with_result == [{"type": "tool_result", "tool_use_id": "T1", "content": (  # inside the result, once
+        "contents of a\n\n<system-reminder>\nPostToolUse:Read hook additional context: lint: 2 warnings\n"
+        "</system-reminder>")}]
     assert "lint" not in json.dumps(third["messages"][-1])  # said once, with T1's result
 
 
@@ -245,8 +246,9 @@ async def test_post_tool_use_exit_2_feedback_reaches_the_model_with_the_result(o
     hooks = Hooks().add("post_tool_use", CommandHook("echo 'a is stale' >&2; exit 2"))
     await drain(query(params(model, hooks)))
     content = requests_of(model)[1]["messages"][-1]["content"]
-    assert content[0]["content"] == "contents of a" and "is_error" not in content[0]  # the call ran
-    assert "PostToolUse:Read hook blocking error: [echo 'a is stale' >&2; exit 2]: a is stale" in content[1]["text"]
+    assert len(content) == 1 and "is_error" not in content[0]  # the call ran; the feedback is inside its result
+    assert content[0]["content"].startswith("contents of a\n\n<system-reminder>\n")
+    assert "PostToolUse:Read hook blocking error: [echo 'a is stale' >&2; exit 2]: a is stale" in content[0]["content"]
 
 
 async def test_post_tool_use_runs_only_for_calls_that_ran(offline):
@@ -300,9 +302,32 @@ async def test_a_blocking_stop_hook_sends_feedback_and_keeps_turn_count(offline)
     assert second.state_messages == first.messages_after
     feedback = requests_of(model)[1]["messages"]
     assert [m["role"] for m in feedback] == ["user", "assistant", "user"]
-    assert feedback[-1]["content"] == [{"type": "text", "text": "Stop hook feedback:\ntests fail"}]
+    assert feedback[-1]["content"] == [{"type": "text", "text": stop_feedback("tests fail")}]
+    assert stop_feedback("tests fail").startswith("<system-reminder>\n")  # a reminder block, as Claude Code sends it
     meta = [e for e in events if e.type == "user"][0]
     assert meta.is_meta
+
+
+async def test_stop_hook_active_is_cleared_by_a_recovery_pass(offline):
+    """The source text clears stopHookActive on every continue but next_turn and a stop-hook block:
+    after a block, a response cut at max_tokens and resumed reaches the stop hooks with it False."""
+    from dreamloop.recovery import RecoveryOptions
+
+    inputs = []
+
+    def stop(input):
+        inputs.append(input.stop_hook_active)
+        return StopDecision(decision="block", reason="tests fail") if len(inputs) == 1 else None
+
+    model = offline([S.reply("done?"), S.reply("checking", stop_reason="max_tokens"), S.reply(" again: done")])
+    run = query(params(model, Hooks().add("stop", stop),
+                       recovery=RecoveryOptions(max_output_tokens_escalate=False)))
+    await drain(run)
+    assert run.terminal.reason == "completed" and len(requests_of(model)) == 3
+    assert [c.transition.reason for c in run.trace.checkpoints[1:]] == ["stop_hook_blocking",
+                                                                         "max_output_tokens_recovery"]
+    assert [c.stop_hook_active for c in run.trace.checkpoints] == [False, True, False]
+    assert inputs == [False, False]
 
 
 @pytest.mark.parametrize("kind", ["python", "command"])
@@ -446,8 +471,9 @@ async def test_trace_round_trip_keeps_stop_hook_active(offline, tmp_path):
     path = run.trace.save(tmp_path / "trace.jsonl")
     assert json.loads(path.read_text().splitlines()[0]) == {
         "kind": "trace", "version": TRACE_VERSION,
-        "switches": {"streaming_tool_execution": False, "context": False, "hooks": True, "recovery": False,
-                     "fallback_model": False, "token_budget": False}}
+        "switches": {"results_as_finished": False, "streaming_tool_execution": False, "sibling_rule": False,
+                     "context": False, "hooks": True, "recovery": False, "fallback_model": False,
+                     "token_budget": False}}
     loaded = Trace.load(path)
     assert [c.stop_hook_active for c in loaded.checkpoints] == [False, True]
     old = tmp_path / "v1.jsonl"
@@ -585,8 +611,8 @@ async def test_each_post_tool_use_decision(offline, kind, decision):
         assert run.terminal.reason == "hook_stopped" and len(requests_of(model)) == 1
         return
     content = requests_of(model)[1]["messages"][-1]["content"]
-    assert content[0] == {"type": "tool_result", "tool_use_id": "T1", "content": "contents of a"}
-    assert content[1]["text"] == f"<system-reminder>\n{line}\n</system-reminder>"
+    assert content == [{"type": "tool_result", "tool_use_id": "T1",  # the hook's words inside the result
+                        "content": f"contents of a\n\n<system-reminder>\n{line}\n</system-reminder>"}]
 
 
 def block_once(kind: str, said: dict):
@@ -608,7 +634,7 @@ async def test_each_stop_decision(offline, kind, said, reason, calls):
     await drain(run)
     assert run.terminal.reason == reason and len(requests_of(model)) == calls
     if calls == 2:
-        assert requests_of(model)[1]["messages"][-1]["content"][0]["text"] == "Stop hook feedback:\ntests fail"
+        assert requests_of(model)[1]["messages"][-1]["content"][0]["text"] == stop_feedback("tests fail")
 
 
 @pytest.mark.parametrize("hook", [

@@ -107,6 +107,8 @@ SWITCHES: dict[str, st.SearchStrategy[Any]] = {
     "max_turns": st.none() | st.integers(min_value=1, max_value=4),
     "hooks": st.none() | HOOKS,
     "streaming_tool_execution": st.booleans(),
+    "sibling_rule": st.booleans(),
+    "results_as_finished": st.booleans(),
     "context": st.none() | CONTEXT,
     "recovery": st.none() | RECOVERY,
     "fallback_model": st.none() | st.just("claude-fallback-1"),  # a name: the same offline API serves it
@@ -117,6 +119,7 @@ INVARIANTS = (
     "ended_in_terminal",      # every run ended in a Terminal; nothing escaped the loop
     "requests_valid",         # every request the loop sent passed the offline API's validation (scripted faults aside)
     "one_result_per_call",    # each tool_use has exactly one tool_result, first in the next message, in call order
+                              # (in any order with results_as_finished)
     "no_tool_ran_twice",      # no call ran twice; a call with invalid or non-object input never ran
     "no_empty_block",         # no empty message, no blank text block at any depth, no empty is_error result
     "transcript_reloads",     # load_transcript(file) == the history in memory, and it starts a valid next request
@@ -453,6 +456,7 @@ def check(outcome: Outcome) -> list[tuple[str, str]]:
             found.append(("blank_prompt_refused", problem))
 
     faulted = set()
+    ordered = not outcome.session.switches.get("results_as_finished")
     for request in api.requests:
         if not request.path.endswith("/v1/messages") or request.body is None:
             continue
@@ -463,11 +467,12 @@ def check(outcome: Outcome) -> list[tuple[str, str]]:
             found.append(("requests_valid", f"request {request.index}: {problem or request.error}"))
         if request.status == 500 and request.error and "script error" in request.error.get("message", ""):
             found.append(("requests_valid", f"request {request.index}: {request.error['message']}"))
-        found += [("one_result_per_call", f"request {request.index}: {p}") for p in _pairing(request.body["messages"])]
+        found += [("one_result_per_call", f"request {request.index}: {p}")
+                  for p in _pairing(request.body["messages"], ordered=ordered)]
         found += [("no_empty_block", f"request {request.index}: {p}") for p in _empties(request.body["messages"])]
 
     history = normalize_messages_for_api(engine.messages) if engine else []
-    found += [("one_result_per_call", f"history: {p}") for p in _pairing(history, final=True)]
+    found += [("one_result_per_call", f"history: {p}") for p in _pairing(history, final=True, ordered=ordered)]
     found += [("no_empty_block", f"history: {p}") for p in _empties(history)]
     found += [("no_tool_ran_twice", p) for p in _runs(outcome, history)]
     found += [("transcript_reloads", p) for p in _reload(outcome)]
@@ -521,7 +526,7 @@ def _never_sent(trace: Any) -> list[str]:
             for uuid in set(p.messages_for_query) & gone]
 
 
-def _pairing(messages: list[dict[str, Any]], final: bool = False) -> list[str]:
+def _pairing(messages: list[dict[str, Any]], final: bool = False, ordered: bool = True) -> list[str]:
     problems = []
     merged = merge_consecutive(messages)
     for i, message in enumerate(merged):
@@ -539,6 +544,8 @@ def _pairing(messages: list[dict[str, Any]], final: bool = False) -> list[str]:
         leading = [b.get("tool_use_id") for b in itertools.takewhile(
             lambda b: isinstance(b, dict) and b.get("type") == "tool_result", following["content"])] \
             if isinstance(following["content"], list) else []
+        if not ordered:  # results_as_finished: the same calls, in the order they finished
+            leading, answers, ids = sorted(leading), sorted(answers), sorted(ids)
         if leading != ids or answers != ids:
             problems.append(f"messages.{i}: calls {ids}, next message answers {answers} (first: {leading})")
     return problems

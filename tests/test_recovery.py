@@ -158,25 +158,28 @@ def test_decide_fallback(overloads, has_fallback, switched, limit, expected):
 
 
 MID_TURN = State(turn_count=4, max_output_tokens_override=64_000, max_output_tokens_recovery_count=2,
-                 has_attempted_reactive_compact=True, stop_hook_blocks=1,
+                 has_attempted_reactive_compact=True, stop_hook_active=True, stop_hook_blocks=1,
                  token_budget_tracking=TokenBudgetTracking(continuations=1, tokens=300, last_delta=300))
+CLEARED = {"stop_hook_active": False}  # the source text clears it on every path but next_turn and a stop-hook block
 
 CHANGES = [
     (Continue(reason="next_turn"), {"turn_count": 5, "max_output_tokens_recovery_count": 0,
                                     "has_attempted_reactive_compact": False, "max_output_tokens_override": None}),
-    (Continue(reason="max_output_tokens_escalate", max_tokens=64_000), {"max_output_tokens_override": 64_000}),
-    (Continue(reason="max_output_tokens_recovery", attempt=3), {"max_output_tokens_recovery_count": 3}),
-    (Continue(reason="reactive_compact_retry"), {"has_attempted_reactive_compact": True}),
-    (Continue(reason="collapse_drain_retry", committed=2), {}),
+    (Continue(reason="max_output_tokens_escalate", max_tokens=64_000),
+     {**CLEARED, "max_output_tokens_override": 64_000}),
+    (Continue(reason="max_output_tokens_recovery", attempt=3), {**CLEARED, "max_output_tokens_recovery_count": 3}),
+    (Continue(reason="reactive_compact_retry"), {**CLEARED, "has_attempted_reactive_compact": True}),
+    (Continue(reason="collapse_drain_retry", committed=2), CLEARED),
     (Continue(reason="stop_hook_blocking", attempt=2), {"stop_hook_active": True, "stop_hook_blocks": 2}),
     (Continue(reason="token_budget_continuation", attempt=2, output_tokens=700),
-     {"token_budget_tracking": TokenBudgetTracking(continuations=2, tokens=700, last_delta=400)}),
+     {**CLEARED, "token_budget_tracking": TokenBudgetTracking(continuations=2, tokens=700, last_delta=400)}),
 ]
 
 
 @pytest.mark.parametrize("transition, changes", CHANGES, ids=[t.reason for t, _ in CHANGES])
 def test_state_changes(transition, changes):
-    """Only next_turn adds a turn and resets the per-turn counters; every other path keeps them."""
+    """Only next_turn adds a turn and resets the per-turn counters; every other path keeps them.
+    stop_hook_active: set by a stop-hook block, carried by next_turn, cleared by every other path."""
     assert state_changes(MID_TURN, transition) == changes
 
 

@@ -33,6 +33,7 @@ from dreamloop.tools import (
 )
 
 RECOVERY_OFF = {"recovery": False, "fallback_model": False, "token_budget": False}  # chapter 08's switches
+TOOLS_OFF = {"results_as_finished": False, "sibling_rule": False}  # chapters 04 and 05's other switches
 
 
 class Job(BaseModel):
@@ -145,14 +146,44 @@ async def test_results_in_call_order_with_shuffled_completion_times():
     assert contents(message) == [f"contents of {i} ok" for i in ("T1", "T2", "T3", "T4")]
 
 
+async def test_results_as_finished_lists_them_in_completion_order_both_ways():
+    """The switch ``results_as_finished`` (Claude Code 2.1.332's order): the same order with or without
+    the executor; the progress and the pairing by id are unchanged."""
+    delays = {"T1": 0.04, "T2": 0.13, "T3": 0.0, "T4": 0.09}  # finish T3, T1, T4, T2
+    calls = [use(i, "read", f"contents of {i}", seconds=s) for i, s in delays.items()]
+    context = ToolUseContext(tools=make_tools(), permission_mode="bypass", results_as_finished=True)
+    _, streamed = await executor_results(calls, context)
+    plain = [m async for m in run_tools(calls, context)][-1]
+    for message in (streamed, plain):
+        assert message.source_tool_use_ids == ("T3", "T1", "T4", "T2")
+        assert [b["tool_use_id"] for b in message.message["content"]] == ["T3", "T1", "T4", "T2"]
+        assert contents(message) == [f"contents of {i} ok" for i in ("T3", "T1", "T4", "T2")]
+
+
+async def test_results_as_finished_in_the_loop_is_a_valid_request(offline):
+    """The loop with the switch on: the next request carries the results as they finished (the offline
+    API accepts any order; the ``offline`` fixture checks that no request was rejected)."""
+    delays = {"T1": 0.06, "T2": 0.0}
+    model = offline([S.reply("Two.", *[S.tool_use("read", {"name": i, "seconds": s}, id=i)
+                                         for i, s in delays.items()]), S.reply("Done.")])
+    params = QueryParams(messages="go", model=model, tools=make_tools(), permission_mode="bypass",
+                         results_as_finished=True)
+    run = query(params)
+    await drain(run)
+    assert run.terminal.reason == "completed"
+    sent = requests_of(model)[-1]["messages"][-1]["content"]
+    assert [b["tool_use_id"] for b in sent] == ["T2", "T1"]
+
+
 # ---------------------------------------------------------------------------
 # The sibling rule (F13), the same in run_tools() and in the executor
 
 
 async def run_both(calls, tools):
     """The results message of run_tools() and of the executor for the same calls."""
-    off = [m async for m in run_tools(calls, ToolUseContext(tools=tools, permission_mode="bypass"))][-1]
-    _, on = await executor_results(calls, ToolUseContext(tools=tools, permission_mode="bypass"))
+    off = [m async for m in run_tools(calls, ToolUseContext(tools=tools, permission_mode="bypass",
+                                                            sibling_rule=True))][-1]
+    _, on = await executor_results(calls, ToolUseContext(tools=tools, permission_mode="bypass", sibling_rule=True))
     return off, on
 
 
@@ -172,6 +203,17 @@ async def test_a_failing_bash_call_cancels_running_siblings_and_starts_no_other(
                              "before it stopped."}
         assert blocks[3] == {"type": "tool_result", "tool_use_id": "T4", "is_error": True,
                              "content": "Not started because the call Bash failed; this call never ran."}
+
+
+async def test_without_the_sibling_rule_a_failing_bash_call_cancels_nothing():
+    """The switch off (the library's default and ``dreamloop run``'s, as Claude Code 2.1.332 was observed
+    in ``bash_fails_parallel`` / ``bash_fails_serial``): every call runs and keeps its own result."""
+    calls = [use("T1", "read", "quick read"), use("T2", "Bash", "make", seconds=0.02, fail=True),
+             use("T3", "Bash", "slow", seconds=0.1), use("T4", "write", "after")]
+    off = [m async for m in run_tools(calls, ToolUseContext(tools=make_tools(), permission_mode="bypass"))][-1]
+    _, on = await executor_results(calls, ToolUseContext(tools=make_tools(), permission_mode="bypass"))
+    for message in (off, on):
+        assert contents(message) == ["quick read ok", "Error: RuntimeError: make failed", "slow ok", "after ok"]
 
 
 async def test_errors_of_other_tools_cancel_nothing():
@@ -202,7 +244,7 @@ async def test_f13_one_failing_bash_among_parallel_siblings(tmp_path):
             pipe.write("something else\n")
 
     for streaming in (False, True):
-        context = ToolUseContext(tools=builtin_tools(), workspace=tmp_path)
+        context = ToolUseContext(tools=builtin_tools(), workspace=tmp_path, sibling_rule=True)
         if streaming:
             executor = StreamingToolExecutor(context)
             for call in calls:
@@ -300,7 +342,8 @@ async def test_calls_start_while_the_model_still_streams(offline):
     assert run.terminal.reason == "completed"
     assert requests_of(model)[1]["messages"][2]["content"] == [
         {"type": "tool_result", "tool_use_id": "T1", "content": "contents of a"}]
-    assert run.trace.switches == {"streaming_tool_execution": True, "context": False, "hooks": False, **RECOVERY_OFF}
+    assert run.trace.switches == {"streaming_tool_execution": True, "context": False, "hooks": False,
+                                  **RECOVERY_OFF, **TOOLS_OFF}
 
 
 async def test_off_means_no_call_starts_before_the_response_ends(offline):
@@ -308,7 +351,8 @@ async def test_off_means_no_call_starts_before_the_response_ends(offline):
     run = query(QueryParams(messages="go", model=model, tools=file_tools()))
     events = [e for e in await drain(run) if e.type != "stream_event"]
     assert [e.type for e in events[:3]] == ["stream_request_start", "assistant", "progress"]
-    assert run.trace.switches == {"streaming_tool_execution": False, "context": False, "hooks": False, **RECOVERY_OFF}
+    assert run.trace.switches == {"streaming_tool_execution": False, "context": False, "hooks": False,
+                                  **RECOVERY_OFF, **TOOLS_OFF}
 
 
 async def test_a_call_cut_by_max_tokens_never_runs_but_the_complete_one_did(offline):
@@ -612,7 +656,8 @@ async def test_the_trace_keeps_the_switches_through_save_and_load(offline, tmp_p
     run = query(QueryParams(messages="hi", model=offline([S.reply("hello")]), streaming_tool_execution=True))
     await drain(run)
     loaded = Trace.load(run.trace.save(tmp_path / "t.jsonl"))
-    assert loaded.switches == {"streaming_tool_execution": True, "context": False, "hooks": False, **RECOVERY_OFF}
+    assert loaded.switches == {"streaming_tool_execution": True, "context": False, "hooks": False,
+                                  **RECOVERY_OFF, **TOOLS_OFF}
     old = tmp_path / "old.jsonl"  # a trace saved before switches existed
     old.write_text('{"kind": "trace", "version": 1}\n')
     assert Trace.load(old).switches == {}
@@ -622,11 +667,13 @@ def test_query_params_list_their_switches():
     from dreamloop.model import offline as make_offline
 
     params = QueryParams(messages="hi", model=make_offline([]))
-    assert params.switches() == {"streaming_tool_execution": False, "context": False, "hooks": False, **RECOVERY_OFF}
+    assert params.switches() == {"streaming_tool_execution": False, "context": False, "hooks": False,
+                                 **RECOVERY_OFF, **TOOLS_OFF}
     from dreamloop.hooks import Hooks
 
     on = QueryParams(messages="hi", model=make_offline([]), streaming_tool_execution=True, hooks=Hooks())
-    assert on.switches() == {"streaming_tool_execution": True, "context": False, "hooks": True, **RECOVERY_OFF}
+    assert on.switches() == {"streaming_tool_execution": True, "context": False, "hooks": True, **RECOVERY_OFF,
+                             **TOOLS_OFF}
 
 
 # ---------------------------------------------------------------------------

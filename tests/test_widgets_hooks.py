@@ -59,7 +59,7 @@ async def test_live_view_puts_hooks_on_their_call_and_shows_the_stop_hook_block(
     assert 'dl-f-error">hook</span>' in row_b and 'dl-f-error">hook</span>' not in row_a
     assert text.count("dl-hook") == 4  # T1: pre, post, its context; T2: pre (a denied call gets no post hook)
     assert "transition=stop_hook_blocking · <b>stop_hook_active</b>" in text
-    assert "Stop hook feedback:" in text
+    assert "A Stop hook kept the turn from ending" in text
 
     i = live.phases.index("stop")
     assert live.phases[i:i + 4] == ["stop", "state", "context", "model"]  # not through "5. new State"
@@ -74,7 +74,7 @@ async def test_inspector_shows_stop_hook_active_and_the_feedback(offline):
     assert "transition=<b>stop_hook_blocking</b>" in header and "stop_hook_active=<b>True</b>" in header
     assert "stop_hook_active False→True" in header and "turn_count" not in header.split("changed:")[1].split("<")[0]
     messages = inspector.panes["messages"].value
-    assert "user · meta" in messages and "Stop hook feedback:\nthe tests fail" in messages
+    assert "user · meta" in messages and "A Stop hook kept the turn from ending. It said:\nthe tests fail" in messages
     assert "(sent to the model)" in messages and "(UI only)" in messages
     inspector.slider.value = 1
     assert "stop_hook_active=<b>True</b>" not in inspector.header.value
@@ -88,5 +88,5 @@ async def test_the_terminal_print_says_each_hook_in_one_line(offline):
     assert "hook  PostToolUse:Read hook echo '{\"hookSpecificOutput\": {\"addition… (exit 0) → context: lint: clean" in text
     assert "hook  PostToolUse:Read → to the model: PostToolUse:Read hook additional context: lint: clean" in text
     assert "hook  Stop hook hooks.<locals>.<lambda> (returned) → block: the tests fail" in text
-    assert "user: Stop hook feedback:" in text
+    assert "A Stop hook kept the turn from ending" in text
     assert "durationMs" not in text

@@ -2,7 +2,8 @@
 
 A low-information pair is an assistant message that only calls tools (with
 little text) followed by the user message of their results, every result
-short. A run of at least ``min_pairs`` such pairs, older than the newest
+short. A run of at least ``min_pairs`` such pairs (at most ``max_pairs``: a longer
+unbroken run is folded in pieces of ``max_pairs``), older than the newest
 ``keep_recent`` messages, is *staged* as a ``Fold``; committing it replaces
 the run by one compact user message listing each call and the start of its
 result (the pairs inside stay intact in the trace, so the inspector can
@@ -109,6 +110,9 @@ def find_folds(messages: list[Any], options: ContextCollapse, *, start: int = 0,
                 run_start = index
             run.append((messages[index], messages[index + 1]))
             index += 2
+            if len(run) == options.max_pairs:  # an unbroken run is folded in pieces as it ages, never held open
+                close()
+                run = []
             continue
         if run:
             close()

@@ -97,7 +97,8 @@ class Microcompact(_Stage):
 class ContextCollapse(_Stage):
     """Stage 4, context collapse (``applyCollapsesIfNeeded``): over ``stage_threshold``, runs of at least
     ``min_pairs`` low-information tool calls (short results, little text) older than the newest
-    ``keep_recent`` messages are staged as folds; over ``threshold`` the oldest staged folds are committed
+    ``keep_recent`` messages are staged as folds (a run is cut every ``max_pairs`` pairs, so an unbroken
+    run of calls that goes on turn after turn is still folded as it ages); over ``threshold`` the oldest staged folds are committed
     (each run becomes one compact user message) until the context is back under ``stage_threshold``
     (a margin, so commits, which break the cached prefix, come in batches)."""
 
@@ -105,8 +106,15 @@ class ContextCollapse(_Stage):
     threshold: int | None = Field(default=None, ge=0)
     keep_recent: int = Field(default=6, ge=2)
     min_pairs: int = Field(default=2, ge=1)
+    max_pairs: int = Field(default=10, ge=1)
     max_result_tokens: int = Field(default=150, ge=1)
     max_text_chars: int = Field(default=300, ge=0)
+
+    @model_validator(mode="after")
+    def _pairs_in_order(self) -> "ContextCollapse":
+        if self.max_pairs < self.min_pairs:
+            raise ValueError(f"max_pairs ({self.max_pairs}) is below min_pairs ({self.min_pairs}): nothing would fold")
+        return self
 
 
 class SystemPromptAssembly(_Stage):

@@ -98,6 +98,10 @@ class ContextPipeline:
     ``abort``: the run's signal. ``pre_compact``: called before every
     compaction (the ``pre_compact`` hook event; None: no hooks); its messages
     are yielded, and its ``stop`` ends the run (Terminal ``hook_stopped``).
+    ``reactive_compact_on``: the run recovers from ``prompt is too long`` by compacting
+    (``RecoveryOptions.reactive_compact_retry``); with autocompact on too, the blocking
+    limit is not checked (the source: those two own an over-long context; the request is
+    sent and a 400 is recovered).
 
     For the recovery branches: ``staged_folds``, ``drainable(messages)`` and
     ``drain_collapses(messages)`` (``collapse_drain_retry``), and
@@ -107,8 +111,9 @@ class ContextPipeline:
     def __init__(self, options: ContextOptions | None, *, model: Any, system_prompt: Any = None,
                  tools: list[Any] | None = None, workspace: Path | None = None,
                  uuid: Callable[[], str], clock: Callable[[], float], abort: AbortController | None = None,
-                 pre_compact: PreCompact | None = None) -> None:
+                 pre_compact: PreCompact | None = None, reactive_compact_on: bool = False) -> None:
         self.options = options
+        self.reactive_compact_on = reactive_compact_on
         self.model = model
         self.system_prompt = system_prompt
         self.tools = list(tools or [])
@@ -354,9 +359,11 @@ class ContextPipeline:
                     tracking = (tracking or AutoCompactTracking()).model_copy(
                         update={"consecutive_failures": failures})
 
-        # 7. blocking limit: still over the hard limit, nothing is sent.
+        # 7. blocking limit: still over the hard limit, nothing is sent. Skipped when autocompact and
+        # reactive compaction are both on: they own an over-long context (the request goes, a 400 is recovered).
         terminal = None
-        if options.blocking_limit is not None and is_at_blocking_limit(tokens, limits.blocking_limit):
+        owned = self.reactive_compact_on and options.autocompact is not None
+        if options.blocking_limit is not None and not owned and is_at_blocking_limit(tokens, limits.blocking_limit):
             notice = SystemMessage(uuid=self.uuid(), subtype="blocking_limit", level="error",
                                    content=blocking_message(tokens, limits.blocking_limit or 0, limits.window),
                                    metadata={"stage": "blocking_limit", "tokens_before": tokens,

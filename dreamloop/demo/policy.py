@@ -46,6 +46,7 @@ from pathlib import PurePosixPath
 from typing import Any, Callable, Union
 
 from dreamloop.context.autocompact import SUMMARY_PREFIX, compact_prompt, is_compaction_request
+from dreamloop.hooks import stop_feedback
 from dreamloop.scripts import Turn, reply, tool_use
 
 __all__ = [
@@ -113,7 +114,7 @@ def parse_task(prompt: str) -> Task | None:
     SetValue(name='name', value='"beta"', file='settings.py')
     >>> parse_task("make the failing test pass")
     FixFailingTest()
-    >>> parse_task("Stop hook feedback:\\n2 tests fail.\\nmake the failing test pass")
+    >>> parse_task("<system-reminder>\\nA Stop hook kept the turn from ending. It said:\\nmake the failing test pass")
     FixFailingTest()
     """
     for line in (prompt, *prompt.splitlines()):  # the whole text, else a line of its own
@@ -179,12 +180,17 @@ def _result_text(content: Any) -> str:
 _SUMMARY_TASK = re.compile(r"^Primary request: (.*)$", re.MULTILINE)
 
 
+_STOP_FEEDBACK = stop_feedback("\0").partition("\0")[0]
+"""How a stop hook's feedback opens (``hooks.stop_feedback``)."""
+
+
 def read_conversation(body: dict[str, Any]) -> Conversation:
     """Parse a Messages API request body.
 
     The task is the latest user message that carries text and no tool_result
     (earlier tasks of the session are done); context the loop added (a
-    ``<system-reminder>``, a ``<collapsed>`` fold) is not a task, and a
+    ``<system-reminder>``, a ``<collapsed>`` fold) is not a task, unless it relays a stop hook's
+    feedback (``hooks.stop_feedback``: the hook asks for work), and a
     compaction summary stands for the task it names (``Primary request: ...``). The steps are the tool_use blocks
     of the assistant messages after it, each paired by id with its tool_result.
     """
@@ -201,7 +207,8 @@ def read_conversation(body: dict[str, Any]) -> Conversation:
                 continue
             if any(b.get("type") == "tool_result" for b in blocks):
                 continue
-            texts = [t for t in texts if not t.lstrip().startswith(("<system-reminder>", "<collapsed"))]
+            texts = [t for t in texts if t.startswith(_STOP_FEEDBACK)
+                     or not t.lstrip().startswith(("<system-reminder>", "<collapsed"))]
             if texts:
                 start, prompt = i, "\n".join(texts).strip()
     calls: list[dict[str, Any]] = []

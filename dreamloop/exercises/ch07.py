@@ -102,7 +102,7 @@ def check_tests_stop_hook(hook: Any) -> Verdict:
         _stop_scenarios(hook, todo, idea)
         return tr("your hook blocked {count} time(s) ({said!r}), the agent fixed value, and the loop ended "
                   "completed with the tests passing; on {scenarios} other projects it decided from their tests.",
-                  count=len(blocks), said=_short(feedback[0].splitlines()[-1], 60), scenarios=len(_SCENARIOS))
+                  count=len(blocks), said=_short(_last_line(feedback[0]), 60), scenarios=len(_SCENARIOS))
 
     return _verdict(tr("tests-must-pass stop hook"), body)
 
@@ -411,3 +411,8 @@ def check_settings_hook(settings: Any) -> Verdict:
 
     return _verdict(tr("settings-file hook"), body)
 
+
+def _last_line(feedback: str) -> str:
+    """The stop feedback's last line of the hook's own words (not the ``<system-reminder>`` tags around it)."""
+    lines = [line for line in feedback.splitlines() if line.strip() not in ("<system-reminder>", "</system-reminder>")]
+    return lines[-1] if lines else ""

@@ -81,6 +81,10 @@ class ToolUseContext:
     * ``uuid``: makes the ids of the progress and tool-result messages (the loop passes ``QueryDeps.uuid``).
     * ``hooks``: the ``Hooks`` whose ``pre_tool_use`` / ``post_tool_use`` hooks run around each call
       (``QueryParams.hooks``); ``None``: no hooks.
+    * ``sibling_rule``: a Bash call that ran and failed cancels the calls beside and after it
+      (``QueryParams.sibling_rule``, ``cancellation.cancels_siblings``); False: every call runs.
+    * ``results_as_finished``: the results message lists the results in the order the calls
+      finished (``QueryParams.results_as_finished``); False: in call order.
     """
 
     tools: list[Tool] = field(default_factory=list)
@@ -96,6 +100,8 @@ class ToolUseContext:
     max_concurrency: int = 10
     uuid: Callable[[], str] = new_uuid
     hooks: Any = None
+    sibling_rule: bool = False
+    results_as_finished: bool = False
     ask_lock: asyncio.Lock = field(default_factory=asyncio.Lock, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

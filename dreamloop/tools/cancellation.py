@@ -2,10 +2,12 @@
 
 Owns the texts of the ``is_error`` results a call gets when it never
 finished: interrupted while running vs never started (so the model can tell
-which side effects may have happened), and the source's sibling rule for
-``StreamingToolExecutor`` (``siblingAbortController``), which ``run_tools()``
-applies too. Pure decisions and strings: it runs nothing and knows nothing
-about the loop.
+which side effects may have happened), and the sibling rule: dreamloop's
+reading of ``StreamingToolExecutor``'s ``siblingAbortController`` (the source
+texts do not name it; Claude Code 2.1.332 cancelled nothing in the ``dreamloop
+compare`` scenarios ``bash_fails_parallel`` and ``bash_fails_serial``), applied
+by ``run_tools()`` and the executor only with ``ToolUseContext.sibling_rule``.
+Pure decisions and strings: it runs nothing and knows nothing about the loop.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ import json
 import uuid as _uuid
 from contextlib import aclosing
 from dataclasses import dataclass
-from typing import Any, AsyncIterator, Collection, Iterable, Mapping
+from typing import Any, AsyncIterator, Collection, Iterable, Mapping, Sequence
 
 from pydantic import ValidationError
 
@@ -91,9 +91,12 @@ async def run_tools(
     whose content is every ``tool_result`` block in *call* order
     (``source_tool_use_ids`` likewise). Nothing to run: yields nothing.
 
-    The sibling rule (``cancels_siblings``): when a Bash call's result is an
-    error, the calls still running beside it are cancelled and the later ones
-    never start; each gets an ``is_error`` result naming the failed call.
+    Last, with ``context.results_as_finished``, the results are listed in the order the
+    calls finished (as Claude Code sends them) instead of call order.
+
+    The sibling rule, with ``context.sibling_rule`` on (``cancels_siblings``): when a
+    Bash call's result is an error, the calls still running beside it are cancelled and
+    the later ones never start; each gets an ``is_error`` result naming the failed call.
 
     Never raises for a tool's failure: unknown tool, bad input, denial and
     exceptions become ``is_error`` results (a Python hook that raises is not a
@@ -129,11 +132,12 @@ async def run_tools(
             async for message in messages:
                 if message.type == "progress" and message.data["stage"] == "done":
                     result = results[message.tool_use_id] = message.data["result"]
-                    if failed is None and cancels_siblings(by_id[message.tool_use_id], result,
-                                                           message.data.get("ran", True)):
+                    if failed is None and context.sibling_rule and cancels_siblings(
+                            by_id[message.tool_use_id], result, message.data.get("ran", True)):
                         failed = sibling_failure(by_id[message.tool_use_id])
                 yield message
-    yield tool_results_message(tool_uses, results, uuid=context.uuid())
+    yield tool_results_message(tool_uses, results, uuid=context.uuid(),
+                               finished=list(results) if context.results_as_finished else None)
 
 
 async def run_tool_use(tool_use: Any, context: ToolUseContext) -> AsyncIterator[ProgressMessage | AttachmentMessage]:
@@ -151,7 +155,9 @@ async def run_tool_use(tool_use: Any, context: ToolUseContext) -> AsyncIterator[
     ``context.tool_timeout_s`` seconds; after a call that ran, the
     ``post_tool_use`` hooks. Hook records and a ``hook_additional_context``
     attachment (what the hooks tell the model) are yielded as
-    ``AttachmentMessage``s. Every failure ends as an ``is_error`` block with the
+    ``AttachmentMessage``s; a ``post_tool_use`` hook's context also goes inside the
+    call's result (a ``<system-reminder>`` appended to its content), so the ``done``
+    progress comes after the ``post_tool_use`` hooks ran. Every failure ends as an ``is_error`` block with the
     original id; a result never has empty content (it says what happened
     instead); only cancellation, ``HookError`` (a Python hook's own bug) and
     other ``BaseException`` propagate. If the abort signal has already fired,
@@ -187,11 +193,11 @@ async def run_tool_use(tool_use: Any, context: ToolUseContext) -> AsyncIterator[
                         break
                     if item is _CALLING:
                         ran = True
-                    elif isinstance(item, ToolResult):  # the result; post_tool_use records may follow
+                    elif isinstance(item, ToolResult):  # the result; post_tool_use hooks run before it is done
                         result = item
-                        yield _done(tool_use_id, name, result, progress_uuid(tool_use_id, next(seq)), ran,
-                                    context.secrets)
                     elif isinstance(item, AttachmentMessage):
+                        if result is not None and item.attachment.get("type") == "hook_additional_context":
+                            result = _with_hook_context(result, item.attachment.get("content") or [])
                         yield item
                     else:
                         data = {**item, "stage": "progress", "name": name}
@@ -199,6 +205,7 @@ async def run_tool_use(tool_use: Any, context: ToolUseContext) -> AsyncIterator[
                                               data=data)
             if result is None:
                 raise RuntimeError(f"{name}.call ended without yielding a ToolResult")
+            yield _done(tool_use_id, name, result, progress_uuid(tool_use_id, next(seq)), ran, context.secrets)
             return
         except HookError:
             raise
@@ -221,6 +228,20 @@ def _redacted(content: Any, secrets: tuple[str, ...]) -> Any:
             else b for b in content]
 
 
+def _with_hook_context(result: ToolResult, lines: list[str]) -> ToolResult:
+    """The result with what a ``post_tool_use`` hook tells the model appended inside it, as a
+    ``<system-reminder>`` (where Claude Code 2.1.332 puts it: scenario ``hook_post_tool_use_context``)."""
+    if not lines:
+        return result
+    note = "<system-reminder>\n" + "\n".join(map(str, lines)) + "\n</system-reminder>"
+    content = result.content
+    if isinstance(content, list):
+        content = [*content, {"type": "text", "text": note}]
+    else:
+        content = f"{content}\n\n{note}" if content.strip() else note
+    return ToolResult(content, is_error=result.is_error)
+
+
 def _done(tool_use_id: str, name: str, result: ToolResult, uuid: str, ran: bool,
           secrets: tuple[str, ...] = ()) -> ProgressMessage:
     """The ``done`` progress: ``result`` (the tool_result block) and ``ran`` (whether ``tool.call`` started)."""
@@ -232,7 +253,7 @@ def _done(tool_use_id: str, name: str, result: ToolResult, uuid: str, ran: bool,
 
 def tool_results_message(
     tool_uses: Iterable[Any], results: Mapping[str, dict[str, Any]], missing: str | Unfinished = USER_INTERRUPT,
-    *, started: Collection[str] = (), uuid: str | None = None,
+    *, started: Collection[str] = (), uuid: str | None = None, finished: Sequence[str] | None = None,
 ) -> UserMessage:
     """The user message answering ``tool_uses``: one ``tool_result`` per call, in call order.
 
@@ -243,12 +264,16 @@ def tool_results_message(
     text is ``missing``: a string for every such call, or an ``Unfinished``
     pair, whose ``running`` text goes to the calls in ``started`` (ids of
     calls that had started) and ``not_started`` to the others (default:
-    ``INTERRUPTED`` / ``NOT_STARTED``). Raises ``ValueError`` if ``tool_uses``
-    is empty.
+    ``INTERRUPTED`` / ``NOT_STARTED``). ``finished``: ids in the order the calls
+    finished; given, those results come first in that order, the rest after them in
+    call order (None: call order). Raises ``ValueError`` if ``tool_uses`` is empty.
     """
     ids = [_field(tool_use, "id") for tool_use in tool_uses]
     if not ids:
         raise ValueError("tool_results_message() needs at least one tool_use to answer")
+    if finished is not None:
+        first = [i for i in dict.fromkeys(finished) if i in ids]
+        ids = [*first, *(i for i in ids if i not in first)]
 
     def unanswered(i: str) -> dict[str, Any]:
         text = missing.text(i in started) if isinstance(missing, Unfinished) else missing
@@ -383,7 +408,7 @@ async def _post_tool_use(tool: Tool, tool_use_id: str, parsed: Any, result: Tool
                         tool_use_id=tool_use_id, tool_response=result.content, is_error=result.is_error)
     ids = _hook_ids(f"{tool_use_id}/post")
     outcome = await _hooks.run_hooks(hooks, input, value=tool.name, tool_use_id=tool_use_id, uuid=ids)
-    context_message = _hooks.post_tool_use_context(outcome, ids, tool_use_id)
+    context_message = _hooks.post_tool_use_context(outcome, ids, tool_use_id, in_tool_result=True)
     return [*outcome.records, *([context_message] if context_message else [])]
 
 
@@ -483,7 +508,8 @@ async def _run_parallel(tool_uses: tuple[Any, ...],
                 continue
             done.add(message.tool_use_id)
             failed = next(t for t in tool_uses if _field(t, "id") == message.tool_use_id)
-            if cancels_siblings(failed, message.data["result"], message.data.get("ran", True)):
+            if context.sibling_rule and cancels_siblings(failed, message.data["result"],
+                                                         message.data.get("ran", True)):
                 async for stopped in _stop_siblings(tool_uses, tasks, queue, started, done, sibling_failure(failed)):
                     yield stopped
                 return

@@ -97,9 +97,11 @@ class StreamingToolExecutor:
       assistant message, then what its calls produced.
     * ``get_remaining_results()`` (``getRemainingResults``) at the checkpoint
       yields the progress still to come, then one ``UserMessage`` of every
-      ``tool_result`` in **call order**: the message ``run_tools()`` makes.
-    * The sibling rule (``cancels_siblings``), as in ``run_tools()``: a Bash
-      call that ran and failed cancels the calls still running and starts no other.
+      ``tool_result`` in **call order** (with ``context.results_as_finished``, in the
+      order the calls finished): the message ``run_tools()`` makes.
+    * The sibling rule (``cancels_siblings``, with ``context.sibling_rule``), as in
+      ``run_tools()``: a Bash call that ran and failed cancels the calls still running
+      and starts no other.
     * Ending early (the stream broke, the abort signal fired, the consumer
       closed ``alongside`` or ``get_remaining_results`` before the end): running
       calls are cancelled and awaited, no call starts; the caller closes the
@@ -123,6 +125,7 @@ class StreamingToolExecutor:
         self._wake = asyncio.Event()
         self._slots = asyncio.Semaphore(context.max_concurrency)
         self._failed: Unfinished | None = None  # set once a Bash call failed (the sibling rule)
+        self._finished: list[str] = []  # ids of the calls with a result, in the order they finished
         self._stopped = False  # ended early or discarded: no call starts any more
         self._discarded = False
 
@@ -264,7 +267,10 @@ class StreamingToolExecutor:
     def _finish(self, call: _Call) -> None:
         """A call's run is over (its hooks included); a failing Bash call stops the others (the sibling rule)."""
         call.status = "done"
-        if self._failed is None and cancels_siblings(call.tool_use, call.result or {}, call.ran):
+        if call.result is not None:
+            self._finished.append(call.id)
+        if self._failed is None and self.context.sibling_rule and cancels_siblings(call.tool_use, call.result or {},
+                                                                                    call.ran):
             self._failed = sibling_failure(call.tool_use)
             for other in self._calls:
                 if other.status == "running":
@@ -277,6 +283,7 @@ class StreamingToolExecutor:
 
     def _end(self, call: _Call, done: ProgressMessage) -> None:
         call.status, call.result = "done", done.data["result"]
+        self._finished.append(call.id)
         self._post(done)
 
     def _post(self, message: ProgressMessage | AttachmentMessage) -> None:
@@ -307,7 +314,8 @@ class StreamingToolExecutor:
         # calls cancelled by a failing sibling unwind before the results are handed over (Bash: its group is dead)
         await asyncio.gather(*(call.task for call in self._calls if call.task is not None), return_exceptions=True)
         results = {call.id: call.result for call in self._calls if call.result is not None}
-        yield tool_results_message([call.tool_use for call in self._calls], results, uuid=self.context.uuid())
+        yield tool_results_message([call.tool_use for call in self._calls], results, uuid=self.context.uuid(),
+                                   finished=self._finished if self.context.results_as_finished else None)
 
     async def _stop(self) -> None:
         """End early: no call starts any more; cancel the running ones and wait for them to unwind."""
