@@ -1373,7 +1373,7 @@ CASES = [
     (ex.check_switches_by, switches_by, [
         (switches_by_string_compare, "not a switch by chapter 4"),
         (switches_by_exact, "It leaves out 1 switch"),
-        (switches_by_table, "does not follow the fields"),
+        (switches_by_table, "It leaves out"),  # the kit has added switches since the table was written
         (switches_by_any_chapter_field, "does not follow the fields"),
         (switches_by_defaults, "not a switch by chapter 4"),
         (lambda chapter: ["streaming_tool_execution", "context", "hooks"], "not a switch by chapter 4"),
