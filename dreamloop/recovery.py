@@ -275,7 +275,8 @@ def state_changes(state: State, transition: Continue) -> dict[str, Any]:
         return {"turn_count": state.turn_count + 1, **_PER_TURN}
     if reason == "stop_hook_blocking":
         return {"stop_hook_active": True, "stop_hook_blocks": transition.attempt}
-    cleared = {"stop_hook_active": False}  # every other path clears it, as the source's State literals do
+    # every other path clears it, as the source's State literals do (said only when it was set)
+    cleared = {"stop_hook_active": False} if state.stop_hook_active else {}
     if reason == "max_output_tokens_escalate":
         return {**cleared, "max_output_tokens_override": transition.max_tokens}
     if reason == "max_output_tokens_recovery":

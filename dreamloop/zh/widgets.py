@@ -194,6 +194,8 @@ TEXTS = {
     "off": "关",
     "on": "开",
     "each tool call starts as soon as its tool_use block is complete": "每个工具调用在它的 tool_use 块完整时立即开始",
+    "the results of parallel calls go back in the order the calls finished": "并行调用的结果按调用完成的顺序交回",
+    "a Bash call that ran and failed cancels the calls beside and after it": "一个执行了并且失败了的 Bash 调用会取消它旁边和后面的调用",
     "the context pipeline: seven stages, light to heavy, before each request": "压缩管线：每次请求前，从轻到重的七个步骤",
     "hook events: around each tool call, at the stop checks, before a compaction":
         "Hook 事件：每个工具调用前后、停止检查时、压缩之前",
