@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from dreamloop.tools.environment import REDACTED
+
 from dreamloop.tools import (
     INTERRUPTED,
     BashTool,
@@ -246,7 +248,9 @@ async def test_bash_env_holds_no_credentials_unless_asked(tmp_path, monkeypatch)
                              secrets=("sk-ant-corp-3",))
     messages = [m async for m in run_tools([{"id": "T1", "name": "Bash", "input": {"command": "env"}}], context)]
     opted_in = messages[-1].message["content"][0]["content"]
-    assert "ANTHROPIC_API_KEY=sk-ant-secret-1" in opted_in and "CORP_CLAUDE_KEY=sk-ant-corp-3" in opted_in
+    # the command got the key (pass_credentials), but what it printed is redacted before it enters the history
+    assert f"ANTHROPIC_API_KEY={REDACTED}" in opted_in and f"CORP_CLAUDE_KEY={REDACTED}" in opted_in
+    assert "sk-ant-secret-1" not in opted_in and "sk-ant-corp-3" not in opted_in
 
 
 async def test_the_loop_hands_the_models_key_to_no_command(tmp_path, monkeypatch, offline):
