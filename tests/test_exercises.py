@@ -285,7 +285,7 @@ PREDICTED = {"max_tokens_always": (4, "api_error"), "disconnect_inside_tool_use"
              "http_529": (3, "api_error"), "http_529_fallback": (4, "completed")}
 
 
-def predict(name):
+def predict_claude_code(name):
     return PREDICTED[name]
 
 
@@ -1138,7 +1138,7 @@ CASES = [
         (switches_by_defaults, "not a switch by chapter 4"),
         (lambda chapter: ["streaming_tool_execution", "context", "hooks"], "not a switch by chapter 4"),
     ]),
-    (ex.check_predict, predict, [
+    (ex.check_predict, predict_claude_code, [
         (lambda name: ex.ch11.recorded_outcome(name, "dreamloop"), "you predicted what dreamloop does"),
         ({**PREDICTED, "disconnect_inside_tool_use": (2, "completed")}.__getitem__, "2 requests is too few"),
         ({**PREDICTED, "http_529": (1, "api_error")}.__getitem__, "1 requests is too few"),
