@@ -5,7 +5,7 @@ import dreamloop.widgets as widgets
 
 def test_all_is_pinned():
     assert sorted(widgets.__all__) == sorted([
-        "AUTO_ANSWER_ENV", "AskPrompt", "ContextMeter", "LiveView", "MeterTurn", "PANES", "STAGE_COLORS", "Span",
+        "AUTO_ANSWER_ENV", "AskPrompt", "CompareView", "ContextMeter", "LiveView", "MeterTurn", "PANES", "STAGE_COLORS", "Span",
         "StateInspector", "StaticHTML", "Switchboard", "Timeline", "TurnSpans", "meter_turn", "paced",
         "person_watching", "side_by_side", "slowed", "switch_fields", "turn_spans", "warn_if_old_kernel",
     ])
