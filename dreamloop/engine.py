@@ -152,6 +152,8 @@ class QueryEngine:
                 yield event
         finally:
             self._save(run)
+            if run.ended is not None:  # an abnormal end: why, and what was cancelled (cleanup.end_of_run); a
+                self._save(finished=run.ended)  # transcript record, like a finished call's, not history
 
     @property
     def terminal(self) -> Terminal | None:

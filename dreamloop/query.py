@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from uuid import NAMESPACE_URL, uuid5
 from typing import Any, AsyncIterator, Callable, Literal
 
 import anthropic
@@ -299,6 +300,7 @@ class QueryRun:
         self.model: Any = params.model
         self.output_tokens = 0
         self._terminal: Terminal | None = None
+        self.ended: SystemMessage | None = None  # the run_ended notice of an abnormal end (cleanup.end_of_run)
         self._requests: tuple[int, int] = (0, 0)  # (turn_count, requests made in that turn)
         self._started = params.deps.clock()
         self._events = _query_loop(params, self)
@@ -351,14 +353,15 @@ class QueryRun:
         """Clean up, record the last checkpoint and the Terminal (closing messages are not yielded).
 
         ``cleanup.end_of_run`` cancels what still runs (a tool-use summary, a streaming call); for an
-        abnormal ending its ``run_ended`` notice joins the closing messages and the checkpoint.
+        abnormal ending its ``run_ended`` notice is ``run.ended``, kept in the trace (not yielded, not in
+        ``run.messages``: the history the next request would carry); ``QueryEngine`` writes it to the transcript.
         """
-        ended = end_of_run(terminal, [turn.state.pending_tool_use_summary, turn.pending_summary], turn.executor,
-                           self.params.deps.uuid)
-        if ended is not None:
-            closing = (*closing, ended)
-            turn.attachments.append(ended)
         self.messages.extend(closing)
+        last = self.messages[-1].uuid if self.messages else "none"  # the notice's id derives from it: no id is drawn
+        self.ended = end_of_run(terminal, [turn.state.pending_tool_use_summary, turn.pending_summary],
+                                turn.executor, lambda: str(uuid5(NAMESPACE_URL, f"dreamloop:run_ended:{last}")))
+        if self.ended is not None:  # the trace keeps it with the last iteration's events; QueryEngine's transcript too
+            self.trace.add_event(self.params.deps.clock() - self._started, self.ended)
         self.trace.checkpoint(**turn.collected(), terminal=terminal)
         self._terminal = terminal
 

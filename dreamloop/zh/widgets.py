@@ -194,4 +194,10 @@ TEXTS = {
     "after repeated overloads another model takes over; what was shown is tombstoned":
         "多次过载后换另一个模型接手（模型回退）；已展示的内容用墓碑消息撤回",
     "a turn that ends under budget goes on, until diminishing returns": "未用完预算就结束的一轮会续跑，直到收益递减",
+    "the workspace's CLAUDE.md files open the first user message": "工作区的 CLAUDE.md 文件放在第一条用户消息的开头",
+    "phase 5 tells the model when a file it read, or a CLAUDE.md, changed on disk":
+        "阶段 5 告诉模型：它读过的文件或某个 CLAUDE.md 在磁盘上变了",
+    "a short summary of each batch of tool calls, yielded in the next iteration": "每批工具调用的简短摘要，在下一次迭代中产出",
+    "the system prompt says where the agent works: directory, platform, git, the date":
+        "系统提示词说明 Agent 在哪里工作：目录、平台、是否 git 仓库、日期",
 }
