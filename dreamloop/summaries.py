@@ -41,7 +41,7 @@ class ToolUseSummaries(BaseModel):
 
     model: str = "claude-haiku-4-5"
     max_tokens: int = Field(default=60, ge=1)
-    summarize: Summarize | None = None
+    summarize: Summarize | None = Field(default=None, exclude=True)
 
 
 @dataclass
