@@ -490,6 +490,7 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
             yield run.note(event)
         # The previous batch's tool-use summary, made while the model streamed: it never holds up a request.
         for message in await finish_summary(state.pending_tool_use_summary, params.deps, params.abort):
+            turn.attachments.append(message)  # UI only: the inspector shows it, no request carries it
             yield run.note(message)
 
         # Recovery: a response cut at max_tokens or a withheld error (prompt too

@@ -391,3 +391,26 @@ async def test_a_normal_end_needs_no_notice(offline, place):
     run = query(params(offline([S.reply("1.")]), workspace, home))
     await drain(run)
     assert run.ended is None
+
+
+# ---------------------------------------------------------------------------
+# 7. the widgets show them as their own kinds
+
+
+async def test_the_live_view_folds_a_batch_under_its_summary_and_the_inspector_shows_both(offline, place):
+    from dreamloop.widgets import LiveView, StateInspector
+
+    workspace, home = place
+    model = offline(_read_edit_policy(workspace, lambda p: p.write_text("value = 7\n")))
+    run = query(params(model, workspace, home, changed_files=True, tool_use_summaries=True))
+    live = LiveView()
+    await live.watch(run)
+    transcript = live.transcript.value
+    assert transcript.count('<details class="dl-fold">') == 2 and "Read config.py</summary>" in transcript
+    inspector = StateInspector(run.trace)
+    inspector.slider.value = len(run.trace.checkpoints) - 1
+    shown = inspector.panes["attachments"].value
+    assert "attachment · changed_file" not in shown  # the changed_file came at the second checkpoint
+    inspector.slider.value = 1
+    shown = inspector.panes["attachments"].value
+    assert "tool_use_summary" in shown and "attachment · changed_file" in shown and "value = 7" in shown
