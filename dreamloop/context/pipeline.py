@@ -204,7 +204,7 @@ class ContextPipeline:
             messages_after_compact_boundary(messages), model=self.model, uuid=self.uuid, keep_recent=keep,
             max_tokens=settings.max_summary_tokens if settings else 2048, trigger="reactive",
             custom_instructions=_joined(instructions, said.instructions if said else None),
-            abort=self.abort, count=self._request_tokens, origins=self._origins)
+            abort=self.abort, count=self._request_tokens, origins=self._origins, opening=self._user_context)
         self._reset_memo()
         return replace(done, hook_messages=said.messages if said else ())
 
@@ -343,7 +343,8 @@ class ContextPipeline:
                     done = await compact_conversation(
                         history, model=self.model, uuid=self.uuid, keep_recent=compact.keep_recent,
                         max_tokens=compact.max_summary_tokens, trigger="auto", custom_instructions=instructions,
-                        abort=self.abort, count=self._request_tokens, origins=self._origins)
+                        abort=self.abort, count=self._request_tokens, origins=self._origins,
+                        opening=self._user_context)
                 except CompactionFailed as failure:
                     failures += 1
                     notice = self._compact_failed(str(failure), failures, compact.max_failures, tokens)
