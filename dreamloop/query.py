@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from uuid import NAMESPACE_URL, uuid5
 from typing import Any, AsyncIterator, Callable, Literal
+from uuid import NAMESPACE_URL, uuid5
 
 import anthropic
 from anthropic.types import Message as APIMessage

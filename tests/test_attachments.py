@@ -414,3 +414,19 @@ async def test_the_live_view_folds_a_batch_under_its_summary_and_the_inspector_s
     inspector.slider.value = 1
     shown = inspector.panes["attachments"].value
     assert "tool_use_summary" in shown and "attachment · changed_file" in shown and "value = 7" in shown
+
+
+def test_a_cassette_recorded_in_one_folder_replays_in_another(tmp_path, capsys):
+    from dreamloop.cli import main
+    from dreamloop.demo import copy_sample_project
+
+    cassette = tmp_path / "run.cassette.jsonl"
+    first, second = copy_sample_project(tmp_path / "one"), copy_sample_project(tmp_path / "two")
+    assert main(["run", "set retries to 5", "--workspace", str(first), "--permission-mode", "bypass",
+                 "--record", str(cassette)]) == 0
+    sent = [json.loads(line)["request"] for line in cassette.read_text().splitlines() if '"request"' in line]
+    assert str(first) in json.dumps(sent[0]["system"])  # the environment names the folder it ran in
+    capsys.readouterr()
+    assert main(["run", "set retries to 5", "--workspace", str(second), "--permission-mode", "bypass",
+                 "--cassette", str(cassette), "--recorded-tools"]) == 0
+    assert "every request matched the recording" in capsys.readouterr().out
