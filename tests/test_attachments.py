@@ -430,3 +430,17 @@ def test_a_cassette_recorded_in_one_folder_replays_in_another(tmp_path, capsys):
     assert main(["run", "set retries to 5", "--workspace", str(second), "--permission-mode", "bypass",
                  "--cassette", str(cassette), "--recorded-tools"]) == 0
     assert "every request matched the recording" in capsys.readouterr().out
+
+
+async def test_a_live_summary_is_one_small_request_outside_the_conversation(offline):
+    from dreamloop.summaries import _ask
+
+    class Use:
+        id, name, input = "toolu_1", "Read", {"file_path": "config.py"}
+
+    model = offline([S.reply("Read the config")])
+    said = await _ask(model, ToolUseSummaries(), [Use()], {"toolu_1": {"content": "value = 1"}})
+    [body] = bodies(model)
+    assert said == "Read the config"
+    assert body["model"] == "claude-haiku-4-5" and body["max_tokens"] == 60 and "tools" not in body
+    assert "- Read config.py" in body["messages"][0]["content"]
