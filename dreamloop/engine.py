@@ -158,8 +158,6 @@ class QueryEngine:
                 yield event
         finally:
             self._save(run)
-            if run.ended is not None:  # an abnormal end: why, and what was cancelled (cleanup.end_of_run); a
-                self._save(finished=run.ended)  # transcript record, like a finished call's, not history
         if self.queue and run.terminal.reason == "completed":
             # Input typed while the model answered without a tool call: no phase 5 came to take it, so it
             # is the next prompt, run at once (through the user_prompt_submit hooks, like any prompt).

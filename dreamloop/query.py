@@ -354,13 +354,13 @@ class QueryRun:
 
         ``cleanup.end_of_run`` cancels what still runs (a tool-use summary, a streaming call); for an
         abnormal ending its ``run_ended`` notice is ``run.ended``, kept in the trace (not yielded, not in
-        ``run.messages``: the history the next request would carry); ``QueryEngine`` writes it to the transcript.
+        ``run.messages``: the history the next request would carry).
         """
         self.messages.extend(closing)
         last = self.messages[-1].uuid if self.messages else "none"  # the notice's id derives from it: no id is drawn
         self.ended = end_of_run(terminal, [turn.state.pending_tool_use_summary, turn.pending_summary],
                                 turn.executor, lambda: str(uuid5(NAMESPACE_URL, f"dreamloop:run_ended:{last}")))
-        if self.ended is not None:  # the trace keeps it with the last iteration's events; QueryEngine's transcript too
+        if self.ended is not None:  # the trace keeps it with the last iteration's events
             self.trace.add_event(self.params.deps.clock() - self._started, self.ended)
         self.trace.checkpoint(**turn.collected(), terminal=terminal)
         self._terminal = terminal

@@ -379,8 +379,6 @@ async def test_each_abnormal_end_cleans_up_and_says_why(offline, place, reason, 
     ended = run.ended
     assert ended.subtype == "run_ended" and ended.metadata["reason"] == reason and reason in ended.content
     assert ended not in events and ended not in run.messages  # not yielded, not history
-    records = [json.loads(line) for line in (tmp_path / "t.jsonl").read_text().splitlines()]
-    assert records[-1]["uuid"] == ended.uuid and records[-1]["subtype"] == "run_ended"  # the transcript
     assert run.trace.checkpoints[-1].events[-1]["uuid"] == ended.uuid  # the trace
     if reason == "max_turns":  # the batch's summary had been started: the end cancels it and says so
         assert ended.metadata["cancelled"] and "tool-use summary" in ended.content

@@ -1179,7 +1179,7 @@ CASES = [
     ]),
     (ex.check_switches_by, switches_by, [
         (switches_by_string_compare, "not a switch by chapter 4"),
-        (switches_by_exact, "Missing: ['streaming_tool_execution']"),
+        (switches_by_exact, "Missing: ['changed_files', 'memory_files', 'tool_use_summaries']"),
         (switches_by_defaults, "not a switch by chapter 4"),
         (lambda chapter: ["streaming_tool_execution", "context", "hooks"], "not a switch by chapter 4"),
     ]),

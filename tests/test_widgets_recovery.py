@@ -94,8 +94,9 @@ def test_the_switchboard_shows_each_switch_on_or_off_per_run(offline):
                          "chapter 08": QueryParams(messages="hi", model=model, recovery=RecoveryOptions(),
                                                    fallback_model="claude-fallback-1", token_budget=1000)})
     assert [name for name, _, _ in switch_fields()] == ["streaming_tool_execution", "context", "hooks", "recovery",
-                                                       "fallback_model", "token_budget"]
-    assert [chapter for _, chapter, _ in switch_fields()] == ["05", "06", "07", "08", "08", "08"]
+                                                       "fallback_model", "token_budget", "memory_files", "changed_files",
+                                                       "tool_use_summaries", "environment"]
+    assert [chapter for _, chapter, _ in switch_fields()] == ["05", "06", "07", "08", "08", "08", "03", "03", "03", "06"]
     assert board.on("plain") == [] and board.on("chapter 08") == ["recovery", "fallback_model", "token_budget"]
     assert repr(board) == "Switchboard(switches=6, columns=2)"
     html = board.table.value
