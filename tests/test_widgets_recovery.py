@@ -98,7 +98,7 @@ def test_the_switchboard_shows_each_switch_on_or_off_per_run(offline):
                                                        "tool_use_summaries", "environment"]
     assert [chapter for _, chapter, _ in switch_fields()] == ["05", "06", "07", "08", "08", "08", "03", "03", "03", "06"]
     assert board.on("plain") == [] and board.on("chapter 08") == ["recovery", "fallback_model", "token_budget"]
-    assert repr(board) == "Switchboard(switches=6, columns=2)"
+    assert repr(board) == "Switchboard(switches=10, columns=2)"
     html = board.table.value
-    assert html.count('class="dl-sw-on"') == 3 and html.count('class="dl-sw-off"') == 9
+    assert html.count('class="dl-sw-on"') == 3 and html.count('class="dl-sw-off"') == 17
     assert "● claude-fallback-1" in html and "dreamloop:static" in board._repr_mimebundle_()["text/html"]
