@@ -164,6 +164,23 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--token-budget", type=_positive_int, default=None, metavar="N",
                      help="an output-token budget for the run: a turn that ends under 90%% of it goes on with a "
                           "note of how much is used, until diminishing returns (default: no budget)")
+    run.add_argument("--system-prompt", default=None, metavar="TEXT",
+                     help="use TEXT as the system prompt instead of dreamloop's own (the environment block still "
+                          "follows it unless --no-environment)")
+    run.add_argument("--append-system-prompt", default=None, metavar="TEXT",
+                     help="add TEXT to the end of the system prompt (after a blank line)")
+    run.add_argument("--no-environment", dest="environment", action="store_false",
+                     help="tell the model nothing about where it runs (default: working directory, platform, git "
+                          "repository or not, after the system prompt; the date before the first prompt)")
+    run.add_argument("--no-memory-files", dest="memory_files", action="store_false",
+                     help="do not send the CLAUDE.md files (default: the workspace's, its parents' up to the "
+                          "repository root, and ~/.claude/CLAUDE.md open the first user message)")
+    run.add_argument("--changed-files", action="store_true",
+                     help="tell the model when a file it read, or a CLAUDE.md, changes on disk during the run "
+                          "(default: off, as Claude Code 2.1.332 was seen to do within one run)")
+    run.add_argument("--tool-use-summaries", action="store_true",
+                     help="make a one-line summary of each batch of tool calls (live: one small extra request per "
+                          "batch, outside the conversation; default: off)")
 
     replay = sub.add_parser("replay", help="print a saved trace")
     replay.add_argument("trace", type=Path, metavar="FILE", help="a trace saved with --trace")
@@ -272,6 +289,7 @@ def _prepare_run(args: argparse.Namespace) -> tuple[Any, argparse.Namespace, Any
     Returns the ``QueryParams``, the arguments, the console, the non-interactive ``ask`` and the
     ``Cassette`` being replayed (or None).
     """
+    from .context.environment import run_system_prompt
     from .model import live, offline
     from .query import QueryParams
     from .tools import builtin_tools
@@ -337,15 +355,19 @@ def _prepare_run(args: argparse.Namespace) -> tuple[Any, argparse.Namespace, Any
         recovery=_recovery_options(args),
         fallback_model=args.fallback_model,
         token_budget=args.token_budget,
+        system_prompt=run_system_prompt(args.system_prompt, args.append_system_prompt),
+        environment=args.environment,
+        memory_files=args.memory_files,
+        changed_files=args.changed_files,
+        tool_use_summaries=args.tool_use_summaries,
     )
     return params, args, console, nobody, replayed
 
 
 def _context_options(args: argparse.Namespace, workspace: Path) -> Any:
     """The production pipeline: every context stage on (thresholds from the model's window), minus the
-    ones turned off. None with ``--no-context``. (No system context naming the workspace: the requests
-    would then differ from one workspace to the next, and a cassette recorded in one would not replay in
-    another.)"""
+    ones turned off. None with ``--no-context``. (The workspace is named by the ``environment`` switch's
+    block, which a cassette's replay leaves out of its comparison: ``context.environment.without_environment``.)"""
     from .context import ContextOptions
 
     if args.no_context:

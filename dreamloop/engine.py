@@ -42,7 +42,8 @@ class QueryEngine:
     ``transcript`` is a JSONL path (None: memory only): each message and each
     finished tool call is appended and fsynced before its event is yielded.
     ``enqueue(text)`` queues input while a run is going; the loop
-    drains the queue at phase 5 as ``queued_command`` attachments.
+    drains the queue at phase 5 as ``queued_command`` attachments, and what
+    is still queued when a run ends ``completed`` starts the next run.
     ``last_run`` is the latest ``QueryRun`` (its ``terminal`` and ``trace``);
     ``repair`` is the ``resume_repair`` notice of ``resume()``, if it repaired anything.
     """
@@ -120,6 +121,11 @@ class QueryEngine:
         model follow the prompt; a block erases the prompt and starts no run
         (``last_run`` is None): the records and a ``SystemMessage``
         (``user_prompt_blocked``) saying why are yielded and kept instead.
+
+        Input queued (``enqueue``) during the run is drained at phase 5 when tools ran. If the run
+        ends ``completed`` with input still queued (the model answered without a tool call), that
+        input (several entries joined by blank lines) is the next prompt: a next run starts at once,
+        its events follow, and ``last_run`` is that run. After any other ending it stays queued.
         """
         settings = {**self.defaults, **overrides}
         deps, hooks = settings.get("deps"), settings.get("hooks")
@@ -152,6 +158,12 @@ class QueryEngine:
                 yield event
         finally:
             self._save(run)
+        if self.queue and run.terminal.reason == "completed":
+            # Input typed while the model answered without a tool call: no phase 5 came to take it, so it
+            # is the next prompt, run at once (through the user_prompt_submit hooks, like any prompt).
+            queued, self.queue = self.queue, []
+            async for event in self.submit_message("\n\n".join(queued), trace=trace, **overrides):
+                yield event
 
     @property
     def terminal(self) -> Terminal | None:

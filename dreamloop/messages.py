@@ -203,7 +203,10 @@ class SystemMessage(_LoopMessageBase):
     (``dreamloop.recovery``, chapter 08): ``max_output_tokens`` (also the withheld
     error shown when the resumes are exhausted), ``api_retry`` (an overloaded attempt
     asked again), ``model_fallback`` (the fallback model took over),
-    ``reactive_compact_failed``, ``token_budget`` (why a budgeted run stopped).
+    ``reactive_compact_failed``, ``token_budget`` (why a budgeted run stopped);
+    ``memory_file_skipped`` (a CLAUDE.md not sent, and why), ``tool_use_summary_failed``
+    (a summary skipped, the run goes on), ``run_ended`` (an abnormal end: its reason and what
+    was cancelled, ``dreamloop.cleanup``).
     ``metadata`` holds a subtype's structured data (Claude Code's
     ``compactMetadata`` and the like): for the context stages ``stage``,
     ``tokens_before``, ``tokens_after`` and ``replaced`` (new uuid → the uuids
@@ -224,8 +227,10 @@ class AttachmentMessage(_LoopMessageBase):
     dict with a ``type``: ``"queued_command"`` (text typed while the loop ran;
     sent to the model as user text), ``"edited_file"`` (sent as user text),
     ``"hook_additional_context"`` (what hooks tell the model: its ``content``
-    lines, sent as one ``<system-reminder>`` text), ``"max_turns_reached"`` (UI
-    only: ``max_turns``, ``turn_count``), and the hook records (UI only:
+    lines, sent as one ``<system-reminder>`` text), ``"changed_file"`` and
+    ``"memory_changed"`` (phase 5, ``dreamloop.attachments``: a file the model read,
+    or a memory file, changed on disk; ``path``, ``change``, and the ``text`` sent),
+    ``"max_turns_reached"`` (UI only: ``max_turns``, ``turn_count``), and the hook records (UI only:
     ``hook_success``, ``hook_blocking_error``, ``hook_non_blocking_error``,
     ``hook_stopped_continuation``; see ``dreamloop.hooks.HookOutcome``).
     """
@@ -319,7 +324,8 @@ def assistant_tool_uses(message: AssistantMessage) -> list[Any]:
 # ---------------------------------------------------------------------------
 # normalizeMessagesForAPI()
 
-_API_ATTACHMENTS = {"queued_command", "edited_file", "hook_additional_context", "text"}
+_API_ATTACHMENTS = {"queued_command", "edited_file", "hook_additional_context", "text", "changed_file",
+                    "memory_changed"}
 
 
 def _assistant_param(message: AssistantMessage) -> MessageParam | None:

@@ -10,7 +10,7 @@ One ``while True``, five phases in the order of the source's flowchart:
                          round again (``recovery.py`` decides)
     4. tools or stop     no tool_use → stop checks (stop hooks, token budget) → Terminal; else run
                          tools → ``tool_results``
-    5. next State        attachments (queued input), the max_turns check, a new State, continue
+    5. next State        attachments (changed files, queued input), the max_turns check, a new State, continue
 
 Every ``continue`` goes through ``next_state()``, the one place a State is built.
 
@@ -26,12 +26,15 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 from typing import Any, AsyncIterator, Callable, Literal
+from uuid import NAMESPACE_URL, uuid5
 
 import anthropic
 from anthropic.types import Message as APIMessage
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from .abort import AbortController, Aborted
+from .attachments import Attachments
+from .cleanup import end_of_run
 from .context import ContextOptions, ContextPipeline, PreCompact, PreCompactResult, PreparedContext, prepare_context
 from .deps import QueryDeps
 from .errors import CompactionFailed, HookError, IncompleteStreamError, MalformedStreamError, StreamError
@@ -69,6 +72,7 @@ from .recovery import (
     state_changes,
 )
 from .state import Continue, State, Terminal
+from .summaries import ToolUseSummaries, finish_summary, start_summary
 from .tools import (
     USER_INTERRUPT,
     StreamingToolExecutor,
@@ -142,6 +146,17 @@ class QueryParams(BaseModel):
       showed is tombstoned. None: an overload ends the run ``model_error``.
     * ``token_budget`` (chapter 08): ``TokenBudget`` (or its ``total`` as an int):
       a turn that ends under budget goes on with a message saying how much is used.
+    * ``memory_files`` (chapter 03): the workspace's memory files (CLAUDE.md, CLAUDE.local.md, up to
+      the repository root, and ``deps.home``'s ``.claude/CLAUDE.md``) open the first user message as a
+      ``<system-reminder>`` (``context.memory``); a file that cannot be sent gets a notice.
+    * ``changed_files`` (chapter 03): at phase 5, a ``changed_file`` attachment for a file the model
+      read that changed on disk since (not by the loop's own Edit or Write), and a ``memory_changed``
+      one for a memory file that changed (``attachments.py``).
+    * ``tool_use_summaries`` (chapter 03): ``ToolUseSummaries`` (or True): after a batch of tools a
+      summary is started without holding up the next request, kept in ``State.pending_tool_use_summary``
+      and yielded in the next iteration as a ``ToolUseSummaryMessage`` (``summaries.py``).
+    * ``environment`` (chapter 06): an environment block after the system prompt (working directory,
+      platform, git repository or not) and the date opening the first user message, from ``deps``.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -185,6 +200,18 @@ class QueryParams(BaseModel):
     token_budget: TokenBudget | None = Field(
         default=None, json_schema_extra={"switch": True, "chapter": "08"},
         description=N_("a turn that ends under budget goes on, until diminishing returns"))
+    memory_files: bool = Field(
+        default=False, json_schema_extra={"switch": True, "chapter": "03"},
+        description=N_("the workspace's CLAUDE.md files open the first user message"))
+    changed_files: bool = Field(
+        default=False, json_schema_extra={"switch": True, "chapter": "03"},
+        description=N_("phase 5 tells the model when a file it read, or a CLAUDE.md, changed on disk"))
+    tool_use_summaries: ToolUseSummaries | None = Field(
+        default=None, json_schema_extra={"switch": True, "chapter": "03"},
+        description=N_("a short summary of each batch of tool calls, yielded in the next iteration"))
+    environment: bool = Field(
+        default=False, json_schema_extra={"switch": True, "chapter": "06"},
+        description=N_("the system prompt says where the agent works: directory, platform, git, the date"))
 
     def switches(self) -> dict[str, Any]:
         """Which feature switches are on, in field order, as JSON: ``{"streaming_tool_execution": True, ...}``.
@@ -227,6 +254,11 @@ class QueryParams(BaseModel):
         if not hasattr(value, "stream"):
             raise ValueError("model must be an AnthropicModel: use dreamloop.offline(script) or dreamloop.live()")
         return value
+
+    @field_validator("tool_use_summaries", mode="before")
+    @classmethod
+    def _summaries_on(cls, value: Any) -> Any:
+        return ToolUseSummaries() if value is True else (None if value is False else value)
 
     @field_validator("token_budget", mode="before")
     @classmethod
@@ -284,6 +316,7 @@ class QueryRun:
         self.model: Any = params.model
         self.output_tokens = 0
         self._terminal: Terminal | None = None
+        self.ended: SystemMessage | None = None  # the run_ended notice of an abnormal end (cleanup.end_of_run)
         self._requests: tuple[int, int] = (0, 0)  # (turn_count, requests made in that turn)
         self._started = params.deps.clock()
         self._events = _query_loop(params, self)
@@ -333,8 +366,18 @@ class QueryRun:
         return self._requests[1]
 
     def end(self, terminal: Terminal, turn: "_Turn", *closing: Any) -> None:
-        """Record the last checkpoint and the Terminal (closing messages are not yielded)."""
+        """Clean up, record the last checkpoint and the Terminal (closing messages are not yielded).
+
+        ``cleanup.end_of_run`` cancels what still runs (a tool-use summary, a streaming call); for an
+        abnormal ending its ``run_ended`` notice is ``run.ended``, kept in the trace (not yielded, not in
+        ``run.messages``: the history the next request would carry).
+        """
         self.messages.extend(closing)
+        last = self.messages[-1].uuid if self.messages else "none"  # the notice's id derives from it: no id is drawn
+        self.ended = end_of_run(terminal, [turn.state.pending_tool_use_summary, turn.pending_summary],
+                                turn.executor, lambda: str(uuid5(NAMESPACE_URL, f"dreamloop:run_ended:{last}")))
+        if self.ended is not None:  # the trace keeps it with the last iteration's events
+            self.trace.add_event(self.params.deps.clock() - self._started, self.ended)
         self.trace.checkpoint(**turn.collected(), terminal=terminal)
         self._terminal = terminal
 
@@ -380,6 +423,7 @@ class _Turn:
         self.transition: Continue | None = None
         self.rewritten: tuple[Any, ...] | None = None  # the next State's messages, when a recovery rewrote them
         self.repeated_ids: list[str] = []  # tool_use ids the response used more than once (dropped after the first)
+        self.pending_summary: Any = None  # this batch's tool-use summary, started at phase 5 (next State carries it)
 
     @property
     def failed(self) -> bool:
@@ -426,10 +470,12 @@ class _Turn:
 async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
     deps = params.deps
     context = _tool_use_context(params)
+    attachments = Attachments.for_run(params)  # phase 5's; its preamble (memory files, environment) goes to stage 5
     pipeline = ContextPipeline(params.context, model=params.model, system_prompt=params.system_prompt,
                                tools=params.tools, workspace=params.workspace, uuid=deps.uuid, clock=deps.clock,
                                abort=params.abort, pre_compact=_pre_compact_hooks(params),
-                               reactive_compact_on=bool(params.recovery and params.recovery.reactive_compact_retry))
+                               reactive_compact_on=bool(params.recovery and params.recovery.reactive_compact_retry),
+                               preamble=attachments.preamble())
     gone = withdrawn(params.messages)  # a message a tombstone withdrew (a replaced response) is never sent again
     history = [m for m in params.messages if m.uuid not in gone] if gone else params.messages
     state = State(messages=tuple(history), tool_use_context=context)
@@ -460,6 +506,10 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
         # model takes over; what a failed attempt showed is tombstoned.
         async for event in _stream_model(params, run, turn):
             yield run.note(event)
+        # The previous batch's tool-use summary, made while the model streamed: it never holds up a request.
+        for message in await finish_summary(state.pending_tool_use_summary, params.deps, params.abort):
+            turn.attachments.append(message)  # UI only: the inspector shows it, no request carries it
+            yield run.note(message)
 
         # Recovery: a response cut at max_tokens or a withheld error (prompt too
         # long) may send the same turn round again. recovery.py decides (pure);
@@ -500,9 +550,12 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
             continue
 
         # -- 5. attachments, max_turns, next State ------------------------------
-        for attachment in params.queued_input() if params.queued_input else []:
+        # Changed memory files and files read (if on), queued input; then this batch's summary starts
+        # (if on) and rides in the next State until the next iteration yields it.
+        for attachment in attachments.after_tools(turn.tool_uses(), turn.results):
             turn.attachments.append(attachment)
             yield run.note(attachment)
+        turn.pending_summary = start_summary(params.tool_use_summaries, run.model, turn.tool_uses(), turn.results)
         reached = _max_turns_reached(params, turn)
         if reached is not None:
             yield run.note(reached)
@@ -524,7 +577,8 @@ def next_state(run: QueryRun, turn: _Turn, transition: Continue) -> State:
     run.trace.checkpoint(**turn.collected(), next_transition=transition, next_messages=turn.rewritten)
     state = turn.state
     return state.model_copy(update={**state_changes(state, transition), "messages": turn.kept(),
-                                    "transition": transition, "auto_compact_tracking": turn.auto_compact_tracking})
+                                    "transition": transition, "auto_compact_tracking": turn.auto_compact_tracking,
+                                    "pending_tool_use_summary": turn.pending_summary})
 
 
 # ---------------------------------------------------------------------------

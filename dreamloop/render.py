@@ -22,7 +22,8 @@ from rich.rule import Rule
 from rich.text import Text
 
 from .hooks import describe_record
-from .messages import AssistantMessage, AttachmentMessage, SystemMessage, TombstoneMessage, UserMessage
+from .messages import (AssistantMessage, AttachmentMessage, SystemMessage, TombstoneMessage, ToolUseSummaryMessage,
+                       UserMessage)
 from .state import Continue, Terminal
 from .tokens import usage_text
 
@@ -123,8 +124,14 @@ class TurnPrinter:
             self.console.print(Text(f"  [{message.subtype}] {message.content}", style=style))
         elif isinstance(message, AttachmentMessage) and str(message.attachment.get("type")).startswith("hook_"):
             self.console.print(Text(f"  hook  {describe_record(message.attachment)}", style="magenta"))
+        elif isinstance(message, AttachmentMessage) and "text" in message.attachment:  # phase 5's notices
+            said = message.attachment
+            head = f"  attachment {said.get('type')} {said.get('path', '')} ({said.get('change', '')})"
+            self.console.print(Text(head, style="blue"))
         elif isinstance(message, AttachmentMessage):
             self.console.print(Text(f"  attachment {json.dumps(message.attachment)}", style="blue"))
+        elif isinstance(message, ToolUseSummaryMessage):
+            self.console.print(Text(f"  summary of {', '.join(message.tool_use_ids)}: {message.summary}", style="dim"))
         elif isinstance(message, TombstoneMessage):
             self.console.print(Text(f"  tombstone  withdrawn {message.target_uuid} ({message.reason})", style="dim"))
         elif isinstance(message, UserMessage) and not message.source_tool_use_ids:

@@ -146,7 +146,8 @@ class State(BaseModel):
     * ``max_output_tokens_override`` (``maxOutputTokensOverride``): the escalated output limit, if any.
     * ``has_attempted_reactive_compact`` (``hasAttemptedReactiveCompact``): one reactive compaction per turn.
     * ``auto_compact_tracking`` (``autoCompactTracking``): compaction bookkeeping, if the stage is on.
-    * ``pending_tool_use_summary`` (``pendingToolUseSummary``): a summary to yield next iteration.
+    * ``pending_tool_use_summary`` (``pendingToolUseSummary``): the previous batch's summary being made
+      (a ``summaries.PendingSummary``, as the source keeps a promise), yielded next iteration; not serialized.
     * ``stop_hook_active`` (``stopHookActive``): set when a stop hook blocked; stays set (next_turn
       carries it) while the model answers that feedback; the stop hooks' input says it.
     * ``stop_hook_blocks``: how many times the stop hooks blocked in this run, for the runaway
@@ -170,7 +171,7 @@ class State(BaseModel):
     max_output_tokens_override: int | None = None
     has_attempted_reactive_compact: bool = False
     auto_compact_tracking: AutoCompactTracking | None = None
-    pending_tool_use_summary: str | None = None
+    pending_tool_use_summary: Any = Field(default=None, exclude=True, repr=False)
     stop_hook_active: bool = False
     stop_hook_blocks: int = 0
     token_budget_tracking: TokenBudgetTracking | None = None

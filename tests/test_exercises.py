@@ -99,6 +99,74 @@ def predict(max_turns, tool_turns):
     return requests, turns, reason, turns + 1
 
 
+def memory_files(paths, workspace):
+    def has(path):
+        return path in paths or path + "/" in paths
+    parts = workspace.split("/")
+    folders = ["/".join(parts[:i]) for i in range(len(parts), 0, -1)]  # the workspace, then its parents
+    top = next((f for f in folders if has(f + "/.git")), workspace)
+    chain = list(reversed(folders[:folders.index(top) + 1]))
+    found = ["home/.claude/CLAUDE.md"] if has("home/.claude/CLAUDE.md") else []
+    for folder in chain:
+        for name in ("CLAUDE.md", "CLAUDE.local.md"):
+            if has(f"{folder}/{name}"):
+                found.append(f"{folder}/{name}")
+    return found
+
+
+def memory_files_nearest_first(paths, workspace):
+    found = memory_files(paths, workspace)
+    return list(reversed(found))
+
+
+def memory_files_every_parent(paths, workspace):
+    parts = workspace.split("/")
+    chain = ["/".join(parts[:i]) for i in range(1, len(parts) + 1)]
+    found = ["home/.claude/CLAUDE.md"] if "home/.claude/CLAUDE.md" in paths else []
+    found += ["CLAUDE.md"] if "CLAUDE.md" in paths else []
+    for folder in chain:
+        found += [f"{folder}/{n}" for n in ("CLAUDE.md", "CLAUDE.local.md") if f"{folder}/{n}" in paths]
+    return found
+
+
+def memory_files_no_local(paths, workspace):
+    return [p for p in memory_files(paths, workspace) if not p.endswith(".local.md")]
+
+
+def memory_files_no_user(paths, workspace):
+    return [p for p in memory_files(paths, workspace) if not p.startswith("home/")]
+
+
+def next_attachments(read_before, calls, changed, queued):
+    seen_now = {name for tool, name in calls}
+    watched = list(dict.fromkeys(read_before))
+    notes = [("changed_file", name) for name in watched if name in changed and name not in seen_now]
+    return notes + [("queued_command", text) for text in queued]
+
+
+def next_attachments_every_change(read_before, calls, changed, queued):
+    return [("changed_file", name) for name in changed] + [("queued_command", text) for text in queued]
+
+
+def next_attachments_unread_too(read_before, calls, changed, queued):
+    seen_now = {name for tool, name in calls}
+    return ([("changed_file", n) for n in changed if n not in seen_now] + [("queued_command", t) for t in queued])
+
+
+def next_attachments_own_edits_too(read_before, calls, changed, queued):
+    watched = list(dict.fromkeys(read_before))
+    return ([("changed_file", n) for n in watched if n in changed or ("Edit", n) in calls]
+            + [("queued_command", t) for t in queued])
+
+
+def next_attachments_queue_first(read_before, calls, changed, queued):
+    return [("queued_command", t) for t in queued] + [p for p in next_attachments(read_before, calls, changed, [])]
+
+
+def next_attachments_sorted(read_before, calls, changed, queued):
+    return sorted(next_attachments(read_before, calls, changed, queued))
+
+
 class WordCountInput(BaseModel):
     text: str
     unique: bool = False
@@ -371,6 +439,8 @@ STUBS = {
     ex.check_last_answer: stub("async for over the run, then run.terminal"),
     ex.check_next_state: stub("return dl.State(messages=..., turn_count=..., transition=...)"),
     ex.check_max_turns: stub("return (requests, tool_batches, reason, turn_count)"),
+    ex.check_memory_files: stub("return the memory files, in the order they are sent"),
+    ex.check_next_attachments: stub("return the (type, what) pairs phase 5 attaches"),
     ex.check_tool_definition: None,
     ex.check_partition: stub("return a list of batches, each a list of tool_use ids"),
     ex.check_can_use_tool: stub("Allow the test command; otherwise the tool's own decision"),
@@ -1212,6 +1282,21 @@ CASES = [
         (lambda m: (m, m), "predict(3, 1) raised TypeError"),
         (lambda m, k: (m, m), "four values"),
     ]),
+    (ex.check_memory_files, memory_files, [
+        (memory_files_nearest_first, "the farthest instructions first"),
+        (memory_files_every_parent, "only as far as the repository root"),
+        (memory_files_no_local, "the private .local one"),
+        (memory_files_no_user, "the user's own memory file"),
+        (lambda paths, workspace: sorted(p for p in paths if p.endswith(".md")), "the run sends"),
+    ]),
+    (ex.check_next_attachments, next_attachments, [
+        (next_attachments_every_change, "a change the model has not seen"),
+        (next_attachments_unread_too, "only files the model read earlier are watched"),
+        (next_attachments_own_edits_too, "a change the model has not seen"),
+        (next_attachments_queue_first, "then the queued input"),
+        (next_attachments_sorted, "the order"),
+        (lambda r, c, ch, q: [("queued_command", t) for t in q], "every file read in an earlier turn"),
+    ]),
     (ex.check_tool_definition, word_count, [
         (word_count_required_unique, "a field with a default is optional"),
         (word_count_not_read_only, "counting words changes nothing"),
@@ -1372,7 +1457,7 @@ CASES = [
     ]),
     (ex.check_switches_by, switches_by, [
         (switches_by_string_compare, "not a switch by chapter 4"),
-        (switches_by_exact, "It leaves out 1 switch"),
+        (switches_by_exact, "It leaves out"),
         (switches_by_table, "It leaves out"),  # the kit has added switches since the table was written
         (switches_by_any_chapter_field, "does not follow the fields"),
         (switches_by_defaults, "not a switch by chapter 4"),
@@ -1419,6 +1504,8 @@ GIVEAWAYS = {
     ex.check_next_state: ["*messages_for_query, *assistant_messages, *tool_results", "state.turn_count + 1",
                           'Continue(reason="next_turn")'],
     ex.check_max_turns: ["min(", "tool_turns + 1", "max_turns + 1"],
+    ex.check_memory_files: ["reversed(", '"CLAUDE.local.md")', "folders.index("],
+    ex.check_next_attachments: ["dict.fromkeys(", "not in seen_now", "notes + ["],
     ex.check_tool_definition: ["text: str", "unique: bool = False", "len(set(", "read_only=True", ".split()"],
     ex.check_partition: ["batches[-1].append", "is_concurrency_safe(tool.input_model"],
     ex.check_can_use_tool: ['startswith(("python', "tool.check_permissions(tool.input_model.model_validate(input)"],

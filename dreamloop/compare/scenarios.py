@@ -16,6 +16,7 @@ folder of the run (outside the workspace) and ``{workspace}`` the workspace.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from dreamloop.fake_api.sse import message_events
@@ -135,6 +136,23 @@ def _edit(ws: str) -> dict[str, Any]:
 
 
 LONG_TEXT = "Let me look at the configuration file before I change anything in it."
+
+
+MEMORY = "# Notes for the agent\nconfig.py holds the settings; answer in one sentence.\n"
+
+
+def _changed_behind(ws: str) -> Script:
+    """A Read of config.py; while the next request is answered, config.py and CLAUDE.md change on disk
+    (as if the person edited them), then a Read of greeter.py and the answer. Does either loop tell the model?"""
+    def policy(body: dict[str, Any], index: int) -> Turn:
+        if index == 0:
+            return reply("Reading.", _read(ws))
+        if index == 1:
+            Path(ws, "config.py").write_text("value = 7\n", encoding="utf-8")
+            Path(ws, "CLAUDE.md").write_text(MEMORY.replace("one sentence", "two sentences"), encoding="utf-8")
+            return reply("Reading the other file.", _read(ws, "greeter.py"))
+        return reply("value was 1 when I read it.")
+    return policy
 
 
 def _plain(ws: str) -> Script:
@@ -371,6 +389,10 @@ SCENARIOS: tuple[Scenario, ...] = (
              _signed_thinking, thinking_budget=2048),
     Scenario("opus_probe", "a text answer with an Opus model (Claude Code probes first)", ASK, _plain,
              model=OPUS_MODEL),
+    Scenario("memory_file", "a workspace with a CLAUDE.md: one Read, then the answer", ASK, _one_tool,
+             files={"config.py": CONFIG, "greeter.py": GREETER, "CLAUDE.md": MEMORY}),
+    Scenario("files_changed_between_turns", "config.py (read) and CLAUDE.md change on disk between turns", ASK,
+             _changed_behind, files={"config.py": CONFIG, "greeter.py": GREETER, "CLAUDE.md": MEMORY}),
 )
 
 

@@ -221,6 +221,7 @@ async def compact_conversation(
     abort: AbortController | None = None,
     count: Callable[[list[Any]], int] | None = None,
     origins: Mapping[str, tuple[str, ...]] | None = None,
+    opening: Any = None,
 ) -> Compaction:
     """Summarise the head of ``messages`` with ``model``; keep the newest ``keep_recent`` (``compactConversation``).
 
@@ -236,6 +237,9 @@ async def compact_conversation(
     messages alone, ``TokenCounter().count``); the pipeline adds its system
     prompt, tools and user context. ``origins`` maps a rewritten message's
     uuid to the transcript uuids it came from (for ``metadata["kept"]``).
+    ``opening``: the meta user message the run's requests open with (stage 5's
+    user context: memory files, the date), or None; the summarising request
+    opens with it too, so it shares the conversation's prefix (and its cache).
 
     Raises ``CompactionFailed`` when there is nothing to summarise, the
     request fails (an SDK error, an incomplete or malformed stream) or the
@@ -249,9 +253,9 @@ async def compact_conversation(
     """
     cut = compaction_cut(messages, keep_recent)
     head, tail = list(messages[:cut]), list(messages[cut:])
-    sent = normalize_messages_for_api(head)
-    if not sent:
+    if not normalize_messages_for_api(head):
         raise CompactionFailed("nothing to summarise: every message is in the kept tail")
+    sent = normalize_messages_for_api([opening, *head] if opening is not None else head)
     if pre_compact is not None:
         said = pre_compact_result(await pre_compact(trigger, custom_instructions))
         if said.stop:

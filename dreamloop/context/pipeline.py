@@ -32,7 +32,7 @@ from .microcompact import clearable_tool_results, microcompact_messages, protect
 from .options import ContextOptions, Thresholds
 from .records import ContextRecord, StageResult, stage_notice
 from .snip import snip_messages
-from .system_prompt import add_cache_breakpoints, append_system_context, user_context_text
+from .system_prompt import Preamble, add_cache_breakpoints, append_system_context, user_context_text
 
 __all__ = ["ContextPipeline", "PreparedContext", "prepare_context"]
 
@@ -102,6 +102,9 @@ class ContextPipeline:
     (``RecoveryOptions.reactive_compact_retry``); with autocompact on too, the blocking
     limit is not checked (the source: those two own an over-long context; the request is
     sent and a 400 is recovered).
+    ``preamble``: what the run adds around the system prompt and before the first
+    message (environment, memory files, the date; ``system_prompt.Preamble``), sent
+    with every request even when ``options`` is None; its notices are yielded once.
 
     For the recovery branches: ``staged_folds``, ``drainable(messages)`` and
     ``drain_collapses(messages)`` (``collapse_drain_retry``), and
@@ -111,9 +114,14 @@ class ContextPipeline:
     def __init__(self, options: ContextOptions | None, *, model: Any, system_prompt: Any = None,
                  tools: list[Any] | None = None, workspace: Path | None = None,
                  uuid: Callable[[], str], clock: Callable[[], float], abort: AbortController | None = None,
-                 pre_compact: PreCompact | None = None, reactive_compact_on: bool = False) -> None:
+                 pre_compact: PreCompact | None = None, reactive_compact_on: bool = False,
+                 preamble: Preamble | None = None) -> None:
         self.options = options
         self.reactive_compact_on = reactive_compact_on
+        self.preamble = preamble or Preamble()
+        self._notices = list(self.preamble.notices)  # yielded with the first request, once
+        self._opening: UserMessage | None = None
+        self._opened = False
         self.model = model
         self.system_prompt = system_prompt
         self.tools = list(tools or [])
@@ -146,12 +154,17 @@ class ContextPipeline:
 
     async def prepare(self, state: State) -> PreparedContext:
         """Phase 2: the seven stages on ``state.messages`` (see ``prepare_context``)."""
+        notices, self._notices = self._notices, []
         if self.options is None:  # no stage runs, but what is sent still starts at the last compact boundary
-            return PreparedContext(messages_after_compact_boundary(state.messages), system=self.system_prompt or None,
+            return PreparedContext(messages_after_compact_boundary(state.messages), notices,
+                                   system=self.preamble.system_prompt(self.system_prompt),
+                                   user_context=self._first_message(None),
                                    auto_compact_tracking=state.auto_compact_tracking)
         started = self.clock()
         await self._start()
-        return await self._run_stages(state, started)
+        prepared = await self._run_stages(state, started)
+        prepared.yielded[:0] = notices
+        return prepared
 
     def drainable(self, messages: Any) -> int:
         """How many folds ``drain_collapses(messages)`` would commit now (0: the stage is off, or nothing to fold)."""
@@ -198,7 +211,7 @@ class ContextPipeline:
             messages_after_compact_boundary(messages), model=self.model, uuid=self.uuid, keep_recent=keep,
             max_tokens=settings.max_summary_tokens if settings else 2048, trigger="reactive",
             custom_instructions=_joined(instructions, said.instructions if said else None),
-            abort=self.abort, count=self._request_tokens, origins=self._origins)
+            abort=self.abort, count=self._request_tokens, origins=self._origins, opening=self._user_context)
         self._reset_memo()
         return replace(done, hook_messages=said.messages if said else ())
 
@@ -215,11 +228,12 @@ class ContextPipeline:
             self._directory = self._budget_directory(options.tool_result_budget)
         assembly = options.system_prompt
         if assembly is not None:
-            self._system = append_system_context(self.system_prompt, assembly.system_context) or None
-            text = user_context_text(assembly.user_context)
-            self._user_context = user_message(text, is_meta=True, uuid=self.uuid()) if text else None
+            self._system = self.preamble.system_prompt(append_system_context(self.system_prompt,
+                                                                             assembly.system_context))
+            self._user_context = self._first_message(user_context_text(assembly.user_context))
         else:
-            self._system = self.system_prompt or None
+            self._system = self.preamble.system_prompt(self.system_prompt)
+            self._user_context = self._first_message(None)
         fixed: dict[str, Any] = {"messages": []}
         if self._system:
             fixed["system"] = self._system
@@ -229,6 +243,15 @@ class ContextPipeline:
         if self._user_context is not None:
             self._fixed += self.counter.count([self._user_context])
             self._after_role = "user"
+
+    def _first_message(self, user_context: str | None) -> UserMessage | None:
+        """The meta user message sent before the history (stage 5's user context, the preamble's reminders),
+        made once per run so its bytes (and uuid) stay the same on every request."""
+        if not self._opened:
+            self._opened = True
+            blocks = self.preamble.first_message(user_context)
+            self._opening = user_message(blocks, is_meta=True, uuid=self.uuid()) if blocks else None
+        return self._opening
 
     # -- one iteration ---------------------------------------------------------------
 
@@ -327,7 +350,8 @@ class ContextPipeline:
                     done = await compact_conversation(
                         history, model=self.model, uuid=self.uuid, keep_recent=compact.keep_recent,
                         max_tokens=compact.max_summary_tokens, trigger="auto", custom_instructions=instructions,
-                        abort=self.abort, count=self._request_tokens, origins=self._origins)
+                        abort=self.abort, count=self._request_tokens, origins=self._origins,
+                        opening=self._user_context)
                 except CompactionFailed as failure:
                     failures += 1
                     notice = self._compact_failed(str(failure), failures, compact.max_failures, tokens)

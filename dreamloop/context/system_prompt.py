@@ -8,18 +8,48 @@ and are byte-identical on every request, so the cached prefix (tools, system,
 the first message) survives every turn. ``add_cache_breakpoints`` marks the
 last system block and the last message block with ``cache_control``. This
 module knows nothing about the history's contents.
+
+A ``Preamble`` is what a run adds once, at its start, around the system prompt
+and before the first message: the environment block (after the system prompt:
+stable bytes first, what varies by machine last) and reminders (memory files,
+the date) opening the first user message. ``attachments.Attachments`` builds it.
 """
 
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["CACHE_CONTROL", "add_cache_breakpoints", "append_system_context", "system_blocks",
+__all__ = ["CACHE_CONTROL", "Preamble", "add_cache_breakpoints", "append_system_context", "system_blocks",
            "user_context_text"]
 
 CACHE_CONTROL = {"type": "ephemeral"}
 """The breakpoint marker the API reads (the default 5-minute cache)."""
+
+
+@dataclass(frozen=True)
+class Preamble:
+    """What a run sends with every request besides its history, built once at the start.
+
+    * ``system``: texts appended to the system prompt as blocks of their own (the environment);
+    * ``reminders``: ``<system-reminder>`` texts that open the first user message (memory files, the date);
+    * ``notices``: ``SystemMessage``s for the person (a memory file not sent, and why), yielded once.
+    """
+
+    system: tuple[str, ...] = ()
+    reminders: tuple[str, ...] = ()
+    notices: tuple[Any, ...] = ()
+
+    def system_prompt(self, system_prompt: str | list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
+        """``system_prompt``'s blocks, then one block per ``system`` text (None when there is nothing)."""
+        if not self.system:
+            return system_prompt or None  # as given: a string stays a string
+        return system_blocks(system_prompt) + [{"type": "text", "text": text} for text in self.system]
+
+    def first_message(self, user_context: str | None = None) -> list[dict[str, Any]]:
+        """The blocks that open the first user message: ``user_context`` (stage 5's), then the reminders."""
+        return [{"type": "text", "text": text} for text in (user_context, *self.reminders) if text]
 
 
 def system_blocks(system_prompt: str | list[dict[str, Any]] | None) -> list[dict[str, Any]]:

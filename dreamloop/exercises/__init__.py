@@ -28,7 +28,7 @@ from ..language import language
 from .ch00 import check_hello_script, check_setup, check_tool_script
 from .ch01 import check_find_tool_uses, check_four_steps
 from .ch02 import check_answer_tool_uses, check_close_dangling
-from .ch03 import check_last_answer, check_max_turns, check_next_state
+from .ch03 import check_last_answer, check_max_turns, check_memory_files, check_next_attachments, check_next_state
 from .ch04 import check_can_use_tool, check_partition, check_tool_definition
 from .ch05 import check_interrupt_results, check_ordering_rule, check_run_together
 from .ch06 import check_clearable, check_first_stage, check_safe_cut
@@ -53,7 +53,9 @@ __all__ = [
     "check_interrupted",
     "check_last_answer",
     "check_max_turns",
+    "check_memory_files",
     "check_model_calls",
+    "check_next_attachments",
     "check_next_state",
     "check_no_recursive_rm",
     "check_ordering_rule",

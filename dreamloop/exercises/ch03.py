@@ -25,7 +25,7 @@ from ._checking import (
     _verdict,
 )
 
-__all__ = ["check_last_answer", "check_max_turns", "check_next_state"]
+__all__ = ["check_last_answer", "check_max_turns", "check_memory_files", "check_next_attachments", "check_next_state"]
 
 
 def _last_answer_cases() -> dict[str, tuple[Any, dict[str, Any]]]:
@@ -227,3 +227,176 @@ def check_max_turns(fn: Any) -> Verdict:
                   "one request away never came.", count=len(rows), example=rows[2])
 
     return _verdict("max_turns", body)
+
+
+# ---------------------------------------------------------------------------
+# Exercise: which memory files the first request carries (stage 5's preamble, context.memory)
+
+_MEMORY_CASES: tuple[tuple[frozenset[str], str], ...] = (
+    (frozenset({"home/.claude/CLAUDE.md", "proj/.git/", "proj/CLAUDE.md"}), "proj"),
+    (frozenset({"repo/.git/", "repo/CLAUDE.md", "repo/app/CLAUDE.local.md", "repo/app/CLAUDE.md", "CLAUDE.md"}),
+     "repo/app"),
+    (frozenset({"work/CLAUDE.md", "work/app/CLAUDE.md", "work/app/main.py"}), "work/app"),
+    (frozenset({"src/main.py"}), "src"),
+    (frozenset({"home/.claude/CLAUDE.md", "w/CLAUDE.local.md", "w/.git/", "w/lib/CLAUDE.md"}), "w/lib"),
+)
+"""(files and folders of a small disk, the workspace): folders end with "/"; the home folder is "home"."""
+
+
+def _memory_reference(paths: frozenset[str], workspace: str) -> list[str]:
+    import tempfile
+    from pathlib import Path
+
+    from ..context.memory import find_memory_files
+
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder).resolve()
+        (root / "home").mkdir()
+        for path in paths:
+            target = root / path
+            if path.endswith("/"):
+                target.mkdir(parents=True, exist_ok=True)
+            else:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text("notes\n")
+        (root / workspace).mkdir(parents=True, exist_ok=True)
+        return [p.relative_to(root).as_posix() for p, _, _ in find_memory_files(root / workspace, root / "home")]
+
+
+def check_memory_files(fn: Any) -> Verdict:
+    """Check ``fn(paths, workspace) -> list of paths``: the memory files a run sends, in the order it sends
+    them (``dreamloop.context.memory.find_memory_files``), on five small disks. ``paths`` is a set of
+    relative paths (a folder ends with ``/``), the home folder is ``home``, ``workspace`` a folder among them."""
+    todo = tr("return the paths of the memory files (CLAUDE.md, CLAUDE.local.md) the run sends, in the order it "
+              "sends them.")
+
+    def body() -> str:
+        _require_callable(fn, "memory_files")
+        for paths, workspace in _MEMORY_CASES:
+            want = _memory_reference(paths, workspace)
+            call = f"memory_files({sorted(paths)}, {workspace!r})"
+            got = _run(lambda: _call("memory_files(...)", fn, set(paths), workspace, hint=todo, todo=todo))
+            if not isinstance(got, (list, tuple)) or not all(isinstance(p, str) for p in got):
+                raise _Fail(tr("{call} returned {value}; expected a list of paths.", call=call,
+                               value=_short(repr(got), 80)),
+                            tr("return a list of strings, each a path as written in the set you were given."))
+            got = [p.rstrip("/") for p in got]
+            if got == want:
+                continue
+            if sorted(got) == sorted(want):
+                hint = tr("the order is the order of authority: the farthest instructions first (the user's own), "
+                          "then folder by folder towards the workspace, so the nearest come last.")
+            elif any(p not in want for p in got) and not any(p.startswith("home/") for p in set(got) - set(want)):
+                hint = tr("the lookup goes up from the workspace only as far as the repository root (the folder "
+                          "with .git); outside a git repository only the workspace's own folder is read.")
+            elif any(p.endswith("CLAUDE.local.md") for p in set(want) - set(got)):
+                hint = tr("each folder can hold two memory files: the shared one and the private .local one.")
+            elif any(p.startswith("home/") for p in set(want) - set(got)):
+                hint = tr("the user's own memory file (in the home folder's .claude) counts too.")
+            else:
+                hint = tr("in a git repository every folder from the root down to the workspace counts.")
+            raise _Fail(tr("{call} = {got}; the run sends {expected}.", call=call, got=got, expected=want), hint)
+        return tr("five disks, each with the memory files a run sends, in its order.")
+
+    return _verdict(tr("memory files"), body)
+
+
+# ---------------------------------------------------------------------------
+# Exercise: what phase 5 attaches after a turn (attachments.py, changed_files on)
+
+_ATTACH_CASES: tuple[tuple[tuple[str, ...], tuple[tuple[str, str], ...], tuple[str, ...], tuple[str, ...]], ...] = (
+    (("a.py",), (("Read", "b.py"),), ("a.py",), ()),
+    (("a.py",), (("Edit", "a.py"),), (), ()),
+    (("a.py", "b.py"), (("Read", "a.py"),), ("a.py", "b.py"), ("also run the tests",)),
+    ((), (("Read", "a.py"),), ("c.py",), ()),
+    (("b.py", "a.py"), (("Read", "c.py"),), ("a.py", "b.py"), ("stop after this",)),
+    (("a.py",), (("Read", "b.py"), ("Edit", "b.py")), ("b.py",), ()),
+)
+"""(read in earlier turns, this turn's calls, files someone else changed as this turn began, input queued)."""
+
+
+async def _attachments_reference(read_before: tuple[str, ...], calls: tuple[tuple[str, str], ...],
+                                 changed: tuple[str, ...], queued: tuple[str, ...]) -> list[tuple[str, str]]:
+    import tempfile
+    from pathlib import Path
+
+    from ..messages import AttachmentMessage
+    from ..tools import builtin_tools
+
+    def call(tool: str, name: str) -> Any:
+        if tool == "Edit":
+            return S.tool_use("Edit", {"file_path": name, "old_string": "x = 1", "new_string": "x = 2"})
+        return S.tool_use("Read", {"file_path": name})
+
+    with tempfile.TemporaryDirectory() as folder:
+        workspace = Path(folder).resolve()
+        for name in ("a.py", "b.py", "c.py"):
+            (workspace / name).write_text("x = 1\n")
+        first = [call("Read", name) for name in read_before] or [S.tool_use("Glob", {"pattern": "*.md"})]
+
+        def policy(body: Any, index: int) -> Any:
+            if index == 0:
+                return S.reply("Looking.", *first)
+            if index == 1:
+                for name in changed:  # someone else edits these while the model answers
+                    with open(workspace / name, "a") as file:
+                        file.write("# changed\n")
+                return S.reply("Working.", *(call(tool, name) for tool, name in calls))
+            return S.reply("Done.")
+
+        drained = iter([[], [AttachmentMessage(attachment={"type": "queued_command", "prompt": text})
+                             for text in queued]])
+        run = query(QueryParams(messages="go", model=offline(policy), tools=builtin_tools(), workspace=workspace,
+                                permission_mode="bypass", changed_files=True,
+                                queued_input=lambda: next(drained, []), deps=QueryDeps(uuid=counting_uuids())))
+        batches, out = 0, []
+        async for event in run:
+            if event.type == "user" and event.source_tool_use_ids:
+                batches += 1
+            elif event.type == "attachment" and batches == 2:
+                found = event.attachment
+                out.append((found["type"], Path(found["path"]).name if "path" in found else found["prompt"]))
+        return out
+
+
+def check_next_attachments(fn: Any) -> Verdict:
+    """Check ``fn(read_before, calls, changed, queued) -> list of (type, what)``: what phase 5 attaches after a
+    turn, with ``changed_files`` on: ``("changed_file", name)`` and ``("queued_command", text)``, in order.
+    Checked against the package's loop on six turns."""
+    todo = tr("return the list of (type, what) pairs phase 5 attaches after this turn: ('changed_file', file name) "
+              "and ('queued_command', text), in the order the loop attaches them.")
+
+    def body() -> str:
+        _require_callable(fn, "next_attachments")
+        for read_before, calls, changed, queued in _ATTACH_CASES:
+            want = _run(lambda: _attachments_reference(read_before, calls, changed, queued))
+            call = (f"next_attachments({list(read_before)}, {[list(c) for c in calls]}, {list(changed)}, "
+                    f"{list(queued)})")
+            got = _run(lambda: _call("next_attachments(...)", fn, list(read_before), [tuple(c) for c in calls],
+                                     list(changed), list(queued), hint=todo, todo=todo))
+            if not isinstance(got, (list, tuple)) or not all(isinstance(p, (list, tuple)) and len(p) == 2
+                                                              for p in got):
+                raise _Fail(tr("{call} returned {value}; expected a list of (type, what) pairs.", call=call,
+                               value=_short(repr(got), 80)),
+                            tr("a list of pairs, each ('changed_file', name) or ('queued_command', text)."))
+            got = [tuple(p) for p in got]
+            if got == want:
+                continue
+            mine = {name for tool, name in calls}
+            noticed = {what for kind, what in got if kind == "changed_file"}
+            if sorted(got) == sorted(want):
+                hint = tr("the order: first the files, in the order the model first read them, then the queued "
+                          "input, in the order it was typed.")
+            elif noticed & mine:
+                hint = tr("a notice is for a change the model has not seen: a file it read or edited in this very "
+                          "turn needs none (its own edit, or a read that already shows the change).")
+            elif noticed - set(read_before):
+                hint = tr("only files the model read earlier are watched: a change to any other file is not the "
+                          "model's concern.")
+            else:
+                hint = tr("every file read in an earlier turn and changed by someone else since gets a notice, and "
+                          "queued input follows the notices.")
+            raise _Fail(tr("{call} = {got}; the loop attached {expected}.", call=call, got=got, expected=want), hint)
+        return tr("six turns, each with the attachments phase 5 added, in its order.")
+
+    return _verdict(tr("next attachments"), body)

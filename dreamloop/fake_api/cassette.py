@@ -4,7 +4,8 @@ A cassette (written by ``dreamloop.recording.CassetteRecorder``, JSONL) holds
 every request a run sent, the raw bytes of every response and every tool
 result. As a script, request n gets recorded response n as a ``RawTurn``: a
 recorded stream is sent frame by frame as it was received, so the SDK parses
-the same events. Each request is compared with the recorded one; the first
+the same events. Each request is compared with the recorded one (without its
+environment part: working directory, platform, date); the first
 difference is kept as information (``first_difference``): when tools run for
 real, a result that differs changes the next request, and the recorded
 responses are served anyway. ``tool_results`` (and ``Cassette.tools()``) give
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dreamloop.context.environment import without_environment
 from dreamloop.errors import FileFormatError, ScriptExhausted
 
 from ..jsonl import loads, numbered_lines, read_text
@@ -104,7 +106,8 @@ class Cassette:
                                   f"#{index} has none (the replay went further than the recorded run)")
         exchange = self.exchanges[index]
         if self.first_difference is None:
-            where = _first_difference(exchange.request, body)
+            # Compared without the environment (folder, platform, date): a run recorded elsewhere still matches.
+            where = _first_difference(without_environment(exchange.request), without_environment(body))
             if where is not None:
                 path, recorded, replayed = where
                 self.first_difference = RequestDifference(index, path, _short(recorded), _short(replayed))

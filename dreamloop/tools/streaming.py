@@ -178,6 +178,14 @@ class StreamingToolExecutor:
         await self._stop()
         return started
 
+    def cancel_running(self) -> tuple[str, ...]:
+        """Cancel the calls still running, without waiting (the end of a run); their ids. No call starts after."""
+        self._stopped = True
+        running = [call for call in self._calls if call.task is not None and not call.task.done()]
+        for call in running:
+            call.task.cancel()
+        return tuple(call.id for call in running)
+
     # -- the stream and the progress, interleaved ---------------------------
 
     async def alongside(self, stream: AsyncIterator[Any]) -> AsyncIterator[Any]:

@@ -269,6 +269,11 @@ def message_html(message: Any, names: Mapping[str, str], *, max_chars: int = MAX
         return _frame(label, color, _pre(message.content, max_chars=max_chars), note=note, extra="dl-tint-system")
     if kind == "attachment" and str(message.attachment.get("type", "")).startswith("hook_"):
         return _hook_html(message.attachment, label, max_chars)
+    if kind == "attachment" and "text" in message.attachment:  # phase 5's notices: what the model reads
+        said = {k: v for k, v in message.attachment.items() if k not in ("type", "text")}
+        note = f' <span class="dl-dim">{esc(" · ".join(f"{k}={v}" for k, v in said.items()))}</span>' if said else ""
+        body = _pre(str(message.attachment["text"]), max_chars=max_chars)
+        return _frame(label, "attachment", body, note=note, extra="dl-dashed dl-tint-attachment")
     if kind == "attachment":
         body = _pre(pretty_json(message.attachment), max_chars=max_chars)
         return _frame(label, "attachment", body, extra="dl-dashed dl-tint-attachment")

@@ -121,13 +121,18 @@ def _hook_line(record: dict[str, Any]) -> str:
 
 
 class _Tools:
-    """The tool calls of one turn, in the order they started."""
+    """The tool calls of one turn, in the order they started; folded under their summary once it came."""
 
     def __init__(self) -> None:
         self.calls: dict[str, _Call] = {}
+        self.summary: str | None = None  # the batch's ToolUseSummaryMessage (yielded next iteration)
 
     def html(self) -> str:
-        return "".join(call.html() for call in self.calls.values())
+        calls = "".join(call.html() for call in self.calls.values())
+        if self.summary is None:
+            return calls
+        return (f'<details class="dl-fold"><summary>{badge("tool_use_summary", "tool_use")}'
+                f"{esc(self.summary)}</summary>{calls}</details>")
 
 
 class _TurnView:
@@ -332,6 +337,8 @@ class LiveView(StaticHTML, W.VBox):
             self._render_transcript()
         elif kind == "tombstone":
             self._on_tombstone(event)
+        elif kind == "tool_use_summary":
+            self._on_summary(event)
         elif kind == "progress":
             self._on_progress(event)
         elif kind == "user" and event.source_tool_use_ids:
@@ -370,6 +377,16 @@ class LiveView(StaticHTML, W.VBox):
             self._blocks = {}
             self.stream.value = ""
             self._turn().entries.append(message_html(event, self._names, max_chars=1500))
+        self._render_transcript()
+
+    def _on_summary(self, event: Any) -> None:
+        """Fold the batch the summary is about (an earlier turn's calls) under its one line."""
+        for index, turn in enumerate(self._turns):
+            if turn.tools is not None and set(event.tool_use_ids) <= set(turn.tools.calls):
+                turn.tools.summary = event.summary
+                if index < len(self._finished_html):  # drawn already: draw it again, folded
+                    self._finished_html[index] = turn.html()
+                break
         self._render_transcript()
 
     def _on_call_hook(self, record: dict[str, Any]) -> bool:

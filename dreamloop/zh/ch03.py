@@ -83,4 +83,46 @@ TEXTS = {
     "your predictions match the loop on all {count} runs, e.g. predict(3, 3) = {example}: the answer one request "
     "away never came.":
         "你的预测在全部 {count} 次运行上都与循环一致，例如 predict(3, 3) = {example}：只差一次请求的回答始终没有到来。",
+    # memory files and phase 5's attachments
+    "memory files": "记忆文件",
+    "return the paths of the memory files (CLAUDE.md, CLAUDE.local.md) the run sends, in the order it sends them.":
+        "返回这次运行发送的记忆文件（CLAUDE.md、CLAUDE.local.md）的路径，按发送的顺序。",
+    "{call} returned {value}; expected a list of paths.": "{call} 返回了 {value}；应当是一个路径列表。",
+    "return a list of strings, each a path as written in the set you were given.":
+        "返回一个字符串列表，每个路径的写法与给你的集合里一致。",
+    "the order is the order of authority: the farthest instructions first (the user's own), then folder by folder "
+    "towards the workspace, so the nearest come last.":
+        "顺序就是权威的顺序：最远的说明在前（用户自己的），然后逐个文件夹走向工作区，最近的放在最后。",
+    "the lookup goes up from the workspace only as far as the repository root (the folder with .git); outside a git "
+    "repository only the workspace's own folder is read.":
+        "查找从工作区往上，只到仓库根目录（有 .git 的文件夹）为止；不在 git 仓库里时只读工作区自己的文件夹。",
+    "each folder can hold two memory files: the shared one and the private .local one.":
+        "每个文件夹可以有两个记忆文件：共享的那个和私人的 .local 那个。",
+    "the user's own memory file (in the home folder's .claude) counts too.":
+        "用户自己的记忆文件（主目录的 .claude 里）也算。",
+    "in a git repository every folder from the root down to the workspace counts.":
+        "在 git 仓库里，从根目录到工作区之间的每个文件夹都算。",
+    "{call} = {got}; the run sends {expected}.": "{call} = {got}；这次运行发送的是 {expected}。",
+    "five disks, each with the memory files a run sends, in its order.": "五块磁盘，每块都给出了一次运行发送的记忆文件，顺序也对。",
+    "next attachments": "下一批附件",
+    "return the list of (type, what) pairs phase 5 attaches after this turn: ('changed_file', file name) and "
+    "('queued_command', text), in the order the loop attaches them.":
+        "返回阶段 5 在这一轮之后附加的 (type, what) 列表：('changed_file', 文件名) 和 ('queued_command', 文本)，"
+        "按循环附加它们的顺序。",
+    "{call} returned {value}; expected a list of (type, what) pairs.": "{call} 返回了 {value}；应当是 (type, what) 二元组的列表。",
+    "a list of pairs, each ('changed_file', name) or ('queued_command', text).":
+        "一个二元组列表，每个是 ('changed_file', 名字) 或 ('queued_command', 文本)。",
+    "the order: first the files, in the order the model first read them, then the queued input, in the order it was "
+    "typed.":
+        "顺序：先是文件，按模型第一次读它们的顺序；然后是排队的输入，按输入的顺序。",
+    "a notice is for a change the model has not seen: a file it read or edited in this very turn needs none (its own "
+    "edit, or a read that already shows the change).":
+        "通知是给模型没看到的变化的：这一轮里它读过或改过的文件不需要通知（那是它自己的修改，或者读到的已经是新内容）。",
+    "only files the model read earlier are watched: a change to any other file is not the model's concern.":
+        "只有模型之前读过的文件才被关注：其他文件的变化与模型无关。",
+    "every file read in an earlier turn and changed by someone else since gets a notice, and queued input follows "
+    "the notices.":
+        "之前某一轮读过、之后被别人改过的每个文件都会得到一条通知，排队的输入跟在通知后面。",
+    "{call} = {got}; the loop attached {expected}.": "{call} = {got}；循环附加的是 {expected}。",
+    "six turns, each with the attachments phase 5 added, in its order.": "六轮，每一轮都给出了阶段 5 加上的附件，顺序也对。",
 }

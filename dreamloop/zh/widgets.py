@@ -224,4 +224,10 @@ TEXTS = {
     "fields": "字段",
     "request {number}: the same under the MATCH rule": "第 {number} 次请求：按 MATCH 规则相同",
     "no request {number}: this side sent {count}": "没有第 {number} 次请求：这一方只发送了 {count} 次",
+    "the workspace's CLAUDE.md files open the first user message": "工作区的 CLAUDE.md 文件放在第一条用户消息的开头",
+    "phase 5 tells the model when a file it read, or a CLAUDE.md, changed on disk":
+        "阶段 5 告诉模型：它读过的文件或某个 CLAUDE.md 在磁盘上变了",
+    "a short summary of each batch of tool calls, yielded in the next iteration": "每批工具调用的简短摘要，在下一次迭代中产出",
+    "the system prompt says where the agent works: directory, platform, git, the date":
+        "系统提示词说明 Agent 在哪里工作：目录、平台、是否 git 仓库、日期",
 }

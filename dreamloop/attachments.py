@@ -1,0 +1,203 @@
+"""Phase 5: what the loop attaches between turns, before the next State.
+
+The conversation-loop text's phase 5 injects attachments after the tools ran:
+memory files that changed, notices of changed files, queued commands.
+``Attachments`` holds what one run needs for that: the memory files read at
+the start (their text goes into the first request, stage 5) and the files
+the model read, each with a stamp (``mtime_ns``, size). ``after_tools(turn)``
+is phase 5's one call; it returns, in order:
+
+* ``memory_changed``: a memory file (CLAUDE.md) that changed, appeared or went
+  away since it was last sent; its new text goes to the model (``changed_files``);
+* ``changed_file``: a file the model read (Read) that changed on disk since,
+  not by the loop's own Edit or Write; a bounded notice (``changed_files``);
+* ``queued_command``: input typed while the loop ran (``QueryParams.queued_input``).
+
+Each is an ``AttachmentMessage`` whose ``text`` is what the model reads
+(dreamloop's wording); nothing here raises for what is on disk. It knows
+nothing about the model call or how tools run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from .context.environment import date_reminder, environment_block, environment_facts
+from .context.memory import (MemoryFile, find_memory_files, memory_reminder, read_memory_file, read_memory_files,
+                             stamp)
+from .context.system_prompt import Preamble
+from .messages import AttachmentMessage, SystemMessage
+
+__all__ = ["MAX_CHANGE_LINES", "Attachments", "changed_file_text"]
+
+MAX_CHANGE_LINES = 40
+"""The most lines of a changed file a notice shows (its first ones); the notice says how many more."""
+MAX_CHANGE_CHARS = 4_000
+"""The most characters of a changed file a notice shows."""
+
+_READS = {"Read"}
+_OWN_EDITS = {"Edit", "Write"}
+
+
+@dataclass
+class Attachments:
+    """What one run attaches (phase 5) and sends once at its start (stage 5's preamble).
+
+    ``workspace``: where relative paths are taken (None: no file is watched); ``uuid``, ``today``,
+    ``home``, ``platform``: ``QueryDeps``'; the switches ``memory_files``, ``changed_files`` and
+    ``environment`` (``QueryParams``); ``queued_input``: ``QueryParams.queued_input``.
+    """
+
+    workspace: Path | None
+    uuid: Callable[[], str]
+    today: Callable[[], Any]
+    home: Path
+    platform: str
+    memory_files: bool = False
+    changed_files: bool = False
+    environment: bool = False
+    queued_input: Callable[[], list[AttachmentMessage]] | None = None
+    memory: list[MemoryFile] = field(default_factory=list)
+    read: dict[Path, tuple[int, int] | None] = field(default_factory=dict)
+
+    @classmethod
+    def for_run(cls, params: Any) -> "Attachments":
+        """From a ``QueryParams`` (its switches, workspace, deps and queued input)."""
+        deps = params.deps
+        return cls(workspace=params.workspace, uuid=deps.uuid, today=deps.today, home=deps.home,
+                   platform=deps.platform, memory_files=params.memory_files, changed_files=params.changed_files,
+                   environment=params.environment, queued_input=params.queued_input)
+
+    # -- once, at the start (stage 5 sends it with every request) -----------------------------
+
+    def preamble(self) -> Preamble:
+        """The environment block (system, after the system prompt), the memory files and the date (reminders
+        opening the first user message), and a notice for each memory file not sent."""
+        system: list[str] = []
+        reminders: list[str] = []
+        notices: list[SystemMessage] = []
+        if self.environment and self.workspace is not None:
+            system.append(environment_block(environment_facts(self.workspace, platform=self.platform)))
+        if self.memory_files and self.workspace is not None:
+            self.memory = read_memory_files(self.workspace, self.home)
+            text = memory_reminder(self.memory)
+            if text is not None:
+                reminders.append(text)
+            notices += [self._notice("memory_file_skipped", file.notice) for file in self.memory if file.notice]
+        if self.environment:
+            reminders.append(date_reminder(self.today()))
+        return Preamble(system=tuple(system), reminders=tuple(reminders), notices=tuple(notices))
+
+    # -- phase 5 --------------------------------------------------------------------------
+
+    def after_tools(self, tool_uses: list[Any], results: dict[str, dict[str, Any]]) -> list[Any]:
+        """Phase 5's attachments after a turn whose calls were ``tool_uses`` (SDK blocks) with ``results``
+        (tool_use_id → tool_result block): changed memory files, changed files read, queued input."""
+        out: list[Any] = []
+        if self.changed_files:
+            out += self._memory_changes()
+            out += self._file_changes(tool_uses, results)
+        for attachment in self.queued_input() if self.queued_input else []:
+            out.append(attachment)
+        return out
+
+    def _memory_changes(self) -> list[AttachmentMessage]:
+        if not self.memory_files or self.workspace is None:
+            return []
+        known = {file.path: file for file in self.memory}
+        out, now = [], []
+        for path, scope, tree in find_memory_files(self.workspace, self.home):  # again: one may have appeared
+            before = known.pop(path, None)
+            if before is not None and stamp(path) == before.stamp:
+                now.append(before)
+                continue
+            file = read_memory_file(path, scope, tree)
+            now.append(file)
+            said = "changed" if before is not None else "appeared"
+            body = file.text.rstrip("\n") if file.text is not None else f"(not included: {file.problem})"
+            out.append(self._attach("memory_changed", path, said, f"The memory file {path} {said} during the run. "
+                                    f"Its instructions now read:\n{body}"))
+        for path in known:  # sent at the start, gone now
+            out.append(self._attach("memory_changed", path, "removed", f"The memory file {path} was removed during "
+                                    "the run; its instructions no longer apply."))
+        self.memory = now
+        return out
+
+    def _file_changes(self, tool_uses: list[Any], results: dict[str, dict[str, Any]]) -> list[AttachmentMessage]:
+        if self.workspace is None:
+            return []
+        touched: dict[Path, str] = {}  # this turn's reads and own edits, by resolved path
+        for use in tool_uses:
+            result = results.get(use.id)
+            path = self._path(use)
+            if path is not None and result is not None and not result.get("is_error") and use.name in _READS | _OWN_EDITS:
+                touched[path] = use.name
+        out = []
+        for path, before in list(self.read.items()):
+            if path in touched:
+                continue
+            now = stamp(path)
+            if now == before:
+                continue
+            self.read[path] = now
+            out.append(self._attach("changed_file", path, "deleted" if now is None else "modified",
+                                    changed_file_text(path, self.workspace)))
+        for path, tool in touched.items():
+            if tool in _READS or path in self.read:  # the loop's own edit of a file read: no notice, a new stamp
+                self.read[path] = stamp(path)
+        return out
+
+    def _path(self, use: Any) -> Path | None:
+        given = use.input.get("file_path") if isinstance(use.input, dict) else None
+        if not isinstance(given, str) or not given:
+            return None
+        path = Path(given)
+        return (path if path.is_absolute() else Path(self.workspace or ".") / path).resolve()
+
+    def _attach(self, kind: str, path: Path, change: str, text: str) -> AttachmentMessage:
+        return AttachmentMessage(uuid=self.uuid(), attachment={
+            "type": kind, "path": str(path), "change": change,
+            "text": f"<system-reminder>\n{text}\n</system-reminder>"})
+
+    def _notice(self, subtype: str, said: str | None) -> SystemMessage:
+        return SystemMessage(uuid=self.uuid(), subtype=subtype, content=said or "", level="warning")
+
+
+def changed_file_text(path: Path, workspace: Path | None = None) -> str:
+    """What the model is told about a file it read that changed since: deleted, or its first lines now.
+
+    Bounded: at most ``MAX_CHANGE_LINES`` lines and ``MAX_CHANGE_CHARS`` characters, and a line saying
+    how much more there is; a binary or unreadable file is named, never shown.
+    """
+    name = _shown(path, workspace)
+    try:
+        data = Path(path).read_bytes()
+    except FileNotFoundError:
+        return f"The file {name}, which you read earlier, has been deleted since."
+    except OSError as error:
+        return f"The file {name}, which you read earlier, changed and can no longer be read ({error.strerror})."
+    head = f"The file {name}, which you read earlier, was changed since (not by you)."
+    if b"\0" in data:
+        return f"{head} It is binary now; read it again if you need it."
+    lines = data.decode("utf-8", errors="replace").splitlines()
+    shown, size = [], 0
+    for line in lines[:MAX_CHANGE_LINES]:
+        if size + len(line) > MAX_CHANGE_CHARS:
+            break
+        shown.append(line)
+        size += len(line) + 1
+    more = len(lines) - len(shown)
+    tail = f"\n(… {more} more line{'s' if more != 1 else ''}; read the file for the rest)" if more else ""
+    body = "\n".join(f"{number:>5}\t{line}" for number, line in enumerate(shown, start=1))
+    return f"{head} It now reads:\n{body}{tail}" if lines else f"{head} It is empty now."
+
+
+def _shown(path: Path, workspace: Path | None) -> str:
+    if workspace is not None:
+        try:
+            return str(Path(path).relative_to(Path(workspace).resolve()))
+        except ValueError:
+            pass
+    return str(path)

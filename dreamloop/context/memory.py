@@ -1,0 +1,135 @@
+"""Memory files: the CLAUDE.md files a run finds, reads and sends the model in its first user message.
+
+Which files, in order (farthest first, so the nearest instructions come last):
+the user's ``~/.claude/CLAUDE.md``; then, from the repository root (or the
+workspace alone when it is not in a git repository) down to the workspace,
+each folder's ``CLAUDE.md`` and ``CLAUDE.local.md``. That is the lookup Claude
+Code's documentation describes ("Manage Claude's memory"); dreamloop stops at
+the repository root. Reading never raises: a file too large, binary, not
+UTF-8, unreadable, or a symlink that leads out of its folder tree is not sent,
+and a notice says why. ``memory_reminder`` is the ``<system-reminder>`` text
+(dreamloop's own wording around the files' text). ``stamp`` tells whether a
+file changed between turns. This module knows nothing about the loop.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from .environment import git_root
+
+__all__ = ["MAX_MEMORY_BYTES", "MemoryFile", "find_memory_files", "memory_reminder", "read_memory_file",
+           "read_memory_files", "stamp"]
+
+MAX_MEMORY_BYTES = 40_000
+"""The largest memory file sent (bytes); a larger one is left out with a notice (dreamloop's limit)."""
+
+Scope = Literal["user", "project", "local"]
+_SAID = {"user": "the user's instructions for every project", "project": "project instructions",
+         "local": "the user's private instructions for this project"}
+
+
+@dataclass(frozen=True)
+class MemoryFile:
+    """One memory file as read: ``path``, ``scope`` (``user``, ``project`` for CLAUDE.md, ``local`` for
+    CLAUDE.local.md), ``text`` (None when it is not sent), ``problem`` (why it is not sent, else None),
+    ``stamp`` (what ``stamp(path)`` said when it was read: a change shows as a different stamp)."""
+
+    path: Path
+    scope: Scope
+    text: str | None
+    problem: str | None = None
+    stamp: tuple[int, int] | None = None
+
+    @property
+    def notice(self) -> str | None:
+        """The notice for the person when the file is not sent (None when it is)."""
+        return f"Memory file {self.path} was not sent: {self.problem}." if self.problem else None
+
+
+def find_memory_files(workspace: Path, home: Path) -> list[tuple[Path, Scope, Path]]:
+    """The memory files that exist, in the order they are sent: ``(path, scope, tree)``; ``tree`` is the folder
+    a symlink must stay in (``home/.claude`` for the user's file, else the repository root or the workspace).
+
+    Only existing paths are listed (a symlink counts, even a broken one: reading says what is wrong).
+    """
+    workspace = Path(workspace).resolve()
+    found: list[tuple[Path, Scope, Path]] = []
+    user_tree = Path(home) / ".claude"
+    if _exists(user_tree / "CLAUDE.md"):
+        found.append((user_tree / "CLAUDE.md", "user", user_tree))
+    top = git_root(workspace) or workspace
+    folders = [workspace, *workspace.parents]
+    for folder in reversed(folders[:folders.index(top) + 1] if top in folders else [workspace]):
+        for name, scope in (("CLAUDE.md", "project"), ("CLAUDE.local.md", "local")):
+            if _exists(folder / name):
+                found.append((folder / name, scope, top))  # type: ignore[arg-type]
+    return found
+
+
+def stamp(path: Path) -> tuple[int, int] | None:
+    """``(mtime_ns, size)`` of ``path`` (following symlinks), or None when it is gone or unreadable."""
+    try:
+        info = Path(path).stat()
+    except OSError:
+        return None
+    return (info.st_mtime_ns, info.st_size)
+
+
+def read_memory_file(path: Path, scope: Scope, tree: Path, *, limit: int = MAX_MEMORY_BYTES) -> MemoryFile:
+    """Read one memory file; never raises. ``tree``: the folder a symlink must resolve inside."""
+    path = Path(path)
+    now = stamp(path)
+    try:
+        target = path.resolve(strict=True)
+    except (OSError, RuntimeError):
+        gone = "it is a symlink to nothing" if path.is_symlink() else "it no longer exists"
+        return MemoryFile(path, scope, None, gone, now)
+    if path.is_symlink() and not target.is_relative_to(Path(tree).resolve()):
+        return MemoryFile(path, scope, None, f"it is a symlink to {target}, outside {tree}", now)
+    if not target.is_file():
+        return MemoryFile(path, scope, None, "it is not a regular file", now)
+    try:
+        size = target.stat().st_size
+        if size > limit:
+            return MemoryFile(path, scope, None, f"it is {size:,} bytes, over the {limit:,}-byte limit", now)
+        data = target.read_bytes()
+    except OSError as error:
+        return MemoryFile(path, scope, None, f"it could not be read ({error.strerror or error})", now)
+    if b"\0" in data:
+        return MemoryFile(path, scope, None, "it is a binary file", now)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return MemoryFile(path, scope, None, f"it is not UTF-8 text (byte {error.start})", now)
+    return MemoryFile(path, scope, text, None, now)
+
+
+def read_memory_files(workspace: Path, home: Path, *, limit: int = MAX_MEMORY_BYTES) -> list[MemoryFile]:
+    """Every memory file of ``workspace`` (and the user's in ``home``), read, in the order they are sent."""
+    return [read_memory_file(path, scope, tree, limit=limit) for path, scope, tree in find_memory_files(workspace, home)]
+
+
+def memory_reminder(files: list[MemoryFile]) -> str | None:
+    """The ``<system-reminder>`` text that carries the memory files' text (None when none is sent).
+
+    Each file under a heading with its path and scope; a file that is not sent is named with the reason,
+    so the model knows the instructions exist.
+    """
+    if not files:
+        return None
+    parts = ["<system-reminder>",
+             "Memory files (CLAUDE.md) found for this project. They hold instructions the user keeps for you; "
+             "follow them where they apply, and let the user's own messages override them."]
+    for file in files:
+        parts.append("")
+        parts.append(f"## {file.path} ({_SAID[file.scope]})")
+        parts.append(file.text.rstrip("\n") if file.text is not None else f"(not included: {file.problem})")
+    parts.append("</system-reminder>")
+    return "\n".join(parts)
+
+
+def _exists(path: Path) -> bool:
+    return path.exists() or path.is_symlink()
