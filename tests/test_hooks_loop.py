@@ -327,7 +327,7 @@ async def test_no_stop_hook_after_an_api_error(offline):
     model = offline([S.http_error(500, retry_after_ms=None)] * 5)
     run = query(params(model, Hooks().add("stop", lambda i: called.append(1))))
     await drain(run)
-    assert run.terminal.reason == "model_error" and called == []
+    assert run.terminal.reason == "api_error" and called == []
 
 
 async def test_an_abort_while_stop_hooks_run_kills_them_and_prevents_continuation(offline, tmp_path):

@@ -252,11 +252,11 @@ async def test_max_turns_1_still_runs_the_first_tools(offline):
     assert run.messages[-2].message["content"][0]["content"] == "ok"
 
 
-async def test_unrecovered_api_error_is_model_error(offline):
+async def test_unrecovered_api_error_is_api_error(offline):
     model = offline([S.http_error(500)] * 3)
     run = query(QueryParams(messages="x", model=model))
     events = await drain(run)
-    assert run.terminal.reason == "model_error"
+    assert run.terminal.reason == "api_error"  # an API error response (Claude Code 2.1.332 names it so)
     assert [e.subtype for e in events if e.type == "system"] == ["api_error"]
     assert "500" in run.terminal.error or "Internal" in run.terminal.error
 
@@ -265,7 +265,7 @@ async def test_mid_stream_error_answers_dangling_tool_use(offline):
     model = offline([S.stream_error(S.tool_use("f", {}, id="T1"), "more text", after_events=6)])
     run = query(QueryParams(messages="x", model=model, tools=[noop]))
     await drain(run)
-    assert run.terminal.reason == "model_error"
+    assert run.terminal.reason == "api_error"
     assert run.terminal.error == "API error: overloaded_error: Overloaded"
     kinds = [m.type for m in run.messages]
     assert kinds[-3:] == ["assistant", "user", "system"]

@@ -513,7 +513,7 @@ async def test_a_model_error_keeps_started_calls_real_or_interrupted_never_not_r
         return run
 
     run = await asyncio.wait_for(consume(), 5)
-    assert run.terminal.reason == "model_error"
+    assert run.terminal.reason == "api_error"  # the stream's error event (no recovery here)
     t1, t2, t3 = run.messages[-2].message["content"]
     assert t1 == {"type": "tool_result", "tool_use_id": "T1", "content": "contents of a"}
     assert t2["is_error"] and t2["content"].startswith("Stopped while running because the model's response failed")
