@@ -978,35 +978,45 @@ async def _guarded(events: AsyncIterator[Any], abort: AbortController) -> AsyncI
         await iterator.aclose()
 
 
+INTERRUPTED_NOTE = "[The person stopped this request before the response was finished.]"
+"""What the model is told after an abort while it streamed (a meta user message, dreamloop's words; Claude
+Code 2.1.332's session files show it tells its model too)."""
+INTERRUPTED_TOOLS_NOTE = "[The person stopped this request while its tool calls ran.]"
+"""What the model is told after an abort while tools ran."""
+
+
 def _stream_interrupted(turn: _Turn, partial: PartialResponse, deps: QueryDeps) -> list[Any]:
-    """Abort while streaming: keep what finished, answer its tool_use calls, say so."""
+    """Abort while streaming: keep what finished, answer its tool_use calls, tell the model, say so."""
     if turn.assistant_messages:  # the response had arrived whole (with streaming tools, calls may run)
         said = ("Interrupted after the model's response arrived, while its tools ran." if turn.started else
                 "Interrupted after the model's response arrived, before its tools ran.")
     else:
         said = "Interrupted while the model was streaming."
     closing = _close_stream(turn, partial, deps, USER_INTERRUPT)
+    note = user_message(INTERRUPTED_NOTE, is_meta=True, uuid=deps.uuid())
     notice = _system(deps, "interrupted", said, "warning")
-    turn.attachments.append(notice)
-    return [*closing, notice]
+    turn.attachments.extend([note, notice])
+    return [*closing, note, notice]
 
 
 def _tools_interrupted(turn: _Turn, tool_uses: list[Any], deps: QueryDeps) -> list[Any]:
-    """Abort while tools ran: finished results stay; the others say whether they had started (F14).
+    """Abort while tools ran: finished results stay; the others say whether they had started (F14); the model
+    is told in a note after them.
 
     If the results message was already delivered (the abort came while the
     caller handled it), every call is answered: nothing is added but the
     notice, which says so (the source checks the signal after the tool phase).
     """
+    note = user_message(INTERRUPTED_TOOLS_NOTE, is_meta=True, uuid=deps.uuid())
     if turn.tool_results:
         notice = _system(deps, "interrupted", "Interrupted after every tool call had finished.", "warning")
-        turn.attachments.append(notice)
-        return [notice]
+        turn.attachments.extend([note, notice])
+        return [note, notice]
     turn.tool_results = [tool_results_message(tool_uses, turn.results, USER_INTERRUPT, started=turn.started,
                                               uuid=deps.uuid())]
     notice = _system(deps, "interrupted", "Interrupted while tools were running.", "warning")
-    turn.attachments.append(notice)
-    return [*turn.tool_results, notice]
+    turn.attachments.extend([note, notice])
+    return [*turn.tool_results, note, notice]
 
 
 def _model_failed(turn: _Turn, partial: PartialResponse, deps: QueryDeps, error: Exception,

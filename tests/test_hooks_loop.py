@@ -301,7 +301,7 @@ async def test_the_runaway_guard_bounds_the_model_calls(offline, limit):
     assert run.terminal.reason == "stop_hook_prevented"
     assert len(requests_of(model)) == limit + 1  # the first answer, then one per block answered
     assert run.messages[-1].subtype == "stop_hook_guard"
-    assert f"blocked {limit} times in a row (Hooks.max_stop_hook_blocks={limit})" in run.messages[-1].content
+    assert f"blocked {limit} times in this run (Hooks.max_stop_hook_blocks={limit})" in run.messages[-1].content
 
 
 async def test_stop_hook_active_lasts_through_tool_turns_and_the_guard_counts_them(offline):
