@@ -7,8 +7,6 @@ Claude Code's own side runs in `make conformance` (tests/conformance/), not here
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -166,11 +164,10 @@ def test_usage_errors_name_the_problem(argv, said, capsys, tmp_path, monkeypatch
     assert exit_.value.code == 2 and said in capsys.readouterr().err
 
 
-def test_list_prints_one_scenario_a_line():
-    done = subprocess.run([sys.executable, "-m", "dreamloop", "compare", "--list"], capture_output=True, text=True,
-                          timeout=120)
-    lines = done.stdout.strip().splitlines()
-    assert done.returncode == 0 and len(lines) == len(SCENARIOS) and lines[0].split()[0] == SCENARIOS[0].name
+def test_list_prints_one_scenario_a_line(capsys):
+    assert compare_main(["--list"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == len(SCENARIOS) and lines[0].split()[0] == SCENARIOS[0].name
 
 
 def test_the_expectations_file_records_every_scenario_without_anthropics_text():
@@ -184,7 +181,7 @@ def test_the_expectations_file_records_every_scenario_without_anthropics_text():
         assert recorded["match"] == (not recorded["differences"]), name
 
 
-@pytest.mark.parametrize("name", ["one_tool", "max_tokens_once", "http_529_fallback", "hook_pre_tool_use_exit_2"])
+@pytest.mark.parametrize("name", ["max_tokens_once", "hook_pre_tool_use_exit_2"])
 def test_dreamloops_side_is_as_recorded(name):
     """The check `make conformance` runs for every scenario, here for a few: dreamloop's outcome as recorded."""
     expected = load_expectations(EXPECTATIONS)
@@ -200,3 +197,15 @@ def test_a_changed_outcome_is_an_unexpected_change():
     changes = check(expected, [Comparison("plain_answer", None, changed, None)])
     assert len(changes) == 1 and changes[0].startswith("plain_answer: dreamloop changed: line 2:")
     assert outcome(changed)[-1] == "ending: model_error"
+
+
+def test_a_note_appended_to_the_last_message_is_an_extension():
+    """Claude Code adds its note to the user message it already sent; only the appended blocks are new."""
+    api = FakeMessagesAPI([reply("ok"), reply("ok")])
+    post(api, {"model": MODEL, "max_tokens": 10, "messages": [user(REMINDER, PROMPT)]})
+    post(api, {"model": MODEL, "max_tokens": 10, "messages": [user(REMINDER, PROMPT, REMINDER)]})
+    post(api, {"model": MODEL, "max_tokens": 10, "messages": [user(PROMPT, REMINDER)]})
+    one, two, three = request_shapes(api.requests, model=MODEL)[0]
+    assert [str(a) for a in one.added] == ["user[text]"] and one.context == 1
+    assert [str(a) for a in two.added] == ["user+[reminder]"]
+    assert [str(a) for a in three.added] == ["user[text, reminder]"]  # changed, not appended: the whole message

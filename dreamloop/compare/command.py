@@ -153,7 +153,8 @@ def _print_row(comparison: Comparison, details: bool) -> None:
 
 
 def _side_cell(run: SideRun) -> str:
-    turns = f", {run.ending.turns} turns" if run.ending.turns is not None else ""
+    turns = run.ending.turns
+    turns = "" if turns is None else f", {turns} turn{'' if turns == 1 else 's'}"
     probe = " +probe" if run.probes else ""
     return f"{len(run.requests)} req{probe} -> {run.ending.reason}{turns}"
 

@@ -52,9 +52,10 @@ Expectations = dict[str, Any]
 
 
 def outcome(run: SideRun, *, order_free: bool = False) -> list[str]:
-    """A side's run as the lines the check compares: one per request (what the MATCH rule looks at),
-    then ``ending: REASON``. ``order_free``: each request's tool_result ids sorted."""
-    return [_request_line(r, order_free) for r in run.requests] + [f"ending: {run.ending.reason}"]
+    """A side's run as the lines the check compares: ``probe: N skipped`` when there were probes, one
+    per request (what the MATCH rule looks at), then ``ending: REASON``. ``order_free``: each request's tool_result ids sorted."""
+    probes = [f"probe: {run.probes} skipped"] if run.probes else []
+    return probes + [_request_line(r, order_free) for r in run.requests] + [f"ending: {run.ending.reason}"]
 
 
 def _request_line(shape: RequestShape, order_free: bool) -> str:

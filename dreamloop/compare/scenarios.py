@@ -28,7 +28,7 @@ DEFAULT_MODEL = "claude-sonnet-4-5"
 """The model name both sides are given (``--model``) unless a scenario says otherwise."""
 FALLBACK_MODEL = "claude-haiku-4-5"
 """The fallback model of the scenarios that have one."""
-OPUS_MODEL = "claude-opus-4-6"
+OPUS_MODEL = "claude-opus-5-5"
 """An Opus model name: with it Claude Code 2.1.332 sends its probe request first (``shapes.is_probe``)."""
 
 CONFIG = "value = 1\n"

@@ -50,13 +50,16 @@ REMINDER_OPEN = "<system-reminder>"
 
 @dataclass(frozen=True)
 class Added:
-    """One message a request added: its ``role`` and the ``kinds`` of its blocks, in order."""
+    """One message a request added: its ``role`` and the ``kinds`` of its blocks, in order.
+    ``extends``: the blocks were appended to the previous request's last message of that role
+    (printed ``user+[reminder]``), as Claude Code adds a note to the message it already sent."""
 
     role: str
     kinds: tuple[str, ...]
+    extends: bool = False
 
     def __str__(self) -> str:
-        return f"{self.role}[{', '.join(_runs(self.kinds))}]"
+        return f"{self.role}{'+' if self.extends else ''}[{', '.join(_runs(self.kinds))}]"
 
 
 @dataclass(frozen=True)
@@ -142,7 +145,8 @@ class SideRun:
 
     @classmethod
     def from_data(cls, data: dict[str, Any]) -> "SideRun":
-        requests = [RequestShape(**{**r, "added": tuple(Added(a["role"], tuple(a["kinds"])) for a in r["added"]),
+        requests = [RequestShape(**{**r, "added": tuple(Added(a["role"], tuple(a["kinds"]), a.get("extends", False))
+                                                   for a in r["added"]),
                                     "tool_results": tuple((i, bool(e)) for i, e in r["tool_results"]),
                                     "fields": tuple(r.get("fields", ())),
                                     "cache_control": tuple(r.get("cache_control", ()))})
@@ -181,7 +185,8 @@ def request_shapes(requests: Iterable[Any], *, model: str, fallback_model: str |
     names, so a request's model reads ``main`` or ``fallback``."""
     shapes: list[RequestShape] = []
     probes = 0
-    previous: list[Any] | None = None
+    previous: list[str] | None = None
+    previous_messages: list[dict[str, Any]] = []
     first_max: int | None = None
     for request in requests:
         if request.method != "POST" or not request.path.endswith("/v1/messages"):
@@ -194,6 +199,9 @@ def request_shapes(requests: Iterable[Any], *, model: str, fallback_model: str |
         keys = [_message_key(m) for m in messages]
         start = 0 if previous is None else _common_prefix(previous, keys)
         added_messages = messages[start:]
+        extends = False
+        if previous is not None and start < len(previous) and added_messages:
+            extends, added_messages = _extension(previous_messages[start], added_messages)
         context = 0
         if previous is None and added_messages:
             context, added_messages = _split_context(added_messages)
@@ -207,7 +215,8 @@ def request_shapes(requests: Iterable[Any], *, model: str, fallback_model: str |
             max_tokens=max_tokens,
             max_tokens_change=_change(first_max, max_tokens),
             model=_model_role(body.get("model"), model, fallback_model),
-            added=tuple(Added(str(m.get("role")), tuple(block_kind(b) for b in _blocks(m))) for m in added_messages),
+            added=tuple(Added(str(m.get("role")), tuple(block_kind(b) for b in _blocks(m)), extends and n == 0)
+                        for n, m in enumerate(added_messages)),
             tool_results=tuple((str(b.get("tool_use_id")), bool(b.get("is_error")))
                                for m in added_messages for b in _blocks(m)
                                if isinstance(b, dict) and b.get("type") == "tool_result"),
@@ -218,7 +227,7 @@ def request_shapes(requests: Iterable[Any], *, model: str, fallback_model: str |
             fields=tuple(sorted(body)),
             cache_control=tuple(_cache_control(body)),
         ))
-        previous = keys
+        previous, previous_messages = keys, messages
     return shapes, probes
 
 
@@ -231,9 +240,25 @@ def _blocks(message: dict[str, Any]) -> list[Any]:
 
 def _message_key(message: dict[str, Any]) -> str:
     """What identifies a message across requests: its role and blocks without ``cache_control``."""
-    blocks = [{k: v for k, v in b.items() if k != "cache_control"} if isinstance(b, dict) else b
-              for b in _blocks(message)]
-    return json.dumps([message.get("role"), blocks], sort_keys=True, ensure_ascii=False)
+    return json.dumps([message.get("role"), [_block_key(b) for b in _blocks(message)]], ensure_ascii=False)
+
+
+def _extension(old: dict[str, Any], added: list[dict[str, Any]]) -> tuple[bool, list[dict[str, Any]]]:
+    """When the first added message is ``old`` with blocks appended (same role, ``old``'s blocks a
+    prefix of its own), only the appended blocks are new."""
+    new = added[0]
+    old_blocks = [_block_key(b) for b in _blocks(old)]
+    new_blocks = _blocks(new)
+    if (old.get("role") != new.get("role") or len(new_blocks) <= len(old_blocks)
+            or [_block_key(b) for b in new_blocks[:len(old_blocks)]] != old_blocks):
+        return False, added
+    return True, [{**new, "content": new_blocks[len(old_blocks):]}, *added[1:]]
+
+
+def _block_key(block: Any) -> str:
+    if isinstance(block, dict):
+        block = {k: v for k, v in block.items() if k != "cache_control"}
+    return json.dumps(block, sort_keys=True, ensure_ascii=False)
 
 
 def _common_prefix(a: Sequence[str], b: Sequence[str]) -> int:

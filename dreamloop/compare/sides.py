@@ -90,13 +90,7 @@ def run_claude_code(scenario: Scenario, claude: str, *, version: str | None = No
     ``SideFiles`` names is gone). Never raises for what the run does; a timeout is an ending."""
     with _run_folder(scenario, "claude-code", keep) as (files, settings):
         args = [claude, "-p", scenario.prompt, "--output-format", "stream-json", "--verbose",
-                "--permission-mode", "acceptEdits", "--model", scenario.model]
-        if scenario.fallback_model:
-            args += ["--fallback-model", scenario.fallback_model]
-        if scenario.max_turns is not None:
-            args += ["--max-turns", str(scenario.max_turns)]
-        if settings is not None:
-            args += ["--settings", str(settings)]
+                "--permission-mode", "acceptEdits", *_shared_flags(scenario, settings)]
         if scenario.allow:
             args += ["--allowedTools", ",".join(scenario.allow)]
         env = {**_base_env(files.home), "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
@@ -119,20 +113,26 @@ def run_dreamloop(scenario: Scenario, *, timeout: float = DEFAULT_TIMEOUT,
 
     with _run_folder(scenario, "dreamloop", keep) as (files, settings):
         args = [sys.executable, "-m", "dreamloop", "run", scenario.prompt, "--live", "--json",
-                "--model", scenario.model, "--workspace", str(files.workspace),
-                "--permission-mode", "bypass" if scenario.allow else "accept-edits"]
-        if scenario.fallback_model:
-            args += ["--fallback-model", scenario.fallback_model]
-        if scenario.max_turns is not None:
-            args += ["--max-turns", str(scenario.max_turns)]
-        if settings is not None:
-            args += ["--settings", str(settings)]
+                "--workspace", str(files.workspace), "--permission-mode", "bypass" if scenario.allow else "accept-edits",
+                *_shared_flags(scenario, settings)]
         if scenario.thinking_budget:
             args += ["--thinking-budget", str(scenario.thinking_budget)]
         env = {**_base_env(files.home), "NO_COLOR": "1", "PYTHONPATH": _package_root()}
         side, files = _run(scenario, "dreamloop", __version__, args, env, files, timeout)
         _read_dreamloop_output(side, files.output)
         return side, files
+
+
+def _shared_flags(scenario: Scenario, settings: Path | None) -> list[str]:
+    """The flags both commands spell alike: ``--model``, ``--fallback-model``, ``--max-turns``, ``--settings``."""
+    flags = ["--model", scenario.model]
+    if scenario.fallback_model:
+        flags += ["--fallback-model", scenario.fallback_model]
+    if scenario.max_turns is not None:
+        flags += ["--max-turns", str(scenario.max_turns)]
+    if settings is not None:
+        flags += ["--settings", str(settings)]
+    return flags
 
 
 def _package_root() -> str:
