@@ -37,7 +37,7 @@ from .deps import QueryDeps
 from .errors import CompactionFailed, IncompleteStreamError, MalformedStreamError, StreamError
 from .events import RequestStart, StreamEvent
 from .hooks import Hooks, StopCheck, run_pre_compact_hooks, run_stop_hooks
-from .language import N_
+from .language import N_, tr
 from .messages import (
     KNOWN_STOP_REASONS,
     AssistantMessage,
@@ -690,7 +690,7 @@ def _keep_finished(params: QueryParams, turn: _Turn, error: Exception, step: str
         note = user_message(reminder(STREAM_RESUME_MESSAGE), is_meta=True, uuid=deps.uuid())
         turn.attachments.append(note)
         out.append(note)
-        turn.transition = Continue(reason="streaming_fallback_resume", detail="the stream broke; resuming")
+        turn.transition = Continue(reason="streaming_fallback_resume", detail=tr("the stream broke; resuming"))
     return out
 
 
@@ -1170,7 +1170,8 @@ def _malformed_tool_use(params: QueryParams, turn: _Turn) -> list[Any]:
     turn.attachments.extend(out)
     turn.rewritten = (*turn.messages_for_query, *turn.attachments)
     turn.transition = Continue(reason="malformed_tool_use_retry", attempt=attempt,
-                               detail=f"asking again {attempt}/{options.malformed_tool_use_retries}")
+                               detail=tr("asking again {attempt}/{limit}", attempt=attempt,
+                                         limit=options.malformed_tool_use_retries))
     return out
 
 
