@@ -47,7 +47,7 @@ def soak(n: int, random_seed: int) -> int:
         transitions.update(p.next_transition.reason for trace in outcome.traces for p in trace.checkpoints
                            if p.next_transition is not None)
         transitions.update(f"({m.subtype})" for trace in outcome.traces for m in trace.messages.values()
-                           if m.type == "system" and m.subtype in ("api_retry", "model_fallback"))
+                           if m.type == "system" and m.subtype in ("api_retry", "model_fallback", "streaming_fallback"))
         for name, what in broken:
             violations[name] += 1
             if len(examples) < 5:

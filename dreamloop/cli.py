@@ -43,8 +43,10 @@ from rich.text import Text
 from .context.options import STAGES
 
 RECOVERY_BRANCHES = ("max_output_tokens_escalate", "max_output_tokens_recovery", "collapse_drain_retry",
-                     "reactive_compact_retry")
-"""The recovery branches ``run`` turns on (``RecoveryOptions``' flags), each named as its transition."""
+                     "reactive_compact_retry", "streaming_fallback")
+"""The recovery branches (``RecoveryOptions``' flags), each named as its transition. ``run`` turns on
+those Claude Code 2.1.332 was seen to use (``RecoveryOptions.observed()``: all but the escalation);
+``--recovery-branch`` turns on the others, ``--no-recovery-branch`` turns one off."""
 
 __all__ = ["EXIT_CODES", "main"]
 
@@ -62,6 +64,8 @@ EXIT_CODES: dict[str, int] = {
     "image_error": 9,
     "stop_hook_prevented": 10,
     "hook_stopped": 11,
+    "api_error": 13,
+    "malformed_tool_use_exhausted": 14,
 }
 """``dreamloop run``'s exit status per Terminal reason. 1 is left to an unexpected crash (a traceback) and
 2 to a usage error (bad arguments, nothing ran), as command-line tools expect; every other reason has its
@@ -129,7 +133,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--recorded-tools", action="store_true",
                      help="with --cassette: answer tool calls with the recorded results instead of running them")
     run.add_argument("--thinking-budget", type=int, metavar="TOKENS",
-                     help="extended thinking with this budget (>= 1024; max_tokens becomes TOKENS + 4096)")
+                     help="extended thinking with this budget (>= 1024, below the output limit)")
     run.add_argument("--settings", type=Path, action="append", default=[], metavar="FILE",
                      help="run the hooks of this Claude Code settings file (repeatable; merged in order). "
                           "Without it the hooks branch is on with no hook: a workspace's own settings never run "
@@ -152,15 +156,29 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--context-window", type=_positive_int, default=None, metavar="TOKENS",
                      help="the context window in tokens (default: the model's, from the Models API)")
     run.add_argument("--no-recovery", action="store_true",
-                     help="turn the recovery branches off (default: all on: after a max_tokens cut, escalate the "
-                          "limit once, then resume up to 3 times; after 'prompt is too long', drain the staged "
-                          "collapses, then compact once)")
+                     help="turn the recovery branches off (default: as Claude Code 2.1.332 was seen to recover: "
+                          "after a max_tokens cut, resume up to 3 times, then end api_error; a stream that breaks "
+                          "part-way is asked again (the streaming fallback); after 'prompt is too long', drain the "
+                          "staged collapses, then compact once; stop_reason tool_use without a tool_use block is "
+                          "asked again twice)")
     run.add_argument("--no-recovery-branch", action="append", default=[], choices=RECOVERY_BRANCHES,
                      metavar="BRANCH",
                      help=f"turn one recovery branch off (repeatable): {', '.join(RECOVERY_BRANCHES)}")
+    run.add_argument("--recovery-branch", action="append", default=[], choices=RECOVERY_BRANCHES, metavar="BRANCH",
+                     help="turn on a branch the source text names that Claude Code 2.1.332 was not seen to use "
+                          "(repeatable): max_output_tokens_escalate (the first cut raises the limit to 64,000)")
+    run.add_argument("--max-tokens-exhausted", choices=["api_error", "completed"], default="api_error",
+                     help="how a run ends when max_tokens cuts outlast the resumes: api_error (Claude Code "
+                          "2.1.332, the default) or completed (the source text)")
+    run.add_argument("--malformed-tool-use-retries", type=int, default=2, metavar="N",
+                     help="stop_reason tool_use without a tool_use block: ask again N times, then end "
+                          "malformed_tool_use_exhausted (default 2, as Claude Code 2.1.332; 0: end completed at once)")
+    run.add_argument("--max-tokens", type=_positive_int, default=None, metavar="TOKENS",
+                     help="the output limit of each request (default: each model's own, from its information)")
     run.add_argument("--fallback-model", default=None, metavar="NAME",
-                     help="after 3 overloaded attempts in a row, switch to this model (same endpoint) and ask it "
-                          "again; what the failed attempts showed is withdrawn (default: no fallback)")
+                     help="after 3 overloaded attempts in a row (or a 404 for the model), switch to this model "
+                          "(same endpoint) and ask it again; what the failed attempts showed is withdrawn "
+                          "(default: no fallback)")
     run.add_argument("--token-budget", type=_positive_int, default=None, metavar="N",
                      help="an output-token budget for the run: a turn that ends under 90%% of it goes on with a "
                           "note of how much is used, until diminishing returns (default: no budget)")
@@ -309,6 +327,8 @@ def _prepare_run(args: argparse.Namespace) -> tuple[Any, argparse.Namespace, Any
                          f"not {args.thinking_budget}")
     if args.recorded_tools and not args.cassette:
         raise ValueError("--recorded-tools replays a cassette's tool results: give --cassette too")
+    if args.thinking_budget is not None and args.max_tokens is not None and args.max_tokens <= args.thinking_budget:
+        raise ValueError(f"--thinking-budget {args.thinking_budget} must be below --max-tokens {args.max_tokens}")
     thinking = {"type": "enabled", "budget_tokens": args.thinking_budget} if args.thinking_budget else None
     options: dict[str, Any] = {"record": args.record, "thinking": thinking}
     if args.model:
@@ -346,7 +366,7 @@ def _prepare_run(args: argparse.Namespace) -> tuple[Any, argparse.Namespace, Any
         ask=_terminal_ask(console) if interactive else nobody,
         can_use_tool=None if args.live or args.cassette else allow_test_commands(),
         max_turns=args.max_turns,
-        **({"max_tokens": args.thinking_budget + 4096} if thinking else {}),
+        max_tokens=args.max_tokens,
         hooks=hooks,
         streaming_tool_execution=args.streaming_tools,
         sibling_rule=args.sibling_rule,
@@ -389,8 +409,17 @@ def _recovery_options(args: argparse.Namespace) -> Any:
 
     if args.no_recovery:
         _not_both("--no-recovery", "--no-recovery-branch", args.no_recovery_branch)
+        _not_both("--no-recovery", "--recovery-branch", args.recovery_branch)
         return None
-    return RecoveryOptions(**{branch: False for branch in args.no_recovery_branch})
+    both = set(args.recovery_branch) & set(args.no_recovery_branch)
+    if both:
+        raise ValueError(f"--recovery-branch and --no-recovery-branch both name {sorted(both)[0]}: give one")
+    if args.malformed_tool_use_retries < 0:
+        raise ValueError(f"--malformed-tool-use-retries must be 0 or more, not {args.malformed_tool_use_retries}")
+    return RecoveryOptions.observed(**{branch: True for branch in args.recovery_branch},
+                                    **{branch: False for branch in args.no_recovery_branch},
+                                    max_tokens_exhausted=args.max_tokens_exhausted,
+                                    malformed_tool_use_retries=args.malformed_tool_use_retries)
 
 
 def _load_hooks(settings: list[Path], console: Console) -> Any:
@@ -482,7 +511,7 @@ class MissingCredentials(Exception):
 
 _FLAGS = {"messages": "prompt", "max_turns": "--max-turns", "permission_mode": "--permission-mode",
           "workspace": "--workspace", "model": "--model", "fallback_model": "--fallback-model",
-          "token_budget": "--token-budget"}
+          "token_budget": "--token-budget", "max_tokens": "--max-tokens"}
 """QueryParams fields set from a command-line flag: an error names the flag, not the field."""
 
 

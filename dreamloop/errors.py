@@ -54,7 +54,15 @@ class StreamError(DreamloopError):
 
 
 class IncompleteStreamError(StreamError):
-    """A model stream ended before ``message_delta`` (or its connection dropped): not a success."""
+    """A model stream ended before ``message_delta`` (or its connection dropped): not a success.
+
+    ``dropped``: True when the connection dropped mid-stream (the streaming fallback sends the
+    request again), False when the stream ended cleanly but early.
+    """
+
+    def __init__(self, message: str, partial: Any = None, *, dropped: bool = False) -> None:
+        super().__init__(message, partial)
+        self.dropped = dropped
 
 
 class MalformedStreamError(StreamError):

@@ -918,7 +918,7 @@ async def run_stop_hooks(hooks: Hooks, *, stop_hook_active: bool, blocks_so_far:
                                   content=f"A Stop hook prevented continuation: {outcome.stop_reason}"))
     elif verdict == "guard":
         said.append(SystemMessage(uuid=uuid(), subtype="stop_hook_guard", level="warning", content=(
-            f"Runaway guard: the stop hooks blocked {blocks_so_far} times in a row "
+            f"Runaway guard: the stop hooks have blocked {blocks_so_far} times in this run "
             f"(Hooks.max_stop_hook_blocks={hooks.max_stop_hook_blocks}), so the run ends here. "
             f"Their last feedback: {decision.reason or '(none)'}")))
     return StopCheck(verdict, (*outcome.records, *said))

@@ -17,7 +17,10 @@ tools or history; it only guarantees that what it calls finished is finished
 * what a later API version may add (unknown events, blocks, ``stop_reason``
   values) passes through: the final Message keeps it, never re-validated;
 * API errors propagate unchanged (``anthropic.APIStatusError`` and subclasses,
-  also an ``error`` event inside a 200 stream, ``APIConnectionError``).
+  also an ``error`` event inside a 200 stream, ``APIConnectionError``). The SDK
+  retries 429 and 5xx itself, but not 529: an overload comes back to the loop at
+  once, which counts overloads in a row (the source's ``withRetry``, whose count
+  triggers the fallback model) and asks again itself.
 """
 
 from __future__ import annotations
@@ -88,6 +91,12 @@ class AnthropicModel:
         self.last_request_id: str | None = None
         self.last_cut_blocks: list[CutBlock] = []
         self._info: Any = None  # GET /v1/models/{id}, once (False: not answered)
+        _loop_counts_overloads(client)
+
+    @property
+    def max_retries(self) -> int:
+        """How often the SDK retries a request (429, 5xx but 529); the loop asks again after a 529 as often."""
+        return self.client.max_retries
 
     def __repr__(self) -> str:
         kind = "offline" if self.api is not None else "live"
@@ -146,7 +155,7 @@ class AnthropicModel:
                 except httpx2.TransportError as err:
                     raise IncompleteStreamError(
                         f"the connection dropped mid-stream ({type(err).__name__}: {err}); the response is incomplete",
-                        partial=response.message(),
+                        partial=response.message(), dropped=True,
                     ) from err
                 except json.JSONDecodeError as err:  # the SDK parses each data frame as JSON
                     raise MalformedStreamError(f"a data frame of the stream is not JSON ({err})",
@@ -166,6 +175,31 @@ class AnthropicModel:
             raise IncompleteStreamError("the stream ended without message_delta (no stop_reason): an incomplete response",
                                         partial=message)
         yield message
+
+    async def complete(self, *, messages: list[Any], max_tokens: int, system: Any = None,
+                       tools: list[Any] | None = None, **extra: Any) -> AsyncIterator[ModelStreamItem]:
+        """Call the model once without streaming (the streaming fallback's request); yield the ``Message``.
+
+        The same arguments and errors as ``stream()``, no raw events. A long ``max_tokens`` is
+        allowed (the SDK refuses one it expects to take over ten minutes unless a timeout is given:
+        here the client's own timeout is given).
+        """
+        params: dict[str, Any] = {"model": self.model, "messages": messages, "max_tokens": max_tokens,
+                                  **self.request_options, **extra}
+        if system is not None:
+            params["system"] = system
+        if tools is not None:
+            params["tools"] = tools
+        self.last_request_id = None
+        self.last_cut_blocks = []
+        try:
+            raw = await self.client.messages.with_raw_response.create(**params, timeout=self.client.timeout)
+        except anthropic.APIStatusError as err:
+            self.last_request_id = err.request_id or self.last_request_id
+            self._raise_script_error(err)
+            raise
+        self.last_request_id = raw.headers.get("request-id")
+        yield await raw.parse()
 
     async def count_tokens(self, *, messages: list[Any], system: Any = None, tools: list[Any] | None = None,
                            **extra: Any) -> int:
@@ -210,6 +244,23 @@ class AnthropicModel:
     def _raise_script_error(self, err: anthropic.APIStatusError) -> None:
         if self.api is not None and err.request_id in self.api.script_errors:
             raise self.api.script_errors[err.request_id] from err
+
+
+def _loop_counts_overloads(client: Any) -> None:
+    """The SDK's retries stay for 429 and 5xx, but a 529 comes straight back: the loop counts overloads.
+
+    (The SDK has no option for one status; its retry check is wrapped on this client. A client
+    that is not the SDK's is left as it is.)
+    """
+    should_retry = getattr(client, "_should_retry", None)
+    if should_retry is None or getattr(should_retry, "_dreamloop", False):
+        return
+
+    def _should_retry(response: Any) -> bool:
+        return response.status_code != 529 and should_retry(response)
+
+    _should_retry._dreamloop = True  # type: ignore[attr-defined]
+    client._should_retry = _should_retry
 
 
 def _cut_block(data: dict[str, Any]) -> Any:

@@ -40,7 +40,7 @@ from .deps import QueryDeps
 from .errors import CompactionFailed, HookError, IncompleteStreamError, MalformedStreamError, StreamError
 from .events import RequestStart, StreamEvent
 from .hooks import Hooks, StopCheck, run_pre_compact_hooks, run_stop_hooks
-from .language import N_
+from .language import N_, tr
 from .messages import (
     KNOWN_STOP_REASONS,
     AssistantMessage,
@@ -56,7 +56,10 @@ from .messages import (
 )
 from .partial import PartialResponse
 from .recovery import (
+    MALFORMED_TOOL_USE_MESSAGE,
     RESUME_MESSAGE,
+    STREAM_RESUME_MESSAGE,
+    Failure,
     MaxTokensCut,
     PromptTooLong,
     RecoveryOptions,
@@ -64,11 +67,12 @@ from .recovery import (
     Withheld,
     budget_message,
     budget_summary,
-    decide_fallback,
+    decide_attempt,
     decide_recovery,
     decide_token_budget,
     is_overloaded,
     is_prompt_too_long,
+    reminder,
     state_changes,
 )
 from .state import Continue, State, Terminal
@@ -102,7 +106,8 @@ class QueryParams(BaseModel):
       answers an ``Ask`` (a terminal prompt, a notebook button), None = nobody.
     * ``permission_mode``: ``default`` | ``accept-edits`` | ``bypass``;
       ``workspace``: the root the built-in tools are confined to.
-    * ``max_tokens``: output limit per request; ``max_turns``: stop before
+    * ``max_tokens``: output limit per request (None: each model's own, from its information, as
+      Claude Code sends; ``dreamloop run``'s default); ``max_turns``: stop before
       turn ``max_turns + 1`` (None: no limit).
     * ``tool_timeout_s``: the most one tool call may take, in seconds (a call
       over it is stopped and gets an ``is_error`` result; Bash's own timeout
@@ -169,7 +174,7 @@ class QueryParams(BaseModel):
     ask: Callable[..., Any] | None = None
     permission_mode: Literal["default", "accept-edits", "bypass"] = "default"
     workspace: Path | None = None
-    max_tokens: int = Field(default=4096, ge=1)
+    max_tokens: int | None = Field(default=4096, ge=1)
     max_turns: int | None = Field(default=None, ge=1)
     tool_timeout_s: float = Field(default=600.0, gt=0)
     abort: AbortController = Field(default_factory=AbortController)
@@ -315,6 +320,8 @@ class QueryRun:
         self.state: State | None = None
         self.model: Any = params.model
         self.output_tokens = 0
+        self.overloads = 0  # overloaded attempts in a row, across the run (the fallback model's count)
+        self.failures = 0  # failed attempts in a row, of any kind (the bound of asking again)
         self._terminal: Terminal | None = None
         self.ended: SystemMessage | None = None  # the run_ended notice of an abnormal end (cleanup.end_of_run)
         self._requests: tuple[int, int] = (0, 0)  # (turn_count, requests made in that turn)
@@ -417,6 +424,8 @@ class _Turn:
         self.executor: StreamingToolExecutor | None = None  # streaming tool execution: this response's calls
         self.partial = PartialResponse()  # the stream as far as it came (what finished, if it broke)
         self.error: Exception | None = None  # the model error phase 3 ended with (None: an answer)
+        self.broke: Exception | None = None  # the error the current attempt failed with (decided in phase 3)
+        self.max_tokens: int | None = None  # the output limit the last request had
         self.aborted = False  # the abort signal fired while the model streamed
         self.shown: list[str] = []  # uuids of the progress this attempt yielded (a withdrawn attempt tombstones them)
         self.terminal: Terminal | None = prepared.terminal if prepared else None
@@ -460,7 +469,7 @@ class _Turn:
 
     def new_attempt(self, executor: StreamingToolExecutor | None) -> None:
         """Forget a withdrawn attempt (asked again, or handed to the fallback model): start the stream afresh."""
-        self.partial, self.executor, self.stop_reason = PartialResponse(), executor, None
+        self.partial, self.executor, self.stop_reason, self.broke = PartialResponse(), executor, None, None
         self.started, self.results, self.shown = set(), {}, []
 
     def tool_uses(self) -> list[Any]:
@@ -501,9 +510,11 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
         # Raw events are yielded as they arrive; the finished response becomes
         # one assistant message. With streaming tool execution on, an executor
         # starts each tool_use as soon as its block is complete, and its
-        # progress comes between events. With a fallback model, an overloaded
-        # model is asked again, and after a few overloads in a row the fallback
-        # model takes over; what a failed attempt showed is tombstoned.
+        # progress comes between events. A failed attempt may be asked again:
+        # an overload (then, after a few in a row, of the fallback model), a
+        # stream that broke part-way (the streaming fallback: sent again,
+        # maybe without streaming; or its finished blocks kept). What a failed
+        # attempt showed and is not kept is tombstoned.
         async for event in _stream_model(params, run, turn):
             yield run.note(event)
         # The previous batch's tool-use summary, made while the model streamed: it never holds up a request.
@@ -526,7 +537,8 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
         if turn.terminal is not None:
             run.end(turn.terminal, turn)
             return
-        if turn.transition is not None:  # escalate, resume, collapse drain, reactive compact: turn_count kept
+        if turn.transition is not None:  # escalate, resume (after a cut or a broken stream), collapse drain,
+            # reactive compact: turn_count kept
             state = next_state(run, turn, turn.transition)
             continue
 
@@ -545,7 +557,8 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
         if turn.terminal is not None:
             run.end(turn.terminal, turn)
             return
-        if turn.transition is not None:  # stop_hook_blocking, token_budget_continuation: turn_count kept
+        if turn.transition is not None:  # stop_hook_blocking, token_budget_continuation, malformed_tool_use_retry
+            # (turn_count kept)
             state = next_state(run, turn, turn.transition)
             continue
 
@@ -621,24 +634,25 @@ async def _prepare_context(state: State, pipeline: ContextPipeline, run: QueryRu
 
 
 async def _stream_model(params: QueryParams, run: QueryRun, turn: _Turn) -> AsyncIterator[Any]:
-    """Phase 3, deps.callModel(): one streaming request; yields its events, keeps the response in ``turn``.
+    """Phase 3, deps.callModel(): one request; yields its events, keeps the response in ``turn``.
 
     Yields ``RequestStart``, each raw event (``StreamEvent``), the streaming executor's progress,
     the finished response as one ``AssistantMessage`` (never an empty one, F4), then notices about
     what this version does not know. An abort (``turn.aborted``) or a model error (``turn.error``)
-    ends it early: what finished is in ``turn.partial``. With a fallback model, an overloaded
-    attempt is withdrawn (``_withdraw``) and asked again, of the fallback model after
-    ``overloads_before_fallback`` in a row (``recovery.decide_fallback``). A cancelled task closes
-    the run and re-raises.
+    ends it early: what finished is in ``turn.partial``. A failed attempt is decided by
+    ``recovery.decide_attempt``: asked again (after an overload; the streaming fallback's resend,
+    streamed or not), handed to the fallback model, or, for a stream that broke after finished
+    blocks, kept (``_keep_finished``). What an attempt showed and is not kept is tombstoned
+    (``_withdraw``). A cancelled task closes the run and re-raises.
     """
     state, deps = turn.state, params.deps
-    limit = (params.recovery or RecoveryOptions()).overloads_before_fallback
-    overloads = 0
+    streaming = True
     while True:
         yield RequestStart(turn_count=state.turn_count, attempt=run.request_attempt(state.turn_count))
-        turn.new_attempt(StreamingToolExecutor(state.tool_use_context) if params.streaming_tool_execution else None)
+        executor = StreamingToolExecutor(state.tool_use_context) if params.streaming_tool_execution else None
+        turn.new_attempt(executor if streaming else None)
         try:
-            async for item in _guarded(_call_model(params, run.model, turn), params.abort):
+            async for item in _guarded(await _call_model(params, run, turn, streaming), params.abort):
                 if isinstance(item, APIMessage):
                     item, turn.repeated_ids = one_call_per_id(item)  # a repeated id runs once (see below)
                     turn.stop_reason = item.stop_reason
@@ -660,33 +674,116 @@ async def _stream_model(params: QueryParams, run: QueryRun, turn: _Turn) -> Asyn
             run.end(Terminal(reason="aborted_streaming", turn_count=state.turn_count), turn,
                     *_stream_interrupted(turn, turn.partial, deps))
             raise
-        except (anthropic.APIError, StreamError) as error:
-            overloads = overloads + 1 if is_overloaded(error) else 0
-            step = decide_fallback(overloads, has_fallback=params.fallback_model is not None,
-                                   switched=run.model is params.fallback_model, limit=limit)
+        if turn.broke is None:  # a whole response
+            run.overloads = run.failures = 0
+            if turn.repeated_ids:
+                notice = _system(deps, "duplicate_tool_use_id", "The response used the tool_use id "
+                                 f"{', '.join(turn.repeated_ids)} more than once; only the first block with that id "
+                                 "is kept, run and answered (the API accepts one tool_use and one result per id).",
+                                 "warning")
+                turn.attachments.append(notice)
+                yield notice
+            for notice in _stream_notices(turn, turn.partial, deps):  # what a later API may add: said, not fatal
+                turn.attachments.append(notice)
+                yield notice
+            return
+        error = turn.broke
+        failure = _failure(error, turn.partial)
+        run.overloads = run.overloads + 1 if failure.overloaded else 0
+        run.failures += 1
+        switched = run.model is params.fallback_model
+        step = decide_attempt(failure, overloads=run.overloads, failures=run.failures,
+                              has_fallback=params.fallback_model is not None, switched=switched,
+                              options=params.recovery, retries=getattr(run.model, "max_retries", None))
+        if step in (None, "keep", "resume"):
+            if step != "keep" and turn.executor is not None:  # no call of it is kept: stop them (the progress
+                await turn.executor.discard()                # already yielded says what ran)
             if step is None:
                 turn.error = error
                 return
-            for message in await _withdraw(params, run, turn, error, step, overloads, limit):
+            for message in _keep_finished(params, turn, error, step):
                 yield message
-            if step == "fallback":
-                run.model, overloads = params.fallback_model, 0
-            continue
-        if turn.repeated_ids:
-            notice = _system(deps, "duplicate_tool_use_id", "The response used the tool_use id "
-                             f"{', '.join(turn.repeated_ids)} more than once; only the first block with that id is "
-                             "kept, run and answered (the API accepts one tool_use and one result per id).", "warning")
-            turn.attachments.append(notice)
-            yield notice
-        for notice in _stream_notices(turn, turn.partial, deps):  # what a later API version may add: said, not fatal
-            turn.attachments.append(notice)
-            yield notice
+            return
+        for message in await _withdraw(params, run, turn, error, step):
+            yield message
+        if step == "fallback":
+            run.model, run.overloads, run.failures = params.fallback_model, 0, 0
+        streaming = step in ("fallback", "resend") or (streaming and step != "non_streaming")
+        await _pause(params, error, step, run.overloads)
+
+
+def _failure(error: Exception, partial: PartialResponse) -> Failure:
+    """What the attempt's error says, for ``decide_attempt``: its kind, and which blocks had finished."""
+    message = partial.message()
+    done = [block.type for block in message.content] if message is not None else []
+    finished = dict(finished_text=any(kind in ("text", "thinking", "redacted_thinking") for kind in done),
+                    finished_tool_use="tool_use" in done)
+    if isinstance(error, IncompleteStreamError) and error.dropped:
+        return Failure("dropped", **finished)
+    if isinstance(error, anthropic.APIStatusError):
+        overloaded = is_overloaded(error)
+        if error.status_code == 200:  # an error event inside the stream
+            return Failure("error_event", overloaded=overloaded, **finished)
+        return Failure("http", overloaded=overloaded, not_found=error.status_code == 404)
+    return Failure("other")
+
+
+async def _pause(params: QueryParams, error: Exception, step: str, overloads: int) -> None:
+    """Before asking an overloaded API again: its ``retry-after`` if it sent one, else a short back-off
+    (0.5 s, doubling, at most 8 s). A broken stream, or another model, is asked at once."""
+    if step != "retry":
         return
+    response = getattr(error, "response", None)
+    headers = getattr(response, "headers", None) or {}
+    delay = None
+    try:
+        if headers.get("retry-after-ms") is not None:
+            delay = float(headers["retry-after-ms"]) / 1000
+        elif headers.get("retry-after") is not None:
+            delay = float(headers["retry-after"])
+    except ValueError:
+        delay = None
+    if delay is None or not 0 <= delay <= 60:
+        delay = min(0.5 * 2 ** max(overloads - 1, 0), 8.0)
+    with params.abort.guard():
+        await asyncio.sleep(delay)
 
 
-async def _withdraw(params: QueryParams, run: QueryRun, turn: _Turn, error: Exception, step: str, overloads: int,
-                    limit: int) -> list[Any]:
-    """An overloaded attempt that is asked again: tombstone what it showed, discard its calls, say what happens.
+def _keep_finished(params: QueryParams, turn: _Turn, error: Exception, step: str) -> list[Any]:
+    """The streaming fallback's ``keep`` and ``resume``: the blocks that finished stay as the response.
+
+    What the attempt showed beyond them (a cut call, an unfinished text) is tombstoned. ``keep``:
+    the finished tool_use blocks run as if the response had ended there. ``resume``: a note asks the
+    model to go on (``streaming_fallback_resume``); the cut call is gone.
+    """
+    deps, out = params.deps, []
+    why = f"streaming_fallback: {_error_text(error)}"
+    shown = turn.partial.shown()
+    if shown is not None and turn.partial.cut_blocks():
+        tombstone = TombstoneMessage(uuid=deps.uuid(), target_uuid=shown["id"], reason=why, message=shown)
+        turn.attachments.append(tombstone)
+        out.append(tombstone)
+    finished = turn.partial.message()
+    if finished is not None and any(_visible(block) for block in finished.content):
+        kept = AssistantMessage(uuid=deps.uuid(), message=finished, request_id=params.model.last_request_id)
+        turn.assistant_messages.append(kept)
+        out.append(kept)
+    said = ("its finished tool calls run as if the response had ended there" if step == "keep" else
+            "its finished text stays, the unfinished tool call is dropped, and the model is asked to go on")
+    notice = _system(deps, "streaming_fallback", f"The stream broke ({_error_text(error)}): {said}.", "warning",
+                     metadata={"step": step})
+    turn.attachments.append(notice)
+    out.append(notice)
+    if step == "resume":
+        note = user_message(reminder(STREAM_RESUME_MESSAGE), is_meta=True, uuid=deps.uuid())
+        turn.attachments.append(note)
+        out.append(note)
+        turn.transition = Continue(reason="streaming_fallback_resume", detail=tr("the stream broke; resuming"))
+    return out
+
+
+async def _withdraw(params: QueryParams, run: QueryRun, turn: _Turn, error: Exception, step: str) -> list[Any]:
+    """A failed attempt that is asked again: tombstone what it showed, discard its calls, say what happens.
 
     The partial response is tombstoned by the id its ``message_start`` gave (with what was
     shown of it), and so is every progress message of the attempt; the streaming executor's
@@ -694,6 +791,7 @@ async def _withdraw(params: QueryParams, run: QueryRun, turn: _Turn, error: Exce
     effects may remain. Nothing of the attempt enters the history.
     """
     deps, why = params.deps, f"{step}: {_error_text(error)}"
+    limit = (params.recovery or RecoveryOptions()).overloads_before_fallback
     tombstones = []
     shown = turn.partial.shown()
     if shown is not None:
@@ -704,37 +802,68 @@ async def _withdraw(params: QueryParams, run: QueryRun, turn: _Turn, error: Exce
     started = await turn.executor.discard() if turn.executor is not None else ()
     ran = (f" Tool calls it had started were stopped or had finished; their effects may remain: "
            f"{', '.join(started)}." if started else "")
+    overloads = run.overloads
     if step == "fallback":
-        times = f"{overloads} time{'s' if overloads != 1 else ''}"
-        said = (f"{run.model.model} was overloaded {times} in a row: switching to "
-                f"{params.fallback_model.model} for the rest of the run, and asking it the same request.{ran}")
+        cause = "was not found" if getattr(error, "status_code", None) == 404 else (
+            f"was overloaded {overloads} time{'s' if overloads != 1 else ''} in a row")
+        said = (f"{run.model.model} {cause}: switching to {params.fallback_model.model} for the rest of the run, "
+                f"and asking it the same request.{ran}")
         notice = _system(deps, "model_fallback", said, "warning", metadata={
             "from": run.model.model, "to": params.fallback_model.model, "overloads": overloads,
             "discarded": list(started)})
-    else:
-        then = "giving up" if run.model is params.fallback_model else "the fallback model"
+    elif step == "retry":
+        switched = run.model is params.fallback_model
+        then = ("the fallback model" if params.fallback_model is not None and not switched else "giving up")
+        most = limit if params.fallback_model is not None else getattr(run.model, "max_retries", limit - 1) + 1
         said = (f"{run.model.model} is overloaded ({_error_text(error)}): asking again "
-                f"({overloads}/{limit} before {then}).{ran}")
+                f"({overloads}/{most} before {then}).{ran}")
         notice = _system(deps, "api_retry", said, "warning", metadata={
-            "model": run.model.model, "overloads": overloads, "limit": limit, "discarded": list(started)})
+            "model": run.model.model, "overloads": overloads, "limit": most, "discarded": list(started)})
+    else:  # the streaming fallback: the same request again, streamed or not
+        how = "without streaming" if step == "non_streaming" else "streaming"
+        said = (f"The stream broke ({_error_text(error)}): what it showed is withdrawn, and the same request "
+                f"goes again, {how}.{ran}")
+        notice = _system(deps, "streaming_fallback", said, "warning", metadata={
+            "step": step, "failures": run.failures, "discarded": list(started)})
     return [*tombstones, notice]
 
 
-def _call_model(params: QueryParams, model: Any, turn: _Turn) -> AsyncIterator[Any]:
-    """One streaming request for this iteration to ``model`` (messages and system from phase 2; the
-    escalated output limit if a recovery set one).
+async def _call_model(params: QueryParams, run: QueryRun, turn: _Turn, streaming: bool = True) -> AsyncIterator[Any]:
+    """One request for this iteration to ``run.model`` (messages and system from phase 2; the escalated
+    output limit if a recovery set one, else ``params.max_tokens``, or the model's own when that is None).
 
-    With an executor (streaming tool execution), its ``alongside`` starts each
-    tool_use when its block completes and interleaves the calls' progress.
+    Streamed, or not (the streaming fallback's request, its limit capped at
+    ``streaming_fallback_max_tokens``). A failure ends the items and is kept in ``turn.broke``
+    for phase 3 to decide. With an executor (streaming tool execution), its ``alongside``
+    starts each tool_use when its block completes and interleaves the calls' progress.
     """
-    request: dict[str, Any] = {
-        **turn.prepared.request_fields(),
-        "max_tokens": turn.state.max_output_tokens_override or params.max_tokens,
-    }
+    model = run.model
+    limit = turn.state.max_output_tokens_override or await _output_limit(params, model)
+    if not streaming and params.recovery is not None:
+        limit = min(limit, params.recovery.streaming_fallback_max_tokens)
+    turn.max_tokens = limit
+    request: dict[str, Any] = {**turn.prepared.request_fields(), "max_tokens": limit}
     if params.tools:
         request["tools"] = tool_schemas(params.tools)
-    stream = model.stream(**request)
-    return turn.executor.alongside(stream) if turn.executor is not None else stream
+    items = _until_broken(model.stream(**request) if streaming else model.complete(**request), turn)
+    return turn.executor.alongside(items) if turn.executor is not None else items
+
+
+async def _output_limit(params: QueryParams, model: Any) -> int:
+    """``params.max_tokens``, or (None) the model's own output limit from its information (4,096 if unknown)."""
+    if params.max_tokens is not None:
+        return params.max_tokens
+    return await model.max_output_tokens() or 4096 if hasattr(model, "max_output_tokens") else 4096
+
+
+async def _until_broken(items: AsyncIterator[Any], turn: _Turn) -> AsyncIterator[Any]:
+    """The model's items until it fails; the failure is kept in ``turn.broke`` (phase 3 decides), so a
+    streaming executor sees the stream end there and keeps the calls of the blocks that finished."""
+    try:
+        async for item in items:
+            yield item
+    except (anthropic.APIError, StreamError) as error:
+        turn.broke = error
 
 
 async def _withheld(params: QueryParams, run: QueryRun, turn: _Turn, pipeline: ContextPipeline) -> Withheld | None:
@@ -751,7 +880,7 @@ async def _withheld(params: QueryParams, run: QueryRun, turn: _Turn, pipeline: C
     if turn.stop_reason != "max_tokens" or turn.tool_uses():
         return None
     escalate = params.recovery.max_output_tokens_escalate and turn.state.max_output_tokens_override is None
-    return MaxTokensCut(turn.state.max_output_tokens_override or params.max_tokens,
+    return MaxTokensCut(turn.max_tokens or turn.state.max_output_tokens_override or params.max_tokens or 4096,
                         await run.model.max_output_tokens() if escalate else None)
 
 
@@ -778,7 +907,7 @@ async def _recover(transition: Continue, params: QueryParams, run: QueryRun, tur
             yield tombstone
         turn.rewritten = (*turn.messages_for_query, *turn.attachments)
     elif reason == "max_output_tokens_recovery":
-        resume = user_message(RESUME_MESSAGE, is_meta=True, uuid=deps.uuid())
+        resume = user_message(reminder(RESUME_MESSAGE), is_meta=True, uuid=deps.uuid())
         turn.attachments.append(resume)
         yield resume
     elif reason == "collapse_drain_retry":
@@ -829,17 +958,26 @@ def _stream_failed(turn: _Turn, deps: QueryDeps) -> list[Any]:
 async def _stop_checks(params: QueryParams, run: QueryRun, turn: _Turn) -> AsyncIterator[Any]:
     """Phase 4 without tool_use: warnings, then the stop hooks (if on) and the token budget (if set) decide.
 
-    Sets ``turn.terminal`` (``completed``, ``stop_hook_prevented``) or ``turn.transition``
-    (``stop_hook_blocking``, ``token_budget_continuation``). A response still cut at
-    ``max_tokens`` after the recovery it had shows the withheld error and ends ``completed``
-    without the stop hooks (the source skips them after an API error).
+    Sets ``turn.terminal`` (``completed``, ``stop_hook_prevented``, ...) or ``turn.transition``
+    (``stop_hook_blocking``, ``token_budget_continuation``, ``malformed_tool_use_retry``). A response
+    still cut at ``max_tokens`` after the recovery it had shows the withheld error and ends as
+    ``RecoveryOptions.max_tokens_exhausted`` says (``completed``, the source; ``api_error``, Claude
+    Code 2.1.332) without the stop hooks (the source skips them after an API error).
     """
     state = turn.state
+    if turn.stop_reason == "tool_use" and params.recovery is not None and params.recovery.malformed_tool_use_retries:
+        for message in _malformed_tool_use(params, turn):
+            yield message
+        return
     for notice in _stop_notices(turn, params):
         turn.attachments.append(notice)
         yield notice
     if turn.stop_reason == "max_tokens" and _recovers_max_tokens(params.recovery):
-        turn.terminal = Terminal(reason="completed", turn_count=state.turn_count)
+        assert params.recovery is not None
+        reason = params.recovery.max_tokens_exhausted
+        said = f"max_tokens: the response was still cut at {turn.max_tokens or params.max_tokens:,} tokens"
+        turn.terminal = Terminal(reason=reason, turn_count=state.turn_count,
+                                 error=said if reason == "api_error" else None)
         return
     if params.hooks is not None:  # stop hooks may send the model back to work
         stop = await _stop_hooks(params, state, run, turn)
@@ -938,35 +1076,45 @@ async def _guarded(events: AsyncIterator[Any], abort: AbortController) -> AsyncI
         await iterator.aclose()
 
 
+INTERRUPTED_NOTE = "[The person stopped this request before the response was finished.]"
+"""What the model is told after an abort while it streamed (a meta user message, dreamloop's words; Claude
+Code 2.1.332's session files show it tells its model too)."""
+INTERRUPTED_TOOLS_NOTE = "[The person stopped this request while its tool calls ran.]"
+"""What the model is told after an abort while tools ran."""
+
+
 def _stream_interrupted(turn: _Turn, partial: PartialResponse, deps: QueryDeps) -> list[Any]:
-    """Abort while streaming: keep what finished, answer its tool_use calls, say so."""
+    """Abort while streaming: keep what finished, answer its tool_use calls, tell the model, say so."""
     if turn.assistant_messages:  # the response had arrived whole (with streaming tools, calls may run)
         said = ("Interrupted after the model's response arrived, while its tools ran." if turn.started else
                 "Interrupted after the model's response arrived, before its tools ran.")
     else:
         said = "Interrupted while the model was streaming."
     closing = _close_stream(turn, partial, deps, USER_INTERRUPT)
+    note = user_message(INTERRUPTED_NOTE, is_meta=True, uuid=deps.uuid())
     notice = _system(deps, "interrupted", said, "warning")
-    turn.attachments.append(notice)
-    return [*closing, notice]
+    turn.attachments.extend([note, notice])
+    return [*closing, note, notice]
 
 
 def _tools_interrupted(turn: _Turn, tool_uses: list[Any], deps: QueryDeps) -> list[Any]:
-    """Abort while tools ran: finished results stay; the others say whether they had started (F14).
+    """Abort while tools ran: finished results stay; the others say whether they had started (F14); the model
+    is told in a note after them.
 
     If the results message was already delivered (the abort came while the
     caller handled it), every call is answered: nothing is added but the
     notice, which says so (the source checks the signal after the tool phase).
     """
+    note = user_message(INTERRUPTED_TOOLS_NOTE, is_meta=True, uuid=deps.uuid())
     if turn.tool_results:
         notice = _system(deps, "interrupted", "Interrupted after every tool call had finished.", "warning")
-        turn.attachments.append(notice)
-        return [notice]
+        turn.attachments.extend([note, notice])
+        return [note, notice]
     turn.tool_results = [tool_results_message(tool_uses, turn.results, USER_INTERRUPT, started=turn.started,
                                               uuid=deps.uuid())]
     notice = _system(deps, "interrupted", "Interrupted while tools were running.", "warning")
-    turn.attachments.append(notice)
-    return [*turn.tool_results, notice]
+    turn.attachments.extend([note, notice])
+    return [*turn.tool_results, note, notice]
 
 
 def _hook_raised(turn: _Turn, tool_uses: list[Any], deps: QueryDeps, error: HookError) -> list[Any]:
@@ -1052,6 +1200,8 @@ def _model_error(error: Exception, turn_count: int) -> Terminal:
         return Terminal(reason="prompt_too_long", turn_count=turn_count, error=said)
     if isinstance(error, anthropic.BadRequestError) and "image" in said.lower():
         return Terminal(reason="image_error", turn_count=turn_count, error=said)
+    if isinstance(error, anthropic.APIStatusError):  # an API error response (Claude Code 2.1.332 names it so)
+        return Terminal(reason="api_error", turn_count=turn_count, error=f"API error: {_error_text(error)}")
     return Terminal(reason="model_error", turn_count=turn_count, error=f"API error: {_error_text(error)}")
 
 
@@ -1128,6 +1278,39 @@ def _hook_stopped(turn: _Turn, deps: QueryDeps) -> SystemMessage | None:
     return None
 
 
+def _malformed_tool_use(params: QueryParams, turn: _Turn) -> list[Any]:
+    """``stop_reason`` says ``tool_use`` but no tool_use block came (Claude Code 2.1.332's handling).
+
+    While ``RecoveryOptions.malformed_tool_use_retries`` allows, the response is withdrawn (a
+    tombstone: it never reaches a request) and a note asks again (``malformed_tool_use_retry``);
+    then the run ends ``malformed_tool_use_exhausted``.
+    """
+    options, state, deps = params.recovery, turn.state, params.deps
+    assert options is not None
+    if state.malformed_tool_use_retries >= options.malformed_tool_use_retries:
+        said = (f"The model's stop_reason was tool_use without a tool_use block "
+                f"{state.malformed_tool_use_retries + 1} times in this turn, so the loop ends here.")
+        notice = _system(deps, "stop_reason_without_tool_use", said, "error")
+        turn.attachments.append(notice)
+        turn.terminal = Terminal(reason="malformed_tool_use_exhausted", turn_count=state.turn_count, error=said)
+        return [notice]
+    attempt = state.malformed_tool_use_retries + 1
+    why = "malformed_tool_use_retry: stop_reason tool_use without a tool_use block"
+    out: list[Any] = [TombstoneMessage(uuid=deps.uuid(), target_uuid=m.uuid, reason=why)
+                      for m in turn.assistant_messages]
+    notice = _system(deps, "stop_reason_without_tool_use",
+                     f"The model's stop_reason was tool_use but it sent no tool_use block: its response is set aside "
+                     f"and it is asked again ({attempt}/{options.malformed_tool_use_retries}).", "warning")
+    note = user_message(reminder(MALFORMED_TOOL_USE_MESSAGE), is_meta=True, uuid=deps.uuid())
+    out += [notice, note]
+    turn.attachments.extend(out)
+    turn.rewritten = (*turn.messages_for_query, *turn.attachments)
+    turn.transition = Continue(reason="malformed_tool_use_retry", attempt=attempt,
+                               detail=tr("asking again {attempt}/{limit}", attempt=attempt,
+                                         limit=options.malformed_tool_use_retries))
+    return out
+
+
 def _stop_notices(turn: _Turn, params: QueryParams) -> list[SystemMessage]:
     """Warnings when a response asks for no tools but its stop_reason says something else.
 
@@ -1140,7 +1323,7 @@ def _stop_notices(turn: _Turn, params: QueryParams) -> list[SystemMessage]:
                         "The model's stop_reason was tool_use but it sent no tool_use block; nothing to run.", "warning")]
     if stop_reason == "max_tokens" and _recovers_max_tokens(params.recovery):
         state = turn.state
-        limit = state.max_output_tokens_override or params.max_tokens
+        limit = turn.max_tokens or state.max_output_tokens_override or params.max_tokens
         return [_system(deps, "max_output_tokens",
                         f"The response was cut at max_tokens ({limit:,}) again after recovery "
                         f"({'escalated, ' if state.max_output_tokens_override else ''}"

@@ -3,8 +3,9 @@
 queryLoop() goes round again without a new turn when a response was cut at ``max_tokens``
 (``max_output_tokens_escalate``, then ``max_output_tokens_recovery``), when the API said the
 prompt is too long (``collapse_drain_retry``, then ``reactive_compact_retry``) and when a turn
-ends under its token budget (``token_budget_continuation``); it asks a fallback model after
-repeated overloads. Each decision here is a pure function (tested as a table in
+ends under its token budget (``token_budget_continuation``). Inside one request it asks again:
+after a stream that broke part-way (the streaming fallback, ``decide_attempt``) and after
+overloads, then of a fallback model. Each decision here is a pure function (tested as a table in
 ``tests/test_recovery.py``); ``state_changes`` says what each continue changes in the State.
 The loop (``query.py``) applies the answers. A ``Continue``'s ``detail`` is UI text, made in the
 learner's language (``tr``). This module knows nothing about streaming, tools or how a compaction is made.
@@ -23,6 +24,10 @@ from .state import Continue, State, TokenBudgetTracking
 
 __all__ = [
     "RESUME_MESSAGE",
+    "MALFORMED_TOOL_USE_MESSAGE",
+    "STREAM_RESUME_MESSAGE",
+    "AttemptStep",
+    "Failure",
     "FallbackStep",
     "MaxTokensCut",
     "PromptTooLong",
@@ -31,24 +36,45 @@ __all__ = [
     "Withheld",
     "budget_message",
     "budget_summary",
+    "decide_attempt",
     "decide_fallback",
     "decide_recovery",
     "decide_token_budget",
     "is_overloaded",
     "is_prompt_too_long",
+    "reminder",
     "state_changes",
 ]
 
 RESUME_MESSAGE = ("Your last response was cut off by the output token limit. Continue exactly where it stopped, "
                   "mid-sentence if that is where it was: no apology, no recap of what you already wrote. "
                   "If much is left, do it in smaller pieces.")
-"""The meta user message of ``max_output_tokens_recovery`` (the source's asks the same: resume directly,
-no apology, no recap)."""
+"""The note of ``max_output_tokens_recovery`` (the source's asks the same: resume directly, no apology,
+no recap); sent as a ``reminder`` block, as Claude Code 2.1.332 sends its own."""
+
+STREAM_RESUME_MESSAGE = ("Your last response broke off: the stream failed after the text above, and the tool call "
+                         "you had started was dropped unfinished. Continue from where the text stopped, and make "
+                         "that tool call again if you still need it.")
+"""The note of ``streaming_fallback_resume`` (dreamloop's words): the finished text stays, the cut call is gone."""
+
+
+MALFORMED_TOOL_USE_MESSAGE = ("Your last response said it stopped for a tool call (stop_reason tool_use), but it held "
+                              "no tool_use block, so nothing ran and it was set aside. If you meant to call a tool, "
+                              "send the call now; otherwise give your answer.")
+"""The note of ``malformed_tool_use_retry`` (dreamloop's words)."""
+
+
+def reminder(text: str) -> str:
+    """``text`` as a ``<system-reminder>`` block, the form Claude Code gives the notes the loop adds for the
+    model (the tag is its format; every note's text here is dreamloop's own)."""
+    return f"<system-reminder>\n{text}\n</system-reminder>"
 
 
 class RecoveryOptions(BaseModel):
-    """Which recovery branches are on (``QueryParams.recovery``; each its own flag, all on by default here,
-    the switch itself off by default: ``recovery=None``), and their bounds.
+    """Which recovery branches are on (``QueryParams.recovery``; each its own flag, the switch itself off by
+    default: ``recovery=None``), and their bounds. ``RecoveryOptions()`` is the source texts' loop (every
+    branch they name on); ``RecoveryOptions.observed()`` is what Claude Code 2.1.332 did, as the
+    ``dreamloop compare`` scenarios saw it (``dreamloop run``'s default).
 
     * ``max_output_tokens_escalate``: the first ``max_tokens`` cut of a turn sends the same request
       once more with ``max_tokens`` raised to ``escalated_max_tokens`` (the source's
@@ -58,10 +84,22 @@ class RecoveryOptions(BaseModel):
     * ``collapse_drain_retry``: after ``prompt is too long``, commit every staged context
       collapse at once and retry (it loses least; needs ``ContextOptions.context_collapse``).
     * ``reactive_compact_retry``: then compact the conversation once a turn and retry.
-    * ``overloads_before_fallback``: with ``QueryParams.fallback_model`` set, how many overloaded
-      attempts in a row (HTTP 529 after the SDK's own retries, or an ``overloaded_error`` event in a
-      200 stream) before the fallback model takes over (the source's ``MAX_529_RETRIES``, 3); the
-      fallback model gets as many, then the run ends ``model_error``.
+    * ``overloads_before_fallback``: how many overloaded attempts in a row (each HTTP 529, which
+      the SDK does not retry: the loop counts it; or an ``overloaded_error`` event in a 200 stream)
+      before ``QueryParams.fallback_model`` takes over (the source's ``MAX_529_RETRIES``, 3); the
+      fallback model gets as many, then the run ends ``api_error``. It also bounds the streaming
+      fallback: at most this many broken attempts in a row per model.
+    * ``streaming_fallback``: a stream that breaks part-way (an error event, a dropped connection)
+      is asked again, and what it showed and is not kept is tombstoned (``decide_attempt``);
+      ``streaming_fallback_max_tokens``: the output limit of the non-streaming request it may
+      send (Claude Code 2.1.332 sent 64,000 where its default is 128,000).
+    * ``max_tokens_exhausted``: how a run ends when a response is still cut at ``max_tokens``
+      after the recovery above ran out: ``completed`` (the source text) or ``api_error`` (Claude
+      Code 2.1.332).
+    * ``malformed_tool_use_retries``: a response whose ``stop_reason`` is ``tool_use`` without a
+      tool_use block is asked again this many times with a note (``malformed_tool_use_retry``),
+      then the run ends ``malformed_tool_use_exhausted`` (Claude Code 2.1.332: 2); 0: the run ends
+      ``completed`` at once, with a warning (dreamloop's earlier choice, F4).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -72,6 +110,19 @@ class RecoveryOptions(BaseModel):
     collapse_drain_retry: bool = True
     reactive_compact_retry: bool = True
     overloads_before_fallback: int = Field(default=3, ge=1)
+    streaming_fallback: bool = True
+    streaming_fallback_max_tokens: int = Field(default=64_000, ge=1)
+    max_tokens_exhausted: Literal["completed", "api_error"] = "completed"
+    malformed_tool_use_retries: int = Field(default=0, ge=0)
+
+    @classmethod
+    def observed(cls, **changes: Any) -> "RecoveryOptions":
+        """What Claude Code 2.1.332 did, as the ``dreamloop compare`` scenarios saw it: no escalation
+        (``max_tokens_*``), a run whose cuts outlast the resumes ends ``api_error``, a response that says
+        ``tool_use`` without the block is asked again twice (``tool_use_without_block``); every other
+        branch on. ``changes`` override fields (``observed(max_output_tokens_escalate=True)``)."""
+        return cls(**{"max_output_tokens_escalate": False, "max_tokens_exhausted": "api_error",
+                      "malformed_tool_use_retries": 2, **changes})
 
 
 class TokenBudget(BaseModel):
@@ -234,20 +285,103 @@ FallbackStep = Literal["retry", "fallback"]
 """After an overloaded attempt: ask the same model again, or switch to the fallback model."""
 
 
-def decide_fallback(overloads: int, *, has_fallback: bool, switched: bool, limit: int) -> FallbackStep | None:
+def decide_fallback(overloads: int, *, has_fallback: bool, switched: bool, limit: int,
+                    retries: int | None = None) -> FallbackStep | None:
     """After an overloaded attempt: ``"retry"``, ``"fallback"`` or None (the error ends the run).
 
     ``overloads``: overloaded attempts in a row so far, this one included (0: this attempt failed
     some other way, which no retry mends); ``has_fallback``: a fallback model is set;
-    ``switched``: it is already in use; ``limit``: ``RecoveryOptions.overloads_before_fallback``.
-    Without a fallback model there is no retry here (the SDK's own retries were all there is);
-    each model gets ``limit`` attempts in a row.
+    ``switched``: it is already in use; ``limit``: ``RecoveryOptions.overloads_before_fallback``;
+    ``retries``: how often a model without a fallback is asked again (the client's ``max_retries``,
+    as Claude Code retries a 529 with no fallback model; None: ``limit - 1``). Each model with a
+    fallback gets ``limit`` attempts in a row; then the fallback model, once.
     """
-    if not overloads or not has_fallback:
+    if not overloads:
         return None
+    if not has_fallback:
+        return "retry" if overloads <= (limit - 1 if retries is None else retries) else None
     if overloads < limit:
         return "retry"
     return None if switched else "fallback"
+
+
+@dataclass(frozen=True)
+class Failure:
+    """One attempt at a request that failed, as the loop saw it.
+
+    ``kind``: ``"http"`` (an error response: no stream), ``"error_event"`` (an ``error`` event in a
+    200 stream), ``"dropped"`` (the connection dropped mid-stream), ``"other"`` (anything else: an
+    incomplete or malformed stream, a connection that never answered); ``overloaded``: HTTP 529 or an
+    ``overloaded_error`` event; ``not_found``: HTTP 404 (a retired or unknown model);
+    ``finished_text`` / ``finished_tool_use``: a text (or thinking) block / a tool_use block of the
+    broken stream was complete.
+    """
+
+    kind: Literal["http", "error_event", "dropped", "other"]
+    overloaded: bool = False
+    not_found: bool = False
+    finished_text: bool = False
+    finished_tool_use: bool = False
+
+
+AttemptStep = Literal["retry", "fallback", "non_streaming", "resend", "resume", "keep"]
+"""What the loop does after a failed attempt (``decide_attempt``):
+
+* ``retry``: the same request again (after an overload);
+* ``fallback``: the same request to the fallback model, for the rest of the run;
+* ``non_streaming``: the same request again without streaming, at a lower output limit;
+* ``resend``: the same request again, streaming;
+* ``resume``: keep the finished blocks, drop the cut call, a note asks the model to go on
+  (``streaming_fallback_resume``);
+* ``keep``: keep the finished blocks and go on as if the response had ended there (its calls run).
+"""
+
+
+def decide_attempt(failure: Failure, *, overloads: int, failures: int, has_fallback: bool, switched: bool,
+                   options: RecoveryOptions | None, retries: int | None = None) -> AttemptStep | None:
+    """After a failed attempt at a request: what next, or None (the error ends the run).
+
+    ``overloads``: overloaded attempts in a row (this one included), across the run's requests to
+    this model; ``failures``: failed attempts of any kind in a row (this one included), likewise (both
+    reset when a response arrives whole, and when the fallback model takes over);
+    ``options``: the recovery options (None: recovery off, only the fallback model acts).
+
+    The model fallback first: a 404, or ``overloads_before_fallback`` overloads in a row, hand over
+    to the fallback model (once a run). An HTTP overload is asked again (``decide_fallback``). A
+    broken stream, with ``streaming_fallback`` on, as Claude Code 2.1.332 did it: a dropped
+    connection is sent again; after an error event, a finished tool_use is kept (its call runs), a
+    finished text is kept and resumed, nothing finished is sent again without streaming. Bounds:
+    each model gets at most ``overloads_before_fallback`` failed attempts in a row (or, without a
+    fallback model, the client's ``retries`` + 1 when that is more, as for HTTP 529), so a request
+    costs at most twice that many attempts with a fallback model. Pure: the loop applies the answer.
+
+    Example::
+
+        decide_attempt(Failure("error_event", overloaded=True), overloads=1, failures=1,
+                       has_fallback=False, switched=False, options=RecoveryOptions())
+        # 'non_streaming'
+    """
+    limit = (options or RecoveryOptions()).overloads_before_fallback
+    if has_fallback and not switched and (failure.not_found or failure.overloaded and overloads >= limit):
+        return "fallback"
+    streaming_fallback = options is not None and options.streaming_fallback
+    most = max(limit, retries + 1) if retries is not None and not has_fallback else limit
+    if failures >= most and not (failure.kind == "http" and failures == overloads):
+        return None  # the bound: too many failed attempts in a row (an unbroken run of 529s: decide_fallback's)
+    if failure.kind == "http" or failure.overloaded and not streaming_fallback:
+        if failure.kind != "http" and not has_fallback:  # an error event: the SDK never retried those
+            return None
+        return decide_fallback(overloads if failure.overloaded else 0, has_fallback=has_fallback,
+                               switched=switched, limit=limit, retries=retries if failure.kind == "http" else None)
+    if not streaming_fallback or failure.kind == "other" or failures >= limit:
+        return None
+    if failure.overloaded and overloads >= limit:  # this model had its overloads (and no fallback is left)
+        return None
+    if failure.kind == "dropped":
+        return "resend"
+    if failure.finished_tool_use:
+        return "keep"
+    return "resume" if failure.finished_text else "non_streaming"
 
 
 # ---------------------------------------------------------------------------
@@ -255,7 +389,7 @@ def decide_fallback(overloads: int, *, has_fallback: bool, switched: bool, limit
 
 
 _PER_TURN = {"max_output_tokens_recovery_count": 0, "has_attempted_reactive_compact": False,
-             "max_output_tokens_override": None}
+             "max_output_tokens_override": None, "malformed_tool_use_retries": 0}
 
 
 def state_changes(state: State, transition: Continue) -> dict[str, Any]:
@@ -283,6 +417,8 @@ def state_changes(state: State, transition: Continue) -> dict[str, Any]:
         return {**cleared, "max_output_tokens_recovery_count": transition.attempt}
     if reason == "reactive_compact_retry":
         return {**cleared, "has_attempted_reactive_compact": True}
+    if reason == "malformed_tool_use_retry":
+        return {**cleared, "malformed_tool_use_retries": transition.attempt}
     if reason == "token_budget_continuation":
         before = state.token_budget_tracking or TokenBudgetTracking()
         used = transition.output_tokens or 0

@@ -24,6 +24,8 @@ ContinueReason = Literal[
     "collapse_drain_retry",
     "stop_hook_blocking",
     "token_budget_continuation",
+    "streaming_fallback_resume",
+    "malformed_tool_use_retry",
 ]
 """Why the loop went round again (``transition.reason`` in queryLoop()).
 
@@ -34,6 +36,10 @@ ContinueReason = Literal[
 * ``collapse_drain_retry``: prompt too long; drain staged context collapses first (loses less).
 * ``stop_hook_blocking``: a stop hook's error goes back to the model as feedback.
 * ``token_budget_continuation``: a nudge about the remaining token budget.
+* ``streaming_fallback_resume``: a stream broke after a finished text; it stays, the cut call is
+  dropped, a note asks the model to go on (dreamloop's name for what Claude Code 2.1.332 did).
+* ``malformed_tool_use_retry``: ``stop_reason`` said ``tool_use`` but no tool_use block came; asked
+  again with a note (dreamloop's name for what Claude Code 2.1.332 did, twice at most).
 """
 
 TerminalReason = Literal[
@@ -47,6 +53,8 @@ TerminalReason = Literal[
     "image_error",
     "stop_hook_prevented",
     "hook_stopped",
+    "api_error",
+    "malformed_tool_use_exhausted",
 ]
 """Why the loop ended (``Terminal.reason`` in queryLoop()).
 
@@ -54,13 +62,20 @@ TerminalReason = Literal[
 * ``aborted_streaming`` / ``aborted_tools``: the abort signal fired while the model
   streamed / while tools ran.
 * ``max_turns``: the next turn would exceed ``max_turns`` (``Terminal.turn_count`` is that next turn).
-* ``model_error``: an API error or an incomplete stream that no branch recovered.
+* ``model_error``: a model call that failed without an API error response (a dropped or
+  malformed stream, no connection) and no branch recovered (the source text's name for every
+  unrecovered model error).
+* ``api_error``: an API error response ended the run (overloads with no fallback left, an error
+  event, a 5xx after the retries, ``max_tokens`` cuts that outlasted recovery): Claude Code
+  2.1.332's name, beside ``model_error``.
 * ``prompt_too_long``: the API said the prompt is too long and recovery failed.
 * ``blocking_limit``: the context is over the hard limit before the request (no call made).
 * ``image_error``: an image or media error from the API.
 * ``stop_hook_prevented``: a stop hook prevented continuation, or the runaway guard fired.
 * ``hook_stopped``: a hook stopped the loop while tools ran (``continue: false``), or a Python
   hook raised (``Terminal.error`` says so; the ``HookError`` then leaves the loop, the history closed).
+* ``malformed_tool_use_exhausted``: ``stop_reason`` kept saying ``tool_use`` without a tool_use
+  block (Claude Code 2.1.332's name).
 """
 
 
@@ -91,7 +106,7 @@ class Terminal(BaseModel):
     there it is the turn the loop refused to start (``max_turns + 1``, the
     source's ``turnCount: nextTurnCount``, the same number the
     ``max_turns_reached`` attachment carries). ``error`` carries the error text
-    for ``model_error`` / ``prompt_too_long`` (never put in history).
+    for ``model_error`` / ``api_error`` / ``prompt_too_long`` (never put in history).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -155,6 +170,8 @@ class State(BaseModel):
     * ``token_budget_tracking``: the token budget's bookkeeping (``TokenBudgetTracking``), if a
       budget is set; carried across every pass, never reset within a run (the source keeps it in a
       local of queryLoop(), ``budgetTracker``).
+    * ``malformed_tool_use_retries``: ``malformed_tool_use_retry`` passes so far this turn
+      (dreamloop's own field; reset at ``next_turn``).
     * ``tool_use_context`` (``toolUseContext``): tools, abort signal, permissions; not serialized.
 
     Which fields each ``continue`` changes: ``dreamloop.recovery.state_changes``. The per-turn
@@ -175,6 +192,7 @@ class State(BaseModel):
     stop_hook_active: bool = False
     stop_hook_blocks: int = 0
     token_budget_tracking: TokenBudgetTracking | None = None
+    malformed_tool_use_retries: int = 0
     tool_use_context: Any = Field(default=None, exclude=True, repr=False)
 
     @field_validator("messages", mode="before")

@@ -190,12 +190,12 @@ async def test_json_replies_and_api_errors_are_recorded_and_replayed_too(tmp_pat
     from dreamloop.scripts import http_error
 
     path = tmp_path / "json.cassette.jsonl"
-    model = dl.offline([http_error(529, retry_after_ms=1), dl.reply("Hi there.")], record=path)
+    model = dl.offline([http_error(500, retry_after_ms=1), dl.reply("Hi there.")], record=path)
     request = {"model": model.model, "max_tokens": 64, "messages": [{"role": "user", "content": "hi"}]}
-    first = await model.client.messages.create(**request)  # not streamed; the SDK retries the 529
+    first = await model.client.messages.create(**request)  # not streamed; the SDK retries the 500
     lines = [json.loads(line) for line in path.read_text().splitlines()[1:]]
-    assert [(r["status"], "body" in r) for r in lines] == [(529, True), (200, True)]
-    assert lines[0]["body"]["error"]["type"] == "overloaded_error"
+    assert [(r["status"], "body" in r) for r in lines] == [(500, True), (200, True)]
+    assert lines[0]["body"]["error"]["type"] == "api_error"
 
     replay = dl.cassette(path)
     again = await dl.offline(replay).client.messages.create(**request)
@@ -209,7 +209,7 @@ def test_the_command_passes_thinking_through(tmp_path, capsys, monkeypatch):
         assert main(["run", "hi", "--live", "--model", "claude-scripted-1", "--workspace", str(tmp_path),
                      "--thinking-budget", "2048"]) == 0
         body = [r for r in server.api.requests if r.path.endswith("/v1/messages")][0].body
-    assert body["thinking"] == {"type": "enabled", "budget_tokens": 2048} and body["max_tokens"] == 2048 + 4096
+    assert body["thinking"] == {"type": "enabled", "budget_tokens": 2048} and body["max_tokens"] == 64_000  # the model's own limit
     with pytest.raises(SystemExit):
         main(["run", "hi", "--workspace", str(tmp_path), "--thinking-budget", "100"])
     assert "at least 1024" in capsys.readouterr().err

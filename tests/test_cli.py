@@ -200,10 +200,18 @@ def test_exit_5_max_turns(sample, capsys):
 
 
 def test_exit_6_model_error(sample, capsys, live_env):
-    with live_env([S.stream_error("Let me", error_type="overloaded_error")]):
+    with live_env([S.reply("Let me", stop_reason=None)]):  # a stream that ends without message_delta
         status, result, _ = run_json(capsys, "hi", "--live", "--model", "claude-scripted-1",
                                      "--workspace", str(sample))
     assert status == EXIT_CODES["model_error"] == 6
+    assert "Incomplete response" in result["terminal"]["error"]
+
+
+def test_exit_13_api_error_when_an_error_event_has_nothing_left_to_try(sample, capsys, live_env):
+    with live_env([S.stream_error("Let me", error_type="overloaded_error")] * 3):
+        status, result, _ = run_json(capsys, "hi", "--live", "--model", "claude-scripted-1",
+                                     "--workspace", str(sample), "--no-recovery-branch", "streaming_fallback")
+    assert status == EXIT_CODES["api_error"] == 13
     assert "overloaded_error" in result["terminal"]["error"]
 
 
@@ -278,24 +286,30 @@ def test_exit_7_prompt_too_long_after_recovery_tried_and_without_it(sample, caps
     assert result["switches"]["recovery"] is False
 
 
-def test_exit_6_model_error_after_the_fallback_model_was_overloaded_too(sample, capsys, live_env):
-    with live_env([S.http_error(529, retry_after_ms=1)] * 18) as server:
+def test_exit_13_api_error_after_the_fallback_model_was_overloaded_too(sample, capsys, live_env):
+    with live_env([S.http_error(529, retry_after_ms=1)] * 6) as server:
         status, result, _ = run_json(capsys, "hi", "--live", "--model", "claude-scripted-1", "--workspace",
                                      str(sample), "--fallback-model", "claude-fallback-1")
         models = [r.body["model"] for r in server.api.requests if r.path.endswith("/v1/messages")]
-    assert status == EXIT_CODES["model_error"] == 6
-    assert models == ["claude-scripted-1"] * 9 + ["claude-fallback-1"] * 9  # 3 attempts each, 3 requests per attempt
+    assert status == EXIT_CODES["api_error"] == 13
+    assert models == ["claude-scripted-1"] * 3 + ["claude-fallback-1"] * 3  # each 529 counted, as Claude Code does
     assert result["switches"]["fallback_model"] == "claude-fallback-1"
     assert [m["subtype"] for m in result["transcript"] if m["type"] == "system"].count("model_fallback") == 1
 
 
-def test_exit_0_when_the_resumes_are_exhausted_and_a_budget_continues(sample, capsys, live_env):
+def test_exit_13_when_the_resumes_are_exhausted_and_the_texts_way_with_flags(sample, capsys, live_env):
     cut = S.reply("more and more", stop_reason="max_tokens")
-    with live_env([cut] * 5 + [S.reply("short")] * 4) as server:
+    with live_env([cut] * 4 + [cut] * 5 + [S.reply("short")] * 4) as server:
         status, result, _ = run_json(capsys, "hi", "--live", "--model", "claude-scripted-1",
                                      "--workspace", str(sample))
+        assert status == 13 and result["terminal"]["reason"] == "api_error"  # Claude Code 2.1.332: no escalation
+        assert result["usage"]["requests"] == 4 and result["transcript"][-1]["subtype"] == "max_output_tokens"
+        status, result, _ = run_json(capsys, "hi", "--live", "--model", "claude-scripted-1",
+                                     "--workspace", str(sample), "--recovery-branch", "max_output_tokens_escalate",
+                                     "--max-tokens-exhausted", "completed",  # the source text's way
+                                     "--max-tokens", "4096")  # below the escalated 64,000
         assert status == 0 and result["terminal"]["reason"] == "completed"
-        assert result["usage"]["requests"] == 5 and result["transcript"][-1]["subtype"] == "max_output_tokens"
+        assert result["usage"]["requests"] == 5
         status, result, _ = run_json(capsys, "hi", "--live", "--model", "claude-scripted-1",
                                      "--workspace", str(sample), "--token-budget", "5000",
                                      "--no-recovery-branch", "max_output_tokens_escalate")

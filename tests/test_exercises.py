@@ -372,7 +372,8 @@ WHERE = {"completed": "stop", "aborted_streaming": "stream", "aborted_tools": "t
          "stop_hook_prevented": "stop", "hook_stopped": "tools", "next_turn": "next",
          "max_output_tokens_escalate": "recovery", "max_output_tokens_recovery": "recovery",
          "reactive_compact_retry": "recovery", "collapse_drain_retry": "recovery", "stop_hook_blocking": "stop",
-         "token_budget_continuation": "stop"}
+         "token_budget_continuation": "stop", "api_error": "stream", "malformed_tool_use_exhausted": "stop",
+         "streaming_fallback_resume": "stream", "malformed_tool_use_retry": "stop"}
 
 
 def where_decided(reason):

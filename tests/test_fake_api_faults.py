@@ -35,25 +35,25 @@ async def run(model, **params):
     return [item async for item in model.stream(messages=MESSAGES, max_tokens=1024, **params)]
 
 
-async def test_529_is_retried_and_the_retry_takes_the_next_item():
-    model = offline([http_error(529, retry_after_ms=5), reply("Recovered.")])
+async def test_500_is_retried_and_the_retry_takes_the_next_item():
+    model = offline([http_error(500, retry_after_ms=5), reply("Recovered.")])
     *_, final = await run(model)
     assert final.content[0].text == "Recovered."
     requests = model.api.requests
-    assert [r.status for r in requests] == [529, 200]
+    assert [r.status for r in requests] == [500, 200]
     assert [r.script_index for r in requests] == [0, 1]
     assert [r.headers["x-stainless-retry-count"] for r in requests] == ["0", "1"]
     assert model.last_request_id == "req_fake_0002"
 
 
-async def test_529_three_times_exhausts_the_default_retries():
+async def test_529_comes_straight_back_the_loop_counts_it():
     model = offline([http_error(529)] * 3 + [reply("never reached")])
     with pytest.raises(anthropic.OverloadedError) as caught:
         await run(model)
     assert caught.value.status_code == 529
     assert caught.value.type == "overloaded_error" and caught.value.api_message == "Overloaded"
-    assert len(model.api.requests) == 3 and model.api.consumed == 3
-    assert model.last_request_id == "req_fake_0003"
+    assert len(model.api.requests) == 1 and model.api.consumed == 1  # the SDK retries 429/5xx, not 529
+    assert model.last_request_id == "req_fake_0001"
 
 
 async def test_429_becomes_rate_limit_error_when_retries_run_out():

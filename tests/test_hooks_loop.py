@@ -350,7 +350,7 @@ async def test_the_runaway_guard_bounds_the_model_calls(offline, limit):
     assert run.terminal.reason == "stop_hook_prevented"
     assert len(requests_of(model)) == limit + 1  # the first answer, then one per block answered
     assert run.messages[-1].subtype == "stop_hook_guard"
-    assert f"blocked {limit} times in a row (Hooks.max_stop_hook_blocks={limit})" in run.messages[-1].content
+    assert f"blocked {limit} times in this run (Hooks.max_stop_hook_blocks={limit})" in run.messages[-1].content
 
 
 async def test_stop_hook_active_lasts_through_tool_turns_and_the_guard_counts_them(offline):
@@ -376,7 +376,7 @@ async def test_no_stop_hook_after_an_api_error(offline):
     model = offline([S.http_error(500, retry_after_ms=None)] * 5)
     run = query(params(model, Hooks().add("stop", lambda i: called.append(1))))
     await drain(run)
-    assert run.terminal.reason == "model_error" and called == []
+    assert run.terminal.reason == "api_error" and called == []
 
 
 async def test_an_abort_while_stop_hooks_run_kills_them_and_prevents_continuation(offline, tmp_path):

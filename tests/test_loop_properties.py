@@ -101,7 +101,11 @@ CONTEXT = st.builds(_context, st.fixed_dictionaries({name: st.booleans() for nam
 RECOVERY = st.builds(RecoveryOptions, max_output_tokens_escalate=st.booleans(),
                      max_output_tokens_recovery=st.booleans(), max_resumes=st.integers(0, 3),
                      collapse_drain_retry=st.booleans(), reactive_compact_retry=st.booleans(),
-                     overloads_before_fallback=st.integers(1, 3))
+                     overloads_before_fallback=st.integers(1, 3),
+                     streaming_fallback=st.sampled_from([True, True, False]),  # drawn on twice as often
+                     streaming_fallback_max_tokens=st.sampled_from([64_000, 512]),
+                     max_tokens_exhausted=st.sampled_from(["completed", "api_error"]),
+                     malformed_tool_use_retries=st.integers(0, 2))
 
 SWITCHES: dict[str, st.SearchStrategy[Any]] = {
     "max_turns": st.none() | st.integers(min_value=1, max_value=4),
@@ -127,10 +131,12 @@ INVARIANTS = (
     "turn_count_by_next_turn",  # turn_count grows by one at next_turn and only there; recovery passes keep it
     "recovery_bounded",       # per turn: one escalation, at most max_resumes resumes, one reactive compaction,
                               # never two drains in a row; each model gets overloads_before_fallback attempts
+                              # (the streaming fallback's re-asks included)
     "tombstoned_never_sent",  # no request after a tombstone carries the message it withdrew
 )  # fmt: skip
 
 TOOL_TIMEOUT_S = 0.1  # the "hang" tool is stopped by the loop's tool time limit
+MAX_RETRIES = 2  # the offline client's (the SDK's default)
 MODEL = "claude-scripted-1"
 
 
@@ -245,8 +251,10 @@ def model_turns(draw: Any, counter: Any, faults: bool = True) -> Turn:
 @st.composite
 def recovery_turns(draw: Any, counter: Any) -> Turn:
     """What the recovery branches act on: a response cut at max_tokens that asks for no tool (text, maybe
-    signed thinking), an overload (in a 200 stream after some text, or HTTP 529), a prompt that is too long."""
-    kind = draw(st.sampled_from(["cut", "cut", "overloaded", "overloaded", "529", "too_long"]))
+    signed thinking), an overload (in a 200 stream after some text, or HTTP 529), a prompt that is too long,
+    a stream that breaks part-way (the streaming fallback: an error event or a dropped connection before any
+    block finished, inside a tool_use after a finished text, or after a finished tool_use)."""
+    kind = draw(st.sampled_from(["cut", "cut", "overloaded", "overloaded", "529", "too_long", "broken", "broken"]))
     n = next(counter)
     if kind == "cut":
         blocks = [{"type": "thinking", "thinking": f"Plan {n}."}] if draw(st.booleans()) else []
@@ -258,7 +266,32 @@ def recovery_turns(draw: Any, counter: Any) -> Turn:
                                                                                       max_size=1))], fault=fault)
     if kind == "529":
         return Turn(fault=Fault(kind="http_error", status=529, retry_after_ms=1))
+    if kind == "broken":
+        blocks = [{"type": "text", "text": f"Looking into it, {n}."}, *draw(st.lists(tool_use_blocks(counter),
+                                                                                     min_size=1, max_size=2))]
+        where = draw(st.sampled_from(["before", "inside", "after"]))
+        after = (_events_into(blocks, 0, 1) if where == "before" else _events_into(blocks, 1, 1) if where == "inside"
+                 else _events_through(blocks, 1))
+        fault = draw(st.sampled_from(["stream_error", "stream_error", "disconnect"]))
+        return Turn(content=blocks, fault=Fault(
+            kind=fault, after_events=after, **({"error_type": draw(st.sampled_from(["overloaded_error", "api_error"]))}
+                                               if fault == "stream_error" else {})))
     return Turn(fault=Fault(kind="prompt_too_long", status=400))
+
+
+def _events_into(blocks: list[dict[str, Any]], block: int, deltas: int) -> int:
+    from dreamloop.compare.scenarios import events_into, events_through
+
+    try:
+        return events_into(blocks, block, deltas)
+    except ValueError:  # a block with no delta (an empty input): strike right after the block before it
+        return events_through(blocks, block - 1) if block else 1
+
+
+def _events_through(blocks: list[dict[str, Any]], block: int) -> int:
+    from dreamloop.compare.scenarios import events_through
+
+    return events_through(blocks, block)
 
 
 def _insert(events: list[Any], at: int, *new: Any) -> list[Any]:
@@ -510,14 +543,22 @@ def _bounded(trace: Any, switches: dict[str, Any]) -> list[str]:
     for (turn, reason), count in per_turn.items():
         if reason in limits and count > limits[reason]:
             problems.append(f"turn {turn}: {count} × {reason} (at most {limits[reason]})")
-    # one iteration: N attempts of the model, then (once) N of the fallback model: 2N - 1 retry notices at most
-    most = 2 * options.overloads_before_fallback - 1 if switches.get("fallback_model") else 0
+    # one iteration: N failed attempts of the model in a row (N: overloads_before_fallback; without a fallback
+    # model, the client's max_retries + 1 if that is more, as for HTTP 529), then (once) N of the fallback model;
+    # a re-ask (an overload's retry, the streaming fallback's resend) or the switch each says so in one notice
+    limit = options.overloads_before_fallback
+    most = 2 * limit - 1 if switches.get("fallback_model") else max(limit, MAX_RETRIES + 1) - 1
     for point in trace.checkpoints:
-        retries = sum(1 for e in point.events if e["type"] == "system"
-                      and trace.messages[e["uuid"]].subtype in ("api_retry", "model_fallback"))
+        retries = sum(1 for e in point.events if e["type"] == "system" and _asked_again(trace.messages[e["uuid"]]))
         if retries > most:
             problems.append(f"checkpoint {point.index}: {retries} overloaded attempts asked again (at most {most})")
     return problems
+
+
+def _asked_again(message: Any) -> bool:
+    """A notice that the same request went again: an overload's retry, the model fallback, a resend."""
+    step = (message.metadata or {}).get("step") if message.subtype == "streaming_fallback" else None
+    return message.subtype in ("api_retry", "model_fallback") or step in ("resend", "non_streaming")
 
 
 def _never_sent(trace: Any) -> list[str]:

@@ -29,10 +29,12 @@ def test_every_reason_is_named():
 
     assert set(get_args(ContinueReason)) == {
         "next_turn", "max_output_tokens_escalate", "max_output_tokens_recovery", "reactive_compact_retry",
-        "collapse_drain_retry", "stop_hook_blocking", "token_budget_continuation"}
+        "collapse_drain_retry", "stop_hook_blocking", "token_budget_continuation",
+        "streaming_fallback_resume", "malformed_tool_use_retry"}  # the last two: Claude Code 2.1.332, as observed
     assert set(get_args(TerminalReason)) == {
         "completed", "aborted_streaming", "aborted_tools", "max_turns", "model_error", "prompt_too_long",
-        "blocking_limit", "image_error", "stop_hook_prevented", "hook_stopped"}
+        "blocking_limit", "image_error", "stop_hook_prevented", "hook_stopped",
+        "api_error", "malformed_tool_use_exhausted"}  # Claude Code 2.1.332's names
 
 
 def test_import_has_no_side_effects(tmp_path):

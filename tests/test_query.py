@@ -15,7 +15,7 @@ from pydantic import BaseModel
 from dreamloop import scripts as S
 from dreamloop.engine import QueryEngine
 from dreamloop.messages import AttachmentMessage, user_message
-from dreamloop.query import QueryParams, query
+from dreamloop.query import INTERRUPTED_NOTE, INTERRUPTED_TOOLS_NOTE, QueryParams, query
 from dreamloop.tools import builtin_tools, tool
 
 
@@ -115,8 +115,9 @@ async def test_cancelled_task_closes_transcript_and_reraises(offline):
     with pytest.raises(asyncio.CancelledError):
         await task
     assert run.terminal.reason == "aborted_tools"
-    assert [m.type for m in run.messages[-2:]] == ["user", "system"]
-    assert run.messages[-2].message["content"][0]["is_error"] is True
+    assert [m.type for m in run.messages[-3:]] == ["user", "user", "system"]  # the results, the note, the notice
+    assert run.messages[-3].message["content"][0]["is_error"] is True
+    assert run.messages[-2].is_meta and run.messages[-2].message["content"] == INTERRUPTED_TOOLS_NOTE
 
 
 async def test_abort_while_streaming(offline):
@@ -129,6 +130,9 @@ async def test_abort_while_streaming(offline):
     async for _ in engine.submit_message("go on"):
         pass
     assert engine.terminal.reason == "completed"
+    # the next request tells the model the person stopped it (Claude Code's session files show it does too)
+    sent = [r.body for r in model.api.requests if r.path.endswith("/v1/messages")][-1]["messages"]
+    assert [b["text"] for b in sent[-1]["content"]][-2:] == [INTERRUPTED_NOTE, "go on"]
 
 
 async def test_abort_while_streaming_answers_finished_tool_use(offline):
@@ -142,8 +146,8 @@ async def test_abort_while_streaming_answers_finished_tool_use(offline):
                 and event.event.delta.type == "text_delta":
             engine.last_run.abort()
     assert engine.terminal.reason == "aborted_streaming"
-    closing = engine.messages[-2]
-    assert closing.type == "user"
+    closing, note = engine.messages[-3:-1]
+    assert closing.type == "user" and note.message["content"] == INTERRUPTED_NOTE  # the model is told
     assert closing.message["content"][0]["tool_use_id"] == "T1"
     assert closing.message["content"][0]["is_error"] is True
     async for _ in engine.submit_message("again"):
@@ -252,11 +256,11 @@ async def test_max_turns_1_still_runs_the_first_tools(offline):
     assert run.messages[-2].message["content"][0]["content"] == "ok"
 
 
-async def test_unrecovered_api_error_is_model_error(offline):
+async def test_unrecovered_api_error_is_api_error(offline):
     model = offline([S.http_error(500)] * 3)
     run = query(QueryParams(messages="x", model=model))
     events = await drain(run)
-    assert run.terminal.reason == "model_error"
+    assert run.terminal.reason == "api_error"  # an API error response (Claude Code 2.1.332 names it so)
     assert [e.subtype for e in events if e.type == "system"] == ["api_error"]
     assert "500" in run.terminal.error or "Internal" in run.terminal.error
 
@@ -265,7 +269,7 @@ async def test_mid_stream_error_answers_dangling_tool_use(offline):
     model = offline([S.stream_error(S.tool_use("f", {}, id="T1"), "more text", after_events=6)])
     run = query(QueryParams(messages="x", model=model, tools=[noop]))
     await drain(run)
-    assert run.terminal.reason == "model_error"
+    assert run.terminal.reason == "api_error"
     assert run.terminal.error == "API error: overloaded_error: Overloaded"
     kinds = [m.type for m in run.messages]
     assert kinds[-3:] == ["assistant", "user", "system"]

@@ -233,7 +233,7 @@ async def test_abort_when_the_results_arrive_adds_no_second_results_message(offl
     async for _ in engine.submit_message("go on"):
         pass
     last = requests_of(model)[1]["messages"][-1]["content"]
-    assert [b.get("tool_use_id") for b in last] == ["T1", None]  # one result, then the text
+    assert [b.get("tool_use_id") for b in last] == ["T1", None, None]  # one result, the interrupt note, the text
     assert calls == [1]
 
 

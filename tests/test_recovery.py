@@ -12,6 +12,8 @@ from pydantic import ValidationError
 import dreamloop as dl
 
 from dreamloop.recovery import (
+    Failure,
+    decide_attempt,
     MaxTokensCut,
     PromptTooLong,
     RecoveryOptions,
@@ -146,7 +148,8 @@ FALLBACK = [
     ("third: the fallback model", 3, True, False, 3, "fallback"),
     ("the fallback model overloaded too: again", 1, True, True, 3, "retry"),
     ("the fallback model, third time: give up", 3, True, True, 3, None),
-    ("no fallback model: no retry here", 1, False, False, 3, None),
+    ("no fallback model: asked again, as the SDK would", 1, False, False, 3, "retry"),
+    ("no fallback model, third time: give up", 3, False, False, 3, None),
     ("limit 1", 1, True, False, 1, "fallback"),
 ]
 
@@ -164,7 +167,10 @@ CLEARED = {"stop_hook_active": False}  # the source text clears it on every path
 
 CHANGES = [
     (Continue(reason="next_turn"), {"turn_count": 5, "max_output_tokens_recovery_count": 0,
-                                    "has_attempted_reactive_compact": False, "max_output_tokens_override": None}),
+                                    "has_attempted_reactive_compact": False, "max_output_tokens_override": None,
+                                    "malformed_tool_use_retries": 0}),
+    (Continue(reason="malformed_tool_use_retry", attempt=2), {**CLEARED, "malformed_tool_use_retries": 2}),
+    (Continue(reason="streaming_fallback_resume"), CLEARED),
     (Continue(reason="max_output_tokens_escalate", max_tokens=64_000),
      {**CLEARED, "max_output_tokens_override": 64_000}),
     (Continue(reason="max_output_tokens_recovery", attempt=3), {**CLEARED, "max_output_tokens_recovery_count": 3}),
@@ -212,3 +218,47 @@ def test_a_token_budget_is_a_whole_number(budget):
     with pytest.raises(ValidationError, match="a whole number of output tokens"):
         dl.QueryParams(messages="go", model=dl.offline([]), token_budget=budget)
     assert dl.QueryParams(messages="go", model=dl.offline([]), token_budget=5000).token_budget.total == 5000
+
+
+ATTEMPTS = [  # (case, failure, overloads, failures, has_fallback, switched, options, expected)
+    ("529, no fallback: again", Failure("http", overloaded=True), 1, 1, False, False, None, "retry"),
+    ("529 three times, no fallback: give up", Failure("http", overloaded=True), 3, 3, False, False, None, None),
+    ("529 three times: the fallback model", Failure("http", overloaded=True), 3, 3, True, False, None, "fallback"),
+    ("404 with a fallback model: at once", Failure("http", not_found=True), 0, 1, True, False, None, "fallback"),
+    ("404 without: the error stands", Failure("http", not_found=True), 0, 1, False, False, None, None),
+    ("429 (the SDK retried): the error stands", Failure("http"), 0, 1, True, False, None, None),
+    ("error event, nothing finished: non-streaming", Failure("error_event", overloaded=True), 1, 1, False, False,
+     RecoveryOptions(), "non_streaming"),
+    ("error event after a text: resume", Failure("error_event", overloaded=True, finished_text=True), 1, 1,
+     False, False, RecoveryOptions(), "resume"),
+    ("error event after a tool_use: keep", Failure("error_event", overloaded=True, finished_text=True,
+                                                   finished_tool_use=True), 1, 1, False, False,
+     RecoveryOptions(), "keep"),
+    ("dropped connection: resend", Failure("dropped", finished_tool_use=True), 0, 1, False, False,
+     RecoveryOptions(), "resend"),
+    ("streaming fallback off: an error event ends the run", Failure("error_event", overloaded=True), 1, 1,
+     False, False, RecoveryOptions(streaming_fallback=False), None),
+    ("streaming fallback off, fallback model: asked again", Failure("error_event", overloaded=True), 1, 1,
+     True, False, RecoveryOptions(streaming_fallback=False), "retry"),
+    ("mid-stream overloads reach the fallback model", Failure("error_event", overloaded=True, finished_text=True),
+     3, 3, True, False, RecoveryOptions(), "fallback"),
+    ("the bound: three broken streams in a row", Failure("dropped"), 0, 3, False, False, RecoveryOptions(), None),
+    ("the bound holds for the fallback model too", Failure("dropped"), 0, 3, True, True, RecoveryOptions(), None),
+    ("an incomplete stream is not asked again", Failure("other"), 0, 1, True, False, RecoveryOptions(), None),
+]
+
+
+@pytest.mark.parametrize("failure, overloads, failures, has_fallback, switched, options, expected",
+                         [c[1:] for c in ATTEMPTS], ids=[c[0] for c in ATTEMPTS])
+def test_decide_attempt(failure, overloads, failures, has_fallback, switched, options, expected):
+    assert decide_attempt(failure, overloads=overloads, failures=failures, has_fallback=has_fallback,
+                          switched=switched, options=options, retries=2) == expected
+
+
+def test_observed_options_are_claude_codes_and_the_default_is_the_texts():
+    text, seen = RecoveryOptions(), RecoveryOptions.observed()
+    assert text.max_output_tokens_escalate and text.max_tokens_exhausted == "completed"
+    assert text.malformed_tool_use_retries == 0 and text.streaming_fallback
+    assert not seen.max_output_tokens_escalate and seen.max_tokens_exhausted == "api_error"
+    assert seen.malformed_tool_use_retries == 2 and seen.streaming_fallback
+    assert RecoveryOptions.observed(max_output_tokens_escalate=True).max_output_tokens_escalate

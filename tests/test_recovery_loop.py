@@ -23,7 +23,7 @@ from dreamloop.engine import QueryEngine, load_transcript
 from dreamloop.fake_api import recorded_turn
 from dreamloop.messages import normalize_messages_for_api
 from dreamloop.query import QueryParams, query
-from dreamloop.recovery import RESUME_MESSAGE, RecoveryOptions
+from dreamloop.recovery import RESUME_MESSAGE, RecoveryOptions, reminder
 from dreamloop.tools import tool
 from dreamloop.trace import Trace
 
@@ -93,7 +93,7 @@ async def test_an_always_truncating_model_makes_five_requests_and_ends_completed
     # each resume: the cut message as streamed, then the recovery message; every response its own message
     last = sent[-1]["messages"]
     assert [m["role"] for m in last] == ["user", "assistant", "user", "assistant", "user", "assistant", "user"]
-    assert last[2]["content"] == [{"type": "text", "text": RESUME_MESSAGE}]
+    assert last[2]["content"] == [{"type": "text", "text": reminder(RESUME_MESSAGE)}]  # a <system-reminder> block
     assert [m["content"][0]["text"] for m in last[1::2]] == [f"part {i} of a very long essay" for i in (1, 2, 3)]
 
 
@@ -159,7 +159,7 @@ async def test_f15_signed_thinking_stays_byte_identical_and_the_resumed_response
     assert [m["role"] for m in sent] == ["user", "assistant", "user"]
     assert sent[1]["content"] == [b.model_dump(mode="json", exclude_none=True) for b in first.message.content]
     assert sent[1]["content"][0]["signature"] == first.message.content[0].signature  # never edited
-    assert sent[2]["content"][0]["text"] == RESUME_MESSAGE
+    assert sent[2]["content"][0]["text"] == reminder(RESUME_MESSAGE)
     assert second.message.content[0].text == "find the form." and first.uuid != second.uuid
     assert [m.type for m in run.state.messages] == ["user", "assistant", "user"]  # the second comes after
 
@@ -284,15 +284,15 @@ async def test_f7_overloaded_inside_a_200_stream_tombstones_the_partial_and_fall
         [1, 2, 3, 4]
 
 
-@pytest.mark.parametrize("fallback, max_retries, requests", [
-    (None, 0, 1), ("claude-fallback-1", 0, 6), (None, 2, 3), ("claude-fallback-1", 2, 18)],
+@pytest.mark.parametrize("fallback, max_retries, requests", [  # the loop counts each 529 (the SDK retries none)
+    (None, 0, 1), ("claude-fallback-1", 0, 6), (None, 2, 3), ("claude-fallback-1", 2, 6)],
     ids=["no fallback", "fallback", "no fallback, SDK retries", "fallback, SDK retries"])
 async def test_an_always_overloaded_model_is_bounded(offline, fallback, max_retries, requests):
     model = offline(lambda body, i: S.http_error(529, retry_after_ms=1), max_retries=max_retries)
     run = query(params(model, fallback_model=fallback))
     await drain(run)
     assert len(bodies(model)) == requests
-    assert run.terminal.reason == "model_error" and "overloaded" in run.terminal.error
+    assert run.terminal.reason == "api_error" and "overloaded" in run.terminal.error
     assert run.messages[0].type == "user" and {m.type for m in run.messages[1:]} == {"system"}  # notices only
     assert run.messages[-1].subtype == "api_error"
 
@@ -303,7 +303,7 @@ async def test_f7_after_the_bound_with_a_fallback_the_transcript_stays_valid(off
     engine = QueryEngine(model=model, tools=[reader()], transcript=tmp_path / "t.jsonl", fallback_model="fb",
                          deps=QueryDeps(uuid=counting_uuids()))
     [e async for e in engine.submit_message("go")]
-    assert engine.terminal.reason == "model_error"
+    assert engine.terminal.reason == "api_error"
     assert len(bodies(model)) == 6
     loaded = load_transcript(tmp_path / "t.jsonl")
     sent = normalize_messages_for_api([*loaded, dl.user_message("next")])
@@ -436,3 +436,157 @@ async def test_after_a_reactive_compaction_the_next_prompt_and_a_resume_send_fro
     async for _ in resumed.submit_message("still there?"):
         pass
     assert resumed.terminal.reason == "completed" and len(bodies(model)) == before + 2
+
+
+# ---------------------------------------------------------------------------
+# The streaming fallback: a stream that breaks part-way (Claude Code 2.1.332, as observed by the
+# `dreamloop compare` scenarios stream_error_* and disconnect_*)
+
+SF = RecoveryOptions.observed()
+
+
+def events_into(blocks, block, deltas=1):
+    from dreamloop.compare.scenarios import events_into as into
+
+    return into(blocks, block, deltas)
+
+
+@pytest.mark.parametrize("streaming_tools", [False, True], ids=["tools after", "streaming tools"])
+async def test_an_error_event_before_any_block_is_asked_again_without_streaming(offline, streaming_tools):
+    blocks = [S.text("Let me look at the configuration first.")]
+    broken = S.Turn(content=blocks, fault=S.Fault(kind="stream_error", after_events=events_into(blocks, 0, 2)))
+    model = offline([broken, S.reply("value is 1.")])
+    run = query(params(model, recovery=SF, max_tokens=128_000, streaming_tool_execution=streaming_tools))
+    events = await drain(run)
+    sent = model.api.requests
+    assert [(r.streamed, r.body["max_tokens"]) for r in sent if r.path.endswith("/v1/messages")] == [
+        (True, 128_000), (False, 64_000)]  # non-streaming, at the lower limit
+    assert bodies(model)[1]["messages"] == bodies(model)[0]["messages"]
+    (tombstone,) = [e for e in events if e.type == "tombstone"]
+    assert tombstone.message["content"][0]["text"].startswith("Let me")  # what was shown, withdrawn
+    assert [m.type for m in run.messages if m.type in ("user", "assistant")] == ["user", "assistant"]
+    assert run.terminal.reason == "completed" and transitions(run) == [(1, None)]
+
+
+async def test_an_error_event_inside_a_tool_use_keeps_the_text_and_resumes(offline):
+    ran: list[str] = []
+    blocks = [S.text("Reading."), S.tool_use("Read", {"path": "a"})]
+    broken = S.Turn(content=blocks, fault=S.Fault(kind="stream_error", after_events=events_into(blocks, 1, 1)))
+    model = offline([broken, S.reply("Reading.", S.tool_use("Read", {"path": "b"})), S.reply("done")])
+    run = query(params(model, tools=[reader(ran)], recovery=SF, streaming_tool_execution=True))
+    events = await drain(run)
+    second = bodies(model)[1]["messages"]
+    assert [m["role"] for m in second] == ["user", "assistant", "user"]
+    assert second[1]["content"] == [{"type": "text", "text": "Reading."}]  # the finished text, not the cut call
+    assert second[2]["content"][0]["text"].startswith("<system-reminder>")
+    assert ran == ["b"]  # the cut call never ran
+    assert "tool_use" not in json.dumps(second)
+    assert [t for e in events if e.type == "tombstone" for t in [e.message["content"][-1]["type"]]] == ["tool_use"]
+    assert transitions(run) == [(1, None), (1, "streaming_fallback_resume"), (2, "next_turn")]
+
+
+@pytest.mark.parametrize("streaming_tools", [False, True], ids=["tools after", "streaming tools"])
+async def test_an_error_event_after_a_tool_use_runs_it(offline, streaming_tools):
+    from dreamloop.compare.scenarios import events_through
+
+    ran: list[str] = []
+    blocks = [S.text("Reading."), S.tool_use("Read", {"path": "a"}, id="T1")]
+    broken = S.Turn(content=blocks, fault=S.Fault(kind="stream_error", after_events=events_through(blocks, 1)))
+    model = offline([broken, S.reply("done")])
+    run = query(params(model, tools=[reader(ran)], recovery=SF, streaming_tool_execution=streaming_tools))
+    await drain(run)
+    assert ran == ["a"] and run.terminal.reason == "completed"
+    second = bodies(model)[1]["messages"]
+    assert [b["type"] for b in second[1]["content"]] == ["text", "tool_use"]
+    assert second[2]["content"][0] == {"type": "tool_result", "tool_use_id": "T1", "content": "a: ok"}
+
+
+@pytest.mark.parametrize("streaming_tools", [False, True], ids=["tools after", "streaming tools"])
+async def test_a_dropped_connection_is_sent_again_and_its_call_never_appears(offline, streaming_tools):
+    from dreamloop.compare.scenarios import events_through
+
+    blocks = [S.text("Reading."), S.tool_use("Read", {"path": "a"}, id="T1")]
+    dropped = S.Turn(content=blocks, fault=S.Fault(kind="disconnect", after_events=events_through(blocks, 1)))
+    model = offline([dropped, S.reply("Reading.", S.tool_use("Read", {"path": "b"}, id="T2")), S.reply("done")])
+    run = query(params(model, tools=[reader()], recovery=SF, streaming_tool_execution=streaming_tools))
+    events = await drain(run)
+    assert [r.streamed for r in model.api.requests if r.path.endswith("/v1/messages")] == [True, True, True]
+    assert bodies(model)[1]["messages"] == bodies(model)[0]["messages"]
+    assert "T1" not in json.dumps(bodies(model)[1:])  # the dropped response's call never appears later
+    assert any(e.type == "tombstone" for e in events) and run.terminal.reason == "completed"
+
+
+async def test_the_streaming_fallback_is_bounded_and_repeated_overloads_reach_the_fallback_model(offline):
+    blocks = [S.text("Let me look at the configuration first.")]
+    broken = S.Turn(content=blocks, fault=S.Fault(kind="stream_error", after_events=events_into(blocks, 0, 2)))
+    always = offline(lambda body, i: broken if body.get("stream") else S.http_error(529, retry_after_ms=1))
+    run = query(params(always, recovery=SF))
+    await drain(run)
+    # each model gets overloads_before_fallback (3) failed attempts in a row, then the error ends the run
+    assert len(bodies(always)) == 3 and run.terminal.reason == "api_error"
+    model = offline(lambda body, i: S.reply("fallback here") if body["model"] == "fb" else broken)
+    run = query(params(model, recovery=SF, fallback_model="fb"))
+    events = await drain(run)
+    assert [b["model"] for b in bodies(model)][-1] == "fb" and run.terminal.reason == "completed"
+    assert [e.subtype for e in events if e.type == "system"].count("model_fallback") == 1
+    dropped = S.Turn(content=blocks, fault=S.Fault(kind="disconnect", after_events=events_into(blocks, 0, 2)))
+    model = offline(lambda body, i: dropped)
+    run = query(params(model, recovery=SF))
+    await drain(run)
+    assert len(bodies(model)) == 3 and run.terminal.reason == "model_error"  # a dropped stream: no API error
+
+
+async def test_streaming_fallback_off_ends_the_run_as_before(offline):
+    blocks = [S.text("Let me look.")]
+    broken = S.Turn(content=blocks, fault=S.Fault(kind="stream_error", after_events=events_into(blocks, 0, 1)))
+    model = offline([broken])
+    run = query(params(model, recovery=RecoveryOptions.observed(streaming_fallback=False)))
+    await drain(run)
+    assert len(bodies(model)) == 1 and run.terminal.reason == "api_error"
+
+
+async def test_a_404_hands_over_to_the_fallback_model_and_a_429_does_not(offline):
+    not_found = S.Turn(fault=S.Fault(kind="http_error", status=404, error_type="not_found_error", message="model: m"))
+    model = offline(lambda body, i: S.reply("hi") if body["model"] == "fb" else not_found)
+    run = query(params(model, fallback_model="fb"))
+    await drain(run)
+    assert [b["model"] for b in bodies(model)] == ["claude-scripted-1", "fb"] and run.terminal.reason == "completed"
+    model = offline([S.http_error(429, retry_after_ms=1)] * 3, max_retries=2)
+    run = query(params(model, fallback_model="fb"))
+    await drain(run)
+    assert {b["model"] for b in bodies(model)} == {"claude-scripted-1"} and run.terminal.reason == "api_error"
+
+
+async def test_each_model_sends_its_own_output_limit_when_max_tokens_is_none(offline):
+    model = offline(lambda body, i: S.reply("hi") if body["model"] == "fb" else S.http_error(529, retry_after_ms=1))
+    run = query(params(model, max_tokens=None, fallback_model="fb"))
+    await drain(run)
+    assert {b["max_tokens"] for b in bodies(model)} == {64_000}  # the offline API's models say 64,000
+
+
+# ---------------------------------------------------------------------------
+# max_tokens as Claude Code 2.1.332 was observed (max_tokens_* scenarios): no escalation, api_error at the end
+
+
+async def test_observed_max_tokens_resumes_three_times_at_the_same_limit_then_api_error(offline):
+    model = offline(lambda body, i: cut(f"part {i}"))
+    run = query(params(model, recovery=RecoveryOptions.observed()))
+    await drain(run)
+    assert [b["max_tokens"] for b in bodies(model)] == [4096] * 4
+    assert run.terminal.reason == "api_error" and "max_tokens" in run.terminal.error
+    last = bodies(model)[-1]["messages"]
+    assert [m["role"] for m in last] == ["user", "assistant", "user", "assistant", "user", "assistant", "user"]
+
+
+async def test_observed_tool_use_without_a_block_is_asked_again_twice(offline):
+    model = offline(lambda body, i: S.reply("I'll read it.", stop_reason="tool_use"))
+    run = query(params(model, recovery=RecoveryOptions.observed()))
+    events = await drain(run)
+    sent = bodies(model)
+    assert len(sent) == 3 and run.terminal.reason == "malformed_tool_use_exhausted"
+    assert [m["role"] for m in sent[2]["messages"]] == ["user"]  # the responses were set aside, never sent
+    assert len(sent[2]["messages"][0]["content"]) == 3  # the prompt and two notes
+    assert len([e for e in events if e.type == "tombstone"]) == 2
+    run = query(params(offline([S.reply("I'll read it.", stop_reason="tool_use")]), recovery=RecoveryOptions()))
+    await drain(run)
+    assert run.terminal.reason == "completed"  # the old way (F4): completed at once, with a warning

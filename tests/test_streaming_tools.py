@@ -20,7 +20,7 @@ from pydantic import BaseModel
 from dreamloop import scripts as S
 from dreamloop.deps import QueryDeps, counting_uuids
 from dreamloop.engine import QueryEngine
-from dreamloop.query import QueryParams, query
+from dreamloop.query import INTERRUPTED_TOOLS_NOTE, QueryParams, query
 from dreamloop.tools import (
     INTERRUPTED,
     NOT_STARTED,
@@ -516,7 +516,7 @@ async def test_f1_interrupt_while_parallel_tools_run(offline, streaming):
         if when(event):
             engine.last_run.abort("interrupt")
     assert engine.terminal.reason in ("aborted_streaming", "aborted_tools") if streaming else "aborted_tools"
-    results = [m for m in engine.messages if m.type == "user"][-1].message["content"]
+    results = [m for m in engine.messages if m.type == "user" and m.source_tool_use_ids][-1].message["content"]
     assert results == [
         {"type": "tool_result", "tool_use_id": "T1", "content": "contents of a"},
         {"type": "tool_result", "tool_use_id": "T2", "content": INTERRUPTED, "is_error": True},
@@ -525,8 +525,9 @@ async def test_f1_interrupt_while_parallel_tools_run(offline, streaming):
         pass
     sent = requests_of(model)[1]["messages"]
     assert [m["role"] for m in sent] == ["user", "assistant", "user"]
-    assert [b["type"] for b in sent[2]["content"]] == ["tool_result", "tool_result", "text"]
-    assert sent[2]["content"][2]["text"] == "never mind, summarise a"
+    assert [b["type"] for b in sent[2]["content"]] == ["tool_result", "tool_result", "text", "text"]
+    assert sent[2]["content"][2]["text"] == INTERRUPTED_TOOLS_NOTE  # the model is told it was interrupted
+    assert sent[2]["content"][3]["text"] == "never mind, summarise a"
     assert engine.terminal.reason == "completed"
 
 
@@ -540,7 +541,7 @@ async def test_f14_in_the_tool_phase(offline, streaming):
     async for event in engine.submit_message("write"):
         if event.type == "progress" and event.data["stage"] == "started":
             asyncio.get_running_loop().call_later(0.05, engine.last_run.abort)  # a click mid-await
-    results = [m for m in engine.messages if m.type == "user"][-1]
+    results = [m for m in engine.messages if m.type == "user" and m.source_tool_use_ids][-1]
     assert contents(results) == [INTERRUPTED, NOT_STARTED]
     async for _ in engine.submit_message("go on"):
         pass
@@ -559,7 +560,7 @@ async def test_a_model_error_keeps_started_calls_real_or_interrupted_never_not_r
         return run
 
     run = await asyncio.wait_for(consume(), 5)
-    assert run.terminal.reason == "model_error"
+    assert run.terminal.reason == "api_error"  # the stream's error event (no recovery here)
     t1, t2, t3 = run.messages[-2].message["content"]
     assert t1 == {"type": "tool_result", "tool_use_id": "T1", "content": "contents of a"}
     assert t2["is_error"] and t2["content"].startswith("Stopped while running because the model's response failed")

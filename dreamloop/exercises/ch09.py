@@ -34,7 +34,9 @@ WHERE_DECIDED: dict[str, frozenset[str]] = {
     "blocking_limit": frozenset({"context"}),
     "image_error": frozenset({"stream", "recovery"}),
     "stop_hook_prevented": frozenset({"stop"}),
-    "hook_stopped": frozenset({"tools"}),
+    "hook_stopped": frozenset({"tools", "context"}),  # context: a pre_compact hook (dreamloop's own)
+    "api_error": frozenset({"stream", "recovery", "stop"}),  # stop: max_tokens cuts that outlasted the resumes
+    "malformed_tool_use_exhausted": frozenset({"stop"}),
     "next_turn": frozenset({"next"}),
     "max_output_tokens_escalate": frozenset({"recovery"}),
     "max_output_tokens_recovery": frozenset({"recovery"}),
@@ -42,6 +44,8 @@ WHERE_DECIDED: dict[str, frozenset[str]] = {
     "collapse_drain_retry": frozenset({"recovery"}),
     "stop_hook_blocking": frozenset({"stop"}),
     "token_budget_continuation": frozenset({"stop"}),
+    "streaming_fallback_resume": frozenset({"stream"}),
+    "malformed_tool_use_retry": frozenset({"stop"}),
 }
 """The answer key of ``check_where_decided``: each Terminal and Continue reason → the phase(s) of
 ``_query_loop`` where it is decided (an unrecovered error ends the run where the stream ended, or
@@ -73,13 +77,20 @@ _WHY = {
                                  "decides."),
     "collapse_drain_retry": N_("the 400 (prompt is too long) is withheld when the stream ends; recovery decides."),
     "stop_hook_prevented": N_("the stop hooks run at phase 4 when the model asked for no tool."),
+    "api_error": N_("an API error response ends the run where the stream ended, or after recovery declined it, or "
+                    "at the stop checks when max_tokens cuts outlasted the resumes."),
+    "malformed_tool_use_exhausted": N_("a response without tool_use goes to the stop checks; there the loop sees "
+                                       "that stop_reason said tool_use."),
+    "malformed_tool_use_retry": N_("a response without tool_use goes to the stop checks; there the loop sees "
+                                   "that stop_reason said tool_use."),
+    "streaming_fallback_resume": N_("the stream broke part-way: phase 3 decides what to keep and asks again."),
 }
 
 
 def check_where_decided(fn: Any) -> bool:
     """Check ``fn(reason) -> str``: the phase of the loop where each Terminal and Continue reason is decided,
     one of ``PHASES`` (``"context"``, ``"stream"``, ``"recovery"``, ``"tools"``, ``"stop"``, ``"next"``);
-    all seventeen reasons against ``WHERE_DECIDED``."""
+    all twenty-one reasons against ``WHERE_DECIDED``."""
     hint = tr("follow _query_loop top to bottom: phase 2 may end the run before any request; after the stream come "
               "recovery's passes; phase 4 is the tools or, without tool_use, the stop checks; phase 5 builds the "
               "next State after the max_turns check.")

@@ -4,6 +4,13 @@ Terms follow the source text: 终止原因 (Terminal reason), 转换路径 (tran
 """
 
 TEXTS = {
+    "an API error response ends the run where the stream ended, or after recovery declined it, or at the stop "
+    "checks when max_tokens cuts outlasted the resumes.":
+        "API 错误响应在流结束的地方结束运行，或在恢复分支放弃之后，或在停止检查处（max_tokens 截断次数超过了续写上限时）。",
+    "a response without tool_use goes to the stop checks; there the loop sees that stop_reason said tool_use.":
+        "没有 tool_use 的响应进入停止检查；循环在那里发现 stop_reason 写的是 tool_use。",
+    "the stream broke part-way: phase 3 decides what to keep and asks again.":
+        "流在中途断开：由阶段 3 决定保留什么，并再次请求。",
     # exercise 1: where each reason is decided
     "a hook said continue: false while the tools ran; the loop ends after the tools, before the next State (the "
     "stop hooks are another event).":

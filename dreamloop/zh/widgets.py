@@ -183,6 +183,8 @@ TEXTS = {
     # a transition's detail, as the loop names it for the UI (recovery.py)
     "escalating max_tokens to {limit:,}": "max_tokens 提升到 {limit:,}",
     "resuming {attempt}/{limit}": "输出截断恢复 {attempt}/{limit}",
+    "the stream broke; resuming": "流断开了；续写",
+    "asking again {attempt}/{limit}": "再请求一次 {attempt}/{limit}",
     "draining {count} staged collapse": "提交 {count} 个暂存的上下文折叠",
     "draining {count} staged collapses": "提交 {count} 个暂存的上下文折叠",
     "compacting the conversation, then retrying": "响应式压缩对话，然后重试",
