@@ -20,8 +20,9 @@ from .messages import SystemMessage
 __all__ = ["ABNORMAL", "end_of_run"]
 
 ABNORMAL = frozenset({"max_turns", "model_error", "prompt_too_long", "blocking_limit", "image_error",
-                      "stop_hook_prevented", "hook_stopped"})
-"""The seven abnormal Terminal reasons (the text's list: neither ``completed`` nor an abort)."""
+                      "stop_hook_prevented", "hook_stopped", "api_error", "malformed_tool_use_exhausted"})
+"""The abnormal Terminal reasons (neither ``completed`` nor an abort): the text's seven, and the two Claude
+Code 2.1.332 adds (``api_error``, ``malformed_tool_use_exhausted``; observed by ``dreamloop compare``)."""
 
 
 def end_of_run(terminal: Any, pending: list[Any], executor: Any, uuid: Any) -> SystemMessage | None:

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from dreamloop.recovery import RecoveryOptions
+
 from dreamloop import scripts as S
 from dreamloop.attachments import MAX_CHANGE_LINES, changed_file_text
 from dreamloop.cleanup import ABNORMAL
@@ -355,7 +357,10 @@ def _endless(body, index):
 
 ENDINGS = {
     "max_turns": (_endless, dict(max_turns=1)),
-    "model_error": ([S.http_error(500)] * 3, {}),
+    "model_error": ([S.disconnect("Value", after_events=2)] * 3, {}),  # a failure with no API error response
+    "api_error": ([S.http_error(500)] * 3, {}),
+    "malformed_tool_use_exhausted": (lambda body, index: S.reply("Reading.", stop_reason="tool_use"),
+                                     dict(recovery=RecoveryOptions(malformed_tool_use_retries=2))),
     "prompt_too_long": ([S.prompt_too_long()], {}),
     "blocking_limit": ([S.reply("never")], dict(context=ContextOptions(blocking_limit={"limit": 10}))),
     "image_error": ([S.http_error(400, message="Could not process image")], {}),
