@@ -209,3 +209,16 @@ def test_a_note_appended_to_the_last_message_is_an_extension():
     assert [str(a) for a in one.added] == ["user[text]"] and one.context == 1
     assert [str(a) for a in two.added] == ["user+[reminder]"]
     assert [str(a) for a in three.added] == ["user[text, reminder]"]  # changed, not appended: the whole message
+
+
+def test_a_change_is_asked_again_before_it_is_reported(tmp_path, monkeypatch, capsys):
+    """--check runs a changed scenario again (timing can move a run) and reports it when every try shows it."""
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.delenv("DREAMLOOP_CLAUDE", raising=False)
+    monkeypatch.chdir(tmp_path)
+    expected = load_expectations(EXPECTATIONS)
+    expected["scenarios"]["plain_answer"]["dreamloop"] = ["ending: model_error"]
+    (tmp_path / "e.json").write_text(json.dumps(expected))
+    assert compare_main(["plain_answer", "--check", str(tmp_path / "e.json")]) == 1
+    out = capsys.readouterr().out
+    assert out.count("running again") == 2 and "UNEXPECTED plain_answer: dreamloop changed" in out
