@@ -132,8 +132,9 @@ def test_a_stream_fault_strikes_where_its_scenario_says():
     assert not any(e["type"] == "message_delta" for e in through)
 
 
-def test_dreamloops_side_runs_against_its_own_server(tmp_path):
-    run, files = run_dreamloop(scenario("one_tool"), keep=tmp_path)
+def test_dreamloops_side_runs_against_its_own_server(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # a relative --keep (as make conformance gives) works from the side's workspace
+    run, files = run_dreamloop(scenario("one_tool"), keep=Path("runs"))
     assert run.ending.reason == "completed" and run.ending.turns == 2
     assert [len(r.added) for r in run.requests] == [1, 2]
     assert run.requests[1].tool_results == (("toolu_fake_0001", False),)

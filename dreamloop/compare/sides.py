@@ -159,7 +159,7 @@ class _run_folder:
 
     def __enter__(self) -> tuple[SideFiles, Path | None]:
         if self.keep is not None:
-            self.root = self.keep / self.scenario.name / self.side
+            self.root = self.keep.resolve() / self.scenario.name / self.side  # absolute: each side runs in its workspace
             shutil.rmtree(self.root, ignore_errors=True)
             self.root.mkdir(parents=True)
         else:
