@@ -126,10 +126,11 @@ CLAUDE_CODE_VERSION := 2.1.332
 CONFORMANCE := build/conformance
 conformance: $(STAMP)
 	@bash conformance/ensure_claude_code.sh $(CLAUDE_CODE_VERSION)
-	rm -rf $(CONFORMANCE) && mkdir -p $(CONFORMANCE)
-	$(BIN)/dreamloop compare --check conformance/claude-code-$(CLAUDE_CODE_VERSION).json \
-	  --keep $(CONFORMANCE)/runs --json $(CONFORMANCE)/compare.json
-	DREAMLOOP_CONFORMANCE_RUNS=$(CONFORMANCE)/runs $(BIN)/python -m pytest -q tests/conformance
+	@# the runs live outside the checkout: inside a git repository Claude Code adds a git reminder to its context
+	rm -rf $(CONFORMANCE) && mkdir -p $(CONFORMANCE) && runs=$$(mktemp -d -t dreamloop-conformance-XXXXXX) && \
+	  $(BIN)/dreamloop compare --check conformance/claude-code-$(CLAUDE_CODE_VERSION).json \
+	    --keep $$runs/runs --json $$runs/compare.json && cp $$runs/compare.json $(CONFORMANCE)/ && \
+	  DREAMLOOP_CONFORMANCE_RUNS=$$runs/runs $(BIN)/python -m pytest -q tests/conformance
 
 clean:
 	rm -rf $(VENV) build .pytest_cache .claude-code
