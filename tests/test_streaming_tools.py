@@ -9,9 +9,11 @@ follow-up request proves the transcript it left is valid.
 from __future__ import annotations
 
 import asyncio
+import base64
 import itertools
 import json
 import os
+import re
 
 import pytest
 from anthropic.types import ToolUseBlock
@@ -639,7 +641,10 @@ async def test_the_timeline_shows_calls_overlapping_the_stream(offline):
     both = side_by_side({"switch off": off.trace, "switch on": on.trace})
     assert repr(both) == "side_by_side('switch off', 'switch on')"
     first, second = both.timelines["switch off"], both.timelines["switch on"]
-    assert "stream-end" in both._repr_mimebundle_()["text/html"]  # the stored output shows both charts
+    stored = both._repr_mimebundle_()["text/html"]  # the stored output shows both charts, as images
+    pictures = [base64.b64decode(data).decode() for data in re.findall(r'src="data:image/svg\+xml;base64,([^"]+)"', stored)]
+    assert len(pictures) == 2 and "<svg" not in stored
+    assert 'class="stream-end"' not in pictures[0] and 'class="stream-end"' in pictures[1]
     assert first.seconds == second.seconds == max(first._end(), second._end())  # one time axis for both
 
 

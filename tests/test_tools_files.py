@@ -333,7 +333,7 @@ async def test_grep_keeps_pythons_dialect(ws):
 
 async def test_abort_stops_a_running_grep_at_once(ws, offline):
     from dreamloop import scripts as S
-    from dreamloop.query import QueryParams, query
+    from dreamloop.query import INTERRUPTED_TOOLS_NOTE, QueryParams, query
     from dreamloop.tools import INTERRUPTED
 
     (ws / "aaa.txt").write_text(("a" * 40 + "!\n") * 50)
@@ -346,8 +346,10 @@ async def test_abort_stops_a_running_grep_at_once(ws, offline):
             asyncio.get_running_loop().call_later(0.2, run.abort)
     assert run.terminal.reason == "aborted_tools"
     assert time.monotonic() - started < 1.5
-    result = run.messages[-2].message["content"][0]
-    assert result == {"type": "tool_result", "tool_use_id": "T1", "content": INTERRUPTED, "is_error": True}
+    results, note = [m for m in run.messages if m.type == "user"][-2:]  # the results, then the note to the model
+    assert results.message["content"][0] == {"type": "tool_result", "tool_use_id": "T1", "content": INTERRUPTED,
+                                             "is_error": True}
+    assert note.is_meta and note.message["content"] == INTERRUPTED_TOOLS_NOTE
     for _ in range(300):  # the worker sees the cancel once its current line is done (at most 1 s of matching;
         if not _grep_threads():  # longer on a loaded machine)
             break
