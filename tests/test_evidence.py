@@ -21,14 +21,16 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 SESSIONS = ROOT / "tests" / "fixtures" / "claude-code-sessions"
 
-HELD: tuple[str, ...] = ()
+HELD: tuple[str, ...] = (
+    "README.md",
+)
 """Files (relative to the repository) where every claim names its evidence."""
 
-NOT_YET_HELD_AT_MOST = 430
+NOT_YET_HELD_AT_MOST = 410
 """The claims without evidence outside ``HELD`` (measured; lower it as files are held)."""
 
 _SUBJECT = re.compile(r"Claude Code|\bthe source\b|\bsource texts?\b|\bthe (?:two )?texts'|\bboth texts\b|"
-                      r"\bthe two texts\b|conversation-loop text|four-step-loop text|源码|源文本|原文|两篇|《对话循环》|《四步循环》")
+                      r"\bthe two texts\b|conversation-loop text|four-step-loop text|源码|源文本|原文|两篇|《对话循环》|《四步循环》", re.I)
 _NOT_A_CLAIM = re.compile(r"\bnpm\b|make conformance|--claude\b|ANTHROPIC_|~/\.claude|\.claude-code/|"
                           r"\binstall", re.I)
 _TEXT = re.compile(r"conversation-loop text|four-step-loop text|\bboth texts\b|\bthe two texts\b|"

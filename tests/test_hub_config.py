@@ -1,4 +1,4 @@
-"""The README's JupyterHub settings are the ones `make hub-test` runs a real hub with (tests/hub/check_hub.py)."""
+"""The JupyterHub settings in docs/workshop.md are the ones `make hub-test` runs a real hub with (tests/hub/check_hub.py)."""
 
 from __future__ import annotations
 
@@ -16,9 +16,9 @@ def check_hub():
     return module
 
 
-def test_the_readme_culling_settings_are_the_hub_tests():
+def test_the_workshop_culling_settings_are_the_hub_tests():
     hub = check_hub()
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    readme = (REPO / "docs" / "workshop.md").read_text(encoding="utf-8")
     block = readme.split("# jupyterhub_config.py\n", 1)[1].split("```", 1)[0]
     args = re.findall(r'"(--MappingKernelManager\.[^"]+)"', block)
     assert args and args == hub.SERVER_ARGS
