@@ -9,13 +9,11 @@ lives in its ``check_permissions()``.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Literal, Union
+from typing import Any, Awaitable, Callable, Literal, Optional, Protocol, Union
 
-if TYPE_CHECKING:
-    from pydantic import BaseModel
-
-    from .base import Tool, ToolUseContext
+from pydantic import BaseModel
 
 __all__ = [
     "Allow",
@@ -78,14 +76,34 @@ class Ask:
 PermissionDecision = Union[Allow, Deny, Ask]
 """What a permission check returns (``PermissionResult`` in the source)."""
 
-CanUseTool = Callable[["Tool", dict[str, Any], "ToolUseContext"], Awaitable[PermissionDecision]]
+
+class CheckedTool(Protocol):
+    """What a permission check reads of a tool (``dreamloop.tools.Tool`` has it): its name and own check.
+
+    A protocol, so that this module knows nothing about how a tool runs (``tools/base.py`` imports it,
+    never the other way round)."""
+
+    name: str
+
+    async def check_permissions(self, input: Any, context: Any) -> PermissionDecision: ...
+
+
+class PermissionContext(Protocol):
+    """What a permission check reads of the call's context (``dreamloop.tools.ToolUseContext`` has it)."""
+
+    can_use_tool: Optional[CanUseTool]
+    ask: Optional[AskUser]
+    permission_mode: PermissionMode
+    ask_lock: asyncio.Lock
+
+CanUseTool = Callable[["CheckedTool", dict[str, Any], "PermissionContext"], Awaitable[PermissionDecision]]
 """``async can_use_tool(tool, input, context) -> Allow | Deny | Ask`` (``canUseTool``).
 
 Given, it replaces the tools' own checks and the permission mode entirely.
 ``input`` is the validated input as a dict (the keys the model sent).
 """
 
-AskUser = Callable[["Tool", dict[str, Any], str], Awaitable[Union[Allow, Deny]]]
+AskUser = Callable[["CheckedTool", dict[str, Any], str], Awaitable[Union[Allow, Deny]]]
 """``async ask(tool, input, reason) -> Allow | Deny``: who answers an ``Ask``.
 
 A terminal prompt or a notebook's Allow/Deny buttons. Calls are made one at
@@ -93,7 +111,7 @@ a time, even from a parallel batch, so a person sees one question at once.
 """
 
 
-async def decide_permission(tool: Tool, input: BaseModel, context: ToolUseContext,
+async def decide_permission(tool: CheckedTool, input: BaseModel, context: PermissionContext,
                             hook_decision: PermissionDecision | None = None) -> Allow | Deny:
     """Decide whether one validated call may run (``canUseTool`` / ``hasPermissionsToUseTool``).
 
@@ -139,7 +157,7 @@ async def decide_permission(tool: Tool, input: BaseModel, context: ToolUseContex
     return answer
 
 
-async def _policy_over_allow(tool: Tool, input: BaseModel, as_dict: dict[str, Any], context: ToolUseContext,
+async def _policy_over_allow(tool: CheckedTool, input: BaseModel, as_dict: dict[str, Any], context: PermissionContext,
                              allow: Allow) -> PermissionDecision:
     """A hook allowed the call: ``can_use_tool`` (the policy) may still deny or ask; the tool's own
     check may still deny (its ask is the prompt the hook's allow skips)."""
