@@ -93,7 +93,7 @@ def notebooks(paths: list[str]) -> list[Path]:
     found: list[Path] = []
     for edition in EDITIONS:
         folder = HERE / edition
-        found += sorted(folder.glob("[0-9][0-9]_*.ipynb")) + sorted((folder / "solutions").glob("[0-9][0-9]_*.ipynb"))
+        found += sorted(folder.glob("[0-9][0-9]*_*.ipynb")) + sorted((folder / "solutions").glob("[0-9][0-9]*_*.ipynb"))
     return found
 
 

@@ -1599,7 +1599,7 @@ def test_a_verdict_shows_nothing_in_a_notebook():
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 
 
-@pytest.mark.parametrize("path", [p for pattern in ("[01][0-9]_*.ipynb", "solutions/[01][0-9]_*.ipynb")
+@pytest.mark.parametrize("path", [p for pattern in ("[01][0-9]*_*.ipynb", "solutions/[01][0-9]*_*.ipynb")
                                   for p in sorted(NOTEBOOKS.glob(pattern))],
                          ids=lambda p: str(p.relative_to(NOTEBOOKS)))
 def test_a_stored_check_cell_shows_one_verdict_line_and_nothing_else(path):

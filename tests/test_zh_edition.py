@@ -28,7 +28,7 @@ ZH = NOTEBOOKS / "zh"
 SWITCH = 'ex.language("zh")'
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
-ENGLISH = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb")) + sorted((NOTEBOOKS / "solutions").glob("[0-9][0-9]_*.ipynb"))
+ENGLISH = sorted(NOTEBOOKS.glob("[0-9][0-9]*_*.ipynb")) + sorted((NOTEBOOKS / "solutions").glob("[0-9][0-9]*_*.ipynb"))
 PAIRS = [(path, ZH / path.relative_to(NOTEBOOKS)) for path in ENGLISH]
 
 
@@ -137,7 +137,7 @@ def test_a_stored_check_cell_shows_one_chinese_verdict_line(chinese):
 
 def test_no_chinese_notebook_without_its_english_twin():
     english = {p.relative_to(NOTEBOOKS) for p in ENGLISH}
-    for path in sorted(ZH.glob("[0-9][0-9]_*.ipynb")) + sorted((ZH / "solutions").glob("[0-9][0-9]_*.ipynb")):
+    for path in sorted(ZH.glob("[0-9][0-9]*_*.ipynb")) + sorted((ZH / "solutions").glob("[0-9][0-9]*_*.ipynb")):
         assert path.relative_to(ZH) in english, f"{path.relative_to(NOTEBOOKS)} has no English twin"
 
 

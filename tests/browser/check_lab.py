@@ -30,6 +30,7 @@ import argparse
 import contextlib
 import importlib
 import os
+import re
 import shutil
 import signal
 import sys
@@ -62,9 +63,10 @@ CHAPTERS = Path(__file__).resolve().parent / "chapters"
 
 
 def known_chapters() -> list[str]:
-    """Every chapter with checks: ``chapters/chNN.py`` → "NN" (``chapters/zh_chNN.py`` → "zh/NN")."""
+    """Every chapter with checks: ``chapters/chNN.py`` → "NN" (``chapters/zh_chNN.py`` → "zh/NN"; a chapter
+    split off another has a letter: ``ch08b.py`` → "08b")."""
     found = []
-    for path in sorted(CHAPTERS.glob("*ch[0-9][0-9].py")):
+    for path in sorted(p for p in CHAPTERS.glob("*ch[0-9][0-9]*.py") if re.fullmatch(r"(zh_)?ch\d\d[a-z]?", p.stem)):
         edition, _, nn = path.stem.rpartition("ch")
         found.append(f"{edition.rstrip('_')}/{nn}" if edition else nn)
     return found
