@@ -71,12 +71,13 @@ def append_system_context(system_prompt: str | list[dict[str, Any]] | None,
 
 
 def user_context_text(user_context: dict[str, str]) -> str | None:
-    """``prependUserContext``'s message text (None when there is no user context)."""
+    """The user context as the first message's text (``prependUserContext`` in the four-step-loop text; the
+    wording around the entries is dreamloop's own). None when there is no user context."""
     if not user_context:
         return None
     body = "\n".join(f"# {key}\n{value}" for key, value in user_context.items())
-    return ("<system-reminder>\nAs you answer the user's questions, you can use the following context:\n"
-            f"{body}\n\nThis context may or may not be relevant to the task; use it only if it is.\n"
+    return ("<system-reminder>\nContext about this session, for reference (dreamloop):\n"
+            f"{body}\n\nUse any of it only where it helps with the request.\n"
             "</system-reminder>")
 
 
