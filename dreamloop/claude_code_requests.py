@@ -383,7 +383,8 @@ def scrub_records(records: list[dict[str, Any]], *, replace: dict[str, str] | No
             hashes[str(data.get("shapeHash"))] = data["shapeHash"] = content_hash(shape)
         elif kind == "api-request-blob" and isinstance(data.get("message"), dict):
             message = data["message"]
-            message["content"] = _scrub_content(message.get("content"), everything=False)
+            # a system-role message (the probe Claude Code sends an Opus 4.8+ model first) is all its text
+            message["content"] = _scrub_content(message.get("content"), everything=message.get("role") == "system")
             hashes[str(data.get("hash"))] = data["hash"] = content_hash(message)
         elif kind == "user" and isinstance(data.get("message"), dict):
             meta = bool(data.get("isMeta"))
