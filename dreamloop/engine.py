@@ -11,12 +11,13 @@ the ``user_prompt_submit`` hooks run here, before it starts.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import warnings
 from pathlib import Path
-from typing import Any, AsyncIterator, Sequence
+from typing import Any, AsyncIterator, Iterator, Sequence
 
-from .errors import TranscriptWarning
+from .errors import TranscriptBusy, TranscriptWarning
 from .hooks import submit_prompt
 from .messages import AttachmentMessage, SystemMessage, new_uuid, user_message
 from .query import QueryParams, QueryRun, query
@@ -26,8 +27,11 @@ from .transcript import (
     append_records,
     finished_call,
     inspect_transcript,
+    last_chained_uuid,
     load_transcript,
+    lock_transcript,
     repair_messages,
+    set_aside_record,
     transcript_record,
 )
 
@@ -46,6 +50,11 @@ class QueryEngine:
     is still queued when a run ends ``completed`` starts the next run.
     ``last_run`` is the latest ``QueryRun`` (its ``terminal`` and ``trace``);
     ``repair`` is the ``resume_repair`` notice of ``resume()``, if it repaired anything.
+
+    One writer per transcript: a run and a resume's repair hold the file's lock, and a run starts only if
+    the file ends where this engine last wrote it; otherwise ``TranscriptBusy`` (before anything is written
+    or sent) says so. A new engine on a transcript that already holds records is refused the same way: use
+    ``QueryEngine.resume``.
     """
 
     def __init__(self, *, transcript: str | Path | None = None, session_id: str = "dreamloop-session",
@@ -59,7 +68,12 @@ class QueryEngine:
         self.repair: SystemMessage | None = None
         self._written = 0  # how many of self.messages are in the transcript
         self._parent: str | None = None  # uuid of the last record written (parentUuid of the next)
-        self._save()
+        self._locked = False  # this engine holds the transcript's lock (a run, a resume's repair)
+        if self.transcript is not None and last_chained_uuid(self.transcript) is not None:
+            raise TranscriptBusy(f"{self.transcript}: this transcript already holds a session; continue it with "
+                                 "QueryEngine.resume(path), or give a new file.")
+        with self._writing():
+            self._save()
 
     @classmethod
     def resume(cls, transcript: str | Path, **defaults: Any) -> "QueryEngine":
@@ -79,20 +93,42 @@ class QueryEngine:
         blocks instead; dreamloop answers them, because the call may have had effects.
         """
         path = Path(transcript)
-        report = inspect_transcript(path)
-        defaults.setdefault("session_id", report.session_id or "dreamloop-session")
-        engine = cls(transcript=None, messages=report.messages, **defaults)
-        engine.transcript, engine._written, engine._parent = path, len(report.messages), report.last_uuid
-        deps = defaults.get("deps")
-        repair = repair_messages(report, uuid=deps.uuid if deps else new_uuid)
-        if repair:
-            if report.torn:  # cut the torn bytes off; the torn_line record keeps them
-                os.truncate(path, report.torn.offset)
-            engine.messages.extend(repair)
-            engine._save(first=[report.torn.record()] if report.torn else [])
-            engine.repair = repair[-1]
-            warnings.warn(f"{path}: {engine.repair.content}", TranscriptWarning, stacklevel=2)
+        if not path.exists():
+            raise FileNotFoundError(f"{path}: no such transcript to resume")
+        with lock_transcript(path):
+            report = inspect_transcript(path)
+            defaults.setdefault("session_id", report.session_id or "dreamloop-session")
+            engine = cls(transcript=None, messages=report.messages, **defaults)
+            engine.transcript, engine._written, engine._parent = path, len(report.messages), report.last_uuid
+            deps = defaults.get("deps")
+            repair = repair_messages(report, uuid=deps.uuid if deps else new_uuid)
+            if repair:
+                if report.torn:  # cut the torn bytes off; the torn_line record keeps them
+                    os.truncate(path, report.torn.offset)
+                engine.messages.extend(repair)
+                first = [record for record in (report.torn.record() if report.torn else None,
+                                               set_aside_record(report)) if record]
+                engine._save(first=first)
+                engine.repair = repair[-1]
+                warnings.warn(f"{path}: {engine.repair.content}", TranscriptWarning, stacklevel=2)
         return engine
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[None]:
+        """Hold the transcript's lock (once: a run started from a run's queued input holds it already) and
+        check that the file ends where this engine last wrote it."""
+        if self.transcript is None or self._locked:
+            yield
+            return
+        with lock_transcript(self.transcript):
+            if last_chained_uuid(self.transcript) != self._parent:
+                raise TranscriptBusy(f"{self.transcript}: another session wrote to this transcript after this engine "
+                                     "did; QueryEngine.resume the file to continue from what it holds now.")
+            self._locked = True
+            try:
+                yield
+            finally:
+                self._locked = False
 
     def enqueue(self, text: str) -> None:
         """Queue user input typed while the loop runs (sent with the next request)."""
@@ -128,11 +164,18 @@ class QueryEngine:
         its events follow, and ``last_run`` is that run. After any other ending it stays queued.
         """
         settings = {**self.defaults, **overrides}
+        # A blank prompt is refused here, unrecorded (the check takes no id, so ids stay as they were).
+        QueryParams(**{**settings, "messages": [*self.messages, user_message(prompt, uuid="unsent")]})
+        with self._writing():
+            async for event in self._submit(prompt, settings, trace, overrides):
+                yield event
+
+    async def _submit(self, prompt: str | list[dict[str, Any]], settings: dict[str, Any], trace: Trace | None,
+                      overrides: dict[str, Any]) -> AsyncIterator[Any]:
+        """``submit_message`` with the transcript held: the prompt hooks, the run, then queued input's run."""
         deps, hooks = settings.get("deps"), settings.get("hooks")
         uuid = deps.uuid if deps else new_uuid
         said: tuple[Any, ...] = ()
-        # A blank prompt is refused here, unrecorded (the check takes no id, so ids stay as they were).
-        QueryParams(**{**settings, "messages": [*self.messages, user_message(prompt, uuid="unsent")]})
         if hooks is not None:
             hooks = settings["hooks"] = hooks.for_session(self.session_id, self.transcript)
             check = await submit_prompt(hooks, prompt, workspace=settings.get("workspace"),

@@ -10,7 +10,9 @@
     ├── FileFormatError             a line of a session file or cassette is not what it should be
     │                               (also a ValueError; claude_code.py, fake_api/cassette.py)
     ├── HookError                   a Python hook raised: your bug, raised out of the loop (hooks.py)
-    └── TranscriptError             a transcript line a crash cannot explain (transcript.py)
+    ├── TranscriptError             a transcript line a crash cannot explain (transcript.py)
+    └── TranscriptBusy              another writer holds the transcript, or wrote to it since this
+                                    engine did (engine.py)
 
     UserWarning
     └── TranscriptWarning           a torn last line skipped, or a transcript repaired on resume
@@ -32,6 +34,7 @@ __all__ = [
     "MalformedStreamError",
     "ScriptExhausted",
     "StreamError",
+    "TranscriptBusy",
     "TranscriptError",
     "TranscriptWarning",
 ]
@@ -107,6 +110,12 @@ class HookError(DreamloopError):
 class TranscriptError(DreamloopError):
     """A transcript line that is neither a record nor a torn last line (the file was changed by hand
     or by another program). The message names the file and the line; nothing is repaired."""
+
+
+class TranscriptBusy(DreamloopError):
+    """A second writer of one transcript: another ``QueryEngine`` (in this process or another) is writing
+    it, or wrote to it since this engine last did. Raised before anything is written or sent; the message
+    names the file and says what to do (wait, or ``QueryEngine.resume`` the file again)."""
 
 
 class TranscriptWarning(UserWarning):

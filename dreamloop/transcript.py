@@ -26,6 +26,8 @@ the truth; ``parentUuid`` chains every record with a ``uuid`` to the one written
 ``torn_line``     a torn last line a resume set aside: ``line``          skipped
                   (1-based), ``text`` (the bytes, decoded with
                   replacement); no ``uuid``
+``set_aside``     records a resume set aside: ``lines`` (1-based),      those lines are skipped
+                  ``why`` (a duplicate uuid, a fork); no ``uuid``
 anything else     Claude Code bookkeeping, a newer version's records    kept on disk, never sent
 ================  ===================================================  ============================
 
@@ -38,22 +40,36 @@ What a crash can leave, and what ``QueryEngine.resume`` does about it before any
 * then a ``SystemMessage`` (subtype ``resume_repair``) saying what was repaired. Both are
   written to the transcript, so the next resume finds nothing to repair.
 
+What two writers can leave (a copied line, two processes resuming one session before the lock
+below existed, a hand edit), also found on every read and repaired by a resume:
+
+* a record whose ``uuid`` an earlier record has: a duplicate; the first is kept;
+* records off the chain: the history is the ``parentUuid`` chain that ends at the last record
+  (a fork: two writers continued from one record); the other branch is set aside.
+
+Both are skipped on every read, and a resume writes a ``set_aside`` record naming their lines.
+While a ``QueryEngine`` writes (a run, a resume's repair) it holds a lock on the file
+(``lock_transcript``: ``flock`` on POSIX), so a second writer gets ``TranscriptBusy`` instead of
+forking the chain; an engine whose file was appended to by another since it last wrote is refused
+too (``TranscriptChanged``): resume the file again to continue.
+
 Any other line that is not a record (a middle line, a line of a known type that does not
 validate) was not made by a crash: ``TranscriptError`` names it and nothing is repaired.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from pydantic import TypeAdapter, ValidationError
 
-from .errors import TranscriptError, TranscriptWarning
+from .errors import TranscriptBusy, TranscriptError, TranscriptWarning
 from .jsonl import loads
 from .messages import AssistantMessage, LoopMessage, ProgressMessage, SystemMessage, UserMessage, new_uuid
 from .tools.orchestration import tool_results_message
@@ -66,8 +82,11 @@ __all__ = [
     "append_records",
     "finished_call",
     "inspect_transcript",
+    "last_chained_uuid",
     "load_transcript",
+    "lock_transcript",
     "repair_messages",
+    "set_aside_record",
     "transcript_record",
 ]
 
@@ -136,6 +155,61 @@ def append_records(path: Path, records: list[dict[str, Any]]) -> None:
             os.close(directory)
 
 
+@contextlib.contextmanager
+def lock_transcript(path: Path) -> Iterator[None]:
+    """Hold the transcript's write lock for the ``with`` block (``flock``, exclusive, on the file itself).
+
+    A second holder, in this process or another, gets ``TranscriptBusy`` at once (never a wait): two
+    writers would fork the ``parentUuid`` chain. The lock goes with the process (a killed writer leaves
+    none). Creates the file if it is missing. Where the system has no ``flock`` (Windows) it locks nothing.
+    """
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield
+        return
+    fd = os.open(path, os.O_RDONLY | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise TranscriptBusy(f"{path}: another session is writing this transcript (a QueryEngine in this or "
+                                 "another process, during a run or a resume); wait until its run ends, then "
+                                 "QueryEngine.resume the file to continue from what it wrote.") from None
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def last_chained_uuid(path: Path, *, chunk: int = 65_536) -> str | None:
+    """The ``uuid`` of the file's last record that has one (None for a missing or empty file).
+
+    Reads backwards from the end, ``chunk`` bytes at a time, so it costs the size of the last records, not
+    of the file; a torn last line and records without a ``uuid`` (``torn_line``, ``set_aside``) are passed.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return None
+    try:
+        end = os.fstat(fd).st_size
+        tail = b""
+        while end > 0:
+            start = max(0, end - chunk)
+            tail = os.pread(fd, end - start, start) + tail
+            end = start
+            lines = tail.split(b"\n")
+            complete = lines if start == 0 else lines[1:]  # the first piece may be a line's end
+            for line in reversed(complete):
+                record = _parse(line) if line.strip() else None
+                if record is not None and isinstance(record.get("uuid"), str):
+                    return record["uuid"]
+            tail = lines[0] if start else b""
+        return None
+    finally:
+        os.close(fd)
+
+
 # ---------------------------------------------------------------------------
 # Reading
 
@@ -179,11 +253,19 @@ class TranscriptReport:
     repairs: tuple[SystemMessage, ...] = ()
     session_id: str | None = None
     last_uuid: str | None = None
+    set_aside: tuple[tuple[int, str], ...] = ()
+    already_set_aside: frozenset[int] = frozenset()
 
     @property
     def needs_repair(self) -> bool:
-        """True if a resume would change the file: a dangling ``tool_use`` or a torn last line."""
-        return bool(self.dangling) or self.torn is not None
+        """True if a resume would change the file: a dangling ``tool_use``, a torn last line, or duplicate or
+        forked records no resume has set aside yet."""
+        return bool(self.dangling) or self.torn is not None or bool(self.new_set_aside)
+
+    @property
+    def new_set_aside(self) -> tuple[tuple[int, str], ...]:
+        """``(line, why)`` of the records skipped on this read that no ``set_aside`` record names yet."""
+        return tuple((line, why) for line, why in self.set_aside if line not in self.already_set_aside)
 
     def __str__(self) -> str:
         kinds = [m.type for m in self.messages]
@@ -198,6 +280,8 @@ class TranscriptReport:
             lines.append(f"  torn last line: line {self.torn.line}, {len(self.torn.data)} bytes")
         if self.unknown:
             lines.append("  kept on disk, never sent: " + ", ".join(f"line {n} ({kind})" for n, kind in self.unknown))
+        if self.set_aside:
+            lines.append("  skipped: " + ", ".join(f"line {n} ({why})" for n, why in self.set_aside))
         for notice in self.repairs:
             lines.append(f"  repaired by an earlier resume: {notice.content}")
         lines.append(f"  a resume would: {_plan(self)}" if self.needs_repair else "  nothing to repair")
@@ -210,17 +294,13 @@ def inspect_transcript(path: str | Path) -> TranscriptReport:
     """Read a transcript without changing it: its messages and what a crash left (``TranscriptReport``).
 
     Shows what ``QueryEngine.resume`` will repair (``print(report)``), and afterwards what it did
-    (``report.repairs``). Raises ``FileNotFoundError`` if ``path`` is missing and
-    ``TranscriptError`` for a line a crash cannot explain.
+    (``report.repairs``). Duplicate and forked records are skipped (``report.set_aside``). Raises
+    ``FileNotFoundError`` if ``path`` is missing and ``TranscriptError`` for a line a crash cannot explain.
     """
     path = Path(path)
     raw = path.read_bytes()
     body, torn = _split_torn_tail(raw)
-    messages: list[Any] = []
-    saved: dict[str, dict[str, Any]] = {}
-    unknown: list[tuple[int, str]] = []
-    repairs: list[SystemMessage] = []
-    count, session_id, last_uuid = 0, None, None
+    records: list[tuple[int, dict[str, Any]]] = []
     for number, line in enumerate(body.split(b"\n"), start=1):
         if not line.strip():
             continue
@@ -229,8 +309,20 @@ def inspect_transcript(path: str | Path) -> TranscriptReport:
             raise TranscriptError(
                 f"{path}, line {number}: not a JSON record. A crash only tears the last line, so "
                 "something else changed this file; fix or remove that line to resume.")
-        count += 1
-        session_id, last_uuid = record.get("sessionId", session_id), record.get("uuid", last_uuid)
+        records.append((number, record))
+    noted = frozenset(line for _, record in records if record.get("type") == "set_aside"
+                      for line in record.get("lines") or [] if isinstance(line, int))
+    skipped = _off_the_chain(records)
+    messages: list[Any] = []
+    saved: dict[str, dict[str, Any]] = {}
+    unknown: list[tuple[int, str]] = []
+    repairs: list[SystemMessage] = []
+    session_id, last_uuid = None, None
+    for number, record in records:
+        session_id = record.get("sessionId", session_id)
+        if number in skipped or number in noted:
+            continue
+        last_uuid = record.get("uuid", last_uuid)
         kind = record.get("type")
         if kind in _MESSAGE_TYPES:
             message = _message(record, path, number)
@@ -241,12 +333,50 @@ def inspect_transcript(path: str | Path) -> TranscriptReport:
             block = (record.get("data") or {}).get("result")
             if (record.get("data") or {}).get("stage") == "done" and isinstance(block, dict):
                 saved.setdefault(str(block.get("tool_use_id")), block)
-        elif kind != "torn_line":
+        elif kind not in ("torn_line", "set_aside"):
             unknown.append((number, str(kind)))
     return TranscriptReport(
-        path=path, records=count, messages=messages, saved_results=saved, dangling=_dangling(messages),
+        path=path, records=len(records), messages=messages, saved_results=saved, dangling=_dangling(messages),
         torn=torn, unknown=tuple(unknown), repairs=tuple(repairs), session_id=session_id, last_uuid=last_uuid,
+        set_aside=tuple(sorted(skipped.items())), already_set_aside=noted,
     )
+
+
+def _off_the_chain(records: list[tuple[int, dict[str, Any]]]) -> dict[int, str]:
+    """``line -> why`` for the records a read skips: a ``uuid`` seen before (a duplicate), and, where two
+    records continue from one parent (a fork), those not on the ``parentUuid`` chain ending at the last record.
+    Records with no parent (a file's first, or one written without chaining) never make a fork."""
+    skipped: dict[int, str] = {}
+    first: dict[str, int] = {}
+    chained: list[tuple[int, dict[str, Any]]] = []
+    for number, record in records:
+        uuid = record.get("uuid")
+        if not isinstance(uuid, str):
+            continue
+        if uuid in first:
+            skipped[number] = f"a duplicate of line {first[uuid]}"
+            continue
+        first[uuid] = number
+        chained.append((number, record))
+    children: dict[str, int] = {}
+    for _, record in chained:
+        parent = record.get("parentUuid")
+        if isinstance(parent, str):
+            children[parent] = children.get(parent, 0) + 1
+    forks = [first[parent] for parent, count in children.items() if count > 1 and parent in first]
+    if not forks or not chained:
+        return skipped
+    parent_of = {record["uuid"]: record.get("parentUuid") for _, record in chained}
+    chain: set[str] = set()
+    uuid: Any = chained[-1][1]["uuid"]
+    while isinstance(uuid, str) and uuid in parent_of and uuid not in chain:
+        chain.add(uuid)
+        uuid = parent_of[uuid]
+    fork_line = min(forks)
+    for number, record in chained:
+        if number > fork_line and record["uuid"] not in chain:
+            skipped[number] = f"another writer's branch from line {fork_line}"
+    return skipped
 
 
 def load_transcript(path: str | Path) -> list[Any]:
@@ -350,4 +480,23 @@ def _plan(report: TranscriptReport, *, done: bool = False) -> str:
                      f"{'it' if len(lost) == 1 else 'they'} finished)")
     if report.torn:
         steps.append(f"set aside a torn last line (line {report.torn.line}, {len(report.torn.data)} bytes)")
+    for why, lines in _grouped(report.new_set_aside).items():
+        steps.append(f"set aside line{'s' if len(lines) > 1 else ''} "
+                     f"{', '.join(map(str, lines))} ({why})")
     return "; ".join(steps)
+
+
+def _grouped(set_aside: tuple[tuple[int, str], ...]) -> dict[str, list[int]]:
+    grouped: dict[str, list[int]] = {}
+    for line, why in set_aside:
+        grouped.setdefault(why.split(" of line")[0].split(" from line")[0], []).append(line)
+    return grouped
+
+
+def set_aside_record(report: TranscriptReport) -> dict[str, Any] | None:
+    """The ``set_aside`` record a resume writes for the duplicate and forked records it skipped (None if none):
+    ``{"type": "set_aside", "lines": [...], "why": [...]}``, so a later read finds nothing new to repair."""
+    if not report.new_set_aside:
+        return None
+    return {"type": "set_aside", "lines": [line for line, _ in report.new_set_aside],
+            "why": [why for _, why in report.new_set_aside]}

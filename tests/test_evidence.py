@@ -30,11 +30,12 @@ NOT_YET_HELD_AT_MOST = 410
 """The claims without evidence outside ``HELD`` (measured; lower it as files are held)."""
 
 _SUBJECT = re.compile(r"Claude Code|\bthe source\b|\bsource texts?\b|\bthe (?:two )?texts'|\bboth texts\b|"
-                      r"\bthe two texts\b|conversation-loop text|four-step-loop text|源码|源文本|原文|两篇|《对话循环》|《四步循环》", re.I)
+                      r"\bthe two texts\b|conversation-loop text|four-step-loop text|源码|源文本|原文|两篇|《对话循环》|《四步循环》|"
+                      r"《执行循环》", re.I)
 _NOT_A_CLAIM = re.compile(r"\bnpm\b|make conformance|--claude\b|ANTHROPIC_|~/\.claude|\.claude-code/|"
                           r"\binstall", re.I)
 _TEXT = re.compile(r"conversation-loop text|four-step-loop text|\bboth texts\b|\bthe two texts\b|"
-                   r"《对话循环》|《四步循环》|两篇原文")
+                   r"《对话循环》|《四步循环》|《执行循环》|两篇原文", re.I)
 _CHOICE = re.compile(r"dreamloop's (?:own|choice|name|names|words|design|default)|"
                      r"dreamloop (?:的选择|自己的|的命名|的设计|的用词)")
 _VERSION = re.compile(r"\b\d+\.\d+\.\d+\b")
@@ -80,8 +81,10 @@ def units(markdown: str) -> list[str]:
         lines = [line for line in block.splitlines() if not line.lstrip("> ").startswith("#")]
         if not lines:
             continue
-        if all(line.lstrip("> ").startswith("|") for line in lines):  # a table: one unit per row
-            found += [line for line in lines if not re.fullmatch(r"[>\s]*\|[\s:|-]+\|?\s*", line)]
+        if all(line.lstrip("> ").startswith("|") for line in lines):  # a table: one unit per row, header left out
+            separator = re.compile(r"[>\s]*\|[\s:|-]+\|?\s*")
+            header = len(lines) > 1 and separator.fullmatch(lines[1])
+            found += [line for line in lines[2 if header else 0:] if not separator.fullmatch(line)]
             continue
         items = re.split(r"\n(?=[>\s]*(?:[*-]|\d+\.)\s)", "\n".join(lines))  # list items
         for item in items:
@@ -178,6 +181,8 @@ def test_the_detector_knows_a_claim_and_its_evidence():
     assert [c.text for c in claim("One. Claude Code retries. Two.")] == ["Claude Code retries."]
     rows = claim("| point | evidence |\n|---|---|\n| retries | Claude Code 2.1.332, `bash_fails_parallel` |")
     assert [c.evidence for c in rows] == [True]
+    header = claim("| point | the source texts | Claude Code 2.1.332 | evidence |\n|---|---|---|---|\n| x | y | z | w |")
+    assert header == []  # a header names columns, not a claim
     assert [c.evidence for c in claim("源码在固定的检查点检查它的信号。")] == [False]
     assert [c.evidence for c in claim("《对话循环》在固定的检查点检查信号。")] == [True]
 
