@@ -23,10 +23,32 @@ SESSIONS = ROOT / "tests" / "fixtures" / "claude-code-sessions"
 
 HELD: tuple[str, ...] = (
     "README.md",
+    "notebooks/00_setup_and_tour.ipynb",
+    "notebooks/zh/00_setup_and_tour.ipynb",
+    "notebooks/01_four_step_loop.ipynb",
+    "notebooks/zh/01_four_step_loop.ipynb",
+    "notebooks/02_tool_use_and_tool_result.ipynb",
+    "notebooks/zh/02_tool_use_and_tool_result.ipynb",
+    "notebooks/03_query_loop.ipynb",
+    "notebooks/zh/03_query_loop.ipynb",
+    "notebooks/04_tools.ipynb",
+    "notebooks/zh/04_tools.ipynb",
+    "notebooks/05_streaming_tools.ipynb",
+    "notebooks/zh/05_streaming_tools.ipynb",
+    "notebooks/06_context_pipeline.ipynb",
+    "notebooks/zh/06_context_pipeline.ipynb",
+    "notebooks/07_hooks.ipynb",
+    "notebooks/zh/07_hooks.ipynb",
+    "notebooks/08_recovery.ipynb",
+    "notebooks/zh/08_recovery.ipynb",
+    "notebooks/09_every_ending.ipynb",
+    "notebooks/zh/09_every_ending.ipynb",
+    "notebooks/10_sessions.ipynb",
+    "notebooks/zh/10_sessions.ipynb",
 )
 """Files (relative to the repository) where every claim names its evidence."""
 
-NOT_YET_HELD_AT_MOST = 410
+NOT_YET_HELD_AT_MOST = 139
 """The claims without evidence outside ``HELD`` (measured; lower it as files are held)."""
 
 _SUBJECT = re.compile(r"Claude Code|\bthe source\b|\bsource texts?\b|\bthe (?:two )?texts'|\bboth texts\b|"
