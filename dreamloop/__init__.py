@@ -59,6 +59,7 @@ _EXPORTS: dict[str, str] = {
     "agent_loop": "minimal",
     "builtin_tools": "tools",
     "cassette": "fake_api.cassette",
+    "import_claude_code": "claude_code",
     "inspect_transcript": "transcript",
     "live": "model",
     "load_hooks": "hooks",

@@ -36,7 +36,7 @@ from .state import Continue, Terminal
 from .trace import Checkpoint, SharedList, Trace
 
 __all__ = ["NOT_IN_THE_FILE", "REQUESTS_IN_THE_FILE", "SYNTHESIZED_RESULT", "Branch", "ClaudeCodeSession", "Step",
-           "read_session"]
+           "import_claude_code", "read_session"]
 
 NOT_IN_THE_FILE = (
     "This session file records no requests (files of Claude Code 1.0.17 to 2.1.114 were read; 2.1.332 "
@@ -483,6 +483,23 @@ def read_session(path: str | Path) -> ClaudeCodeSession:
     path = Path(path)
     records, torn = _parse(path)
     return ClaudeCodeSession(path, records, torn)
+
+
+def import_claude_code(path: str | Path, *, branch: str | None = None) -> Trace:
+    """A Claude Code session file (``~/.claude/projects/<project>/<session>.jsonl``) as a Trace.
+
+    One checkpoint per model call of one branch (default: the last main-thread
+    branch; ``branch``: the uuid, or a prefix of it, of a branch's tip or any record on it;
+    ``read_session(path).branches`` lists them). A file of Claude Code 1.0.17 to 2.1.114
+    (the recorded sessions in ``tests/fixtures/claude-code-sessions/``) holds neither the system
+    prompt nor the tool definitions, so ``messages_for_query`` is the conversation the model was
+    sent without them; a Claude Code 2.1.332 file records each request as sent (the scenarios
+    ``one_tool`` and ``max_tokens_always`` left such files), so ``messages_for_query`` is that
+    request's messages and ``Checkpoint.request`` the rest. ``trace.source["note"]`` says which.
+    Raises ``FileFormatError`` for a corrupt line (a torn last line is tolerated), ``KeyError``
+    for an unknown branch. The CLI's ``dreamloop import-claude-code`` reads a file the same way.
+    """
+    return read_session(path).trace(branch)
 
 
 # ---------------------------------------------------------------------------

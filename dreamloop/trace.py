@@ -173,7 +173,7 @@ class Trace:
     """Checkpoints of one run plus every message they refer to.
 
     Build one live by passing it to ``query(params, trace=...)`` (the loop
-    fills it), ``Trace.load(path)``, or ``Trace.from_claude_code(path)`` (a
+    fills it), ``Trace.load(path)``, or ``dreamloop.import_claude_code(path)`` (a
     Claude Code session file, one checkpoint per model call).
     ``trace.checkpoints[i]`` is iteration i; ``trace.resolve(uuids)`` gives the
     messages; ``trace.terminal`` the end. ``trace.source`` says where a trace
@@ -300,24 +300,6 @@ class Trace:
     def __repr__(self) -> str:
         end = self.terminal.reason if self.terminal else "running"
         return f"Trace(checkpoints={len(self.checkpoints)}, messages={len(self.messages)}, terminal={end})"
-
-    @classmethod
-    def from_claude_code(cls, path: str | Path, *, branch: str | None = None) -> "Trace":
-        """A Claude Code session file (``~/.claude/projects/<project>/<session>.jsonl``) as a Trace.
-
-        One checkpoint per model call of one branch (default: the last main-thread
-        branch; ``branch``: the uuid, or a prefix of it, of a branch's tip or any record on it;
-        ``dreamloop.claude_code.read_session(path).branches`` lists them). A file
-        of Claude Code up to 2.1.114 holds neither the system prompt nor the tool
-        definitions, so ``messages_for_query`` is the conversation the model was
-        sent without them; a 2.1.332 file records each request as sent, so
-        ``messages_for_query`` is that request's messages and ``Checkpoint.request``
-        the rest. ``trace.source["note"]`` says which. Raises ``FileFormatError`` for a
-        corrupt line (a torn last line is tolerated), ``KeyError`` for an unknown branch.
-        """
-        from .claude_code import read_session
-
-        return read_session(path).trace(branch)
 
     # -- JSONL ------------------------------------------------------------
 

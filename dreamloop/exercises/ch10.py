@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..language import N_, tr
+from ..claude_code import import_claude_code
 from ..trace import Trace
 from ._checking import _call, _Fail, _require_callable, _run, _short, _verdict
 
@@ -72,7 +73,7 @@ class _Session:
     def trace(self, folder: Path, name: str) -> Trace:
         path = folder / f"{name}.jsonl"
         path.write_text("".join(json.dumps(r) + "\n" for r in self.records), encoding="utf-8")
-        return Trace.from_claude_code(path)
+        return import_claude_code(path)
 
 
 # ---------------------------------------------------------------------------
