@@ -1,4 +1,4 @@
-"""dreamloop: the agent loop of a coding agent (Claude Code's queryLoop()), real and offline by default.
+"""dreamloop: the agent loop of a coding agent (``queryLoop()`` of both texts), real and offline by default.
 
     import dreamloop as dl
     model = dl.offline([dl.reply("Hello!")])          # the in-process Messages API

@@ -89,8 +89,9 @@ class QueryEngine:
         (``deps`` makes the repair's uuids). Raises ``FileNotFoundError`` if missing,
         ``TranscriptError`` for a line a crash cannot explain.
 
-        Claude Code's resume (its conversation recovery) drops unresolved ``tool_use``
-        blocks instead; dreamloop answers them, because the call may have had effects.
+        Answering unresolved ``tool_use`` blocks is dreamloop's choice, because the call may
+        have had effects; what Claude Code's own resume does with them is neither in the
+        texts nor observed here.
         """
         path = Path(transcript)
         if not path.exists():

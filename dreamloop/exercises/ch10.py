@@ -1,6 +1,6 @@
 """Chapter 10: real sessions: the exercise checks.
 
-The checks build small Claude Code session files in code, shaped like the real
+The checks build small session files in code, shaped like the real
 ones the chapter opens (one record per content block, parallel calls, results
 written between the blocks of one response in 2.1.x, inline sidechains, a
 message written twice, rejections and interrupts), so they need no file from
