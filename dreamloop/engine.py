@@ -72,8 +72,9 @@ class QueryEngine:
         if self.transcript is not None and last_chained_uuid(self.transcript) is not None:
             raise TranscriptBusy(f"{self.transcript}: this transcript already holds a session; continue it with "
                                  "QueryEngine.resume(path), or give a new file.")
-        with self._writing():
-            self._save()
+        if self.messages:
+            with self._writing():
+                self._save()
 
     @classmethod
     def resume(cls, transcript: str | Path, **defaults: Any) -> "QueryEngine":
