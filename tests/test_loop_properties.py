@@ -19,6 +19,7 @@ import asyncio
 import itertools
 import json
 import tempfile
+import warnings
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -126,7 +127,8 @@ INVARIANTS = (
                               # (in any order with results_as_finished)
     "no_tool_ran_twice",      # no call ran twice; a call with invalid or non-object input never ran
     "no_empty_block",         # no empty message, no blank text block at any depth, no empty is_error result
-    "transcript_reloads",     # load_transcript(file) == the history in memory, and it starts a valid next request
+    "transcript_reloads",     # load_transcript(file) == the history in memory, and it starts a valid next request;
+                              # with one record written twice (a second writer), a resume reads the same history
     "blank_prompt_refused",   # a blank prompt raises ValueError from QueryParams and nothing is sent or recorded
     "turn_count_by_next_turn",  # turn_count grows by one at next_turn and only there; recovery passes keep it
     "recovery_bounded",       # per turn: one escalation, at most max_resumes resumes, one reactive compaction,
@@ -350,13 +352,15 @@ class Session:
     """One generated session: the model's script, the prompts, where to abort, the switches.
 
     ``abort_at``: ``(event type, k)`` aborts at the k-th event of that type
-    (``"any"``: the k-th event of the session), or None.
+    (``"any"``: the k-th event of the session), or None. ``copied_line``: after the session, a copy of
+    its transcript with that record (modulo their number) written twice must resume to the same history.
     """
 
     script: list[Any]
     prompts: list[str]
     abort_at: tuple[str, int] | None
     switches: dict[str, Any]
+    copied_line: int | None = None
 
 
 @st.composite
@@ -392,6 +396,7 @@ def sessions(draw: Any) -> Session:
         abort_at=draw(st.none() | st.none() | st.tuples(st.just("any"), st.integers(0, 60))
                       | st.tuples(st.sampled_from(ABORT_POINTS), st.integers(0, 3))),
         switches=draw(st.fixed_dictionaries(SWITCHES)),
+        copied_line=draw(st.none() | st.integers(0, 40)),
     )
 
 
@@ -649,7 +654,28 @@ def _reload(outcome: Outcome) -> list[str]:
     body = {"model": MODEL, "max_tokens": 1024, "tools": tool_schemas(outcome.tools),
             "messages": normalize_messages_for_api([*loaded, user_message("next")])}
     problem = validate_request(body)
-    return [f"the next request from the reloaded transcript is invalid: {problem.message}"] if problem else []
+    if problem:
+        return [f"the next request from the reloaded transcript is invalid: {problem.message}"]
+    return _reload_with_a_copied_line(outcome) if outcome.session.copied_line is not None else []
+
+
+def _reload_with_a_copied_line(outcome: Outcome) -> list[str]:
+    """A second writer's kind of damage: one record written twice. A resume must read the same history."""
+    lines = outcome.transcript.read_bytes().split(b"\n")
+    records = [i for i, line in enumerate(lines) if line.strip()]
+    at = records[outcome.session.copied_line % len(records)]
+    copy = outcome.transcript.with_name("copied.jsonl")
+    copy.write_bytes(b"\n".join([*lines[:at + 1], lines[at], *lines[at + 1:]]))
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            resumed = QueryEngine.resume(copy, model=offline([]), deps=QueryDeps(uuid=counting_uuids(10_000)))
+    except Exception as error:  # noqa: BLE001
+        return [f"resuming a transcript with line {at + 1} written twice raised {type(error).__name__}: {error}"]
+    kept = [m for m in resumed.messages if not (m.type == "system" and m.subtype == "resume_repair")]
+    if [m.model_dump(mode="json") for m in kept] != [m.model_dump(mode="json") for m in outcome.engine.messages]:
+        return [f"with line {at + 1} written twice, the resumed history differs from the history"]
+    return []
 
 
 def run_and_check(session: Session) -> tuple[Outcome, list[tuple[str, str]]]:
