@@ -69,6 +69,8 @@ class QueryEngine:
         self._written = 0  # how many of self.messages are in the transcript
         self._parent: str | None = None  # uuid of the last record written (parentUuid of the next)
         self._locked = False  # this engine holds the transcript's lock (a run, a resume's repair)
+        self._pending: list[Any] = []  # messages, finished calls and records not on disk yet (a write failed)
+        self.write_error: OSError | None = None  # the last transcript write that failed, until one succeeds
         if self.transcript is not None and last_chained_uuid(self.transcript) is not None:
             raise TranscriptBusy(f"{self.transcript}: this transcript already holds a session; continue it with "
                                  "QueryEngine.resume(path), or give a new file.")
@@ -169,6 +171,10 @@ class QueryEngine:
         # A blank prompt is refused here, unrecorded (the check takes no id, so ids stay as they were).
         QueryParams(**{**settings, "messages": [*self.messages, user_message(prompt, uuid="unsent")]})
         with self._writing():
+            if self._pending and not self._save():
+                raise OSError(self.write_error.errno, f"{self.transcript}: the records of the last run are still not "
+                              f"on disk ({self.write_error.strerror}); nothing was sent. Free space (or lift the "
+                              "limit), then submit again: they are written first.") from self.write_error
             async for event in self._submit(prompt, settings, trace, overrides):
                 yield event
 
@@ -199,10 +205,19 @@ class QueryEngine:
         try:
             async for event in run:
                 if finished_call(event) or len(run.messages) != len(self.messages):
-                    self._save(run, finished=event if finished_call(event) else None)
+                    if not self._save(run, finished=event if finished_call(event) else None) and not run.done:
+                        run.abort("transcript_write_failed")  # the run ends (a Terminal) at its next await
                 yield event
         finally:
             self._save(run)
+        if self.write_error is not None and self._pending:
+            notice = SystemMessage(uuid=uuid(), subtype="transcript_write_failed", level="error", content=(
+                f"The transcript {self.transcript} could not be written ({self.write_error.strerror}), so the run "
+                "was stopped. The session is whole in memory; the next prompt writes what is missing first, "
+                "or is refused, saying why."))
+            self.messages.append(notice)
+            self._save()
+            yield notice
         if self.queue and run.terminal.reason == "completed":
             # Input typed while the model answered without a tool call: no phase 5 came to take it, so it
             # is the next prompt, run at once (through the user_prompt_submit hooks, like any prompt).
@@ -216,20 +231,32 @@ class QueryEngine:
         return self.last_run.terminal if self.last_run and self.last_run.done else None
 
     def _save(self, run: QueryRun | None = None, *, finished: Any = None,
-              first: Sequence[dict[str, Any]] = ()) -> None:
+              first: Sequence[dict[str, Any]] = ()) -> bool:
         """Bring ``self.messages`` up to ``run``'s and append what is new to the transcript.
 
-        New messages, then ``finished`` (a done ``ProgressMessage``), each a record chained to
-        the one before; ``first``: records without a uuid written ahead of them (``torn_line``).
+        ``first``: records without a uuid written ahead (``torn_line``, ``set_aside``); then what an
+        earlier failed write left, the new messages and ``finished`` (a done ``ProgressMessage``), each
+        a record chained to the one before. Returns False if the write failed (``write_error``): what
+        was not written stays pending, and the next ``_save`` writes it first.
         """
         if run is not None:
             self.messages = list(run.messages)
-        new = [*self.messages[self._written:], *([finished] if finished is not None else [])]
+        self._pending += [*first, *self.messages[self._written:], *([finished] if finished is not None else [])]
         self._written = len(self.messages)
-        if self.transcript is None:
-            return
-        records = list(first)
-        for item in new:
-            records.append(transcript_record(item, self._parent, self.session_id))
-            self._parent = item.uuid
-        append_records(self.transcript, records)
+        if self.transcript is None or not self._pending:
+            self._pending.clear()
+            return True
+        records, parent = [], self._parent
+        for item in self._pending:
+            if isinstance(item, dict):
+                records.append(item)
+            else:
+                records.append(transcript_record(item, parent, self.session_id))
+                parent = item.uuid
+        try:
+            append_records(self.transcript, records)
+        except OSError as error:
+            self.write_error = error
+            return False
+        self._parent, self._pending, self.write_error = parent, [], None
+        return True

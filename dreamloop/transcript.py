@@ -130,7 +130,9 @@ def append_records(path: Path, records: list[dict[str, Any]]) -> None:
     One ``os.write`` per call (no buffer in this process: what was written survives a
     SIGKILL or a dead kernel the moment this returns) and an ``fsync`` (survives the machine
     going down: about 0.2 ms per call on an ext4 disk). If the file does not end with a
-    newline, one is written first, so a record never continues another line.
+    newline, one is written first, so a record never continues another line. If a write fails
+    (``OSError``: no space left, a file size limit) the file is cut back to its size before the
+    call, so nothing half-written stays, and the error is raised: the caller writes them again.
     """
     if not records:
         return
@@ -138,14 +140,20 @@ def append_records(path: Path, records: list[dict[str, Any]]) -> None:
     created = not path.exists()
     fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0), 0o644)
     try:
-        if os.fstat(fd).st_size:
+        size = os.fstat(fd).st_size
+        if size:
             os.lseek(fd, -1, os.SEEK_END)
             if os.read(fd, 1) != b"\n":
                 data = b"\n" + data
         view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-        os.fsync(fd)
+        try:
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        except OSError:  # a full disk, a size limit: take back what got written, so no line is left torn
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, size)
+            raise
     finally:
         os.close(fd)
     if created and os.name == "posix":  # the new file's directory entry, too

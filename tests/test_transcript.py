@@ -401,3 +401,82 @@ def test_last_chained_uuid_reads_backwards_past_records_without_one(tmp_path):
                     + json.dumps({"type": "torn_line", "line": 3, "text": big}) + "\n" + '{"type": "us')
     assert last_chained_uuid(path, chunk=4096) == "u1"
     assert last_chained_uuid(tmp_path / "none.jsonl") is None
+
+
+# ---------------------------------------------------------------------------
+# A write that fails (a full disk; here a file size limit, RLIMIT_FSIZE, in a child process) (issue 24, item 2)
+
+FULL_DISK = r'''
+import asyncio, json, resource, signal, sys
+from pathlib import Path
+
+from pydantic import BaseModel
+
+import dreamloop as dl
+from dreamloop.deps import QueryDeps, counting_uuids
+from dreamloop.tools import tool
+from dreamloop.transcript import inspect_transcript, load_transcript
+
+class PathInput(BaseModel):
+    path: str
+
+@tool(PathInput, name="Read", read_only=True)
+async def read(input: PathInput) -> str:
+    """Read a file."""
+    return f"contents of {input.path} " + "x" * 400
+
+path = Path(sys.argv[1])
+out = {}
+
+async def main():
+    model = dl.offline([dl.reply("Hello."),
+                        dl.reply("Reading.", dl.tool_use("Read", {"path": "a"}, id="T1"),
+                                 dl.tool_use("Read", {"path": "b"}, id="T2")),
+                        dl.reply("Both read."), dl.reply("Done.")])
+    engine = dl.QueryEngine(model=model, tools=[read], transcript=path, deps=QueryDeps(uuid=counting_uuids()))
+    async for _ in engine.submit_message("hi"):
+        pass
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG instead
+    limit = path.stat().st_size + int(sys.argv[2])
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.RLIM_INFINITY))
+    events = [e async for e in engine.submit_message("read a and b")]
+    out["terminal"] = engine.terminal.reason
+    out["notice"] = [e.content for e in events if e.type == "system" and e.subtype == "transcript_write_failed"]
+    out["on_disk_ok"] = not inspect_transcript(path).torn and path.read_bytes().endswith(b"\n")
+    sent = len(model.api.requests)
+    try:
+        async for _ in engine.submit_message("and now?"):
+            pass
+        out["refused"] = None
+    except OSError as error:
+        out["refused"] = str(error)
+    out["sent_while_refused"] = len(model.api.requests) - sent
+    resource.setrlimit(resource.RLIMIT_FSIZE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+    async for _ in engine.submit_message("and now?"):
+        pass
+    out["after"] = engine.terminal.reason
+    out["same"] = ([m.model_dump(mode="json") for m in load_transcript(path)]
+                   == [m.model_dump(mode="json") for m in engine.messages])
+    out["statuses"] = [r.status for r in model.api.requests]
+    print(json.dumps(out))
+
+asyncio.run(main())
+'''
+
+
+@pytest.mark.parametrize("room", [0, 150, 700])
+def test_a_failed_write_ends_the_run_keeps_memory_and_disk_whole_and_writes_it_later(tmp_path, room):
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", FULL_DISK, str(tmp_path / "s.jsonl"), str(room)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out["terminal"] in ("aborted_streaming", "aborted_tools")  # the run ended in a Terminal
+    assert out["notice"] and "could not be written" in out["notice"][0] and "s.jsonl" in out["notice"][0]
+    assert out["on_disk_ok"]  # nothing half-written was left
+    assert "still not on disk" in out["refused"] and "nothing was sent" in out["refused"]
+    assert out["sent_while_refused"] == 0
+    assert out["after"] == "completed" and out["same"]  # written first, then the run: disk equals memory
+    assert set(out["statuses"]) == {200}  # every request the engine sent was valid
