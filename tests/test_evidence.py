@@ -41,6 +41,8 @@ HELD: tuple[str, ...] = (
     "notebooks/zh/07_hooks.ipynb",
     "notebooks/08_recovery.ipynb",
     "notebooks/zh/08_recovery.ipynb",
+    "notebooks/08b_fallbacks.ipynb",
+    "notebooks/zh/08b_fallbacks.ipynb",
     "notebooks/09_every_ending.ipynb",
     "notebooks/zh/09_every_ending.ipynb",
     "notebooks/10_sessions.ipynb",
