@@ -200,7 +200,7 @@ class SystemMessage(_LoopMessageBase):
     the context pipeline's ``tool_result_budget``, ``snip``, ``microcompact``,
     ``context_collapse``, ``compact_boundary``, ``autocompact_failed``,
     ``blocking_limit`` (``dreamloop.context``); the recovery branches'
-    (``dreamloop.recovery``, chapter 08): ``max_output_tokens`` (also the withheld
+    (``dreamloop.recovery``, chapters 08 and 08b): ``max_output_tokens`` (also the withheld
     error shown when the resumes are exhausted), ``api_retry`` (an overloaded attempt
     asked again), ``model_fallback`` (the fallback model took over),
     ``reactive_compact_failed``, ``token_budget`` (why a budgeted run stopped);

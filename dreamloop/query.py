@@ -143,14 +143,14 @@ class QueryParams(BaseModel):
       phase 2 sends the history as it is.
     * ``hooks``: ``Hooks`` (chapter 07): ``pre_tool_use`` / ``post_tool_use`` around
       each call, ``stop`` when the model asks for no tools. None: no hook runs.
-    * ``recovery``: ``RecoveryOptions`` (chapter 08): escalate and resume after a
-      ``max_tokens`` cut, collapse drain and reactive compaction after ``prompt is
-      too long``, each its own flag. None: such an error ends the run as before.
-    * ``fallback_model`` (chapter 08): an ``AnthropicModel``, or a model name on
+    * ``recovery``: ``RecoveryOptions`` (chapters 08 and 08b): escalate and resume after a
+      ``max_tokens`` cut (08), collapse drain and reactive compaction after ``prompt is
+      too long`` (08b), each its own flag. None: such an error ends the run as before.
+    * ``fallback_model`` (chapter 08b): an ``AnthropicModel``, or a model name on
       ``model``'s client; after ``RecoveryOptions.overloads_before_fallback``
       overloaded attempts in a row it takes over, and what the failed attempts
       showed is tombstoned. None: an overload ends the run ``model_error``.
-    * ``token_budget`` (chapter 08): ``TokenBudget`` (or its ``total`` as an int):
+    * ``token_budget`` (chapter 08b): ``TokenBudget`` (or its ``total`` as an int):
       a turn that ends under budget goes on with a message saying how much is used.
     * ``memory_files`` (chapter 03): the workspace's memory files (CLAUDE.md, CLAUDE.local.md, up to
       the repository root, and ``deps.home``'s ``.claude/CLAUDE.md``) open the first user message as a

@@ -271,7 +271,7 @@ def test_exit_11_hook_stopped(sample, capsys, tmp_path):
     assert "value = 1" in (sample / "config.py").read_text()  # stopped after the first read, before any edit
 
 
-# The recovery branches are on in `run` (chapter 08): the same exit codes, after recovery tried (and bounded).
+# The recovery branches are on in `run` (chapters 08 and 08b): the same exit codes, after recovery tried (and bounded).
 
 
 def test_exit_7_prompt_too_long_after_recovery_tried_and_without_it(sample, capsys, live_env):

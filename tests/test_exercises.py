@@ -338,7 +338,7 @@ def clear_by_message(messages, keep_recent):
             and dl.tokens.estimate_block_tokens(m.message["content"][0]) > MARKER for block in m.message["content"]]
 
 
-# chapter 08
+# chapters 08 (after_cut) and 08b (withdrawn, keep_going)
 
 
 def after_cut(state):

@@ -1,4 +1,5 @@
-"""Chapter 08: the recovery branches: the exercise checks."""
+"""Chapters 08 and 08b: the recovery branches: the exercise checks (``check_cut_recovery``, chapter 08;
+``check_withdrawn`` and ``check_budget_continue``, chapter 08b)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Chinese for chapter 08's checks (``dreamloop/exercises/ch08.py``): the recovery branches.
+"""Chinese for the checks of chapters 08 and 08b (``dreamloop/exercises/ch08.py``): the recovery branches.
 
 Terms follow the source text: 提升输出 token 限制 (escalate), 输出截断恢复 (resume), 墓碑消息 (tombstone),
 模型回退 (fallback), Token 预算续跑 (token budget continuation).
