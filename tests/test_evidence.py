@@ -39,6 +39,8 @@ HELD: tuple[str, ...] = (
     "notebooks/zh/06_context_pipeline.ipynb",
     "notebooks/07_hooks.ipynb",
     "notebooks/zh/07_hooks.ipynb",
+    "notebooks/07b_command_hooks.ipynb",
+    "notebooks/zh/07b_command_hooks.ipynb",
     "notebooks/08_recovery.ipynb",
     "notebooks/zh/08_recovery.ipynb",
     "notebooks/09_every_ending.ipynb",
