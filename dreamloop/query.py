@@ -140,7 +140,7 @@ class QueryParams(BaseModel):
     * ``context`` (chapter 06): the context pipeline (``ContextOptions``: each of
       the seven stages, the window, the thresholds, prompt caching). None:
       phase 2 sends the history as it is.
-    * ``hooks``: ``Hooks`` (chapter 07): ``pre_tool_use`` / ``post_tool_use`` around
+    * ``hooks``: ``Hooks`` (chapters 07 and 07b): ``pre_tool_use`` / ``post_tool_use`` around
       each call, ``stop`` when the model asks for no tools. None: no hook runs.
     * ``recovery``: ``RecoveryOptions`` (chapter 08): escalate and resume after a
       ``max_tokens`` cut, collapse drain and reactive compaction after ``prompt is
