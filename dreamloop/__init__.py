@@ -1,4 +1,4 @@
-"""dreamloop: the agent loop of a coding agent (Claude Code's queryLoop()), real and offline by default.
+"""dreamloop: the agent loop of a coding agent (``queryLoop()`` of both texts), real and offline by default.
 
     import dreamloop as dl
     model = dl.offline([dl.reply("Hello!")])          # the in-process Messages API
@@ -59,6 +59,7 @@ _EXPORTS: dict[str, str] = {
     "agent_loop": "minimal",
     "builtin_tools": "tools",
     "cassette": "fake_api.cassette",
+    "import_claude_code": "claude_code",
     "inspect_transcript": "transcript",
     "live": "model",
     "load_hooks": "hooks",

@@ -1,13 +1,15 @@
-"""Claude Code session files rebuilt as loop checkpoints: one per model call, for the inspector.
+"""Session files rebuilt as loop checkpoints: one per model call, for the inspector.
 
 Owns reading ``~/.claude/projects/<project>/<session>.jsonl`` (unknown record
 types and fields, empty files and a torn last line are tolerated; any other bad
 line is an error naming it), finding its branches (rewinds, restarts and
 sidechains leave several in one file) and rebuilding each model call of one
 branch: the conversation messages it was sent, its response, its tool results.
-The format and the algorithm: ``claude-code-session-format.md`` (design notes).
-A file that records the requests as sent (Claude Code 2.1.332 does; see
-``claude_code_requests``) gives each call the request it was sent, and shows
+The format and the algorithm: ``claude-code-session-format.md`` (design notes); the files it
+is tested on were written by Claude Code 1.0.17 to 2.1.332 (``tests/fixtures/claude-code-sessions/``,
+``04_sniffly_fed8ce56_v1.0.17_interrupt-for-tool-use_rejected-tools.jsonl`` the oldest).
+A file that records the requests as sent (Claude Code 2.1.332's did, in the scenario
+``max_tokens_always``; see ``claude_code_requests``) gives each call the request it was sent, and shows
 the continuations of one prompt (a resume after a ``max_tokens`` cut, a stop
 hook's feedback) and the ending the file records (a synthetic API-error message).
 It knows nothing about widgets, HTTP or running the loop.
@@ -36,7 +38,7 @@ from .state import Continue, Terminal
 from .trace import Checkpoint, SharedList, Trace
 
 __all__ = ["NOT_IN_THE_FILE", "REQUESTS_IN_THE_FILE", "SYNTHESIZED_RESULT", "Branch", "ClaudeCodeSession", "Step",
-           "read_session"]
+           "import_claude_code", "read_session"]
 
 NOT_IN_THE_FILE = (
     "This session file records no requests (files of Claude Code 1.0.17 to 2.1.114 were read; 2.1.332 "
@@ -102,7 +104,8 @@ class _Record:
 
     @property
     def synthetic(self) -> bool:
-        """A message Claude Code made up locally (``model == "<synthetic>"``, e.g. "API Error ...")."""
+        """A message written locally, not by a model (``model == "<synthetic>"``, such as the "API Error ..."
+        that Claude Code 2.1.332 wrote at the end of ``max_tokens_always``)."""
         return self.type == "assistant" and self.data["message"].get("model") == "<synthetic>"
 
     @property
@@ -206,8 +209,8 @@ class Step:
     * ``lines``: the file lines of its assistant records; ``notes``: remarks for a reader.
     * ``request``: the request it was sent, when the file records it (2.1.332);
       ``sent``: that request's messages as loop messages (a message equal to one
-      of the conversation is that message; one that differs, e.g. with the
-      reminders Claude Code added, is a new one), None when not recorded.
+      of the conversation is that message; one that differs, such as one with the
+      reminders Claude Code 2.1.332 added in ``max_tokens_always``, is a new one), None when not recorded.
     """
 
     index: int
@@ -238,7 +241,7 @@ class Step:
 
 
 class ClaudeCodeSession:
-    """A Claude Code session file, read: its records, branches and, per branch, its model calls.
+    """A session file, read: its records, branches and, per branch, its model calls.
 
     ``read_session(path)`` builds one. ``branches`` lists every branch (main
     thread first, newest first; ``default`` marked); ``steps(branch)`` rebuilds
@@ -271,12 +274,13 @@ class ClaudeCodeSession:
 
     @property
     def versions(self) -> list[str]:
-        """The Claude Code versions that wrote the file, in order of first appearance."""
+        """The versions that wrote the file (each record's ``version``), in order of first appearance."""
         return list(dict.fromkeys(str(r.data["version"]) for r in self.records if r.data.get("version")))
 
     @property
     def requests(self) -> dict[str, RecordedRequest]:
-        """The requests the file records as sent, by id, in file order (``{}`` before Claude Code 2.1.332)."""
+        """The requests the file records as sent, by id, in file order (``{}`` for a file that records none,
+        as no file up to 2.1.114 does; Claude Code 2.1.332's did, in ``max_tokens_always``)."""
         found = getattr(self, "_requests", None)
         if found is None:
             found = self._requests = recorded_requests(
@@ -467,7 +471,7 @@ class ClaudeCodeSession:
 
 
 def read_session(path: str | Path) -> ClaudeCodeSession:
-    """Read a Claude Code session file (or a subagent's ``agent-*.jsonl``).
+    """Read a session file (or a subagent's ``agent-*.jsonl``).
 
     Raises ``FileNotFoundError``; ``FileFormatError`` (a ``ValueError``) naming
     the line for a line that is not a JSON object or a user/assistant record
@@ -483,6 +487,23 @@ def read_session(path: str | Path) -> ClaudeCodeSession:
     path = Path(path)
     records, torn = _parse(path)
     return ClaudeCodeSession(path, records, torn)
+
+
+def import_claude_code(path: str | Path, *, branch: str | None = None) -> Trace:
+    """A Claude Code session file (``~/.claude/projects/<project>/<session>.jsonl``) as a Trace.
+
+    One checkpoint per model call of one branch (default: the last main-thread
+    branch; ``branch``: the uuid, or a prefix of it, of a branch's tip or any record on it;
+    ``read_session(path).branches`` lists them). A file of Claude Code 1.0.17 to 2.1.114
+    (the recorded sessions in ``tests/fixtures/claude-code-sessions/``) holds neither the system
+    prompt nor the tool definitions, so ``messages_for_query`` is the conversation the model was
+    sent without them; a Claude Code 2.1.332 file records each request as sent (the scenarios
+    ``one_tool`` and ``max_tokens_always`` left such files), so ``messages_for_query`` is that
+    request's messages and ``Checkpoint.request`` the rest. ``trace.source["note"]`` says which.
+    Raises ``FileFormatError`` for a corrupt line (a torn last line is tolerated), ``KeyError``
+    for an unknown branch. The CLI's ``dreamloop import-claude-code`` reads a file the same way.
+    """
+    return read_session(path).trace(branch)
 
 
 # ---------------------------------------------------------------------------
@@ -668,8 +689,8 @@ class _Rebuild:
     def _sent(self, step: Step, slot: _Slot, conversation: list[Any]) -> None:
         """The request ``step`` was sent (its first record's ``requestRef``) and its messages as loop messages.
 
-        The request's messages are matched in order with the conversation's by the hash Claude Code
-        names messages by: a match is that conversation message; a message that differs (reminder
+        The request's messages are matched in order with the conversation's by the hash the file names
+        messages by (``content_hash``): a match is that conversation message; a message that differs (reminder
         blocks added, user messages merged) is a new one, ``sent-<hash>-<n>`` (the n-th of that hash).
         """
         ref = next((r.data.get("requestRef") for r in slot.records if r.data.get("requestRef")), None)
@@ -733,10 +754,10 @@ def _runs(steps: list[Step], slots: list[_Slot], endings: dict[str, _Record] | N
           companions: frozenset[str] = frozenset()) -> None:
     """turn_count, transition, Terminal and the attachments of each step, from what follows it.
 
-    A run ends at an interrupt, at a synthetic API-error message (``endings``: Claude Code's own
-    ending, e.g. its max_tokens recovery ran out), or at a call without tool_use that nothing of the
-    same prompt continues; a resume after a ``max_tokens`` cut and a stop hook's feedback continue it
-    (``_continuation``), keeping its turn_count, as only ``next_turn`` adds one.
+    A run ends at an interrupt, at a synthetic API-error message (``endings``: the ending the file records, as
+    when Claude Code 2.1.332's resumes ran out in ``max_tokens_always``), or at a call without tool_use that
+    nothing of the same prompt continues; a resume after a ``max_tokens`` cut and a stop hook's feedback
+    continue it (``_continuation``), keeping its turn_count, as only ``next_turn`` adds one.
     """
     endings = endings or {}
     following: Continue | None = None
@@ -812,13 +833,13 @@ def _continuation(step: Step, slot: _Slot, transition: Continue | None,
                   companions: frozenset[str] = frozenset()) -> Continue | None:
     """How the call after ``step`` (which asked for no tool) continues the same prompt, or None (a new prompt).
 
-    Between the two calls the file holds either nothing (after a ``max_tokens`` cut: the same request
-    with a higher limit, ``max_output_tokens_escalate``) or only messages Claude Code wrote itself
-    (``isMeta``; 2.1.332 gives them the prompt's own ``promptId``): after a ``max_tokens`` cut its "resume" reminder
-    (``max_output_tokens_recovery``), after the stop hooks ran, their feedback (``stop_hook_blocking``).
-    A message a person typed starts a new run. ``companions``: uuids of meta records Claude Code
-    marks as part of the turn (``turnCompanion``): any other resume of the same prompt (answered
-    ``next_turn``, which ``_runs`` reads as "same run, same turn").
+    Between the two calls the file holds either nothing (after a ``max_tokens`` cut: the same request with a
+    higher limit, ``max_output_tokens_escalate``) or only messages the program wrote itself (``isMeta``;
+    Claude Code 2.1.332 gave them the prompt's own ``promptId`` in ``max_tokens_always``): after a
+    ``max_tokens`` cut its "resume" reminder (``max_output_tokens_recovery``), after the stop hooks ran, their
+    feedback (``stop_hook_blocking``). A message a person typed starts a new run. ``companions``: uuids of
+    meta records the file marks as part of the turn (``turnCompanion``): any other resume of the same prompt
+    (answered ``next_turn``, which ``_runs`` reads as "same run, same turn").
     """
     users = [m for m in slot.after if isinstance(m, UserMessage)]
     if any(not m.is_meta for m in users):

@@ -1,6 +1,8 @@
-"""The requests a Claude Code session file records, rebuilt as sent (seen in Claude Code 2.1.332).
+"""The requests a session file records, rebuilt as sent (seen in Claude Code 2.1.332's, ``max_tokens_always``).
 
-Claude Code 2.1.332 writes each request it sends into the session file, in three record types:
+Claude Code 2.1.332 wrote each request it sent into the session file (sessions 09 to 11 of the fixtures,
+runs of ``max_tokens_always``, ``prompt_too_long_after_tools`` and ``hook_stop_exit_2_once``), in three
+record types:
 ``api-request-shape`` (the system prompt and the tool definitions, once per ``shapeHash``),
 ``api-request-blob`` (a message, once per ``hash``: the SHA-256 of its JSON with sorted keys and
 no spaces) and ``api-request`` (``id``, ``params``: model, max_tokens, thinking, betas ...;
@@ -31,14 +33,14 @@ _REMINDER = "<system-reminder>"
 
 
 def content_hash(value: Any) -> str:
-    """The hash Claude Code names a message or a shape by: SHA-256 of its JSON, keys sorted, no spaces."""
+    """The hash a session file names a message or a shape by: SHA-256 of its JSON, keys sorted, no spaces."""
     text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 @dataclass
 class RecordedRequest:
-    """One request as Claude Code sent it, rebuilt from the file.
+    """One request as it was sent, rebuilt from the session file.
 
     * ``id``, ``line``: the ``api-request`` record's id and 1-based line;
     * ``body``: the request body (``model``, ``max_tokens`` and the other ``params``, ``system``,
@@ -355,7 +357,7 @@ def scrub_records(records: list[dict[str, Any]], *, replace: dict[str, str] | No
     """A session file's records without Anthropic's text, for a fixture: same shapes, same lengths.
 
     Replaced: the system prompt's and tool definitions' texts (``api-request-shape``), the
-    ``<system-reminder>`` blocks and other text Claude Code wrote into a request or a message
+    ``<system-reminder>`` blocks and other text the program wrote into a request or a message
     (``api-request-blob``, ``isMeta`` user records, ``hookTextLead``, a synthetic message's text),
     and every string of an ``attachment`` record's payload and rendering. Kept: the prompts, the
     model's responses, tool calls and results (the scenario's own), ids, record types and fields,

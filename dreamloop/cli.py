@@ -10,11 +10,11 @@ from a recorded cassette (``--cassette``), as the production loop (every
 branch that exists is on, each with a flag to turn it off: ``--no-hooks``,
 ``--no-context`` / ``--no-stage STAGE``, ``--no-recovery`` / ``--no-recovery-branch
 BRANCH``, ``--results-in-call-order``; ``--fallback-model NAME``, ``--token-budget N`` and
-``--sibling-rule`` turn those on; where Claude Code as observed differs from the source texts,
-the defaults follow the observation),
+``--sibling-rule`` turn those on; where Claude Code 2.1.332 as observed (``max_tokens_once``,
+``tool_use_without_block``, ...) differs from both texts, the defaults follow the observation),
 and exits with the code of its
-Terminal reason (``EXIT_CODES``). ``import-claude-code`` rebuilds a Claude
-Code session file call by call. ``run`` is the production loop: every branch
+Terminal reason (``EXIT_CODES``). ``import-claude-code`` rebuilds a session
+file call by call. ``run`` is the production loop: every branch
 that exists is on (``--no-…`` turns one off; ``--json`` and the trace say which
 were on). This module parses arguments, checks them before anything runs, and
 wires the pieces; the loop lives in ``query.py``.

@@ -1,4 +1,4 @@
-"""The loop's flowchart as SVG, with any phase lit (the source's queryLoop() flowchart).
+"""The loop's flowchart as SVG, with any phase lit (after the four-step-loop text's flowchart of queryLoop()).
 
 Used by the live view (the current phase lit) and by ``images/build.py``
 (which writes ``images/loop.svg`` and, in Chinese, ``images/loop.zh.svg``). Pure string building; the

@@ -72,8 +72,9 @@ class QueryEngine:
         if self.transcript is not None and last_chained_uuid(self.transcript) is not None:
             raise TranscriptBusy(f"{self.transcript}: this transcript already holds a session; continue it with "
                                  "QueryEngine.resume(path), or give a new file.")
-        with self._writing():
-            self._save()
+        if self.messages:
+            with self._writing():
+                self._save()
 
     @classmethod
     def resume(cls, transcript: str | Path, **defaults: Any) -> "QueryEngine":
@@ -89,8 +90,9 @@ class QueryEngine:
         (``deps`` makes the repair's uuids). Raises ``FileNotFoundError`` if missing,
         ``TranscriptError`` for a line a crash cannot explain.
 
-        Claude Code's resume (its conversation recovery) drops unresolved ``tool_use``
-        blocks instead; dreamloop answers them, because the call may have had effects.
+        Answering unresolved ``tool_use`` blocks is dreamloop's choice, because the call may
+        have had effects; what Claude Code's own resume does with them is neither in the
+        texts nor observed here.
         """
         path = Path(transcript)
         if not path.exists():

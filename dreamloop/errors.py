@@ -86,7 +86,7 @@ class CompactionFailed(DreamloopError):
 
 
 class FileFormatError(DreamloopError, ValueError):
-    """A JSONL file dreamloop reads (a Claude Code session, a cassette) has a bad line.
+    """A JSONL file dreamloop reads (a session file, a cassette) has a bad line.
 
     The message names the file and the line (1-based): ``path, line 7: not JSON (...)``.
     ``path`` and ``line`` are kept as attributes (``line`` None: the file as a whole).

@@ -3,13 +3,16 @@
 Owns the five hook events (``user_prompt_submit``, ``pre_tool_use``,
 ``post_tool_use``, ``pre_compact``, ``stop``), their input and decision (one
 pydantic model each), the two kinds of hook that share one contract (a Python
-callable; a ``type: command`` hook from a Claude Code settings file), how the
+callable; a ``type: command`` hook from a settings file, the kind ``dreamloop compare``
+gave Claude Code 2.1.332 in ``hook_pre_tool_use_deny``), how the
 decisions of several matching hooks combine, and one record per hook run. It
 knows nothing about the loop's State or how a tool runs: ``run_tools()``,
 ``query()`` and ``QueryEngine`` call in at their phase and apply the decision.
 
 Command hooks follow Claude Code's hooks reference (code.claude.com/docs/en/hooks)
-as published on 2025-11-24 (the Claude Code 2.0 series): the event as JSON on
+as published on 2025-11-24 (the Claude Code 2.0 series), in dreamloop's design; Claude
+Code 2.1.332 ran the same settings to the same outcome in the five ``hook_*`` scenarios
+(``hook_pre_tool_use_exit_2`` to ``hook_stop_exit_2_once``). In short: the event as JSON on
 stdin, ``CLAUDE_PROJECT_DIR`` set, a 60 s default timeout, matching hooks run in
 parallel, identical commands run once. Exit 0: go on, and JSON on stdout may
 carry a decision (``decision``/``reason``, ``hookSpecificOutput.permissionDecision``
@@ -114,11 +117,11 @@ DEFAULT_TIMEOUT_S = 60.0
 
 
 class HookInput(BaseModel):
-    """The fields every event's input has (Claude Code's common hook input).
+    """The fields every event's input has (the common hook input of the hooks reference).
 
     * ``session_id``: the session (``QueryEngine.session_id``); ``transcript_path``: its JSONL, or "".
     * ``cwd``: the workspace (the command's working directory).
-    * ``permission_mode``: ``default`` | ``acceptEdits`` | ``bypassPermissions`` (Claude Code's spelling).
+    * ``permission_mode``: ``default`` | ``acceptEdits`` | ``bypassPermissions`` (the reference's spelling).
     * ``hook_event_name``: ``PreToolUse``, ``Stop``, ... (``EVENT_NAMES``).
     """
 
@@ -192,12 +195,12 @@ INPUTS: dict[str, type[HookInput]] = {cls.event: cls for cls in (
 
 
 def _alias(*names: str | tuple[str, ...]) -> AliasChoices:
-    """Accept the Python name and Claude Code's JSON spelling (a tuple is a nested path)."""
+    """Accept the Python name and the hooks reference's JSON spelling (a tuple is a nested path)."""
     return AliasChoices(*(AliasPath(*name) if isinstance(name, tuple) else name for name in names))
 
 
 class HookDecision(BaseModel):
-    """What any hook may answer (Claude Code's common JSON fields); None everywhere = no opinion.
+    """What any hook may answer (the hooks reference's common JSON fields); None everywhere = no opinion.
 
     * ``continue_`` (JSON ``continue``): False stops the run after the hooks ran; it wins over any block.
     * ``stop_reason`` (``stopReason``): why, shown to the person (never to the model).
@@ -360,8 +363,9 @@ def matches(matcher: str | None, value: str | None) -> bool:
     """Does ``matcher`` select ``value`` (a tool name, or ``manual``/``auto`` for ``pre_compact``)?
 
     None, ``""`` and ``*`` match everything; letters, digits, ``_`` and ``|`` are exact names
-    (``Edit|Write``); anything else is a regular expression searched in the value (``Notebook.*``),
-    as in Claude Code. Events without a matcher (``stop``, ``user_prompt_submit``) pass ``value=None``.
+    (``Edit|Write``); anything else is a regular expression searched in the value (``Notebook.*``), as the
+    hooks reference describes. Events without a matcher (``stop``, ``user_prompt_submit``) pass
+    ``value=None``.
     """
     if not matcher or matcher == "*" or value is None:
         return True
@@ -374,11 +378,11 @@ class Hooks:
     """The hooks of a run, by event: the switch ``QueryParams(hooks=...)`` (None: no hooks run).
 
     ``add(event, hook, matcher=...)`` registers a Python callable or a ``CommandHook``;
-    ``load_hooks(path)`` reads a Claude Code settings file. Options:
+    ``load_hooks(path)`` reads the hooks of a settings file. Options:
 
     * ``max_stop_hook_blocks``: the runaway guard; when the stop hooks block this many times
       in one run, the next block ends it (Terminal ``stop_hook_prevented``). dreamloop's own.
-    * ``timeout``: a command hook's default timeout in seconds (60, as in Claude Code).
+    * ``timeout``: a command hook's default timeout in seconds (60, as the hooks reference gives it).
     * ``session_id``, ``transcript_path``: what hook inputs say (``QueryEngine`` fills its own in).
 
     Example::
@@ -493,9 +497,9 @@ _SETTINGS_EVENTS = {name: event for event, name in EVENT_NAMES.items()}
 
 
 def load_hooks(*paths: str | Path, hooks: Hooks | None = None) -> Hooks:
-    """The hooks of one or more Claude Code settings files (``{"hooks": {"PreToolUse": [...]}}``).
+    """The hooks of one or more settings files (``{"hooks": {"PreToolUse": [...]}}``).
 
-    Several files merge in order, as Claude Code merges user, project and local settings; pass
+    Several files merge in order (user, project, local, as the hooks reference orders them); pass
     ``hooks`` to add to an existing ``Hooks``. Only ``type: command`` runs: other types, and events
     dreamloop has no phase for (``SessionStart``, ``Notification``, ...), are listed in
     ``hooks.unsupported`` and warned about (``UnsupportedHookWarning``), never dropped silently.
@@ -805,9 +809,9 @@ def post_tool_use_context(outcome: HookOutcome, uuid: Callable[[], str] = new_uu
     """What a ``post_tool_use`` outcome tells the model, as one ``hook_additional_context`` attachment
     (its ``content`` lists each line; the model reads it with the call's result), or None.
 
-    ``in_tool_result``: the lines also went inside the call's ``tool_result`` (``run_tool_use`` puts
-    them there, as Claude Code 2.1.332 does); the attachment says so (``inToolResult``) and is then a
-    record for the person, never sent a second time."""
+    ``in_tool_result``: the lines also went inside the call's ``tool_result`` (``run_tool_use`` puts them
+    there, as Claude Code 2.1.332 did in ``hook_post_tool_use_context``); the attachment says so
+    (``inToolResult``) and is then a record for the person, never sent a second time."""
     decision = outcome.decision
     assert isinstance(decision, PostToolUseDecision)
     lines = []
@@ -888,7 +892,7 @@ def stop_feedback(reason: str | None) -> str:
 
 @dataclass(frozen=True)
 class StopCheck:
-    """The end-of-turn stop hooks, decided (``handleStopHooks()`` in the source).
+    """The end-of-turn stop hooks, decided (the conversation-loop text's phase 4, when no tool was asked for).
 
     ``verdict``: see ``StopVerdict``; ``messages``: what to yield and keep, in order: the records,
     then for ``block`` the feedback (a meta ``UserMessage``, ``stop_feedback(reason)``, which the

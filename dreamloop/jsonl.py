@@ -1,8 +1,9 @@
 """Reading the JSON and JSON Lines files dreamloop is handed, one way everywhere.
 
-Owns three rules that every reader (transcripts, traces, cassettes, Claude Code sessions, settings)
-follows: a JSONL file is split on ``\\n`` only (never on U+2028, U+2029 or U+0085, which Node's
-``JSON.stringify`` and so Claude Code write raw inside strings), JSON nested too deeply to read is a
+Owns three rules that every reader (transcripts, traces, cassettes, session files, settings)
+follows: a JSONL file is split on ``\\n`` only (dreamloop's choice: never on U+2028, U+2029 or
+U+0085, which Node's ``JSON.stringify`` writes raw inside strings, and Claude Code is a Node
+program), JSON nested too deeply to read is a
 decode error rather than a ``RecursionError``, and a file that is a directory, unreadable or not
 UTF-8 is a ``FileFormatError`` naming it (and the line). It knows nothing of what the records mean.
 """

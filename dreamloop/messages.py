@@ -207,8 +207,8 @@ class SystemMessage(_LoopMessageBase):
     ``memory_file_skipped`` (a CLAUDE.md not sent, and why), ``tool_use_summary_failed``
     (a summary skipped, the run goes on), ``run_ended`` (an abnormal end: its reason and what
     was cancelled, ``dreamloop.cleanup``).
-    ``metadata`` holds a subtype's structured data (Claude Code's
-    ``compactMetadata`` and the like): for the context stages ``stage``,
+    ``metadata`` holds a subtype's structured data (like a session file's
+    ``compactMetadata``): for the context stages ``stage``,
     ``tokens_before``, ``tokens_after`` and ``replaced`` (new uuid → the uuids
     of the messages it stands for).
     """
@@ -255,12 +255,15 @@ class ProgressMessage(_LoopMessageBase):
 class TombstoneMessage(_LoopMessageBase):
     """Marks an already-shown message as withdrawn: a UI strikes it out, no request ever carries it.
 
-    Mirrors ``TombstoneMessage`` (``type: 'tombstone'``), yielded when a response is
-    *replaced*: a failed attempt asked again or handed to the fallback model, a cut
-    response retried with a higher ``max_tokens``. ``target_uuid`` is the uuid of the
-    withdrawn loop message, or, for a response that never became one (it broke while
-    streaming), the id its ``message_start`` gave (``msg_...``); ``reason`` says why;
-    ``message`` is what was shown of it (the source's tombstone carries the message):
+    Mirrors the conversation-loop text's ``TombstoneMessage`` (``type: 'tombstone'``),
+    which withdraws what a failed streaming attempt had yielded (the streaming fallback).
+    dreamloop yields one whenever a response is *replaced*: a failed attempt asked again
+    or handed to the fallback model, a cut response retried with a higher ``max_tokens``
+    (the last two are dreamloop's choice; the text ties tombstones to the streaming
+    fallback only). ``target_uuid`` is the uuid of the withdrawn loop message, or, for a
+    response that never became one (it broke while streaming), the id its
+    ``message_start`` gave (``msg_...``); ``reason`` says why; ``message`` is what was
+    shown of it (dreamloop's design; the text says only that the UI removes the message):
     ``{"id", "model", "content": [blocks as far as they came]}``, or None.
     ``normalize_messages_for_api()`` drops every message a tombstone in the same list
     targets.

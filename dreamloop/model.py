@@ -1,6 +1,6 @@
 """``AnthropicModel``: one model call, streamed through the official ``anthropic`` SDK.
 
-This is ``deps.callModel()`` of Claude Code's ``queryLoop()``: it sends one
+This is ``deps.callModel()`` of the four-step-loop text's ``queryLoop()``: it sends one
 request and yields the raw stream events as they arrive, then the finished
 ``anthropic.types.Message``. The same class serves the offline fake API
 (``offline(script)``) and any live Anthropic-compatible endpoint
@@ -19,8 +19,10 @@ tools or history; it only guarantees that what it calls finished is finished
 * API errors propagate unchanged (``anthropic.APIStatusError`` and subclasses,
   also an ``error`` event inside a 200 stream, ``APIConnectionError``). The SDK
   retries 429 and 5xx itself, but not 529: an overload comes back to the loop at
-  once, which counts overloads in a row (the source's ``withRetry``, whose count
-  triggers the fallback model) and asks again itself.
+  once, which counts overloads in a row and asks again itself; after
+  ``RecoveryOptions.overloads_before_fallback`` of them the fallback model takes over,
+  as Claude Code 2.1.332 switched after three in ``http_529_fallback`` (the retry
+  wrapper's name, ``withRetry``, is in neither text).
 """
 
 from __future__ import annotations

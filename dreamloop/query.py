@@ -1,6 +1,6 @@
-"""query(): the production agent loop, Claude Code's ``queryLoop()`` in Python.
+"""query(): the production agent loop, ``queryLoop()`` as both texts describe it, in Python.
 
-One ``while True``, five phases in the order of the source's flowchart:
+One ``while True``, five phases in the order the conversation-loop text gives them:
 
     1. State in          take this iteration's State (messages, turn_count, transition)
     2. context pipeline  prepare ``messages_for_query``: seven stages, light to heavy (``context/``)
@@ -106,8 +106,9 @@ class QueryParams(BaseModel):
       answers an ``Ask`` (a terminal prompt, a notebook button), None = nobody.
     * ``permission_mode``: ``default`` | ``accept-edits`` | ``bypass``;
       ``workspace``: the root the built-in tools are confined to.
-    * ``max_tokens``: output limit per request (None: each model's own, from its information, as
-      Claude Code sends; ``dreamloop run``'s default); ``max_turns``: stop before
+    * ``max_tokens``: output limit per request (None: each model's own, from its information,
+      ``dreamloop run``'s default and dreamloop's choice: Claude Code 2.1.332 sent 32000 in
+      ``one_tool``, where the offline API gives 64000); ``max_turns``: stop before
       turn ``max_turns + 1`` (None: no limit).
     * ``tool_timeout_s``: the most one tool call may take, in seconds (a call
       over it is stopped and gets an ``is_error`` result; Bash's own timeout
@@ -572,15 +573,15 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
         reached = _max_turns_reached(params, turn)
         if reached is not None:
             yield run.note(reached)
-            # Like the source (``turnCount: nextTurnCount``): the attachment and the Terminal both carry
-            # the turn the loop refused to start, max_turns + 1.
+            # The four-step-loop text computes ``nextTurnCount`` before the check: the attachment and the
+            # Terminal carry the turn the loop refused to start, max_turns + 1.
             run.end(Terminal(reason="max_turns", turn_count=state.turn_count + 1), turn)
             return
         state = next_state(run, turn, Continue(reason="next_turn"))
 
 
 def next_state(run: QueryRun, turn: _Turn, transition: Continue) -> State:
-    """The one place the loop builds the next State (the source's ``state = {...}; continue``).
+    """The one place the loop builds the next State (the conversation-loop text's new State at every ``continue``).
 
     Records this iteration's trace checkpoint, labelled with ``transition``, then builds the
     State from what the iteration kept (``turn.kept()``) and the counters ``transition``
@@ -870,7 +871,8 @@ async def _withheld(params: QueryParams, run: QueryRun, turn: _Turn, pipeline: C
     """What recovery may act on after the stream (None: nothing, or recovery is off).
 
     A ``MaxTokensCut`` when the response stopped at ``max_tokens`` asking for no tool (a response
-    with a finished tool_use goes on to run it, as in the source); a ``PromptTooLong`` for the
+    with a finished tool_use goes on to run it: the four-step-loop text decides from the blocks, not
+    from ``stop_reason``); a ``PromptTooLong`` for the
     API's 400, with how many staged folds a drain would commit.
     """
     if params.recovery is None or turn.aborted:
@@ -961,8 +963,10 @@ async def _stop_checks(params: QueryParams, run: QueryRun, turn: _Turn) -> Async
     Sets ``turn.terminal`` (``completed``, ``stop_hook_prevented``, ...) or ``turn.transition``
     (``stop_hook_blocking``, ``token_budget_continuation``, ``malformed_tool_use_retry``). A response
     still cut at ``max_tokens`` after the recovery it had shows the withheld error and ends as
-    ``RecoveryOptions.max_tokens_exhausted`` says (``completed``, the source; ``api_error``, Claude
-    Code 2.1.332) without the stop hooks (the source skips them after an API error).
+    ``RecoveryOptions.max_tokens_exhausted`` says (``completed``, dreamloop's reading of the four-step-loop
+    text, whose completion path follows the recoverable errors; ``api_error``, as Claude Code 2.1.332
+    ended ``max_tokens_always``) without the stop hooks (dreamloop's choice: neither text says whether
+    they run after an API error).
     """
     state = turn.state
     if turn.stop_reason == "tool_use" and params.recovery is not None and params.recovery.malformed_tool_use_retries:
@@ -1008,7 +1012,8 @@ async def _stop_checks(params: QueryParams, run: QueryRun, turn: _Turn) -> Async
 async def _run_tools(params: QueryParams, run: QueryRun, turn: _Turn) -> AsyncIterator[Any]:
     """Phase 4 with tool_use: run the calls (or collect those the executor started) and yield their updates.
 
-    The source: ``toolUpdates = streamingToolExecutor ? getRemainingResults() : runTools(...)``.
+    Both paths meet here, as in the four-step-loop text: the executor's ``getRemainingResults()`` when
+    streaming tool execution is on, else ``runTools()``.
     An abort answers every unfinished call (``aborted_tools``); a hook's ``continue: false`` ends the
     run ``hook_stopped``; a cancelled task closes the run and re-raises.
     """
@@ -1103,7 +1108,8 @@ def _tools_interrupted(turn: _Turn, tool_uses: list[Any], deps: QueryDeps) -> li
 
     If the results message was already delivered (the abort came while the
     caller handled it), every call is answered: nothing is added but the
-    notice, which says so (the source checks the signal after the tool phase).
+    notice, which says so (the four-step-loop text checks for an abort at the checkpoint after the
+    tool phase).
     """
     note = user_message(INTERRUPTED_TOOLS_NOTE, is_meta=True, uuid=deps.uuid())
     if turn.tool_results:
@@ -1143,11 +1149,10 @@ def _model_failed(turn: _Turn, partial: PartialResponse, deps: QueryDeps, error:
 def _close_stream(turn: _Turn, partial: PartialResponse, deps: QueryDeps, why: Unfinished) -> list[Any]:
     """Keep the blocks that finished streaming and answer their tool_use calls.
 
-    The source keeps what the person already saw and gives every dangling
-    tool_use an error result (yieldMissingToolResultBlocks()), so the next
-    request is valid. A call that streaming tool execution already ran keeps
-    its result; one it had started says so (``why.running``), the others
-    ``why.not_started``. Returns the messages to add, in order.
+    As the four-step-loop text has it, every dangling tool_use gets an error result
+    (yieldMissingToolResultBlocks()), so the next request is valid; keeping the blocks the person already saw
+    is dreamloop's choice. A call that streaming tool execution already ran keeps its result; one it had
+    started says so (``why.running``), the others ``why.not_started``. Returns the messages to add, in order.
     """
     closing: list[Any] = []
     if not turn.assistant_messages:
@@ -1232,8 +1237,9 @@ def _stream_notices(turn: _Turn, partial: PartialResponse, deps: QueryDeps) -> l
 async def _stop_hooks(params: QueryParams, state: State, run: QueryRun, turn: _Turn) -> StopCheck:
     """handleStopHooks(): run the stop hooks and decide (``hooks.stop_verdict``).
 
-    An abort while they run cancels them (a command's process group is killed) and prevents
-    continuation, as in the source; a cancelled task closes the run and re-raises.
+    An abort while they run cancels them (a command's process group is killed) and prevents continuation
+    (dreamloop's design: neither text says what an abort does to the stop hooks); a cancelled task closes the
+    run and re-raises.
     """
     assert params.hooks is not None
     try:
@@ -1279,7 +1285,8 @@ def _hook_stopped(turn: _Turn, deps: QueryDeps) -> SystemMessage | None:
 
 
 def _malformed_tool_use(params: QueryParams, turn: _Turn) -> list[Any]:
-    """``stop_reason`` says ``tool_use`` but no tool_use block came (Claude Code 2.1.332's handling).
+    """``stop_reason`` says ``tool_use`` but no tool_use block came (Claude Code 2.1.332's handling, as
+    ``tool_use_without_block`` observed it).
 
     While ``RecoveryOptions.malformed_tool_use_retries`` allows, the response is withdrawn (a
     tombstone: it never reaches a request) and a note asks again (``malformed_tool_use_retry``);

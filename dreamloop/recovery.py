@@ -49,8 +49,9 @@ __all__ = [
 RESUME_MESSAGE = ("Your last response was cut off by the output token limit. Continue exactly where it stopped, "
                   "mid-sentence if that is where it was: no apology, no recap of what you already wrote. "
                   "If much is left, do it in smaller pieces.")
-"""The note of ``max_output_tokens_recovery`` (the source's asks the same: resume directly, no apology,
-no recap); sent as a ``reminder`` block, as Claude Code 2.1.332 sends its own."""
+"""The note of ``max_output_tokens_recovery``, in dreamloop's words (the conversation-loop text's recovery
+message likewise asks the model to go on from where it was cut); sent as a ``reminder`` block, as Claude Code
+2.1.332 sent its own (``max_tokens_once``)."""
 
 STREAM_RESUME_MESSAGE = ("Your last response broke off: the stream failed after the text above, and the tool call "
                          "you had started was dropped unfinished. Continue from where the text stopped, and make "
@@ -72,33 +73,41 @@ def reminder(text: str) -> str:
 
 class RecoveryOptions(BaseModel):
     """Which recovery branches are on (``QueryParams.recovery``; each its own flag, the switch itself off by
-    default: ``recovery=None``), and their bounds. ``RecoveryOptions()`` is the source texts' loop (every
+    default: ``recovery=None``), and their bounds. ``RecoveryOptions()`` is the loop of both texts (every
     branch they name on); ``RecoveryOptions.observed()`` is what Claude Code 2.1.332 did, as the
     ``dreamloop compare`` scenarios saw it (``dreamloop run``'s default).
 
     * ``max_output_tokens_escalate``: the first ``max_tokens`` cut of a turn sends the same request
-      once more with ``max_tokens`` raised to ``escalated_max_tokens`` (the source's
-      ``ESCALATED_MAX_TOKENS``, 64,000), capped by the model's maximum output.
+      once more with ``max_tokens`` raised to ``escalated_max_tokens`` (64,000, dreamloop's default:
+      the conversation-loop text gives no figure, nor the name ``ESCALATED_MAX_TOKENS``), capped by the
+      model's maximum output.
     * ``max_output_tokens_recovery``: after that, a meta user message asks the model to resume
-      where it stopped, at most ``max_resumes`` times a turn (``MAX_OUTPUT_TOKENS_RECOVERY_LIMIT``, 3).
+      where it stopped, at most ``max_resumes`` times a turn (3, the conversation-loop text's bound;
+      ``MAX_OUTPUT_TOKENS_RECOVERY_LIMIT`` is not in it).
     * ``collapse_drain_retry``: after ``prompt is too long``, commit every staged context
       collapse at once and retry (it loses least; needs ``ContextOptions.context_collapse``).
     * ``reactive_compact_retry``: then compact the conversation once a turn and retry.
     * ``overloads_before_fallback``: how many overloaded attempts in a row (each HTTP 529, which
       the SDK does not retry: the loop counts it; or an ``overloaded_error`` event in a 200 stream)
-      before ``QueryParams.fallback_model`` takes over (the source's ``MAX_529_RETRIES``, 3); the
+      before ``QueryParams.fallback_model`` takes over (3: Claude Code 2.1.332, given
+      ``CLAUDE_CODE_MAX_RETRIES=2``, switched after three in ``http_529_fallback``; the name
+      ``MAX_529_RETRIES`` is in neither text); the
       fallback model gets as many, then the run ends ``api_error``. It also bounds the streaming
       fallback: at most this many broken attempts in a row per model.
-    * ``streaming_fallback``: a stream that breaks part-way (an error event, a dropped connection)
-      is asked again, and what it showed and is not kept is tombstoned (``decide_attempt``);
-      ``streaming_fallback_max_tokens``: the output limit of the non-streaming request it may
-      send (Claude Code 2.1.332 sent 64,000 where its default is 128,000).
+    * ``streaming_fallback`` (the conversation-loop text's branch, whose tombstones withdraw what
+      the failed attempt had yielded): a stream that breaks part-way (an error event, a dropped
+      connection) is asked again, and what it showed and is not kept is tombstoned
+      (``decide_attempt``); ``streaming_fallback_max_tokens``: the output limit of the
+      non-streaming request it may send (dreamloop's default 64,000; Claude Code 2.1.332 sent that
+      request with the limit of its first in ``stream_error_before_block``).
     * ``max_tokens_exhausted``: how a run ends when a response is still cut at ``max_tokens``
-      after the recovery above ran out: ``completed`` (the source text) or ``api_error`` (Claude
-      Code 2.1.332).
+      after the recovery above ran out: ``completed`` (dreamloop's reading of the four-step-loop
+      text, whose completion path follows the recoverable errors) or ``api_error`` (Claude Code
+      2.1.332 on ``max_tokens_always``).
     * ``malformed_tool_use_retries``: a response whose ``stop_reason`` is ``tool_use`` without a
       tool_use block is asked again this many times with a note (``malformed_tool_use_retry``),
-      then the run ends ``malformed_tool_use_exhausted`` (Claude Code 2.1.332: 2); 0: the run ends
+      then the run ends ``malformed_tool_use_exhausted`` (Claude Code 2.1.332: 2,
+      ``tool_use_without_block``); 0: the run ends
       ``completed`` at once, with a warning (dreamloop's earlier choice, F4).
     """
 
@@ -128,12 +137,12 @@ class RecoveryOptions(BaseModel):
 class TokenBudget(BaseModel):
     """A run's output-token budget (``QueryParams.token_budget``; a plain int is ``TokenBudget(total=int)``).
 
-    A turn that ends under ``completion_threshold`` × ``total`` output tokens (the source's
-    ``COMPLETION_THRESHOLD``, 0.9) goes on with a message saying how much is used
-    (``token_budget_continuation``). The count is the run's output tokens, across turns and
-    continuations; it never resets within a run. After ``min_continuations`` continuations,
-    two in a row that each added fewer than ``diminishing_tokens`` (``DIMINISHING_THRESHOLD``,
-    500) stop it: diminishing returns.
+    A turn that ends under ``completion_threshold`` × ``total`` output tokens (0.9, dreamloop's default; the
+    conversation-loop text gives no figure, nor the name ``COMPLETION_THRESHOLD``) goes on with a message
+    saying how much is used (``token_budget_continuation``). The count is the run's output tokens, across
+    turns and continuations; it never resets within a run. After ``min_continuations`` continuations, two in a
+    row that each added fewer than ``diminishing_tokens`` (500, dreamloop's default; ``DIMINISHING_THRESHOLD``
+    is not in the texts) stop it: diminishing returns.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -167,7 +176,7 @@ class PromptTooLong:
 
 
 Withheld = Union[MaxTokensCut, PromptTooLong]
-"""What the loop withholds from the caller while recovery may still help (the source's ``withheld``)."""
+"""What the loop withholds from the caller while recovery may still help (dreamloop's name)."""
 
 
 def is_prompt_too_long(error: BaseException) -> bool:
@@ -293,7 +302,8 @@ def decide_fallback(overloads: int, *, has_fallback: bool, switched: bool, limit
     some other way, which no retry mends); ``has_fallback``: a fallback model is set;
     ``switched``: it is already in use; ``limit``: ``RecoveryOptions.overloads_before_fallback``;
     ``retries``: how often a model without a fallback is asked again (the client's ``max_retries``,
-    as Claude Code retries a 529 with no fallback model; None: ``limit - 1``). Each model with a
+    as Claude Code 2.1.332 retried a 529 twice with ``CLAUDE_CODE_MAX_RETRIES=2`` in ``http_529``;
+    None: ``limit - 1``). Each model with a
     fallback gets ``limit`` attempts in a row; then the fallback model, once.
     """
     if not overloads:
@@ -349,8 +359,10 @@ def decide_attempt(failure: Failure, *, overloads: int, failures: int, has_fallb
     The model fallback first: a 404, or ``overloads_before_fallback`` overloads in a row, hand over
     to the fallback model (once a run). An HTTP overload is asked again (``decide_fallback``). A
     broken stream, with ``streaming_fallback`` on, as Claude Code 2.1.332 did it: a dropped
-    connection is sent again; after an error event, a finished tool_use is kept (its call runs), a
-    finished text is kept and resumed, nothing finished is sent again without streaming. Bounds:
+    connection is sent again (``disconnect_during_text``); after an error event, a finished
+    tool_use is kept and its call runs (``stream_error_after_tool_use``), a finished text is kept
+    and resumed (``stream_error_inside_tool_use``), nothing finished is sent again without
+    streaming (``stream_error_before_block``). Bounds:
     each model gets at most ``overloads_before_fallback`` failed attempts in a row (or, without a
     fallback model, the client's ``retries`` + 1 when that is more, as for HTTP 529), so a request
     costs at most twice that many attempts with a fallback model. Pure: the loop applies the answer.
@@ -402,14 +414,15 @@ def state_changes(state: State, transition: Continue) -> dict[str, Any]:
     ``stop_hook_active`` / ``stop_hook_blocks``, the token budget's tracking; a collapse drain
     changes nothing but the messages. ``stop_hook_active`` is set by ``stop_hook_blocking``, carried
     by ``next_turn`` and cleared by every other path (a recovery pass, a drain, a budget
-    continuation), as the source text's State literals do.
+    continuation): dreamloop's design, since the conversation-loop text lists whether a stop hook is
+    active among the State's fields but not which paths set or clear it.
     """
     reason = transition.reason
     if reason == "next_turn":  # stop_hook_active carries over (the model may still be answering a stop hook)
         return {"turn_count": state.turn_count + 1, **_PER_TURN}
     if reason == "stop_hook_blocking":
         return {"stop_hook_active": True, "stop_hook_blocks": transition.attempt}
-    # every other path clears it, as the source's State literals do (said only when it was set)
+    # every other path clears it, dreamloop's design (said only when it was set)
     cleared = {"stop_hook_active": False} if state.stop_hook_active else {}
     if reason == "max_output_tokens_escalate":
         return {**cleared, "max_output_tokens_override": transition.max_tokens}

@@ -173,7 +173,7 @@ async def print_run(run: Any, console: Console | None = None) -> Terminal:
 def print_trace(trace: Any, console: Console | None = None) -> None:
     """Print a saved ``Trace`` the way ``print_run`` printed it live.
 
-    A trace of several runs (an imported Claude Code session) prints the
+    A trace of several runs (an imported session file) prints the
     prompts that started each later run too, and every checkpoint's notes.
     """
     printer = TurnPrinter(console)

@@ -63,8 +63,8 @@ TerminalReason = Literal[
   streamed / while tools ran.
 * ``max_turns``: the next turn would exceed ``max_turns`` (``Terminal.turn_count`` is that next turn).
 * ``model_error``: a model call that failed without an API error response (a dropped or
-  malformed stream, no connection) and no branch recovered (the source text's name for every
-  unrecovered model error).
+  malformed stream, no connection) and no branch recovered (the four-step-loop text's name for
+  every unrecovered model error).
 * ``api_error``: an API error response ended the run (overloads with no fallback left, an error
   event, a 5xx after the retries, ``max_tokens`` cuts that outlasted recovery): Claude Code
   2.1.332's name, beside ``model_error``.
@@ -85,7 +85,7 @@ class Continue(BaseModel):
     * ``attempt``: counts repeated passes of the same kind (the n-th ``max_output_tokens_recovery``,
       ``stop_hook_blocking`` or ``token_budget_continuation``);
     * ``max_tokens``: the raised output limit of ``max_output_tokens_escalate``;
-    * ``committed``: how many staged collapses ``collapse_drain_retry`` committed (the source's ``committed``);
+    * ``committed``: how many staged collapses ``collapse_drain_retry`` committed;
     * ``output_tokens``: the run's output tokens when ``token_budget_continuation`` was decided;
     * ``detail``: free text for the UI (``"resuming 2/3"``), in the learner's language (``dreamloop.language``).
     """
@@ -102,11 +102,10 @@ class Continue(BaseModel):
 class Terminal(BaseModel):
     """How a run of the loop ended (queryLoop()'s ``return {reason}``).
 
-    ``turn_count`` is the State's turn when it ended, except for ``max_turns``:
-    there it is the turn the loop refused to start (``max_turns + 1``, the
-    source's ``turnCount: nextTurnCount``, the same number the
-    ``max_turns_reached`` attachment carries). ``error`` carries the error text
-    for ``model_error`` / ``api_error`` / ``prompt_too_long`` (never put in history).
+    ``turn_count`` is the State's turn when it ended, except for ``max_turns``: there it is the turn the loop
+    refused to start (``max_turns + 1``: the four-step-loop text computes ``nextTurnCount`` before the check;
+    the ``max_turns_reached`` attachment carries the same number, dreamloop's reading). ``error`` carries the
+    error text for ``model_error`` / ``api_error`` / ``prompt_too_long`` (never put in history).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -123,7 +122,8 @@ class AutoCompactTracking(BaseModel):
     * ``turn_counter``: iterations since that compaction.
     * ``consecutive_failures``: compactions in a row that failed or left the
       context over the threshold; at ``Autocompact.max_failures`` autocompact
-      stops trying for the rest of the run (Claude Code's circuit breaker).
+      stops trying for the rest of the run (a circuit breaker: dreamloop's design; neither text
+      describes one).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -134,7 +134,7 @@ class AutoCompactTracking(BaseModel):
 
 
 class TokenBudgetTracking(BaseModel):
-    """The token budget's bookkeeping, carried in ``State.token_budget_tracking`` (the source's ``budgetTracker``).
+    """The token budget's bookkeeping, carried in ``State.token_budget_tracking`` (dreamloop's design).
 
     * ``continuations``: ``token_budget_continuation`` passes so far in this run;
     * ``tokens``: the run's output tokens when the last one was decided;
@@ -162,14 +162,15 @@ class State(BaseModel):
     * ``has_attempted_reactive_compact`` (``hasAttemptedReactiveCompact``): one reactive compaction per turn.
     * ``auto_compact_tracking`` (``autoCompactTracking``): compaction bookkeeping, if the stage is on.
     * ``pending_tool_use_summary`` (``pendingToolUseSummary``): the previous batch's summary being made
-      (a ``summaries.PendingSummary``, as the source keeps a promise), yielded next iteration; not serialized.
+      (a ``summaries.PendingSummary``: the conversation-loop text's State holds the pending tool
+      summary, made asynchronously), yielded next iteration; not serialized.
     * ``stop_hook_active`` (``stopHookActive``): set when a stop hook blocked; stays set (next_turn
       carries it) while the model answers that feedback; the stop hooks' input says it.
     * ``stop_hook_blocks``: how many times the stop hooks blocked in this run, for the runaway
       guard (``Hooks.max_stop_hook_blocks``); dreamloop's own, the source has no such field.
     * ``token_budget_tracking``: the token budget's bookkeeping (``TokenBudgetTracking``), if a
-      budget is set; carried across every pass, never reset within a run (the source keeps it in a
-      local of queryLoop(), ``budgetTracker``).
+      budget is set; carried across every pass, never reset within a run (dreamloop's design: the
+      conversation-loop text's State has no field for the budget).
     * ``malformed_tool_use_retries``: ``malformed_tool_use_retry`` passes so far this turn
       (dreamloop's own field; reset at ``next_turn``).
     * ``tool_use_context`` (``toolUseContext``): tools, abort signal, permissions; not serialized.

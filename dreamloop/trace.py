@@ -6,7 +6,7 @@ holds the turn's ``State`` (messages, turn_count, transition), the
 ``messages_for_query`` that were sent, the turn's ``assistant_messages`` and
 ``tool_results``, the turn's events, and what the context pipeline did
 (``context``), the State's counters, and the next State's messages when a
-recovery rewrote them, and (imported from a Claude Code session that records
+recovery rewrote them, and (imported from a session file that records
 them) the request as sent. Messages are stored once and referred to by uuid, and a
 checkpoint's history shares its uuids with the checkpoint before (``SharedList``),
 in memory and on disk, so a trace grows linearly with the session. Saved as
@@ -123,7 +123,7 @@ class Checkpoint(BaseModel):
       since the run started) and ``type``; stream events carry the raw event.
     * ``next_transition`` / ``terminal``: how the iteration ended (one of them).
     * ``stop_hook_active``: the State's flag (set while the model answers a stop hook's feedback).
-    * ``notes``: short remarks for a reader (an imported Claude Code session puts
+    * ``notes``: short remarks for a reader (an imported session file puts
       what the file says beside the messages here: usage, interrupts, hooks,
       synthesized results, an exchange the real API would have rejected).
     * ``context``: what phase 2 did (``dreamloop.context.ContextRecord.as_dict()``:
@@ -136,11 +136,13 @@ class Checkpoint(BaseModel):
     * ``next_messages``: the next State's messages when a recovery rewrote them
       (an escalation drops the cut response, a drain or a compaction replaces the
       history); None when the next State is the four collectors in order.
-    * ``request``: the request as sent, when the trace was imported from a Claude
-      Code session file that records it (2.1.332 does): its fields, the system
-      prompt's and tools' sizes, where ``cache_control`` went, whether its digest
-      checked (``dreamloop.claude_code_requests.request_summary``); the texts of the
-      system prompt and tools are in ``Trace.source["request_shapes"]``. None otherwise.
+    * ``request``: the request as sent, when the trace was imported from a session
+      file that records it (Claude Code 2.1.332's did, ``max_tokens_always``): its
+      fields, the system prompt's and tools' sizes, where ``cache_control`` went,
+      whether its digest checked
+      (``dreamloop.claude_code_requests.request_summary``); the texts of the
+      system prompt and tools are in ``Trace.source["request_shapes"]``. None
+      otherwise.
     """
 
     index: int
@@ -173,8 +175,8 @@ class Trace:
     """Checkpoints of one run plus every message they refer to.
 
     Build one live by passing it to ``query(params, trace=...)`` (the loop
-    fills it), ``Trace.load(path)``, or ``Trace.from_claude_code(path)`` (a
-    Claude Code session file, one checkpoint per model call).
+    fills it), ``Trace.load(path)``, or ``dreamloop.import_claude_code(path)`` (a
+    session file, one checkpoint per model call).
     ``trace.checkpoints[i]`` is iteration i; ``trace.resolve(uuids)`` gives the
     messages; ``trace.terminal`` the end. ``trace.source`` says where a trace
     that the loop did not record came from (None for the loop's own):
@@ -300,24 +302,6 @@ class Trace:
     def __repr__(self) -> str:
         end = self.terminal.reason if self.terminal else "running"
         return f"Trace(checkpoints={len(self.checkpoints)}, messages={len(self.messages)}, terminal={end})"
-
-    @classmethod
-    def from_claude_code(cls, path: str | Path, *, branch: str | None = None) -> "Trace":
-        """A Claude Code session file (``~/.claude/projects/<project>/<session>.jsonl``) as a Trace.
-
-        One checkpoint per model call of one branch (default: the last main-thread
-        branch; ``branch``: the uuid, or a prefix of it, of a branch's tip or any record on it;
-        ``dreamloop.claude_code.read_session(path).branches`` lists them). A file
-        of Claude Code up to 2.1.114 holds neither the system prompt nor the tool
-        definitions, so ``messages_for_query`` is the conversation the model was
-        sent without them; a 2.1.332 file records each request as sent, so
-        ``messages_for_query`` is that request's messages and ``Checkpoint.request``
-        the rest. ``trace.source["note"]`` says which. Raises ``FileFormatError`` for a
-        corrupt line (a torn last line is tolerated), ``KeyError`` for an unknown branch.
-        """
-        from .claude_code import read_session
-
-        return read_session(path).trace(branch)
 
     # -- JSONL ------------------------------------------------------------
 

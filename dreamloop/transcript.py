@@ -5,9 +5,10 @@ line it was writing, reading a file back (a torn last line, record types it does
 the repair of what a crash leaves. It knows nothing about running the loop: ``engine.py``
 (``QueryEngine``) decides when to write and calls ``repair_messages`` on resume.
 
-The format, shaped like Claude Code's session files: one JSON object per line, written with one
-``os.write`` and then ``os.fsync`` (on disk before the engine hands the event on). File order is
-the truth; ``parentUuid`` chains every record with a ``uuid`` to the one written before it.
+The format is dreamloop's own, shaped like Claude Code's session files: one JSON object per line,
+written with one ``os.write`` and then ``os.fsync`` (on disk before the engine hands the event
+on). File order is the truth; ``parentUuid`` chains every record with a ``uuid`` to the one
+written before it.
 
 ================  ===================================================  ============================
 ``type``          what the record is                                   read back as
@@ -28,7 +29,7 @@ the truth; ``parentUuid`` chains every record with a ``uuid`` to the one written
                   replacement); no ``uuid``
 ``set_aside``     records a resume set aside: ``lines`` (1-based),      those lines are skipped
                   ``why`` (a duplicate uuid, a fork); no ``uuid``
-anything else     Claude Code bookkeeping, a newer version's records    kept on disk, never sent
+anything else     session-file bookkeeping, a newer version's records   kept on disk, never sent
 ================  ===================================================  ============================
 
 What a crash can leave, and what ``QueryEngine.resume`` does about it before anything is sent:
@@ -107,7 +108,7 @@ _ENVELOPE = ("parentUuid", "sessionId")
 
 
 def transcript_record(message: Any, parent: str | None, session_id: str) -> dict[str, Any]:
-    """One session-file record (Claude Code's envelope) holding the full loop message.
+    """One session-file record (the envelope: ``type``, ``uuid``, ``parentUuid``, ``sessionId``) holding a loop message.
 
     ``{"type", "uuid", "parentUuid", "sessionId", ...the message's other fields}``;
     ``load_transcript`` reads it back into the same message.

@@ -1,4 +1,4 @@
-"""Claude Code session files rebuilt as traces (dreamloop.claude_code, Trace.from_claude_code).
+"""Claude Code session files rebuilt as traces (dreamloop.claude_code, import_claude_code).
 
 The expected figures for the four named sessions were derived by hand from the
 files (tests/fixtures/claude-code-sessions, copied from the shared fixtures with
@@ -42,7 +42,7 @@ from pathlib import Path
 
 import pytest
 
-from dreamloop.claude_code import NOT_IN_THE_FILE, REQUESTS_IN_THE_FILE, SYNTHESIZED_RESULT, read_session
+from dreamloop.claude_code import NOT_IN_THE_FILE, REQUESTS_IN_THE_FILE, SYNTHESIZED_RESULT, import_claude_code, read_session
 from dreamloop.claude_code_requests import placeholder, scrub_records, scrub_text
 from dreamloop.cli import main
 from dreamloop.errors import FileFormatError
@@ -83,13 +83,13 @@ def figures(trace: Trace) -> dict[str, object]:
     ("05", 10, 13, 2, 0, list(range(1, 11))),
 ])
 def test_named_sessions_match_the_figures_read_by_hand(number, calls, pairs, errors, interrupts, turns):
-    trace = Trace.from_claude_code(session_file(number))
+    trace = import_claude_code(session_file(number))
     assert figures(trace) == {"calls": calls, "pairs": pairs, "errors": errors, "interrupts": interrupts,
                               "turns": turns}
 
 
 def test_the_interrupt_in_04_ends_the_run_with_the_pending_calls_rejected():
-    trace = Trace.from_claude_code(session_file("04"))
+    trace = import_claude_code(session_file("04"))
     point = trace.checkpoints[1]
     assert point.terminal.reason == "aborted_tools" and point.next_transition is None
     blocks = [b for m in trace.resolve(point.tool_results) for b in m.message["content"]]
@@ -107,7 +107,7 @@ def test_an_interrupt_after_the_tools_finished_ends_the_next_request_streaming()
     # 03 (v2.1.38): line 17 answers the Bash call of lines 12-13, then line 18 is the plain
     # "[Request interrupted by user]": the calls were done, so the person stopped the next request
     # while it streamed (nothing of it was written). The same again at line 39, after line 38.
-    trace = Trace.from_claude_code(session_file("03"))
+    trace = import_claude_code(session_file("03"))
     ends = [(p.index, p.terminal.reason, p.terminal.turn_count) for p in trace.checkpoints if p.terminal]
     assert ends == [(1, "aborted_streaming", 3), (3, "aborted_streaming", 3)]
     assert any("while it was streaming" in n for n in trace.checkpoints[1].notes)
@@ -136,7 +136,7 @@ def test_05_keeps_sidechains_apart_and_opens_one_on_its_own():
     assert sidechains == [(22, 3), (40, 7)]
     notes = [n for step in main_thread for n in step.notes if "sidechain branch" in n]
     assert len(notes) == 2  # each Task call says where its subagent's conversation is
-    trace = Trace.from_claude_code(session_file("05"), branch="1af6128d")
+    trace = import_claude_code(session_file("05"), branch="1af6128d")
     assert figures(trace)["calls"] == 7 and figures(trace)["pairs"] == 6 and trace.source["sidechain"]
 
 
@@ -162,7 +162,7 @@ def test_every_rebuilt_exchange_passes_the_offline_api_validation(path):
 
 
 def test_the_inspector_says_what_the_file_does_not_hold():
-    trace = Trace.from_claude_code(session_file("04"))
+    trace = import_claude_code(session_file("04"))
     inspector = StateInspector(trace, index=1)
     header = inspector.header.value
     assert "not the system prompt and not the tool" in header and "definitions" in header
@@ -173,7 +173,7 @@ def test_the_inspector_says_what_the_file_does_not_hold():
 
 
 def test_a_trace_saved_and_loaded_keeps_its_source_and_notes(tmp_path):
-    trace = Trace.from_claude_code(session_file("01"))
+    trace = import_claude_code(session_file("01"))
     loaded = Trace.load(trace.save(tmp_path / "t.jsonl"))
     assert loaded.source == trace.source and loaded.source["note"] == NOT_IN_THE_FILE
     assert [p.notes for p in loaded.checkpoints] == [p.notes for p in trace.checkpoints]
@@ -181,7 +181,7 @@ def test_a_trace_saved_and_loaded_keeps_its_source_and_notes(tmp_path):
 
 
 def test_hidden_thinking_is_shown_as_hidden():
-    trace = Trace.from_claude_code(session_file("07"))
+    trace = import_claude_code(session_file("07"))
     inspector = StateInspector(trace)
     assert "(hidden: only its signature was kept)" in inspector.panes["assistant_messages"].value
     assert any("thinking hidden" in n for n in trace.checkpoints[0].notes)
@@ -234,7 +234,7 @@ def test_an_exchange_the_api_would_reject_is_reported(tmp_path):
         record("user", "u2", "a1", [{"type": "tool_result", "tool_use_id": "toolu_nowhere", "content": "?"}]),
         record("assistant", "a2", "u2", [{"type": "text", "text": "Hm."}], mid="msg_2"),
     ]
-    trace = Trace.from_claude_code(write(tmp_path / "s.jsonl", records))
+    trace = import_claude_code(write(tmp_path / "s.jsonl", records))
     assert trace.source["rejected_exchanges"] == [1]
     assert any("the real API would have rejected this exchange" in n and "toolu_nowhere" in n
                for n in trace.checkpoints[1].notes)
@@ -266,7 +266,7 @@ def test_a_torn_last_line_and_unknown_records_are_tolerated(tmp_path):
 def test_an_empty_file_has_no_branch_and_an_empty_trace(tmp_path):
     path = tmp_path / "empty.jsonl"
     path.write_text("")
-    assert read_session(path).branches == [] and len(Trace.from_claude_code(path)) == 0
+    assert read_session(path).branches == [] and len(import_claude_code(path)) == 0
 
 
 @pytest.mark.parametrize("line, problem", [
@@ -351,7 +351,7 @@ def test_a_2_1_332_file_gives_each_call_the_request_it_was_sent():
 
 
 def test_a_refused_request_and_the_synthetic_error_end_the_run_as_claude_code_did():
-    trace = Trace.from_claude_code(session_file("10"))
+    trace = import_claude_code(session_file("10"))
     last = trace.checkpoints[-1]
     assert [p.terminal.reason if p.terminal else None for p in trace.checkpoints] == [None, None, "prompt_too_long"]
     assert last.terminal.turn_count == 4  # the refused request was turn 4's (Claude Code: num_turns 4)
@@ -360,7 +360,7 @@ def test_a_refused_request_and_the_synthetic_error_end_the_run_as_claude_code_di
 
 
 def test_max_tokens_resumes_continue_one_prompt_until_claude_code_gives_up():
-    trace = Trace.from_claude_code(session_file("09"))
+    trace = import_claude_code(session_file("09"))
     points = trace.checkpoints
     assert [(p.turn_count, p.transition.reason if p.transition else None,
              p.transition.attempt if p.transition else None) for p in points] == [
@@ -378,7 +378,7 @@ def test_max_tokens_resumes_continue_one_prompt_until_claude_code_gives_up():
 
 
 def test_a_stop_hook_that_blocks_continues_the_same_prompt():
-    trace = Trace.from_claude_code(session_file("11"))
+    trace = import_claude_code(session_file("11"))
     assert [(p.turn_count, p.transition.reason if p.transition else None, p.terminal.reason if p.terminal else None)
             for p in trace.checkpoints] == [(1, None, None), (1, "stop_hook_blocking", "completed")]
 
@@ -404,13 +404,13 @@ def test_scrubbing_keeps_lengths_and_the_rebuild(tmp_path):
     records = [json.loads(line) for line in session_file("11").read_text().splitlines()]
     again = write(tmp_path / "again.jsonl", scrub_records(records))  # scrubbed twice: still the same rebuild
     assert all(r.digest_ok for r in read_session(again).requests.values())
-    one, two = Trace.from_claude_code(session_file("11")), Trace.from_claude_code(again)
+    one, two = import_claude_code(session_file("11")), import_claude_code(again)
     assert [(p.transition, p.terminal, p.request["system"]) for p in one.checkpoints] == \
         [(p.transition, p.terminal, p.request["system"]) for p in two.checkpoints]
 
 
 def test_the_inspector_shows_the_recorded_request():
-    inspector = StateInspector(Trace.from_claude_code(session_file("09")), index=3)
+    inspector = StateInspector(import_claude_code(session_file("09")), index=3)
     pane = inspector.panes["messages_for_query"].value
     assert "request as sent (line 31): model claude-sonnet-4-5, max_tokens 32000" in pane
     assert "digest checked" in pane and "messages[6].content[0]" in pane and "with the reminders" in pane

@@ -142,7 +142,7 @@ async def test_max_concurrency_holds_for_streamed_calls_too():
 
 async def test_results_in_call_order_with_shuffled_completion_times():
     """F2 through the executor: progress in completion order, results in call order."""
-    delays = {"T1": 0.04, "T2": 0.13, "T3": 0.0, "T4": 0.09}  # finish T3, T1, T4, T2
+    delays = {"T1": 0.1, "T2": 0.3, "T3": 0.0, "T4": 0.2}  # finish T3, T1, T4, T2 (0.1 s apart: a loaded CI still keeps the order)
     calls = [use(i, "read", f"contents of {i}", seconds=s) for i, s in delays.items()]
     progress, message = await executor_results(calls, ToolUseContext(tools=make_tools(), permission_mode="bypass"))
     assert [p.tool_use_id for p in progress if p.data["stage"] == "done"] == ["T3", "T1", "T4", "T2"]
@@ -153,7 +153,7 @@ async def test_results_in_call_order_with_shuffled_completion_times():
 async def test_results_as_finished_lists_them_in_completion_order_both_ways():
     """The switch ``results_as_finished`` (Claude Code 2.1.332's order): the same order with or without
     the executor; the progress and the pairing by id are unchanged."""
-    delays = {"T1": 0.04, "T2": 0.13, "T3": 0.0, "T4": 0.09}  # finish T3, T1, T4, T2
+    delays = {"T1": 0.1, "T2": 0.3, "T3": 0.0, "T4": 0.2}  # finish T3, T1, T4, T2 (0.1 s apart: a loaded CI still keeps the order)
     calls = [use(i, "read", f"contents of {i}", seconds=s) for i, s in delays.items()]
     context = ToolUseContext(tools=make_tools(), permission_mode="bypass", results_as_finished=True)
     _, streamed = await executor_results(calls, context)

@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from dreamloop import scripts as S
 from dreamloop.deps import QueryDeps, counting_uuids
 from dreamloop.engine import QueryEngine, load_transcript
-from dreamloop.errors import TranscriptError, TranscriptWarning
+from dreamloop.errors import TranscriptBusy, TranscriptError, TranscriptWarning
 from dreamloop.messages import SystemMessage, user_message
 from dreamloop.tools import tool
 from dreamloop.transcript import (
@@ -286,3 +286,118 @@ async def test_a_session_the_old_engine_left_dead_comes_back(offline, tmp_path):
     last = model.api.requests[-1].body["messages"][-1]
     assert [b["type"] for b in last["content"]] == ["tool_result"] * 3 + ["text"] * 3
     assert all(b.get("is_error") for b in last["content"][:3])
+
+
+# ---------------------------------------------------------------------------
+# Two writers: duplicated and forked records, the lock, a stale engine (issue 24, item 4)
+
+
+async def finished_session(offline, path: Path) -> None:
+    gate = asyncio.Event()
+    gate.set()
+    engine = engine_for(offline([THREE, S.reply("ok")]), path, gate=gate)
+    async for _ in engine.submit_message("read"):
+        pass
+
+
+@pytest.mark.parametrize("kind", ["assistant", "user", "progress"])
+async def test_a_duplicated_record_is_skipped_and_set_aside_once(offline, tmp_path, kind):
+    path = tmp_path / "s.jsonl"
+    await finished_session(offline, path)
+    lines = path.read_text().splitlines()
+    at = next(i for i, line in enumerate(lines) if json.loads(line)["type"] == kind and i > 0)
+    lines.insert(at + 1, lines[at])  # the same record twice (a copied line)
+    path.write_text("\n".join(lines) + "\n")
+    report = inspect_transcript(path)
+    assert report.set_aside == ((at + 2, f"a duplicate of line {at + 1}"),) and report.needs_repair
+    assert [m.type for m in report.messages] == ["user", "assistant", "user", "assistant"]
+    model = offline([S.reply("Still here.")])
+    with pytest.warns(TranscriptWarning, match=rf"set aside line {at + 2} \(a duplicate\)"):
+        engine = resumed(path, model)
+    assert records(path)[-2] == {"type": "set_aside", "lines": [at + 2], "why": [f"a duplicate of line {at + 1}"]}
+    assert not inspect_transcript(path).needs_repair  # a second resume finds nothing new
+    async for _ in engine.submit_message("and now?"):
+        pass
+    assert engine.terminal.reason == "completed" and model.api.requests[-1].status == 200
+
+
+async def test_two_writers_that_forked_the_chain_are_repaired_to_the_last_branch(offline, tmp_path):
+    """What two processes resuming one file at once (before the lock) left: two chains from one record."""
+    path = tmp_path / "s.jsonl"
+    await finished_session(offline, path)
+    tip = records(path)[-1]["uuid"]
+    branch = lambda name, parent: {"type": "user", "uuid": f"{name}-u", "parentUuid": parent,  # noqa: E731
+                                   "sessionId": "dreamloop-session", "message": user_message(name).message}
+    answer = lambda name: {"type": "assistant", "uuid": f"{name}-a", "parentUuid": f"{name}-u",  # noqa: E731
+                           "sessionId": "dreamloop-session",
+                           "message": {"id": f"msg_{name}", "type": "message", "role": "assistant", "model": "m",
+                                       "content": [{"type": "text", "text": f"answer to {name}"}],
+                                       "stop_reason": "end_turn", "stop_sequence": None,
+                                       "usage": {"input_tokens": 1, "output_tokens": 1}}}
+    interleaved = [branch("first", tip), branch("second", tip), answer("first"), answer("second")]
+    with path.open("a") as out:
+        out.write("".join(json.dumps(r) + "\n" for r in interleaved))
+    report = inspect_transcript(path)
+    assert [line for line, _ in report.set_aside] == [8, 10]  # the first writer's records
+    assert [m.uuid for m in report.messages][-2:] == ["second-u", "second-a"] and report.last_uuid == "second-a"
+    model = offline([S.reply("Carrying on.")])
+    with pytest.warns(TranscriptWarning, match="another writer's branch"):
+        engine = resumed(path, model)
+    async for _ in engine.submit_message("go on"):
+        pass
+    sent = model.api.requests[-1].body["messages"]
+    assert model.api.requests[-1].status == 200 and "answer to first" not in json.dumps(sent)
+    assert [m["role"] for m in sent] == ["user", "assistant", "user", "assistant", "user", "assistant", "user"]
+    assert not inspect_transcript(path).needs_repair
+
+
+async def test_a_second_writer_is_refused_while_a_run_holds_the_transcript(offline, tmp_path):
+    path, gate = tmp_path / "s.jsonl", asyncio.Event()
+    engine = engine_for(offline([THREE, S.reply("ok")]), path, gate=gate)
+    refused = []
+    async for event in engine.submit_message("read"):
+        if event.type == "progress" and event.data["stage"] == "done" and event.tool_use_id == "T3":
+            with pytest.raises(TranscriptBusy, match="another session is writing this transcript") as busy:
+                resumed(path, offline([]))
+            refused.append(str(busy.value))
+            gate.set()
+    assert refused and str(path) in refused[0]
+    assert engine.terminal.reason == "completed" and not inspect_transcript(path).needs_repair
+
+
+async def test_an_engine_whose_transcript_another_wrote_to_is_refused_before_anything_is_sent(offline, tmp_path):
+    path = tmp_path / "s.jsonl"
+    await finished_session(offline, path)
+    first = resumed(path, offline([S.reply("one")]))
+    second = resumed(path, offline([S.reply("two")]), start=200)
+    async for _ in second.submit_message("from the second"):
+        pass
+    before = path.read_bytes()
+    with pytest.raises(TranscriptBusy, match="another session wrote to this transcript after this engine did"):
+        async for _ in first.submit_message("from the first"):
+            pass
+    assert path.read_bytes() == before and first.defaults["model"].api.requests == []
+    again = resumed(path, offline([S.reply("three")]), start=300)  # resuming again continues from what it holds
+    async for _ in again.submit_message("from the first, again"):
+        pass
+    assert again.terminal.reason == "completed" and not inspect_transcript(path).set_aside
+
+
+async def test_a_new_engine_on_a_transcript_that_holds_a_session_is_refused(offline, tmp_path):
+    path = tmp_path / "s.jsonl"
+    await finished_session(offline, path)
+    with pytest.raises(TranscriptBusy, match=r"already holds a session; continue it with QueryEngine.resume"):
+        engine_for(offline([]), path)
+    with pytest.raises(FileNotFoundError, match="no such transcript"):
+        resumed(tmp_path / "missing.jsonl", offline([]))
+
+
+def test_last_chained_uuid_reads_backwards_past_records_without_one(tmp_path):
+    from dreamloop.transcript import last_chained_uuid
+
+    path = tmp_path / "s.jsonl"
+    big = "x" * 200_000  # longer than one chunk
+    path.write_text(json.dumps({"type": "user", "uuid": "u1", "text": big}) + "\n"
+                    + json.dumps({"type": "torn_line", "line": 3, "text": big}) + "\n" + '{"type": "us')
+    assert last_chained_uuid(path, chunk=4096) == "u1"
+    assert last_chained_uuid(tmp_path / "none.jsonl") is None

@@ -1,9 +1,9 @@
-"""``dreamloop compare``: Claude Code and dreamloop on the same script, side by side.
+"""``dreamloop compare``, a harness of dreamloop's own: Claude Code and dreamloop on the same script, side by side.
 
     scenarios.py    the scenario library (a script, a prompt and flags each)
     sides.py        one scenario on one side, against its own offline API server
     shapes.py       the requests and the ending as shapes; the MATCH rule
-    conformance.py  the recorded expectations for a pinned Claude Code version, checked
+    conformance.py  the recorded expectations for the pinned version (``CLAUDE_CODE_VERSION``), checked
     command.py      the command line: the table, --json, --list, --check, --record
 
 Nothing here keeps Anthropic's text: a shape holds roles, kinds, counts,

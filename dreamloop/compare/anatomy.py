@@ -111,7 +111,7 @@ def request_anatomy(body: dict[str, Any], *, previous: Sequence[dict[str, Any]] 
 
 def anatomies(requests: Iterable[Any], *, model: str, fallback_model: str | None = None) -> list[Anatomy]:
     """The anatomies of the ``/v1/messages`` requests in ``requests`` (``ReceivedRequest``s, in arrival
-    order), Claude Code's probe skipped (as ``shapes.request_shapes`` does)."""
+    order), a probe skipped (``shapes.is_probe``, as ``shapes.request_shapes`` does)."""
     out: list[Anatomy] = []
     previous: list[dict[str, Any]] | None = None
     for request in requests:
@@ -139,7 +139,7 @@ def side_anatomy(run: Any, log: list[Any], scenario: Scenario) -> dict[str, Any]
 def record_anatomies(path: Path, names: Sequence[str] = ANATOMY_SCENARIOS, *, claude: str,
                      timeout: float = 90.0) -> dict[str, Any]:
     """Run each scenario in ``names`` on both sides and write their anatomies to ``path`` (shapes only);
-    returns what was written. Needs Claude Code (``claude``)."""
+    returns what was written. Needs ``claude`` (``make conformance`` installs the pinned version)."""
     from .scenarios import scenario
     from .sides import claude_code_version, run_claude_code, run_dreamloop
 

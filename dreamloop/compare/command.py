@@ -5,7 +5,8 @@
 
 Each scenario runs through both loops (``sides.py``), each against its own
 offline API server; one row per scenario says what each side sent and how it
-ended, then ``MATCH`` or ``DIFFER`` with what differs. Without Claude Code it
+ended, then ``MATCH`` or ``DIFFER`` with what differs. Without a ``claude``
+binary (``--claude PATH``, or ``make conformance`` to install the pinned one) it
 says how to get it and runs dreamloop's side alone. Exit status: 0; 1 when
 ``--check`` finds an unexpected change; 2 for a usage error.
 """

@@ -1,4 +1,4 @@
-"""The recorded expectations for a pinned Claude Code version, and the check against them.
+"""The recorded expectations of ``dreamloop compare`` for a pinned ``claude`` version, and the check against them.
 
 ``conformance/claude-code-<version>.json`` (in the repository) holds, for each
 scenario, what each side did as *outcome lines* (``outcome``: one line per
@@ -85,7 +85,7 @@ def load_expectations(path: Path) -> Expectations:
 def check(expected: Expectations, comparisons: Iterable[Comparison]) -> list[str]:
     """Unexpected changes of ``comparisons`` against ``expected``, one line each (empty: as recorded).
 
-    A scenario not in the file is a change (record it); Claude Code's side is
+    A scenario not in the file is a change (record it); the ``claude_code`` side is
     checked only where it ran, and only against the version the file is for."""
     changes: list[str] = []
     version = expected.get("claude_code")

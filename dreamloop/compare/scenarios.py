@@ -3,7 +3,8 @@
 A ``Scenario`` is what a learner would type (``prompt``), the files of its
 workspace, the model's side (``script``: a function of the workspace path to
 a script, a list of ``Turn`` or a policy, so tool inputs can name absolute
-paths as Claude Code's tools want), and the flags both loops get: model,
+paths: dreamloop's choice for both sides, which Claude Code 2.1.332's Read ran
+with in ``one_tool``), and the flags both loops get: model,
 fallback model, ``--max-turns``, command hooks (a Claude Code settings
 mapping, given to both as ``--settings``), tools allowed beyond edits, an
 environment for Claude Code. ``SCENARIOS`` holds them in the order
@@ -40,12 +41,13 @@ GREETER = 'def greet(name):\n    return f"Hello, {name}!"\n'
 
 @dataclass(frozen=True)
 class Scenario:
-    """One scenario: ``name`` (snake_case), ``about`` (one line: what fails and where),
-    ``prompt``, ``script`` (workspace path → ``Script``), ``files`` (name → text, the workspace),
-    ``model``, ``fallback_model``, ``max_turns``, ``hooks`` (a settings file's ``hooks`` mapping),
-    ``allow`` (tools allowed beyond file edits, e.g. ``("Bash",)``), ``env`` (for Claude Code),
-    ``thinking_budget`` (tokens; dreamloop's ``--thinking-budget``, Claude Code's
-    ``MAX_THINKING_TOKENS``), ``order_free`` (tool_result order depends on timing: compared as a set)."""
+    """One scenario: ``name`` (snake_case), ``about`` (one line: what fails and where), ``prompt``, ``script``
+    (workspace path → ``Script``), ``files`` (name → text, the workspace), ``model``, ``fallback_model``,
+    ``max_turns``, ``hooks`` (a settings file's ``hooks`` mapping), ``allow`` (tools allowed beyond file
+    edits, e.g. ``("Bash",)``), ``env`` (for ``claude -p``), ``thinking_budget`` (tokens;
+    ``--thinking-budget`` for dreamloop, ``MAX_THINKING_TOKENS`` for ``claude -p``, as
+    ``max_tokens_with_thinking`` gives them), ``order_free`` (tool_result order depends on timing: compared as
+    a set)."""
 
     name: str
     about: str

@@ -2,38 +2,39 @@
 
 Pure functions of the offline API's request log (``ReceivedRequest``s) and a
 side's ending. A *shape* keeps what the loop decided, never what Anthropic
-wrote: statuses, ``max_tokens`` (and whether it rose or fell against the
-side's first request), streamed or not, which model (main, fallback, other),
-and what each request added to the conversation, as roles and block kinds
-(``text``, ``reminder`` for a ``<system-reminder>`` text block, ``tool_use``,
+wrote: statuses, ``max_tokens`` (and whether it rose or fell against the side's
+first request), streamed or not, which model (main, fallback, other), and what
+each request added to the conversation, as roles and block kinds (``text``,
+``reminder`` for a ``<system-reminder>`` text block, ``tool_use``,
 ``tool_result``, ``thinking``, ...) with the tool_result ids and their
-``is_error`` flags. Reminders *inside* a tool_result's content (Claude Code's
-Read appends one to every file it reads; a PostToolUse hook's context goes
-there) are counted apart (``RequestShape.result_reminders``), reported, not
-compared: a tool's own text is not the loop's decision.
+``is_error`` flags. Reminders *inside* a tool_result's content (Claude Code
+2.1.332's Read appended one to the file it read in ``one_tool``, and a
+PostToolUse hook's context went there in ``hook_post_tool_use_context``) are
+counted apart (``RequestShape.result_reminders``), reported, not compared: a
+tool's own text is not the loop's decision.
 
 The MATCH rule (``differences``; dreamloop's choice, written down in
 ``docs/compare.md``):
 
-* the same number of requests reach the model (``/v1/messages``; Claude
-  Code's probe request, below, is skipped and reported);
+* the same number of requests reach the model (``/v1/messages``; the probe
+  request of Claude Code 2.1.332, below, ``opus_probe``, is skipped and reported);
 * request by request: the same HTTP status, streamed or not, ``max_tokens``
   raised / lowered / unchanged against that side's first request, the same
   model role (``main``, ``fallback`` or ``other``), the same added messages
   as roles and block kinds, the same tool_result ids with the same
   ``is_error`` flags (as a set where the scenario says the order depends on
   timing);
-* the same ending, compared by name (dreamloop's Terminal reason against
-  Claude Code's ``terminal_reason``).
+* the same ending, compared by name (dreamloop's Terminal reason against the
+  ``terminal_reason`` of the ``claude -p`` result line).
 
-The first user message's leading reminder blocks (Claude Code's environment,
-date, tool lists: the *context*) are counted apart (``RequestShape.context``)
-and reported, not compared: they are the same in every scenario and would
-hide what a scenario is about.
+The first user message's leading reminder blocks (eight from Claude Code 2.1.332
+in ``one_tool``: its environment, the date, its tool lists; the *context*) are
+counted apart (``RequestShape.context``) and reported, not compared: they are
+the same in every scenario and would hide what a scenario is about.
 
-The probe: with some models Claude Code's first request carries
-``role: "system"`` messages under a dated beta; the offline API answers 400 and
-Claude Code resends without them (observed on 2.1.332). ``is_probe`` finds it.
+The probe: with an Opus model Claude Code 2.1.332's first request carried
+``role: "system"`` messages under a dated beta; the offline API answered 400 and
+it resent without them (``opus_probe``). ``is_probe`` finds it.
 """
 
 from __future__ import annotations
@@ -52,7 +53,8 @@ REMINDER_OPEN = "<system-reminder>"
 class Added:
     """One message a request added: its ``role`` and the ``kinds`` of its blocks, in order.
     ``extends``: the blocks were appended to the previous request's last message of that role
-    (printed ``user+[reminder]``), as Claude Code adds a note to the message it already sent."""
+    (printed ``user+[reminder]``), as Claude Code 2.1.332 added its compaction instruction to the message
+    it had already sent (``prompt_too_long_after_tools``)."""
 
     role: str
     kinds: tuple[str, ...]
@@ -115,7 +117,7 @@ class RequestShape:
 class Ending:
     """How a side's run ended: ``reason`` (a Terminal reason / ``terminal_reason``, or ``timeout`` /
     ``no_result`` when the process gave none), ``turns`` (``turn_count`` / ``num_turns``),
-    ``is_error`` (Claude Code's flag; dreamloop: any reason but ``completed``)."""
+    ``is_error`` (the flag of the ``claude -p`` result line; dreamloop: any reason but ``completed``)."""
 
     reason: str
     turns: int | None = None
@@ -127,7 +129,7 @@ class SideRun:
     """One side's run of one scenario: ``side`` ("claude-code" or "dreamloop"), ``version``,
     ``requests`` (shapes of the requests that reached the model), ``probes`` (skipped probe requests),
     ``ending``, ``seconds`` (wall time), ``notes`` (what a person should know: a retry line, a timeout),
-    ``retries`` (Claude Code's ``api_retry`` lines)."""
+    ``retries`` (the ``api_retry`` lines of ``claude -p``)."""
 
     side: str
     version: str
@@ -172,7 +174,8 @@ def block_kind(block: Any) -> str:
 
 
 def is_probe(request: Any) -> bool:
-    """Claude Code's probe: a rejected request whose messages carry ``role: "system"``."""
+    """The probe of Claude Code 2.1.332 (``opus_probe``): a rejected request whose messages carry
+    ``role: "system"``."""
     body = request.body or {}
     return request.status == 400 and any(m.get("role") == "system" for m in body.get("messages", [])
                                          if isinstance(m, dict))

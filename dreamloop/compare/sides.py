@@ -1,4 +1,4 @@
-"""Running one scenario on one side: Claude Code's ``claude -p`` or ``dreamloop run --live``.
+"""Running one scenario on one side: ``claude -p`` or ``dreamloop run --live``.
 
 Each run gets its own fresh offline API server (``serve``, loopback only) with
 the scenario's script, its own temporary folder (``workspace/`` with the
@@ -51,7 +51,8 @@ _KEEP_ENV = ("PATH", "LANG", "LC_ALL", "TMPDIR", "SYSTEMROOT")
 @dataclass(frozen=True)
 class SideFiles:
     """Where a run's files are: ``root`` (kept only when asked), ``workspace``, ``home``, ``output``
-    (the side's stdout: stream-json lines or ``--json``), ``session`` (Claude Code's session file, if any)."""
+    (the side's stdout: stream-json lines or ``--json``), ``session`` (the session file ``claude -p``
+    wrote under ``home``, if any)."""
 
     root: Path
     workspace: Path
@@ -86,8 +87,8 @@ def claude_code_version(claude: str) -> str:
 def run_claude_code(scenario: Scenario, claude: str, *, version: str | None = None,
                     timeout: float = DEFAULT_TIMEOUT, keep: Path | None = None,
                     log: list[Any] | None = None) -> tuple[SideRun, SideFiles]:
-    """Run ``scenario`` through Claude Code (``claude``) against a fresh offline API; its ``SideRun``
-    and files. ``keep``: a folder to keep the run's files in (else they are removed, except what
+    """Run ``scenario`` through ``claude`` (the path given, ``--claude PATH``) against a fresh offline API;
+    its ``SideRun`` and files. ``keep``: a folder to keep the run's files in (else they are removed, except what
     ``SideFiles`` names is gone). ``log``: a list that receives the offline API's ``ReceivedRequest``s
     (the bodies as sent, Anthropic's text included: show them, never store them). Never raises for what
     the run does; a timeout is an ending."""

@@ -1,4 +1,4 @@
-"""Stage 6, autocompact (Claude Code's ``autoCompactIfNeeded`` / ``compactConversation``), and where history lives.
+"""Stage 6, autocompact (the conversation-loop text's; ``autoCompactIfNeeded`` / ``compactConversation``), and history.
 
 Compaction is a model request like any other: the history before a recent
 tail (the *head*) goes to the same model with a request to summarise it, and
@@ -163,7 +163,8 @@ def compaction_cut(messages: list[Any], keep_recent: int) -> int:
 
     The tail never starts with a ``tool_result`` message whose ``tool_use`` is
     left behind: the cut moves back to the assistant message that made the
-    call (Claude Code keeps the call with its result). 0 means there is
+    call (the four-step-loop text pairs every result with its call by id, and
+    the API refuses one without the other). 0 means there is
     nothing before the tail to summarise.
     """
     cut, seen = len(messages), 0

@@ -1,4 +1,4 @@
-"""Stage 1, the tool-result budget (Claude Code's ``applyToolResultBudget``).
+"""Stage 1, the tool-result budget (the conversation-loop text's; ``applyToolResultBudget``).
 
 A ``tool_result`` larger than the budget is written to a file and replaced by
 a preview and the file's path, wrapped in ``<persisted-output>``: the model

@@ -68,8 +68,8 @@ def date_reminder(today: Any) -> str:
 
 def run_system_prompt(system_prompt: str | None = None, append: str | None = None) -> str:
     """The base system prompt of ``dreamloop run``: ``IDENTITY``, or ``system_prompt`` instead of it
-    (``--system-prompt``), then ``append`` after a blank line (``--append-system-prompt``), as Claude Code's
-    flags of the same names do (its documentation: CLI reference)."""
+    (``--system-prompt``), then ``append`` after a blank line (``--append-system-prompt``): flags named after
+    those of Claude Code's CLI reference, with the meaning it gives them (dreamloop's choice; not observed)."""
     base = IDENTITY if system_prompt is None else system_prompt
     return f"{base}\n\n{append}" if append else base
 

@@ -4,9 +4,10 @@
 stage at a time (each field None = that stage is off). Thresholds are input
 tokens of the whole request (system, tools and messages); left as None, each
 is a fraction of the window, and the window itself defaults to the model's
-own (``max_input_tokens`` from the Models API). The fractions reproduce Claude
-Code's figures at a 200,000-token window (autocompact at 167k, the blocking
-limit at 177k). This module only describes; the stages live beside it.
+own (``max_input_tokens`` from the Models API). The fractions are dreamloop's
+choice, meant to give Claude Code's figures at a 200,000-token window (autocompact
+at 167k, the blocking limit at 177k); neither text gives a figure, and no scenario
+measured one. This module only describes; the stages live beside it.
 """
 
 from __future__ import annotations

@@ -100,8 +100,8 @@ class ContextPipeline:
     are yielded, and its ``stop`` ends the run (Terminal ``hook_stopped``).
     ``reactive_compact_on``: the run recovers from ``prompt is too long`` by compacting
     (``RecoveryOptions.reactive_compact_retry``); with autocompact on too, the blocking
-    limit is not checked (the source: those two own an over-long context; the request is
-    sent and a 400 is recovered).
+    limit is not checked (dreamloop's design, which neither text describes: those two own an
+    over-long context, so the request is sent and a 400 is recovered).
     ``preamble``: what the run adds around the system prompt and before the first
     message (environment, memory files, the date; ``system_prompt.Preamble``), sent
     with every request even when ``options`` is None; its notices are yielded once.

@@ -1,9 +1,12 @@
 """Stage 5, system-prompt assembly, and where the prompt-cache breakpoints go.
 
-The source's order: the system prompt, then the system context appended as
-one more system block (``appendSystemContext``: ``key: value`` lines); the
-user context goes first in the messages as a user message inside
-``<system-reminder>`` (``prependUserContext``). Both are built once per run
+The order is the texts': the system context joins the system prompt (the
+conversation-loop text's stage 5) and the user context goes in front of the
+messages (``prependUserContext``, in the four-step-loop text). The form is
+dreamloop's design: the system context is one more system block of ``key: value``
+lines (``appendSystemContext``), the user context a first user message inside
+``<system-reminder>``, as Claude Code 2.1.332's first message opened with
+reminder blocks (``one_tool``). Both are built once per run
 and are byte-identical on every request, so the cached prefix (tools, system,
 the first message) survives every turn. ``add_cache_breakpoints`` marks the
 last system block and the last message block with ``cache_control``. This

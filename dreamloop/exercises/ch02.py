@@ -153,7 +153,7 @@ def check_answer_tool_uses(fn: Any) -> Verdict:
 
 
 def check_close_dangling(fn: Any) -> Verdict:
-    """Check ``fn(tool_uses, results) -> user message`` (the source's ``yieldMissingToolResultBlocks()``):
+    """Check ``fn(tool_uses, results) -> user message`` (the four-step-loop text's ``yieldMissingToolResultBlocks()``):
     every call answered in call order, collected results kept, the missing ones as ``is_error`` results.
 
     ``results`` maps tool_use_id → tool_result block, in completion order. Compared with

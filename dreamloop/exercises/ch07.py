@@ -325,7 +325,7 @@ SAFE = ["python -m unittest discover -s tests", "git status", "ls", "git stash p
 
 
 def check_settings_hook(settings: Any) -> Verdict:
-    """Check a Claude Code settings dict (or JSON text) whose ``PreToolUse`` command hook on ``Bash`` blocks
+    """Check a settings dict (or JSON text) whose ``PreToolUse`` command hook on ``Bash`` blocks
     any ``git push`` with exit code 2 and a reason on stderr, and lets other commands through."""
     shape = tr('a settings file is {"hooks": {EVENT: [{"matcher": ..., "hooks": [{"type": "command", '
                '"command": ...}]}]}}; the command gets the event as JSON on stdin.')

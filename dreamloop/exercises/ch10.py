@@ -1,6 +1,6 @@
 """Chapter 10: real sessions: the exercise checks.
 
-The checks build small Claude Code session files in code, shaped like the real
+The checks build small session files in code, shaped like the real
 ones the chapter opens (one record per content block, parallel calls, results
 written between the blocks of one response in 2.1.x, inline sidechains, a
 message written twice, rejections and interrupts), so they need no file from
@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..language import N_, tr
+from ..claude_code import import_claude_code
 from ..trace import Trace
 from ._checking import _call, _Fail, _require_callable, _run, _short, _verdict
 
@@ -72,7 +73,7 @@ class _Session:
     def trace(self, folder: Path, name: str) -> Trace:
         path = folder / f"{name}.jsonl"
         path.write_text("".join(json.dumps(r) + "\n" for r in self.records), encoding="utf-8")
-        return Trace.from_claude_code(path)
+        return import_claude_code(path)
 
 
 # ---------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Chapter 11: the real loop (Claude Code beside dreamloop): the exercise checks.
+"""Chapter 11: the real loop, two loops on one script: the exercise checks.
 
 Both checks read what was recorded, so they work without Claude Code installed:
 ``conformance/claude-code-2.1.332.json`` (the expectations ``make conformance``
@@ -49,8 +49,8 @@ def _expectations() -> dict[str, Any]:
 
 def recorded_outcome(name: str, side: str = "claude_code") -> tuple[int, str]:
     """``(requests, ending)`` of ``side`` (``"claude_code"`` or ``"dreamloop"``) on scenario ``name``, as
-    the expectations file records it (its outcome lines: ``probe: N skipped`` when Claude Code probed, one
-    per request, then ``ending: REASON``)."""
+    the expectations file records it (its outcome lines: ``probe: N skipped`` when the side probed, as
+    Claude Code 2.1.332 did in ``opus_probe``, one per request, then ``ending: REASON``)."""
     lines = _expectations()["scenarios"][name][side]
     requests = [line for line in lines[:-1] if not line.startswith("probe:")]  # a skipped probe is no request
     return len(requests), lines[-1].split(": ", 1)[1]
@@ -67,7 +67,8 @@ def _missing_data() -> _Fail:
 
 def check_predict(fn: Any) -> bool:
     """Check ``fn(name) -> (requests, ending)``: Claude Code 2.1.332's request count and ``terminal_reason``
-    on each scenario of ``PREDICT``, against the recorded expectations (never printed)."""
+    on each scenario of ``PREDICT`` (``max_tokens_always`` and three more), against the recorded expectations
+    (never printed)."""
     hint = tr("count every request that reached the model (retries of the same request too, the probe not), "
               "and name the ending as Claude Code's result line does (terminal_reason).")
     todo = tr("return a pair (requests, ending) for the scenario named, e.g. (2, 'completed')")

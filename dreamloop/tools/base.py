@@ -61,7 +61,7 @@ class ToolResult:
 
 @dataclass
 class ToolUseContext:
-    """Everything a tool call may need besides its input (``ToolUseContext`` in the source).
+    """Everything a tool call may need besides its input (the four-step-loop text's ``toolUseContext``).
 
     * ``tools``: the tools the model was offered (looked up by name).
     * ``abort``: the abort signal; tools may read ``abort.aborted``, the loop cancels on it.
@@ -113,7 +113,8 @@ class ToolUseContext:
 
 @runtime_checkable
 class Tool(Protocol):
-    """The shape every tool has (``Tool`` in the source). ``BaseTool`` fills in the defaults.
+    """The shape every tool has (dreamloop's design: the texts show tools through their calls only).
+    ``BaseTool`` fills in the defaults.
 
     ``input`` below is an instance of ``input_model``, already validated.
     ``call(input, context)`` is an async generator: it may yield progress
@@ -141,7 +142,7 @@ class Tool(Protocol):
 class BaseTool:
     """A convenient base for tools: subclass it, set the three attributes, write ``call``.
 
-    Defaults fail closed, as in the source: not read-only, not concurrency
+    Defaults fail closed (dreamloop's choice): not read-only, not concurrency
     safe; ``check_permissions`` allows read-only calls and asks for the rest.
 
     Example::

@@ -35,12 +35,12 @@ NOT_STARTED = "Interrupted by user before it started; this call never ran."
 """The result of a call that had not started when the person interrupted the run (F14)."""
 
 SIBLING_CANCELLING_TOOLS = frozenset({"Bash"})
-"""Tools whose ``is_error`` result stops the calls beside and after it (the source: Bash only)."""
+"""Tools whose ``is_error`` result stops the calls beside and after it (dreamloop's reading: Bash only)."""
 
 
 @dataclass(frozen=True)
 class Unfinished:
-    """The two texts for the calls of one response that never got a result of their own.
+    """The two strings for the calls of one response that never got a result of their own.
 
     ``running``: the call had started (it may have had effects); ``not_started``:
     it never ran. Each cause of an early end (an interrupt, a failing sibling,
@@ -64,7 +64,8 @@ def cancels_siblings(tool_use: Any, result: dict[str, Any], ran: bool = True) ->
 
     True when the tool is Bash (``SIBLING_CANCELLING_TOOLS``), its command ran
     (``ran``: the ``done`` progress's ``data["ran"]``), and its result is an
-    ``is_error`` one: a nonzero exit (as in Claude Code), a timeout, a crash.
+    ``is_error`` one: a nonzero exit (an error result in Claude Code 2.1.332 too,
+    ``bash_fails_parallel``), a timeout, a crash.
     Bash commands often depend on each other (``mkdir`` then ``cd``), so the
     rest of the plan is void. A Bash call that never ran (denied by the person,
     a policy or a hook; bad input) stops nothing: the refusal was about that

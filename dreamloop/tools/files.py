@@ -1,4 +1,7 @@
-"""The file tools: Read, Write, Edit, Glob, Grep (Claude Code's names and input fields).
+"""The file tools: Read, Write, Edit, Glob, Grep, named and shaped as Claude Code 2.1.332's (``read_then_edit``).
+
+Read and Edit took the same scripted calls on both sides in that scenario; that Write, Glob and
+Grep match too is dreamloop's reading, not observed.
 
 Each resolves its paths inside ``context.workspace`` (``workspace.py``) and
 does its file I/O in a worker thread (``asyncio.to_thread``), so the event

@@ -1,4 +1,4 @@
-"""Running the tool calls of one assistant message: ``run_tools()`` (the source's ``runTools()``).
+"""Running the tool calls of one assistant message: ``run_tools()`` (the four-step-loop text's ``runTools()``).
 
 Owns the order of execution (``partition_tool_calls``: consecutive
 concurrency-safe calls run in parallel, every other call alone), the life of
@@ -56,7 +56,8 @@ class ToolBatch:
 
 
 def partition_tool_calls(tool_uses: Iterable[Any], tools: list[Tool]) -> list[ToolBatch]:
-    """Split calls into batches, in order (the source's ``partitionToolCalls``).
+    """Split calls into batches, in order (dreamloop's reading: the four-step-loop text leaves the order of
+    calls to a later article, and ``partitionToolCalls`` is in neither text).
 
     Consecutive calls whose tool says ``is_concurrency_safe(input)`` form one
     batch; any other call (unsafe, unknown tool, invalid input, or a check
@@ -92,7 +93,8 @@ async def run_tools(
     (``source_tool_use_ids`` likewise). Nothing to run: yields nothing.
 
     Last, with ``context.results_as_finished``, the results are listed in the order the
-    calls finished (as Claude Code sends them) instead of call order.
+    calls finished (the four-step-loop text has concurrent calls yield their results as
+    they complete) instead of call order.
 
     The sibling rule, with ``context.sibling_rule`` on (``cancels_siblings``): when a
     Bash call's result is an error, the calls still running beside it are cancelled and
@@ -143,25 +145,26 @@ async def run_tools(
 async def run_tool_use(tool_use: Any, context: ToolUseContext) -> AsyncIterator[ProgressMessage | AttachmentMessage]:
     """Run one call and yield its progress, with ``{"stage": "done", "result": block}`` once it has a result.
 
-    The source's ``runToolUse()``: find the tool (unknown → ``"Error: No such
-    tool available: NAME"``), refuse an input that is not a JSON object (the
-    model's JSON did not parse, or was an array, a string...: never run),
-    validate the input against ``input_model``
-    (``"InputValidationError: field: message"``), run the ``pre_tool_use`` hooks
-    (``context.hooks``; their deny is the result, their allow skips the prompt,
-    their ``updated_input`` is validated again), decide permission
-    (``decide_permission``; a ``Deny`` → its reason; ``Allow(updated_input)``
-    → the new input, validated again), then iterate ``tool.call`` for at most
-    ``context.tool_timeout_s`` seconds; after a call that ran, the
-    ``post_tool_use`` hooks. Hook records and a ``hook_additional_context``
-    attachment (what the hooks tell the model) are yielded as
-    ``AttachmentMessage``s; a ``post_tool_use`` hook's context also goes inside the
-    call's result (a ``<system-reminder>`` appended to its content), so the ``done``
-    progress comes after the ``post_tool_use`` hooks ran. Every failure ends as an ``is_error`` block with the
-    original id; a result never has empty content (it says what happened
-    instead); only cancellation, ``HookError`` (a Python hook's own bug) and
-    other ``BaseException`` propagate. If the abort signal has already fired,
-    the call never starts: only its ``done`` is yielded, with ``NOT_STARTED``.
+    The four-step-loop text's ``runToolUse()``: find the tool (unknown → an
+    ``is_error`` result with the call's id, ``"Error: No such tool available:
+    NAME"``), refuse an input that is not a JSON object (the model's JSON did not
+    parse, or was an array, a string...: never run), validate the input against
+    ``input_model`` (``"InputValidationError: field: message"``), run the
+    ``pre_tool_use`` hooks (``context.hooks``; their deny is the result, their
+    allow skips the prompt, their ``updated_input`` is validated again), decide
+    permission (``decide_permission``; a ``Deny`` → its reason;
+    ``Allow(updated_input)`` → the new input, validated again), then iterate
+    ``tool.call`` for at most ``context.tool_timeout_s`` seconds; after a call
+    that ran, the ``post_tool_use`` hooks. Hook records and a
+    ``hook_additional_context`` attachment (what the hooks tell the model) are
+    yielded as ``AttachmentMessage``s; a ``post_tool_use`` hook's context also
+    goes inside the call's result (a ``<system-reminder>`` appended to its
+    content), so the ``done`` progress comes after the ``post_tool_use`` hooks
+    ran. Every failure ends as an ``is_error`` block with the original id; a
+    result never has empty content (it says what happened instead); only
+    cancellation, ``HookError`` (a Python hook's own bug) and other
+    ``BaseException`` propagate. If the abort signal has already fired, the call
+    never starts: only its ``done`` is yielded, with ``NOT_STARTED``.
     """
     tool_use_id, name, raw_input = _field(tool_use, "id"), _field(tool_use, "name"), _field(tool_use, "input")
     if context.abort.aborted:
@@ -259,7 +262,7 @@ def tool_results_message(
 
     ``results`` maps ``tool_use_id`` → ``tool_result`` block (e.g. collected
     from the ``"done"`` progress so far); a call without one gets an
-    ``is_error`` block, like the source's ``yieldMissingToolResultBlocks()``,
+    ``is_error`` block, like the four-step-loop text's ``yieldMissingToolResultBlocks()``,
     so the transcript stays valid after an interrupt or a model error. Its
     text is ``missing``: a string for every such call, or an ``Unfinished``
     pair, whose ``running`` text goes to the calls in ``started`` (ids of
@@ -427,7 +430,7 @@ def _is_concurrency_safe(tool_use: Any, tools: list[Tool]) -> bool:
     try:
         parsed = tool.input_model.model_validate(_field(tool_use, "input"))
         return bool(tool.is_concurrency_safe(parsed))
-    except Exception:  # as in the source: a call we cannot judge runs alone
+    except Exception:  # dreamloop's choice: a call we cannot judge runs alone
         return False
 
 

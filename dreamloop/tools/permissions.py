@@ -74,7 +74,7 @@ class Ask:
 
 
 PermissionDecision = Union[Allow, Deny, Ask]
-"""What a permission check returns (``PermissionResult`` in the source)."""
+"""What a permission check returns (TypeScript ``PermissionResult``, a name in neither text)."""
 
 
 class CheckedTool(Protocol):
@@ -120,8 +120,8 @@ async def decide_permission(tool: CheckedTool, input: BaseModel, context: Permis
     else ``bypass`` mode allows; else the tool's own
     ``check_permissions(input, context)`` (which reads the mode). A hook's allow skips the
     tool's own check (the prompt) but not the policy: ``can_use_tool``'s ``Deny`` and ``Ask``
-    still win over it, as Claude Code's deny and ask rules win over a hook's allow (Claude Code
-    docs: "A hook that returns allow doesn't skip the deny-rule and ask-rule steps"); so does a
+    still win over it (dreamloop's design, after Claude Code's documentation, where deny and ask
+    rules win over a hook's allow); so does a
     tool's own ``Deny`` (a write outside the workspace). An ``Ask``
     goes to ``context.ask(tool, input_dict, reason)``; with no ``ask`` it
     becomes a ``Deny`` that says how to allow it. Returns ``Allow`` or ``Deny``.

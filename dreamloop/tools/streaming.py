@@ -1,4 +1,4 @@
-"""``StreamingToolExecutor``: tool calls that start while the model is still streaming (the source's class).
+"""``StreamingToolExecutor``: tool calls that start while the model still streams (the four-step-loop text's).
 
 Owns the calls of one response from the moment each ``tool_use`` block is
 complete in the stream (``add_tool``): the ordering rule applied as calls
@@ -78,9 +78,10 @@ class _Call:
 class StreamingToolExecutor:
     """Start each tool call as soon as its block is complete; hand over the results at the checkpoint.
 
-    Mirrors Claude Code's ``StreamingToolExecutor``; the loop uses one per
-    model response when ``QueryParams.streaming_tool_execution`` is on. Its
-    contract, in the source's terms:
+    Mirrors the ``StreamingToolExecutor`` the four-step-loop text names; the loop
+    uses one per model response when ``QueryParams.streaming_tool_execution`` is
+    on. Its contract, as dreamloop reads it (the texts show only
+    ``getRemainingResults()``):
 
     * ``add_tool(tool_use)`` (``addTool``) at the block's ``content_block_stop``;
       a block cut by ``max_tokens`` or by a dropped stream never gets one, so it
@@ -133,7 +134,7 @@ class StreamingToolExecutor:
         counts = {status: sum(c.status == status for c in self._calls) for status in ("queued", "running", "done")}
         return f"StreamingToolExecutor({', '.join(f'{k}={v}' for k, v in counts.items())})"
 
-    # -- the source's three methods ----------------------------------------
+    # -- the executor's three methods --------------------------------------
 
     def add_tool(self, tool_use: Any) -> None:
         """Take one complete ``tool_use`` block (``addTool``) and start it if the ordering rule allows.

@@ -2,12 +2,13 @@
 
 Reads what ``dreamloop.compare.anatomy`` keeps of each request (shapes: fields,
 system blocks, tools, every message's blocks with kinds and lengths, where
-``cache_control`` sits, which messages are new) for two sides, usually
-Claude Code and dreamloop on one ``dreamloop compare`` scenario, recorded or
-just run. A slider picks the request; each column shows that side's request;
-the header says MATCH or DIFFER (the MATCH rule of ``compare.shapes``) and
-what differs at this request. It shows no text of a request, only shapes,
-and knows nothing about how the requests were sent.
+``cache_control`` sits, which messages are new) for two sides, usually Claude
+Code 2.1.332 and dreamloop on one ``dreamloop compare`` scenario (``one_tool``
+and six more are recorded), recorded or just run. A slider picks the request;
+each column shows that side's request; the header says MATCH or DIFFER (the
+MATCH rule of ``compare.shapes``) and what differs at this request. It shows no
+text of a request, only shapes, and knows nothing about how the requests were
+sent.
 """
 
 from __future__ import annotations

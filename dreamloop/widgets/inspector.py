@@ -6,14 +6,14 @@ changed since the previous checkpoint, and one HTML pane per collector of
 queryLoop() (``messages``, ``messages_for_query``, ``assistant_messages``,
 ``tool_results``, ``attachments``). In ``messages_for_query`` a message a
 context stage wrote (a cleared result, a fold, a summary) carries the stage's
-mark and unfolds to the messages it stands for; a message a tombstone
-withdrew (a replaced response) is struck out. After a recovery pass the
-header shows the State's counters. A checkpoint imported with the request it
-was sent (a Claude Code session file that records requests) shows that
-request above ``messages_for_query``: its fields, system prompt, tools and
-where ``cache_control`` went. Only the visible checkpoint is rendered;
-each message's HTML is cached by uuid. It reads traces (live or loaded) and
-knows nothing about how the loop fills them.
+mark and unfolds to the messages it stands for; a message a tombstone withdrew
+(a replaced response) is struck out. After a recovery pass the header shows the
+State's counters. A checkpoint imported with the request it was sent (a session
+file that records requests, as Claude Code 2.1.332's did in
+``max_tokens_always``) shows that request above ``messages_for_query``: its
+fields, system prompt, tools and where ``cache_control`` went. Only the visible
+checkpoint is rendered; each message's HTML is cached by uuid. It reads traces
+(live or loaded) and knows nothing about how the loop fills them.
 """
 
 from __future__ import annotations
@@ -41,7 +41,8 @@ _PANE_NOTES = {
     "tool_results": N_("phase 4: the tool_result messages this turn"),
     "attachments": N_("phase 5 and notices: queued input, max_turns_reached, hook records, stop hook feedback"),
 }
-"""What each pane holds (the pane names are the source's collectors and stay as they are in every language)."""
+"""What each pane holds (the pane names are the collectors the four-step-loop text names, plus ``attachments``;
+they stay as they are in every language)."""
 
 PANE_HEIGHT = 420
 """A pane's height cap in CSS pixels: a longer history scrolls inside it, so the slider stays in view above
