@@ -141,7 +141,7 @@ class QueryParams(BaseModel):
     * ``context`` (chapter 06): the context pipeline (``ContextOptions``: each of
       the seven stages, the window, the thresholds, prompt caching). None:
       phase 2 sends the history as it is.
-    * ``hooks``: ``Hooks`` (chapter 07): ``pre_tool_use`` / ``post_tool_use`` around
+    * ``hooks``: ``Hooks`` (chapters 07 and 07b): ``pre_tool_use`` / ``post_tool_use`` around
       each call, ``stop`` when the model asks for no tools. None: no hook runs.
     * ``recovery``: ``RecoveryOptions`` (chapters 08 and 08b): escalate and resume after a
       ``max_tokens`` cut (08), collapse drain and reactive compaction after ``prompt is

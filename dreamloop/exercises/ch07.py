@@ -1,4 +1,4 @@
-"""Chapter 07: hooks: the exercise checks."""
+"""Chapters 07 and 07b: hooks: the exercise checks (the stop hook of 07; the rm guard and the settings file of 07b)."""
 
 from __future__ import annotations
 

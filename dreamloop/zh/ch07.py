@@ -1,4 +1,4 @@
-"""Chinese for chapter 07's checks (``dreamloop/exercises/ch07.py``)."""
+"""Chinese for the checks of chapters 07 and 07b (``dreamloop/exercises/ch07.py``)."""
 
 TEXTS = {
     "run the project's tests in the workspace the input names; while they fail, block with the failures and the "
