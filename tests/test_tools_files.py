@@ -391,15 +391,54 @@ async def test_binary_and_non_utf8_files_are_refused_so_no_round_trip_corrupts_t
     assert "line 101" in error(await call(ws, "Read", {"file_path": "big.txt", "offset": 101}))
 
 
-async def test_write_and_edit_refuse_a_hard_link_out_of_the_workspace(ws):
+async def test_read_write_edit_and_grep_refuse_a_hard_link_out_of_the_workspace(ws):
     outside = ws.parent / "secret.txt"
     os.link(outside, ws / "linked.txt")
     before = outside.read_text()
-    assert ok(await call(ws, "Read", {"file_path": "linked.txt"})) == "     1\tVALUE = 'secret'"  # documented
+    refused = error(await call(ws, "Read", {"file_path": "linked.txt"}))
+    assert refused.startswith("linked.txt has 2 hard links, and its other names may lie outside the workspace: "
+                              "reading it could show a file from outside") and "secret" not in refused
     for name, input in [("Write", {"content": "pwned"}), ("Edit", {"old_string": "VALUE", "new_string": "pwned"})]:
         refused = error(await call(ws, name, {"file_path": "linked.txt", **input}))
-        assert refused.startswith("linked.txt has 2 hard links: changing it would also change its other names")
+        assert refused.startswith("linked.txt has 2 hard links") and "would also change its other names" in refused
     assert outside.read_text() == before
+    assert "secret" not in ok(await call(ws, "Grep", {"pattern": "secret"}))
+
+
+@pytest.mark.parametrize("tool, input", [("Read", {}), ("Write", {"content": "pwned"}),
+                                         ("Edit", {"old_string": "VALUE", "new_string": "pwned"})])
+async def test_a_directory_swapped_for_a_symlink_after_the_check_is_not_followed(ws, tool, input):
+    """The race of issue 24 (item 9): the path is checked, then a directory on it becomes a link out."""
+    from dreamloop.tools.workspace import open_in_workspace, resolve_in_workspace, workspace_root
+
+    (ws / "sub").mkdir()
+    (ws / "sub" / "f.txt").write_text("VALUE = 'inside'\n")
+    outside = ws.parent / "out"
+    outside.mkdir()
+    (outside / "f.txt").write_text("VALUE = 'secret'\n")
+    root = workspace_root(ws)
+    checked = resolve_in_workspace(root, "sub/f.txt")  # what the tool checked
+    (ws / "sub").rename(ws / "old")
+    (ws / "sub").symlink_to(outside)  # ... and what is there when it opens
+    with pytest.raises(ValueError, match="sub/f.txt changed while it was being opened"):
+        open_in_workspace(root, checked, os.O_RDONLY)
+    result = await call(ws, tool, {"file_path": "sub/f.txt", **input})  # the tool itself resolves it again: outside
+    assert result.get("is_error") and "escapes the workspace" in result["content"]
+    assert (outside / "f.txt").read_text() == "VALUE = 'secret'\n"
+
+
+async def test_the_workspace_root_swapped_for_a_symlink_is_not_followed(ws):
+    from dreamloop.tools.workspace import open_in_workspace, resolve_in_workspace, workspace_root
+
+    outside = ws.parent / "elsewhere"
+    outside.mkdir()
+    (outside / "config.py").write_text("value = 'outside'\n")
+    root = workspace_root(ws)
+    checked = resolve_in_workspace(root, "config.py")
+    ws.rename(ws.parent / "moved")
+    ws.symlink_to(outside)
+    with pytest.raises(ValueError, match="changed while it was being opened"):
+        open_in_workspace(root, checked, os.O_RDONLY)
 
 
 async def test_os_errors_name_the_path_relative_to_the_workspace(ws):

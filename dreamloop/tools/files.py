@@ -19,10 +19,12 @@ Two rules, the same for every file tool:
   that says so; Grep skips such files and counts them. So no Read → Edit or
   Read → Write round trip can silently change bytes it did not show. (Write
   may replace any file whole: it writes UTF-8.)
-* **Hard links.** Write and Edit refuse a file with more than one hard link:
-  the other names may lie outside the workspace, and changing the file would
-  change them too. Read follows hard links, as Bash does: path confinement is
-  a guard against a model's mistakes, not a sandbox (``workspace.py``).
+* **Links.** Every file is opened through ``open_in_workspace`` (``workspace.py``): no
+  link is followed from the root down at the moment of the open, so a file swapped for a
+  symlink after its path was checked is refused, not read or written outside. Read, Write,
+  Edit and Grep refuse a file with more than one hard link: the other names may lie outside
+  the workspace (reading it would show an outside file; changing it would change them too).
+  Bash is not confined (``workspace.py``).
 
 These tools know nothing about permissions beyond answering ``is_read_only``
 and, for Write/Edit, the accept-edits default.
@@ -45,7 +47,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .base import BaseTool, ToolResult, ToolUseContext, cap_output
 from .permissions import Allow, Ask, Deny, PermissionDecision
-from .workspace import display_path, resolve_in_workspace, workspace_root
+from .workspace import display_path, open_in_workspace, resolve_in_workspace, workspace_root
 
 __all__ = [
     "EditInput",
@@ -181,17 +183,34 @@ def _refuse_non_text(shown: str, data: bytes, tool: str, *, line: int = 1, byte:
     return None
 
 
-def _refuse_hard_link(shown: str, path: Path, tool: str) -> ToolResult | None:
-    try:
-        links = path.stat().st_nlink
-    except FileNotFoundError:
-        return None
+def _refuse_hard_link(shown: str, links: int, tool: str) -> ToolResult | None:
     if links > 1:
+        what = "reading it could show a file from outside the workspace" if tool == "Read" else \
+            "changing it would also change its other names"
         return _error(
-            f"{shown} has {links} hard links: changing it would also change its other names, which may lie "
-            f"outside the workspace. {tool} refuses multiply-linked files; copy it to a new file first."
+            f"{shown} has {links} hard links, and its other names may lie outside the workspace: {what}. "
+            f"{tool} refuses multiply-linked files; copy it to a new file first (e.g. with Bash: cp)."
         )
     return None
+
+
+def _open_regular(root: Path, path: Path, shown: str, tool: str, flags: int,
+                  make_dirs: bool = False) -> int | ToolResult:
+    """``open_in_workspace`` for one file tool: the descriptor of a regular file with one link, else the
+    ``is_error`` result saying why (changed while opened, not a regular file, multiply linked)."""
+    try:
+        fd = open_in_workspace(root, path, flags | os.O_NONBLOCK, make_dirs=make_dirs)  # a pipe never blocks
+    except ValueError as exc:
+        return _error(str(exc))
+    info = os.fstat(fd)
+    refusal = (None if stat.S_ISREG(info.st_mode) else _error(
+        f"{shown} is not a regular file (a device, a pipe or a socket); {tool} works on files only.")) \
+        or _refuse_hard_link(shown, info.st_nlink, tool)
+    if refusal is not None:
+        os.close(fd)
+        return refusal
+    os.set_blocking(fd, True)
+    return fd
 
 
 class _ReadingTool(_FileTool):
@@ -254,7 +273,10 @@ class ReadTool(_ReadingTool):
         wanted = input.limit or READ_DEFAULT_LINES
         chosen: list[str] = []
         total = position = 0
-        with open(path, "rb") as f:  # line by line: a huge file costs only the lines shown
+        opened = _open_regular(root, path, shown, "Read", os.O_RDONLY)
+        if isinstance(opened, ToolResult):
+            return opened
+        with os.fdopen(opened, "rb") as f:  # line by line: a huge file costs only the lines shown
             refusal = _refuse_non_text(shown, f.peek(_SNIFF_BYTES)[:_SNIFF_BYTES], "Read")
             if refusal is not None:
                 return refusal
@@ -314,12 +336,12 @@ class WriteTool(_EditingTool):
         shown = display_path(root, path)
         if path.is_dir():
             return _error(f"{shown} is a directory, not a file.")
-        refusal = _refuse_hard_link(shown, path, "Write")
-        if refusal is not None:
-            return refusal
         existed = path.exists()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(path, "w", encoding="utf-8", newline="") as f:
+        opened = _open_regular(root, path, shown, "Write", os.O_WRONLY | os.O_CREAT, make_dirs=True)
+        if isinstance(opened, ToolResult):
+            return opened
+        os.ftruncate(opened, 0)
+        with os.fdopen(opened, "w", encoding="utf-8", newline="") as f:
             f.write(input.content)
         if existed:
             return ToolResult(f"The file {shown} has been updated.")
@@ -358,10 +380,15 @@ class EditTool(_EditingTool):
         shown = display_path(root, path)
         if not path.is_file():
             return _error(f"{shown} is not a regular file (a device, a pipe or a socket); Edit changes files only.")
-        refusal = _refuse_hard_link(shown, path, "Edit")
-        if refusal is not None:
-            return refusal
-        data = path.read_bytes()
+        opened = _open_regular(root, path, shown, "Edit", os.O_RDWR)
+        if isinstance(opened, ToolResult):
+            return opened
+        with os.fdopen(opened, "r+b") as f:
+            return self._edit(input, f, shown, budget)
+
+    @staticmethod
+    def _edit(input: EditInput, f: Any, shown: str, budget: _Budget) -> ToolResult:
+        data = f.read()
         refusal = _refuse_non_text(shown, data, "Edit")
         if refusal is not None:
             return refusal
@@ -376,8 +403,9 @@ class EditTool(_EditingTool):
                 "occurrences, set replace_all to true. To replace only one occurrence, provide more context "
                 f"to identify the instance uniquely.\nString: {input.old_string}"
             )
-        with open(path, "w", encoding="utf-8", newline="") as f:
-            f.write(text.replace(input.old_string, input.new_string))  # count == 1 unless replace_all
+        f.seek(0)
+        f.truncate()
+        f.write(text.replace(input.old_string, input.new_string).encode("utf-8"))  # count == 1 unless replace_all
         if count > 1:
             return ToolResult(f"The file {shown} has been updated. All {count} occurrences were replaced.")
         return ToolResult(f"The file {shown} has been updated.")
@@ -628,15 +656,19 @@ def _inside(root: Path, path: Path) -> bool:
 def _text(root: Path, path: Path) -> str | bytes | None:
     # The file's text for Grep; its bytes if it is text but not UTF-8; None if it is outside the
     # workspace (a symlink), not a regular file, too large, binary, or unreadable.
-    if not _inside(root, path):
-        return None
     try:
-        info = path.stat()
-        if not stat.S_ISREG(info.st_mode) or info.st_size > GREP_MAX_FILE_BYTES:
-            return None
-        data = path.read_bytes()
-    except OSError:
+        resolved = resolve_in_workspace(root, path)
+        fd = open_in_workspace(root, resolved, os.O_RDONLY | os.O_NONBLOCK)
+    except (ValueError, OSError):
         return None
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > GREP_MAX_FILE_BYTES or info.st_nlink > 1:
+            return None
+        try:
+            data = f.read()
+        except OSError:
+            return None
     if b"\0" in data[:_SNIFF_BYTES]:
         return None
     try:
