@@ -1,4 +1,4 @@
-"""Chapters 10 and 10b: sessions, and Claude Code's own session files: the exercise checks.
+"""Chapters 10 and 10b: sessions, and real session files read call by call: the exercise checks.
 
 Chapter 10's check (``check_resume_answers``) builds small transcripts in dreamloop's own format, each cut
 off where a crash would leave it (a prefix of the records: every record is on disk before its event is
