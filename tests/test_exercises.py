@@ -234,6 +234,17 @@ def close_interrupted(tool_uses, results, started):
     return {"role": "user", "content": [results.get(use.id) or unanswered(use) for use in tool_uses]}
 
 
+def resume_answers(records):
+    last = max(i for i, r in enumerate(records) if r["type"] == "assistant")
+    calls = [b["id"] for b in records[last]["message"]["content"] if b["type"] == "tool_use"]
+    after = records[last + 1:]
+    answered = {b["tool_use_id"] for r in after if r["type"] == "user" and isinstance(r["message"]["content"], list)
+                for b in r["message"]["content"] if b.get("type") == "tool_result"}
+    finished = {r["tool_use_id"] for r in after if r["type"] == "progress"}
+    dangling = [c for c in calls if c not in answered]
+    return [c for c in dangling if c in finished], [c for c in dangling if c not in finished]
+
+
 def interrupted(trace):
     for point in trace.checkpoints:
         if point.terminal and point.terminal.reason.startswith("aborted"):
@@ -448,6 +459,7 @@ STUBS = {
     ex.check_run_together: {"A": None, "B": None, "C": None, "D": None},
     ex.check_ordering_rule: stub("return the names of the queued calls that may start now"),
     ex.check_interrupt_results: stub("return {'role': 'user', 'content': [...]}"),
+    ex.check_resume_answers: stub("split the calls left without a result into saved and lost"),
     ex.check_interrupted: stub("find the first checkpoint whose run was interrupted"),
     ex.check_model_calls: stub("count the main thread's model calls"),
     ex.check_tests_stop_hook: stub("block while the tests fail, None when they pass"),
@@ -939,6 +951,37 @@ def interrupted_every_error_so_far(trace):
     return None
 
 
+def resume_saved_anywhere(records):
+    """Every finished-call record in the file counts, whichever turn it belongs to."""
+    finished = {r["tool_use_id"] for r in records if r["type"] == "progress"}
+    calls = [b["id"] for r in records if r["type"] == "assistant" for b in r["message"]["content"]
+             if b["type"] == "tool_use"]
+    return [c for c in calls if c in finished], resume_answers(records)[1]
+
+
+def resume_in_finishing_order(records):
+    saved, lost = resume_answers(records)
+    return [r["tool_use_id"] for r in records if r["type"] == "progress" and r["tool_use_id"] in saved], lost
+
+
+def resume_ignoring_results(records):
+    """The last response's calls, as if no results message could follow them."""
+    last = max(i for i, r in enumerate(records) if r["type"] == "assistant")
+    calls = [b["id"] for b in records[last]["message"]["content"] if b["type"] == "tool_use"]
+    finished = {r["tool_use_id"] for r in records if r["type"] == "progress"}
+    return [c for c in calls if c in finished], [c for c in calls if c not in finished]
+
+
+def resume_first_response(records):
+    first = min(i for i, r in enumerate(records) if r["type"] == "assistant")
+    calls = [b["id"] for b in records[first]["message"]["content"] if b["type"] == "tool_use"]
+    finished = {r["tool_use_id"] for r in records if r["type"] == "progress"}
+    answered = {b["tool_use_id"] for r in records if r["type"] == "user" and isinstance(r["message"]["content"], list)
+                for b in r["message"]["content"]}
+    dangling = [c for c in calls if c not in answered]
+    return [c for c in dangling if c in finished], [c for c in dangling if c not in finished]
+
+
 def model_calls_by_text(records):
     """Tells responses apart by what they say."""
     return len({r["message"]["content"][0]["text"] for r in records if r["type"] == "assistant"
@@ -1343,6 +1386,16 @@ CASES = [
         (close_in_completion_order_with_both_texts, "the calls fix the order"),
         (close_reading_dicts, "read use.id and use.name"),
     ]),
+    (ex.check_resume_answers, resume_answers, [
+        (lambda records: ([], resume_answers(records)[0] + resume_answers(records)[1]), "but it finished and its result was saved"),
+        (lambda records: (sum(resume_answers(records), []), []), "but it never finished"),
+        (resume_saved_anywhere, "a results message in the file already answers it"),
+        (resume_in_finishing_order, "the right calls in another order"),
+        (resume_ignoring_results, "'killed after the results message'"),
+        (resume_first_response, "'killed in the second turn'"),
+        (lambda records: (resume_answers(records)[0], []), "have no answer"),
+        (lambda records: dict(zip(("saved", "lost"), resume_answers(records))), "expected a pair of lists"),
+    ]),
     (ex.check_interrupted, interrupted, [
         (interrupted_at_first_error, "an is_error result is not an interrupt"),
         (interrupted_where_the_marker_is_sent, "the checkpoint after the interrupt"),
@@ -1514,6 +1567,8 @@ GIVEAWAYS = {
     ex.check_run_together: ['[["a", "b", "c"]]', '[["a"], ["b"]]', '[["a"], ["b", "c"]]'],
     ex.check_ordering_rule: ["all(running)", "running.append", "break"],
     ex.check_interrupt_results: ["INTERRUPTED if", "results.get(use.id)", "in started else"],
+    ex.check_resume_answers: ['r["type"] == "progress"', "records[last + 1:]", 'b["type"] == "tool_use"',
+                              "not in answered", "in finished"],
     ex.check_interrupted: ['reason.startswith("aborted")', "trace.resolve(point.tool_results)", 'b.get("is_error")'],
     ex.check_model_calls: ['r["message"]["id"]', 'not r.get("isSidechain")', "len({"],
     ex.check_tests_stop_hook: ["subprocess.run(", "returncode", 'StopDecision(decision="block"', "cwd=input.cwd"],
@@ -1647,6 +1702,39 @@ def test_the_dangling_answers_pass_the_offline_api():
     assert "toolu_2" in validate_request(body).message
     body["messages"][2] = close_dangling([type("U", (), u)() for u in uses], {})
     assert validate_request(body) is None
+
+
+def test_resume_answers_is_what_a_resume_sends(tmp_path):
+    """check_resume_answers' transcripts, each resumed for real: the repair answers the calls as the solution
+    says (saved results first-class, the rest is_error, in call order), and the documented answers hold."""
+    import warnings
+
+    from dreamloop.exercises.ch10 import _crashed_transcripts
+
+    documented = {
+        "killed mid-batch (section 1)": (["toolu_a", "toolu_c"], ["toolu_slow"]),
+        "the calls finished out of call order": (["toolu_grep", "toolu_config"], ["toolu_tests"]),
+        "killed in the second turn": ([], ["toolu_edit"]),
+        "killed after the results message": ([], []),
+        "every call finished, no results message": (["toolu_a", "toolu_b"], []),
+        "resumed once, then killed again": (["toolu_again", "toolu_d"], ["toolu_b"]),
+    }
+    transcripts = _crashed_transcripts()
+    assert list(transcripts) == list(documented)
+    for n, (name, transcript) in enumerate(transcripts.items()):
+        path = tmp_path / f"{n}.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in transcript.records))
+        saved, lost = resume_answers(transcript.records)
+        assert (saved, lost) == documented[name], name
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            engine = dl.QueryEngine.resume(path, model=dl.offline([dl.reply("ok")]))
+        sent = [] if engine.repair is None else [
+            (b["tool_use_id"], b.get("is_error", False)) for b in engine.messages[-2].message["content"]]
+        order = {c: i for i, c in enumerate(b["id"] for r in transcript.records if r["type"] == "assistant"
+                                            for b in r["message"]["content"] if b["type"] == "tool_use")}
+        want = sorted([(c, False) for c in saved] + [(c, True) for c in lost], key=lambda pair: order[pair[0]])
+        assert sent == want, name
 
 
 def test_where_decided_accepts_the_chapter_figure(capsys):

@@ -12,7 +12,7 @@ Each check is held against at least three plausible wrong answers in
 Checks are plain calls, also for ``async def`` answers: code that needs the
 model runs against the offline API on a fresh event loop in a worker thread
 (a notebook's own loop is already running). Each chapter's checks live in their own module (``ch00`` ...
-``ch11``; chapter 07b's with chapter 07's, in ``ch07``);
+``ch11``; a letter-suffixed chapter's are its chapter's: 07b's in ``ch07``, 08b's in ``ch08``, 10b's in ``ch10``);
 the shared checking helpers in ``_checking``. This package knows nothing about
 notebooks or widgets.
 
@@ -35,7 +35,7 @@ from .ch06 import check_clearable, check_first_stage, check_safe_cut
 from .ch07 import check_no_recursive_rm, check_settings_hook, check_tests_stop_hook
 from .ch08 import check_budget_continue, check_cut_recovery, check_withdrawn
 from .ch09 import check_switches_by, check_trigger, check_where_decided
-from .ch10 import check_interrupted, check_model_calls
+from .ch10 import check_interrupted, check_model_calls, check_resume_answers
 from .ch11 import check_predict, check_reminders_added
 
 __all__ = [
@@ -63,6 +63,7 @@ __all__ = [
     "check_predict",
     "check_run_together",
     "check_reminders_added",
+    "check_resume_answers",
     "check_safe_cut",
     "check_settings_hook",
     "check_setup",

@@ -1,10 +1,11 @@
-"""Chapter 10: real sessions: the exercise checks.
+"""Chapters 10 and 10b: sessions, and real session files read call by call: the exercise checks.
 
-The checks build small session files in code, shaped like the real
-ones the chapter opens (one record per content block, parallel calls, results
-written between the blocks of one response in 2.1.x, inline sidechains, a
-message written twice, rejections and interrupts), so they need no file from
-the repository.
+Chapter 10's check (``check_resume_answers``) builds small transcripts in dreamloop's own format, each cut
+off where a crash would leave it (a prefix of the records: every record is on disk before its event is
+handed on), and takes its answer key from ``inspect_transcript``. Chapter 10b's checks build small session
+files in code, shaped like the real ones the chapter opens (one record per content block, parallel calls,
+results written between the blocks of one response in 2.1.x, inline sidechains, a message written twice,
+rejections and interrupts), so they need no file from the repository.
 """
 
 from __future__ import annotations
@@ -17,15 +18,207 @@ from typing import Any
 from ..language import N_, tr
 from ..claude_code import import_claude_code
 from ..trace import Trace
+from ..transcript import inspect_transcript
 from ._checking import _call, _Fail, _require_callable, _run, _short, _verdict
 
-__all__ = ["check_interrupted", "check_model_calls"]
+__all__ = ["check_interrupted", "check_model_calls", "check_resume_answers"]
 
 _REJECTED = ("The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file "
              "edit, the new_string was NOT written to the file). STOP what you are doing and wait for the user to "
              "tell you how to proceed.")
 _FOR_TOOLS = "[Request interrupted by user for tool use]"
 _PLAIN = "[Request interrupted by user]"
+
+
+# ---------------------------------------------------------------------------
+# Chapter 10, exercise 1: what a resume answers
+
+
+class _Transcript:
+    """Records of a made-up dreamloop transcript (``transcript.py``'s format), chained one after another."""
+
+    def __init__(self) -> None:
+        self.records: list[dict[str, Any]] = []
+
+    def _add(self, kind: str, **fields: Any) -> None:
+        uuid = f"00000000-0000-4000-8000-{len(self.records) + 1:012d}"
+        parent = self.records[-1]["uuid"] if self.records else None
+        self.records.append({"type": kind, "uuid": uuid, "parentUuid": parent, "sessionId": "dreamloop-session",
+                             **fields})
+
+    def prompt(self, text: str) -> None:
+        self._add("user", message={"role": "user", "content": text})
+
+    def response(self, mid: str, *calls: tuple[str, str], text: str = "") -> None:
+        content = [{"type": "text", "text": text}] if text else []
+        content += [{"type": "tool_use", "id": call_id, "name": name, "input": {"path": call_id[6:]}}
+                    for call_id, name in calls]
+        self._add("assistant", message={
+            "id": mid, "type": "message", "role": "assistant", "model": "claude-scripted-1", "content": content,
+            "stop_reason": "tool_use" if calls else "end_turn", "stop_sequence": None,
+            "usage": {"input_tokens": 10, "output_tokens": 5}})
+
+    def finished(self, call_id: str, name: str = "Read") -> None:
+        """The finished-call record the engine writes the moment a call finishes."""
+        result = {"type": "tool_result", "tool_use_id": call_id, "content": f"contents of {call_id[6:]}"}
+        self._add("progress", tool_use_id=call_id, data={"stage": "done", "name": name, "result": result,
+                                                         "ran": True})
+
+    def results(self, *call_ids: str, lost: tuple[str, ...] = ()) -> None:
+        """The results message of a batch (or a resume's repair: ``lost`` calls answered is_error)."""
+        blocks = [{"type": "tool_result", "tool_use_id": call_id, "content": f"contents of {call_id[6:]}",
+                   **({"is_error": True} if call_id in lost else {})} for call_id in call_ids]
+        self._add("user", message={"role": "user", "content": blocks}, source_tool_use_ids=list(call_ids))
+
+    def notice(self, text: str) -> None:
+        self._add("system", subtype="resume_repair", content=text, level="warning")
+
+
+def _crashed_transcripts() -> dict[str, _Transcript]:
+    mid_batch = _Transcript()  # section 1's crash: T2 never finished
+    mid_batch.prompt("Read a, b and c.")
+    mid_batch.response("msg_1", ("toolu_a", "Read"), ("toolu_slow", "Read"), ("toolu_c", "Read"),
+                       text="Working on it.")
+    mid_batch.finished("toolu_a")
+    mid_batch.finished("toolu_c")
+
+    out_of_order = _Transcript()  # the last call finished first
+    out_of_order.prompt("Find value, run the tests, read config.py.")
+    out_of_order.response("msg_1", ("toolu_grep", "Grep"), ("toolu_tests", "Bash"), ("toolu_config", "Read"))
+    out_of_order.finished("toolu_config")
+    out_of_order.finished("toolu_grep", "Grep")
+
+    second_turn = _Transcript()  # the first batch answered; killed before any call of the second finished
+    second_turn.prompt("Read a and b, then edit them.")
+    second_turn.response("msg_1", ("toolu_a", "Read"), ("toolu_b", "Read"))
+    second_turn.finished("toolu_b")
+    second_turn.finished("toolu_a")
+    second_turn.results("toolu_a", "toolu_b")
+    second_turn.response("msg_2", ("toolu_edit", "Edit"), text="Editing a.")
+
+    answered = _Transcript()  # killed after the results message was written, before the next response
+    answered.prompt("Read a and b.")
+    answered.response("msg_1", ("toolu_a", "Read"), ("toolu_b", "Read"))
+    answered.finished("toolu_a")
+    answered.finished("toolu_b")
+    answered.results("toolu_a", "toolu_b")
+
+    all_finished = _Transcript()  # every call finished; the results message was never written
+    all_finished.prompt("Read a and b.")
+    all_finished.response("msg_1", ("toolu_a", "Read"), ("toolu_b", "Read"))
+    all_finished.finished("toolu_b")
+    all_finished.finished("toolu_a")
+
+    resumed = _Transcript()  # repaired by an earlier resume, then killed again in the next run
+    resumed.prompt("Read a, b and c.")
+    resumed.response("msg_1", ("toolu_a", "Read"), ("toolu_slow", "Read"), ("toolu_c", "Read"))
+    resumed.finished("toolu_c")
+    resumed.finished("toolu_a")
+    resumed.results("toolu_a", "toolu_slow", "toolu_c", lost=("toolu_slow",))
+    resumed.notice("Resumed after the session ended mid-run; repaired the transcript.")
+    resumed.prompt("Where were we? Try b again.")
+    resumed.response("msg_2", ("toolu_again", "Read"), ("toolu_b", "Read"), ("toolu_d", "Read"),
+                     text="Trying again.")
+    resumed.finished("toolu_d")
+    resumed.finished("toolu_again")
+
+    return {
+        N_("killed mid-batch (section 1)"): mid_batch,
+        N_("the calls finished out of call order"): out_of_order,
+        N_("killed in the second turn"): second_turn,
+        N_("killed after the results message"): answered,
+        N_("every call finished, no results message"): all_finished,
+        N_("resumed once, then killed again"): resumed,
+    }
+
+
+def _resume_key(records: list[dict[str, Any]], path: Path) -> tuple[list[str], list[str]]:
+    """What ``QueryEngine.resume`` would answer, from ``inspect_transcript``: (saved, lost) ids in call order."""
+    path.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
+    report = inspect_transcript(path)
+    return ([block.id for block in report.dangling if block.id in report.saved_results],
+            [block.id for block in report.dangling if block.id not in report.saved_results])
+
+
+def check_resume_answers(fn: Any) -> bool:
+    """Check ``fn(records) -> (saved, lost)`` on six transcripts a crash cut off, against ``inspect_transcript``.
+
+    ``records``: the transcript's lines, parsed. ``saved``: the ids of the calls a resume answers with the
+    result saved when they finished; ``lost``: those it answers with an ``is_error`` result; each in call order.
+    """
+    hint = tr("a resume answers the calls of the last assistant message that no results message answers: a call "
+              "with a finished-call record (a progress record) gets the result saved there, any other an "
+              "is_error result; both in the order of the calls.")
+    todo = tr("find the calls the crash left without a results message and split them into those whose result "
+              "was saved when they finished and those that get an is_error result; return (saved, lost), each in "
+              "call order")
+
+    def body() -> str:
+        _require_callable(fn, "resume_answers")
+        with tempfile.TemporaryDirectory() as folder:
+            count = 0
+            for n, (name, transcript) in enumerate(_crashed_transcripts().items()):
+                want = _resume_key(transcript.records, Path(folder) / f"crashed-{n}.jsonl")
+                records = [json.loads(json.dumps(record)) for record in transcript.records]
+                got = _run(lambda: _call("resume_answers(records)", fn, records, hint=hint, todo=todo))
+                _judge_resume(tr(name), got, want, transcript.records, hint)
+                count += 1
+        return tr("{count} crashed transcripts: every call left without a result answered as a resume answers it, "
+                  "saved or is_error, in call order.", count=count)
+
+    return _verdict(tr("what a resume answers"), body)
+
+
+def _judge_resume(case: str, got: Any, want: tuple[list[str], list[str]], records: list[dict[str, Any]],
+                  hint: str) -> None:
+    if not isinstance(got, (tuple, list)) or len(got) != 2 or not all(isinstance(part, (tuple, list)) for part in got):
+        raise _Fail(tr("for '{case}' it returned {value}; expected a pair of lists (saved, lost).", case=case,
+                       value=_short(repr(got), 100)), hint)
+    saved, lost = want
+    got_saved, got_lost = [list(part) for part in got]
+    calls = [block["id"] for record in records if record["type"] == "assistant"
+             for block in record["message"]["content"] if block["type"] == "tool_use"]
+    for call_id in got_saved + got_lost:
+        if call_id in saved or call_id in lost:
+            continue
+        if call_id in calls:
+            raise _Fail(tr("for '{case}' you answered {call}, but a results message in the file already answers it.",
+                           case=case, call=_short(call_id, 60)),
+                        tr("only the calls of the last assistant message that no user message answers yet are left "
+                           "dangling; a call an earlier results message answered is history, whatever records it "
+                           "has."))
+        raise _Fail(tr("for '{case}' you answered {call}, which is not a call in that transcript.", case=case,
+                       call=_short(repr(call_id), 60)),
+                    tr("answer with the ids of the tool_use blocks (their id field), nothing else."))
+    wrongly_saved = [call_id for call_id in got_saved if call_id in lost]
+    if wrongly_saved:
+        raise _Fail(tr("for '{case}' you answered {call} with a saved result, but it never finished: no result of "
+                       "it was saved.", case=case, call=_short(wrongly_saved[0], 60)),
+                    tr("a result is saved only when its call finished: the finished-call (progress) record that "
+                       "names it. A call without one gets an is_error result, since it may have had effects."))
+    wrongly_lost = [call_id for call_id in got_lost if call_id in saved]
+    if wrongly_lost:
+        raise _Fail(tr("for '{case}' you gave {call} an is_error result, but it finished and its result was saved.",
+                       case=case, call=_short(wrongly_lost[0], 60)),
+                    tr("each call that finished has a record of its own, written the moment it finished, before any "
+                       "results message: a resume sends that saved result."))
+    if len(got_saved) != len(set(got_saved)) or len(got_lost) != len(set(got_lost)) or set(got_saved) & set(got_lost):
+        raise _Fail(tr("for '{case}' a call is answered more than once.", case=case),
+                    tr("each dangling call gets exactly one answer, in one of the two lists."))
+    missing = len(saved) + len(lost) - len(got_saved) - len(got_lost)
+    if missing:
+        raise _Fail(tr("for '{case}' {count} call(s) left without a result have no answer.", case=case,
+                       count=missing),
+                    tr("every tool_use block of the last assistant message that no results message answers needs "
+                       "an answer: the API refuses a request with one unanswered."))
+    if got_saved != saved or got_lost != lost:
+        raise _Fail(tr("for '{case}' the right calls in another order.", case=case),
+                    tr("a resume answers in call order: the order of the tool_use blocks in the assistant message, "
+                       "not the order the calls finished in."))
+
+
+# ---------------------------------------------------------------------------
+# Chapter 10b: made-up Claude Code session files
 
 
 class _Session:
@@ -77,7 +270,7 @@ class _Session:
 
 
 # ---------------------------------------------------------------------------
-# Exercise 1: the call the person interrupted
+# Chapter 10b, exercise 1: the call the person interrupted
 
 
 def _interrupt_sessions() -> dict[str, tuple[_Session, Any]]:
@@ -238,7 +431,7 @@ def _judge_interrupt(case: str, got: Any, want: Any, trace: Trace, hint: str) ->
 
 
 # ---------------------------------------------------------------------------
-# Exercise 2: how many model calls
+# Chapter 10b, exercise 2: how many model calls
 
 
 def _call_sessions() -> dict[str, tuple[list[dict[str, Any]], int]]:

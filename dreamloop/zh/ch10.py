@@ -1,6 +1,63 @@
-"""Chinese for chapter 10's checks (``dreamloop/exercises/ch10.py``)."""
+"""Chinese for the checks of chapters 10 and 10b (``dreamloop/exercises/ch10.py``)."""
 
 TEXTS = {
+    # chapter 10: what a resume answers
+    "killed mid-batch (section 1)": "在批次中途被结束（第 1 节）",
+    "the calls finished out of call order": "调用完成的先后与调用顺序不同",
+    "killed in the second turn": "在第二轮被结束",
+    "killed after the results message": "在结果消息写入之后被结束",
+    "every call finished, no results message": "每个调用都完成了，但没有结果消息",
+    "resumed once, then killed again": "恢复过一次，然后又被结束",
+    "a resume answers the calls of the last assistant message that no results message answers: a call with a "
+    "finished-call record (a progress record) gets the result saved there, any other an is_error result; both in "
+    "the order of the calls.":
+        "恢复时回应的，是最后一条 assistant 消息里还没有任何结果消息回应的调用：有“调用已完成”记录（一条 progress "
+        "记录）的调用，得到那里保存的结果，其余的得到一个 is_error 结果；两者都按调用的顺序。",
+    "find the calls the crash left without a results message and split them into those whose result was saved when "
+    "they finished and those that get an is_error result; return (saved, lost), each in call order":
+        "找出崩溃后没有结果消息的调用，把它们分成两组：完成时结果已经保存下来的，和要得到 is_error 结果的；"
+        "返回 (saved, lost)，每组都按调用顺序",
+    "{count} crashed transcripts: every call left without a result answered as a resume answers it, saved or "
+    "is_error, in call order.":
+        "读完 {count} 个崩溃留下的 transcript：每个没有结果的调用都按恢复时的方式得到回应，"
+        "保存下来的结果或 is_error，按调用顺序。",
+    "what a resume answers": "恢复时回应什么",
+    "for '{case}' it returned {value}; expected a pair of lists (saved, lost).":
+        "对于“{case}”，它返回了 {value}；应当是两个列表组成的二元组 (saved, lost)。",
+    "for '{case}' you answered {call}, but a results message in the file already answers it.":
+        "对于“{case}”，你回应了 {call}，但文件里已经有一条结果消息回应了它。",
+    "only the calls of the last assistant message that no user message answers yet are left dangling; a call an "
+    "earlier results message answered is history, whatever records it has.":
+        "只有最后一条 assistant 消息里、还没有任何 user 消息回应的调用才是悬空的；"
+        "之前的结果消息已经回应过的调用属于历史，不管它还有什么记录。",
+    "for '{case}' you answered {call}, which is not a call in that transcript.":
+        "对于“{case}”，你回应了 {call}，但它不是这个 transcript 里的调用。",
+    "answer with the ids of the tool_use blocks (their id field), nothing else.":
+        "用 tool_use 块的 id（它们的 id 字段）来回答，不要用别的。",
+    "for '{case}' you answered {call} with a saved result, but it never finished: no result of it was saved.":
+        "对于“{case}”，你用保存下来的结果回应了 {call}，但它从来没有完成：它的结果没有被保存过。",
+    "a result is saved only when its call finished: the finished-call (progress) record that names it. A call "
+    "without one gets an is_error result, since it may have had effects.":
+        "只有调用完成了，它的结果才会被保存：保存在写着它的“调用已完成”（progress）记录里。"
+        "没有这种记录的调用得到一个 is_error 结果，因为它可能已经产生了副作用。",
+    "for '{case}' you gave {call} an is_error result, but it finished and its result was saved.":
+        "对于“{case}”，你给了 {call} 一个 is_error 结果，但它已经完成，结果也保存下来了。",
+    "each call that finished has a record of its own, written the moment it finished, before any results message: "
+    "a resume sends that saved result.":
+        "每个完成了的调用都有一条自己的记录，在它完成的那一刻写入，早于任何结果消息：恢复时发送的就是这个保存下来的结果。",
+    "for '{case}' a call is answered more than once.": "对于“{case}”，有一个调用被回应了不止一次。",
+    "each dangling call gets exactly one answer, in one of the two lists.":
+        "每个悬空的调用恰好得到一个回应，放在两个列表中的一个里。",
+    "for '{case}' {count} call(s) left without a result have no answer.":
+        "对于“{case}”，有 {count} 个没有结果的调用没有得到回应。",
+    "every tool_use block of the last assistant message that no results message answers needs an answer: the API "
+    "refuses a request with one unanswered.":
+        "最后一条 assistant 消息里，每个还没有结果消息回应的 tool_use 块都需要一个回应：只要有一个没有回应，API 就会拒绝这次请求。",
+    "for '{case}' the right calls in another order.": "对于“{case}”，调用是对的，顺序不对。",
+    "a resume answers in call order: the order of the tool_use blocks in the assistant message, not the order the "
+    "calls finished in.":
+        "恢复时按调用顺序回应：也就是 assistant 消息里 tool_use 块的顺序，而不是调用完成的先后。",
+    # chapter 10b: the interrupted call, how many model calls
     "tool errors, no interrupt (like 01)": "工具出错，没有中断（类似 01）",
     "rejected at the prompt, then interrupted (like 04)": "在询问时被拒绝，然后中断（类似 04）",
     "interrupted after the tools finished (like 03)": "工具结束之后才中断（类似 03）",

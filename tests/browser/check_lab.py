@@ -5,7 +5,7 @@
 
 What it does, all on 127.0.0.1 and nothing else (every other request the page makes is aborted):
 
-1. copies ``notebooks/`` (and ``images/``, and the Claude Code session files chapter 10 opens) to a temp
+1. copies ``notebooks/`` (and ``images/``, and the Claude Code session files chapter 10b opens) to a temp
    root, so the checkout is never written to;
 2. starts ``jupyter lab`` there on a free port (own config/data/settings dirs, ``DREAMLOOP_AUTO_ANSWER=1``);
 3. for each chapter (default: every chapter with a module in ``chapters/``), opens it in Debian's Chromium
@@ -113,7 +113,7 @@ def run(args: argparse.Namespace, budgets: list[Budget], report: Report, server_
                     ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__", "*.pyc"))
     if (REPO / "images").is_dir():
         shutil.copytree(REPO / "images", lab_root / "images")  # notebooks may show ../images/*.svg
-    sessions = Path("tests") / "fixtures" / "claude-code-sessions"  # chapter 10 opens these real session files
+    sessions = Path("tests") / "fixtures" / "claude-code-sessions"  # chapter 10b opens these real session files
     if (REPO / sessions).is_dir():
         shutil.copytree(REPO / sessions, lab_root / sessions)
 
