@@ -239,8 +239,14 @@ def main(argv: list[str] | None = None) -> int:
     exits with ``EXIT_CODES[terminal.reason]``; 1 is only ever an unexpected
     crash (Python's own status for an uncaught exception).
     """
+    from .tools.environment import hand_off_credentials, take_credentials
+
+    if argv is None:
+        take_credentials()  # started again by hand_off_credentials: the key comes through a pipe
     parser = _parser()
     args = parser.parse_args(argv)
+    if argv is None and args.command == "run" and args.live:
+        hand_off_credentials()  # a command cannot read the key in /proc/$PPID/environ (issue 24, item 10b)
     try:
         if args.command == "demo":
             _check_output_path(args.trace, "--trace")
