@@ -79,8 +79,8 @@ def user_context_text(user_context: dict[str, str]) -> str | None:
     if not user_context:
         return None
     body = "\n".join(f"# {key}\n{value}" for key, value in user_context.items())
-    return ("<system-reminder>\nContext about this session, for reference (dreamloop):\n"
-            f"{body}\n\nUse any of it only where it helps with the request.\n"
+    return ("<system-reminder>\nContext about this session, for reference while you write (dreamloop):\n"
+            f"{body}\n\nUse a part of it only where it helps with the request; otherwise, skip it.\n"
             "</system-reminder>")
 
 
