@@ -464,6 +464,7 @@ class ClaudeCodeSession:
                 terminal=step.terminal,
                 notes=step.notes,
                 request=request_summary(step.request) if step.request is not None else None,
+                events=[], counters={},  # given, not defaulted: a default factory costs pydantic a signature lookup
             ))
             if step.terminal is not None:
                 trace.terminal = step.terminal
