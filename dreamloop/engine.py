@@ -31,6 +31,7 @@ from .transcript import (
     load_transcript,
     lock_transcript,
     repair_messages,
+    run_ended_record,
     set_aside_record,
     transcript_record,
 )
@@ -210,6 +211,8 @@ class QueryEngine:
                 yield event
         finally:
             self._save(run)
+        if run.done and run.ended is not None:  # an abnormal end: what the cleanup did, kept on disk (never sent)
+            self._save(first=[run_ended_record(run.ended, run.terminal.reason, self.session_id)])
         if self.write_error is not None and self._pending:
             notice = SystemMessage(uuid=uuid(), subtype="transcript_write_failed", level="error", content=(
                 f"The transcript {self.transcript} could not be written ({self.write_error.strerror}), so the run "

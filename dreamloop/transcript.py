@@ -29,6 +29,9 @@ written before it.
                   replacement); no ``uuid``
 ``set_aside``     records a resume set aside: ``lines`` (1-based),      those lines are skipped
                   ``why`` (a duplicate uuid, a fork); no ``uuid``
+``run_ended``     an abnormal end's cleanup (``cleanup.end_of_run``):   skipped (the trace keeps it
+                  ``reason`` (the Terminal), ``content`` (what was     too; never sent)
+                  cancelled, the reason); no ``uuid``
 anything else     session-file bookkeeping, a newer version's records   kept on disk, never sent
 ================  ===================================================  ============================
 
@@ -87,6 +90,7 @@ __all__ = [
     "load_transcript",
     "lock_transcript",
     "repair_messages",
+    "run_ended_record",
     "set_aside_record",
     "transcript_record",
 ]
@@ -342,7 +346,7 @@ def inspect_transcript(path: str | Path) -> TranscriptReport:
             block = (record.get("data") or {}).get("result")
             if (record.get("data") or {}).get("stage") == "done" and isinstance(block, dict):
                 saved.setdefault(str(block.get("tool_use_id")), block)
-        elif kind not in ("torn_line", "set_aside"):
+        elif kind not in ("torn_line", "set_aside", "run_ended"):
             unknown.append((number, str(kind)))
     return TranscriptReport(
         path=path, records=len(records), messages=messages, saved_results=saved, dangling=_dangling(messages),
@@ -500,6 +504,12 @@ def _grouped(set_aside: tuple[tuple[int, str], ...]) -> dict[str, list[int]]:
     for line, why in set_aside:
         grouped.setdefault(why.split(" of line")[0].split(" from line")[0], []).append(line)
     return grouped
+
+
+def run_ended_record(notice: SystemMessage, reason: str, session_id: str) -> dict[str, Any]:
+    """The ``run_ended`` record of an abnormal end: ``{"type": "run_ended", "sessionId", "reason", "content"}``
+    (``content``: the cleanup's notice, what it cancelled). Outside the ``parentUuid`` chain; never sent."""
+    return {"type": "run_ended", "sessionId": session_id, "reason": reason, "content": notice.content}
 
 
 def set_aside_record(report: TranscriptReport) -> dict[str, Any] | None:

@@ -480,3 +480,21 @@ def test_a_failed_write_ends_the_run_keeps_memory_and_disk_whole_and_writes_it_l
     assert out["sent_while_refused"] == 0
     assert out["after"] == "completed" and out["same"]  # written first, then the run: disk equals memory
     assert set(out["statuses"]) == {200}  # every request the engine sent was valid
+
+
+async def test_an_abnormal_end_writes_what_its_cleanup_did_outside_the_chain(offline, tmp_path):
+    """Issue 23, item 6: the reason is logged in the transcript as well as the trace; the history is unchanged."""
+    path = tmp_path / "s.jsonl"
+    again = S.reply("Again.", S.tool_use("Read", {"path": "a"}, id="T1"))
+    engine = QueryEngine(model=offline([again, S.reply("x", S.tool_use("Read", {"path": "b"}, id="T2"))]),
+                         tools=[reader()], transcript=path, max_turns=1, deps=QueryDeps(uuid=counting_uuids()))
+    async for _ in engine.submit_message("loop"):
+        pass
+    assert engine.terminal.reason == "max_turns"
+    ended = [r for r in records(path) if r["type"] == "run_ended"]
+    assert ended == [{"type": "run_ended", "sessionId": "dreamloop-session", "reason": "max_turns",
+                      "content": engine.last_run.ended.content}]
+    report = inspect_transcript(path)
+    assert not report.unknown and not report.needs_repair
+    assert [m.model_dump(mode="json") for m in load_transcript(path)] == \
+        [m.model_dump(mode="json") for m in engine.messages]
