@@ -51,7 +51,7 @@ async def test_live_view_puts_hooks_on_their_call_and_shows_the_stop_hook_block(
     text = live.transcript.value
     # each call's row carries its hooks: T2's deny in red
     rows = text.split('<div class="dl-item">')
-    row_a, row_b = next(r for r in rows if "ran ✓" in r), next(r for r in rows if "ran ✗" in r)
+    row_a, row_b = next(r for r in rows if "ran ✓" in r), next(r for r in rows if "never started ✗" in r)  # denied
     assert "PreToolUse:Read hook hooks.&lt;locals&gt;.&lt;lambda&gt; (returned) → no opinion" in row_a
     assert "PostToolUse:Read hook echo &#x27;{&quot;hookSpecificOutput&quot;: {&quot;addition… (exit 0) → context: lint: clean" in row_a
     assert "PostToolUse:Read → to the model: PostToolUse:Read hook additional context: lint: clean" in row_a

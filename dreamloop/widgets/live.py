@@ -451,6 +451,8 @@ class LiveView(StaticHTML, W.VBox):
         elif stage == "done":
             call.result = data.get("result")
             call.seconds = time.monotonic() - call.started
+            if "ran" in data:  # the call's own word: a call denied after it was announced never ran
+                call.ran = bool(data["ran"])
         # streaming tool execution: the call runs while the model still streams, both phases lit
         self._light("tools", also=("model",) if self._streaming else ())
         self._render_transcript()
