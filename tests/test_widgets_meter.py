@@ -97,3 +97,7 @@ async def test_the_stored_output_carries_the_chart(offline, tmp_path):
     (data,) = re.findall(r'src="data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)"', html)
     chart = base64.b64decode(data).decode()
     assert "autocompact</tspan> 2,800" in chart and "turn 2: 370 tokens sent" in html
+    # the summary scrolls in its own box even where the stylesheet is dropped (an untrusted notebook keeps
+    # inline styles only): 40 turns must not stand 1,000 px tall under the chart
+    (pre,) = re.findall(r"<pre [^>]*>", html)
+    assert 'style="max-height:18em;overflow:auto"' in pre

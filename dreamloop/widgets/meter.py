@@ -34,6 +34,9 @@ STAGE_COLORS = {
 }
 """The colour of each stage's saving and threshold line (and of the window line)."""
 
+SUMMARY_CAP = "max-height:18em;overflow:auto"
+"""The per-turn summary's box under the chart: it scrolls past 18 lines, in the live widget and its stored copy."""
+
 _SENT = "#2b6cb0"
 _READ, _WRITE, _PLAIN = "#38a169", "#dd6b20", "#a0aec0"
 
@@ -126,7 +129,9 @@ class ContextMeter(StaticHTML, W.VBox):
     def refresh(self) -> None:
         """Re-read the trace and redraw."""
         self.turns = [meter_turn(self.trace, point) for point in self.trace.checkpoints]
-        self.chart.value = self._svg() + pane(f'<pre class="dl-pre">{esc(self.summary())}</pre>')
+        # the summary's cap is inline too: an untrusted notebook's stored copy loses the stylesheet (and with it
+        # the dl-pre class's 18em), and 40 turns then stood 1,153 px tall under the chart
+        self.chart.value = self._svg() + pane(f'<pre class="dl-pre" style="{SUMMARY_CAP}">{esc(self.summary())}</pre>')
         self.refresh_static()
 
     def static_html(self) -> str:

@@ -858,15 +858,10 @@ def check_snapshots_draw(ch: Chapter, widgets: list[int]) -> None:
                        f"snapshots {', '.join(heights[:8])}")
 
 
-SIZES_HELD = frozenset({"03", "05", "06", "08", "08b", "zh/03", "zh/05", "zh/06", "zh/08", "zh/08b"})
-"""The chapters whose figures and panes are held to ``check_sizes``' rule (the ones issue 25 named, and 03);
-in the others the sizes are measured and reported ("NOT YET HELD") until their figures are redrawn."""
-
-
 def check_sizes(ch: Chapter) -> None:
     """After the run: every flowchart's and Mermaid figure's labels are at least 11 px at the notebook's width,
     no figure is taller than 1,000 px, and a State inspector (slider, header, one capped pane) stays under
-    1,200 px: what it moves stays next to the slider."""
+    1,200 px: what it moves stays next to the slider. Every chapter of both editions is held to it (issue 25)."""
     cells = _cells(ch.notebook)
     figures = [i for i, c in enumerate(cells) if "```mermaid" in "".join(c.get("source", ""))]
     widgets = [i for i, c in enumerate(cells) if c.get("cell_type") == "code" and any(
@@ -891,10 +886,8 @@ def check_sizes(ch: Chapter) -> None:
                 notes.append(f"inspector cell {index + 1}: {ins['height']:.0f}px")
                 if ins["height"] > 1200:
                     problems.append(f"the State inspector in cell {index + 1} is {ins['height']:.0f} px tall")
-        if problems and ch.number in SIZES_HELD:
+        if problems:
             fail("figures readable, panes capped", "; ".join(problems[:6]))
-        if problems:  # measured and said, not yet held to the rule (issue 25: its chapters first)
-            notes.insert(0, "NOT YET HELD: " + "; ".join(problems[:6]))
         ch.report.note("; ".join(notes[:12]) or "no figure")
 
 
