@@ -710,7 +710,12 @@ async def _stream_model(params: QueryParams, run: QueryRun, turn: _Turn) -> Asyn
         if step == "fallback":
             run.model, run.overloads, run.failures = params.fallback_model, 0, 0
         streaming = step in ("fallback", "resend") or (streaming and step != "non_streaming")
-        await _pause(params, error, step, run.overloads)
+        try:
+            await _pause(params, error, step, run.overloads)
+        except Aborted:  # stopped while waiting to ask again: nothing of the withdrawn attempt is kept
+            turn.new_attempt(None)
+            turn.aborted = True
+            return
 
 
 def _failure(error: Exception, partial: PartialResponse) -> Failure:

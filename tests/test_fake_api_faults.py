@@ -169,3 +169,21 @@ async def test_a_policy_bug_surfaces_as_itself():
         await run(model)
     assert isinstance(caught.value.__cause__, anthropic.InternalServerError)
     assert model.api.consumed == 0
+
+
+def test_a_broken_recorded_stream_asked_for_without_streaming_is_a_server_error():
+    """The soak's instance: the streaming fallback asks non-streaming, and the script's next item is a stream
+    that breaks the protocol (a frame that is not JSON; a delta for a block never started). No script error:
+    the server failing, as a non-streaming reply has no stream to break."""
+    from dreamloop.fake_api.recorded import RawTurn
+    from dreamloop.fake_api.replies import raw_reply
+
+    start = ('event: message_start\ndata: {"type": "message_start", "message": {"id": "msg_1", "type": "message", '
+             '"role": "assistant", "model": "m", "content": [], "stop_reason": null, "stop_sequence": null, '
+             '"usage": {"input_tokens": 1, "output_tokens": 1}}}\n\n')
+    for broken in ("event: content_block_delta\ndata: {oops\n\n",
+                   'event: content_block_delta\ndata: {"type": "content_block_delta", "index": 3, '
+                   '"delta": {"type": "text_delta", "text": "x"}}\n\n'):
+        reply = raw_reply(RawTurn(sse=start + broken), request={"stream": False}, request_id="req_1")
+        body = json.loads(b"".join(frame for _, frame in reply.frames) if reply.frames else reply.body)
+        assert reply.status == 500 and body["error"] == {"type": "api_error", "message": "Internal server error"}

@@ -590,3 +590,25 @@ async def test_observed_tool_use_without_a_block_is_asked_again_twice(offline):
     run = query(params(offline([S.reply("I'll read it.", stop_reason="tool_use")]), recovery=RecoveryOptions()))
     await drain(run)
     assert run.terminal.reason == "completed"  # the old way (F4): completed at once, with a warning
+
+
+@pytest.mark.parametrize("fallback_model", ["claude-fallback-1"])  # without one, an overload mid-stream ends api_error
+async def test_an_abort_while_the_loop_waits_to_ask_again_ends_in_a_terminal(offline, fallback_model):
+    """The soak's instance (Aborted escaped the loop): Stop pressed after an overloaded attempt was withdrawn,
+    while the loop waits (its back-off) before asking again. The run ends aborted_streaming; nothing of the
+    withdrawn attempt is kept, and the model is not asked again."""
+    from dreamloop import scripts as S
+    from dreamloop.query import QueryParams, query
+    from dreamloop.recovery import RecoveryOptions
+
+    model = offline([S.stream_error("Looking into it.", after_events=2), S.reply("Never asked.")])
+    run = query(QueryParams(messages="go", model=model, recovery=RecoveryOptions(streaming_fallback=False),
+                            fallback_model=fallback_model))
+    saw = []
+    async for event in run:
+        if event.type == "system" and event.subtype == "api_retry":
+            saw.append(event.subtype)
+            run.abort()
+    assert saw and run.terminal.reason == "aborted_streaming"
+    assert [r.status for r in model.api.requests] == [200]  # not asked again
+    assert all(m.type != "assistant" for m in run.messages)  # the withdrawn attempt's text is not kept

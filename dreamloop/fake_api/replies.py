@@ -240,17 +240,27 @@ def raw_reply(raw: RawTurn, *, request: dict[str, Any], request_id: str, chunk_s
 
     A recorded stream asked for without ``stream`` is accumulated into its
     Message; a recorded JSON Message asked for with ``stream`` is rendered as
-    events. The ``request-id`` header is the fake API's.
+    events. A stream that cannot be accumulated (it breaks the protocol: a frame
+    that is not JSON, a delta for a block never started) asked for without
+    ``stream`` is answered as the server failing, HTTP 500 ``api_error``: a
+    non-streaming reply has no stream to break (dreamloop's choice; the streaming
+    fallback asks this way). The ``request-id`` header is the fake API's.
     """
     streaming = bool(request.get("stream"))
     headers = {k: v for k, v in raw.headers.items() if k.lower() != "request-id"}
     if raw.status != 200 or (raw.sse is None and not streaming):
-        body = raw.body if raw.body is not None else accumulate_events(parse_frames(raw.sse or ""))
+        try:
+            body = raw.body if raw.body is not None else accumulate_events(parse_frames(raw.sse or ""))
+        except (ValueError, KeyError, TypeError, IndexError, AttributeError):
+            return error_reply(500, "Internal server error", request_id, error_type="api_error")
         return json_reply(body, request_id, status=raw.status, headers=headers)
     if raw.sse is None:
         return _stream_reply(message_events(raw.body or {}, chunk_size=chunk_size), request_id)
     if not streaming:
-        return json_reply(accumulate_events(parse_frames(raw.sse)), request_id)
+        try:
+            return json_reply(accumulate_events(parse_frames(raw.sse)), request_id)
+        except (ValueError, KeyError, TypeError, IndexError, AttributeError):
+            return error_reply(500, "Internal server error", request_id, error_type="api_error")
     head = {"content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", **headers,
             "request-id": request_id}
     frames = tuple((0.0, frame.encode("utf-8")) for frame in split_frames(raw.sse))
