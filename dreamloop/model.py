@@ -104,6 +104,20 @@ class AnthropicModel:
         kind = "offline" if self.api is not None else "live"
         return f"AnthropicModel({self.model!r}, {kind})"
 
+    def _request(self, messages: list[dict[str, Any]], max_tokens: int, system: Any, tools: Any,
+                 extra: dict[str, Any]) -> dict[str, Any]:
+        """The create() arguments of one request (``system``/``tools`` left out when None); forgets the last
+        request's id and cut blocks."""
+        params: dict[str, Any] = {"model": self.model, "messages": messages, "max_tokens": max_tokens,
+                                  **self.request_options, **extra}
+        if system is not None:
+            params["system"] = system
+        if tools is not None:
+            params["tools"] = tools
+        self.last_request_id = None
+        self.last_cut_blocks = []
+        return params
+
     async def stream(
         self,
         *,
@@ -137,14 +151,7 @@ class AnthropicModel:
             async for item in model.stream(messages=[{"role": "user", "content": "Hello"}], max_tokens=256):
                 print(item.type)   # message_start … message_stop, then "message": the final Message
         """
-        params: dict[str, Any] = {"model": self.model, "messages": messages, "max_tokens": max_tokens,
-                                  **self.request_options, **extra}
-        if system is not None:
-            params["system"] = system
-        if tools is not None:
-            params["tools"] = tools
-        self.last_request_id = None
-        self.last_cut_blocks = []
+        params = self._request(messages, max_tokens, system, tools, extra)
         response = PartialResponse()
         try:
             events = await self.client.messages.create(**params, stream=True)
@@ -186,14 +193,7 @@ class AnthropicModel:
         allowed (the SDK refuses one it expects to take over ten minutes unless a timeout is given:
         here the client's own timeout is given).
         """
-        params: dict[str, Any] = {"model": self.model, "messages": messages, "max_tokens": max_tokens,
-                                  **self.request_options, **extra}
-        if system is not None:
-            params["system"] = system
-        if tools is not None:
-            params["tools"] = tools
-        self.last_request_id = None
-        self.last_cut_blocks = []
+        params = self._request(messages, max_tokens, system, tools, extra)
         try:
             raw = await self.client.messages.with_raw_response.create(**params, timeout=self.client.timeout)
         except anthropic.APIStatusError as err:
