@@ -114,3 +114,32 @@ def test_an_unreadable_file(saved):
     saved.chmod(0)
     with pytest.raises(ValueError, match="cannot be read: Permission denied"):
         Trace.load(saved)
+
+
+@pytest.mark.parametrize("terminal", [False, True], ids=["pipe", "terminal"])
+async def test_a_saved_trace_prints_the_lines_the_run_printed(tmp_path, offline, terminal):
+    """print_trace holds its lines and prints them at once (fast for big imports): the same lines as print_run,
+    in a pipe (written directly) and in a terminal (through rich, coloured), with escapes shown, never sent."""
+    import io
+    import re
+
+    from dreamloop.render import SafeConsole, print_run, print_trace
+
+    def console():
+        return SafeConsole(file=io.StringIO(), width=120, force_terminal=terminal, color_system="standard"
+                           if terminal else None)
+
+    model = offline([S.reply("Hello \x1b]0;title\x07.", S.tool_use("f", {}, id="T1")), S.reply("Done.")])
+    run = query(QueryParams(messages="hi", model=model, tools=[noop], deps=QueryDeps(uuid=counting_uuids())))
+    live = console()
+    await print_run(run, live)
+    replayed = console()
+    print_trace(Trace.load(run.trace.save(tmp_path / "trace.jsonl")), replayed)
+
+    def plain(out):
+        return re.sub(r"\x1b\[[0-9;]*m", "", out.file.getvalue())
+
+    assert plain(replayed) == "user: hi\n" + plain(live)  # a trace prints the prompt that began the run too
+    assert "Hello ␛]0;title." in plain(replayed) and "turn_count=2  transition=next_turn ─" in plain(replayed)
+    assert "\x07" not in replayed.file.getvalue() and "\x1b]" not in replayed.file.getvalue()
+    assert ("\x1b[" in replayed.file.getvalue()) is terminal

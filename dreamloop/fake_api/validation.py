@@ -88,7 +88,9 @@ def validate_request(body: Any, *, endpoint: Literal["messages", "count_tokens"]
         _check_thinking_config(body, endpoint)
         messages = body["messages"]
         if 0 < checked < len(messages) and messages[checked - 1]["role"] != messages[checked]["role"]:
-            merged = [*messages[:checked], *merge_consecutive(messages[checked:])]
+            tail = merge_consecutive(messages[checked:])
+            # nothing merged (the usual case): the messages as they are, not a copy of the whole history
+            merged = messages if len(tail) == len(messages) - checked else [*messages[:checked], *tail]
         else:
             merged, checked = merge_consecutive(messages), 0
         _check_conversation(merged, checked)
