@@ -129,7 +129,8 @@ async def test_a_saved_trace_prints_the_lines_the_run_printed(tmp_path, offline,
         return SafeConsole(file=io.StringIO(), width=120, force_terminal=terminal, color_system="standard"
                            if terminal else None)
 
-    model = offline([S.reply("Hello \x1b]0;title\x07.", S.tool_use("f", {}, id="T1")), S.reply("Done.")])
+    model = offline([S.reply("Hello \x1b]0;title\x07.\tA long line: " + "word " * 40, S.tool_use("f", {}, id="T1")),
+                     S.reply("Done.")])
     run = query(QueryParams(messages="hi", model=model, tools=[noop], deps=QueryDeps(uuid=counting_uuids())))
     live = console()
     await print_run(run, live)
@@ -143,3 +144,29 @@ async def test_a_saved_trace_prints_the_lines_the_run_printed(tmp_path, offline,
     assert "Hello ␛]0;title." in plain(replayed) and "turn_count=2  transition=next_turn ─" in plain(replayed)
     assert "\x07" not in replayed.file.getvalue() and "\x1b]" not in replayed.file.getvalue()
     assert ("\x1b[" in replayed.file.getvalue()) is terminal
+
+
+LINES = ["plain", "a\tb\t\tc", "\tindented\n\t\ttwice", "1234567\tx", "ESC \x1b[2J BEL \x07 BS \x08 CR \r LF",
+         "C1 \x9b31m DEL \x7f", "wide 漢字\tand emoji 🙂\tafter", "é (e + combining acute)\tx",
+         "a line longer than the console " * 8, "\u2028 \u2029 \x85 separators", ""]
+
+
+@pytest.mark.parametrize("line", LINES, ids=range(len(LINES)))
+def test_held_lines_written_directly_are_what_rich_writes(line):
+    """Where no styles are written, a holding TurnPrinter writes its lines itself: exactly rich's text (the same
+    console with record=True goes through rich), so a pipe gets what a terminal shows, less the colours."""
+    import io
+
+    from rich.text import Text
+
+    from dreamloop.render import SafeConsole, TurnPrinter
+
+    out = {}
+    for record in (False, True):
+        printer = TurnPrinter(SafeConsole(file=io.StringIO(), width=40, record=record), hold=True)
+        printer.say(Text("  tool_use  ", style="bold magenta") + Text(line))
+        printer.say(Text(line, style="dim"))
+        printer.flush()
+        out[record] = printer.console.file.getvalue()
+    assert out[False] == out[True]
+    assert not any(c in out[False] for c in "\x1b\x07\x08\r\x9b\x7f\t")
