@@ -95,6 +95,9 @@ def _rule_line(title: str, width: int) -> Text:
 
 
 def _call(block: Any) -> str:
+    """``Name(key=value, ...)``; an input that is not an object (a model's mistake) as its JSON."""
+    if not isinstance(block.input, dict):
+        return f"{block.name}({json.dumps(block.input)[:60]})"
     args = ", ".join(f"{k}={json.dumps(v)[:60]}" for k, v in block.input.items())
     return f"{block.name}({args})"
 

@@ -16,6 +16,7 @@ Failing examples hypothesis found are kept below as plain tests.
 from __future__ import annotations
 
 import asyncio
+import io
 import itertools
 import json
 import tempfile
@@ -42,8 +43,10 @@ from dreamloop.errors import HookError
 from dreamloop.messages import withdrawn
 from dreamloop.model import offline
 from dreamloop.recovery import RecoveryOptions
+from dreamloop.render import SafeConsole, print_trace
 from dreamloop.scripts import Fault, Turn, reply
 from dreamloop.tools import GrepTool, ReadTool, ToolResult, tool, tool_schemas
+from dreamloop.trace import Trace
 
 # ---------------------------------------------------------------------------
 # The feature switches. EACH BRANCH ADDS ITS QueryParams SWITCH HERE, as hypothesis should draw it, e.g.
@@ -135,6 +138,8 @@ INVARIANTS = (
                               # never two drains in a row; each model gets overloads_before_fallback attempts
                               # (the streaming fallback's re-asks included)
     "tombstoned_never_sent",  # no request after a tombstone carries the message it withdrew
+    "trace_prints_the_same",  # print_trace writes a pipe exactly what rich writes (tabs, controls, wide text, long
+                              # lines), and the saved trace, loaded, prints what the run's trace printed
 )  # fmt: skip
 
 TOOL_TIMEOUT_S = 0.1  # the "hang" tool is stopped by the loop's tool time limit
@@ -203,7 +208,8 @@ BUILTIN_INPUTS = {"Read": {"file_path": "notes.txt"}, "Grep": {"pattern": r"VALU
 # Strategies
 
 TEXTS = st.sampled_from(["", " ", "\n", "Looking.", "Done: the value is 2.", "x" * 80,
-                         "line\u2028separators\u2029and\u0085NEL"])  # Node writes these raw: a line is split on \n only
+                         "line\u2028separators\u2029and\u0085NEL",  # Node writes these raw: a line is split on \n only
+                         "tab\there, ESC \x1b[2J BEL \x07 CR \r, wide 漢字 " + "and a long line " * 6])  # printed
 
 
 @st.composite
@@ -518,7 +524,22 @@ def check(outcome: Outcome) -> list[tuple[str, str]]:
         found += [("turn_count_by_next_turn", f"run {number}: {p}") for p in _turn_counts(trace)]
         found += [("recovery_bounded", f"run {number}: {p}") for p in _bounded(trace, outcome.session.switches)]
         found += [("tombstoned_never_sent", f"run {number}: {p}") for p in _never_sent(trace)]
+        found += [("trace_prints_the_same", f"run {number}: {p}") for p in _prints(trace, outcome.transcript)]
     return found
+
+
+def _prints(trace: Any, transcript: Path) -> list[str]:
+    def printed(trace: Any, record: bool) -> str:
+        console = SafeConsole(file=io.StringIO(), width=100, record=record)  # record=True: through rich
+        print_trace(trace, console)
+        return console.file.getvalue()
+
+    direct = printed(trace, record=False)
+    problems = [] if direct == printed(trace, record=True) else ["a pipe gets other text than rich writes"]
+    saved = trace.save(transcript.with_name("trace.jsonl"))
+    if printed(Trace.load(saved), record=False) != direct:
+        problems.append("the saved trace, loaded, prints other text than the run's trace")
+    return problems
 
 
 def _turn_counts(trace: Any) -> list[str]:

@@ -170,3 +170,25 @@ def test_held_lines_written_directly_are_what_rich_writes(line):
         out[record] = printer.console.file.getvalue()
     assert out[False] == out[True]
     assert not any(c in out[False] for c in "\x1b\x07\x08\r\x9b\x7f\t")
+
+
+@pytest.mark.parametrize("given", [[1], "read it", None, 3, []], ids=["list", "string", "null", "number", "empty"])
+async def test_a_call_whose_input_is_not_an_object_prints(offline, given, tmp_path):
+    """A model's tool_use whose input is not an object (the tool refuses it) is printed as its JSON, live and
+    replayed, not a traceback (found by the property test's trace_prints_the_same)."""
+    import io
+    import json
+
+    from dreamloop.render import SafeConsole, print_run, print_trace
+    from dreamloop.scripts import Turn
+
+    call = {"type": "tool_use", "id": "T1", "name": "f", "input": given}
+    model = offline([Turn(content=[call]), S.reply("Done.")])
+    run = query(QueryParams(messages="hi", model=model, tools=[noop], deps=QueryDeps(uuid=counting_uuids())))
+    live = SafeConsole(file=io.StringIO(), width=100)
+    terminal = await print_run(run, live)
+    replayed = SafeConsole(file=io.StringIO(), width=100)
+    print_trace(Trace.load(run.trace.save(tmp_path / "trace.jsonl")), replayed)
+    assert terminal.reason == "completed"
+    assert f"tool_use  f({json.dumps(given)})" in live.file.getvalue()
+    assert replayed.file.getvalue() == "user: hi\n" + live.file.getvalue()

@@ -146,7 +146,7 @@ def check_tool_script(script: Any) -> Verdict:
                            name=call.name, input=_short(call.input)),
                         tr("tool names are exact (case too): the API only knows the names the loop sent in its "
                            "tool definitions."))
-        if call.input.get("file_path") != "config.py":
+        if not isinstance(call.input, dict) or call.input.get("file_path") != "config.py":
             raise _Fail(tr("the first response asked for Read({input}); expected file_path 'config.py'.",
                            input=_short(call.input)),
                         tr("the tool's input is a dict whose keys are its input schema's fields: Read takes "
