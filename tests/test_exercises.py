@@ -1264,6 +1264,8 @@ CASES = [
     (ex.check_tool_script, TOOL_SCRIPT, [
         ([dl.reply(dl.tool_use("Read", {"file_path": "conf.py"}, id="toolu_1")), dl.reply("value is 1")],
          "expected file_path 'config.py'"),
+        ([dl.reply(dl.tool_use("Read", ["config.py"], id="toolu_1")), dl.reply("value is 1")],
+         "the tool's input is a dict"),
         ([dl.reply("value is 1")], "answered without reading the file"),
         ([TOOL_SCRIPT[0], dl.reply("I read 1 file.")], "a 1 somewhere in the text is not enough"),
         ([TOOL_SCRIPT[0], dl.reply("value is 10.")], "does not say that value is 1"),
