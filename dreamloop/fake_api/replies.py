@@ -235,6 +235,14 @@ def _cut_message(message: dict[str, Any]) -> dict[str, Any]:
 # RawTurn → Reply
 
 
+def _accumulated(sse: str) -> dict[str, Any] | None:
+    """The Message a recorded stream adds up to; None where the stream breaks the protocol."""
+    try:
+        return accumulate_events(parse_frames(sse))
+    except (ValueError, KeyError, TypeError, IndexError, AttributeError):
+        return None
+
+
 def raw_reply(raw: RawTurn, *, request: dict[str, Any], request_id: str, chunk_size: int = 16) -> Reply:
     """The reply for a recorded response: verbatim where the request's mode matches the recording.
 
@@ -249,18 +257,17 @@ def raw_reply(raw: RawTurn, *, request: dict[str, Any], request_id: str, chunk_s
     streaming = bool(request.get("stream"))
     headers = {k: v for k, v in raw.headers.items() if k.lower() != "request-id"}
     if raw.status != 200 or (raw.sse is None and not streaming):
-        try:
-            body = raw.body if raw.body is not None else accumulate_events(parse_frames(raw.sse or ""))
-        except (ValueError, KeyError, TypeError, IndexError, AttributeError):
+        body = raw.body if raw.body is not None else _accumulated(raw.sse or "")
+        if body is None:
             return error_reply(500, "Internal server error", request_id, error_type="api_error")
         return json_reply(body, request_id, status=raw.status, headers=headers)
     if raw.sse is None:
         return _stream_reply(message_events(raw.body or {}, chunk_size=chunk_size), request_id)
     if not streaming:
-        try:
-            return json_reply(accumulate_events(parse_frames(raw.sse)), request_id)
-        except (ValueError, KeyError, TypeError, IndexError, AttributeError):
+        body = _accumulated(raw.sse)
+        if body is None:
             return error_reply(500, "Internal server error", request_id, error_type="api_error")
+        return json_reply(body, request_id)
     head = {"content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", **headers,
             "request-id": request_id}
     frames = tuple((0.0, frame.encode("utf-8")) for frame in split_frames(raw.sse))
