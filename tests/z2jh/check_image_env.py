@@ -32,7 +32,6 @@ import os
 import re
 import subprocess
 import sys
-import sysconfig
 import tarfile
 import time
 import zlib
@@ -61,12 +60,12 @@ class _Counter:
 
 
 def environment_size(prefix: Path) -> tuple[int, int]:
-    """(bytes on disk, bytes as a gzip-compressed tar) of the environment's packages: the image's big layer."""
-    root = Path(sysconfig.get_paths()["purelib"])
+    """(bytes on disk, bytes as a gzip-compressed tar) of the whole environment (packages, scripts, JupyterLab's
+    static files in share/): what the image's install step adds, its largest layer, give or take pip itself."""
     counter = _Counter()
     on_disk = 0
     with tarfile.open(fileobj=counter, mode="w|") as archive:
-        for path in sorted(root.rglob("*")):
+        for path in sorted(prefix.rglob("*")):
             if path.is_file() and not path.is_symlink():
                 on_disk += path.stat().st_size
             archive.add(path, arcname=str(path.relative_to(prefix)), recursive=False)
@@ -148,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     problems += [f"{CHAPTER}: {line}" for line in differences[:5]]
 
     on_disk, compressed = environment_size(Path(sys.prefix))
-    print(f"the environment's packages: {on_disk / 2**20:.0f} MB on disk, {compressed / 2**20:.0f} MB gzip-compressed")
+    print(f"the environment: {on_disk / 2**20:.0f} MB on disk, {compressed / 2**20:.0f} MB as a gzip-compressed layer")
     for line in problems:
         print(f"  PROBLEM: {line}")
     print(f"image-check {'passed' if not problems else 'FAILED'}")
