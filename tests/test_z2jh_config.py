@@ -100,25 +100,26 @@ def _with(path: str, value: Any, *, remove: str | None = None) -> dict[str, Any]
 
 
 MISTAKES = [
-    # (what an instructor wrote, where the schema says so, the key it names)
-    ("a misspelt key: singleuser.memory.limt", _with("singleuser.memory.limt", "1G", remove="singleuser.memory.limit"),
+    # (what an instructor wrote: key, value and the key it replaces; where the schema says so, the key it names)
+    ("a misspelt key: singleuser.memory.limt", ("singleuser.memory.limt", "1G", "singleuser.memory.limit"),
      "singleuser.memory", "'limt'"),
-    ("a misspelt section: singleuser.memroy", _with("singleuser.memroy", {"limit": "1G"}), "singleuser", "'memroy'"),
-    ("a misspelt key in the culler: cull.timout", _with("cull.timout", 3600), "cull", "'timout'"),
+    ("a misspelt section: singleuser.memroy", ("singleuser.memroy", {"limit": "1G"}, None), "singleuser", "'memroy'"),
+    ("a misspelt key in the culler: cull.timout", ("cull.timout", 3600, "cull.timeout"), "cull", "'timout'"),
     ("a misplaced key: concurrentSpawnLimit under singleuser, not hub",
-     _with("singleuser.concurrentSpawnLimit", 64), "singleuser", "'concurrentSpawnLimit'"),
+     ("singleuser.concurrentSpawnLimit", 64, "hub.concurrentSpawnLimit"), "singleuser", "'concurrentSpawnLimit'"),
     ("a misplaced key: the kernel culling straight under singleuser, not in a file",
-     _with("singleuser.MappingKernelManager", {"cull_idle_timeout": 1200}), "singleuser", "'MappingKernelManager'"),
+     ("singleuser.MappingKernelManager", {"cull_idle_timeout": 1200}, None), "singleuser", "'MappingKernelManager'"),
     ("a misplaced key: userPlaceholder at the top, not under scheduling",
-     _with("userPlaceholder", {"replicas": 8}), "(top)", "'userPlaceholder'"),
-    ("a wrong type: a CPU limit as a string", _with("singleuser.cpu.limit", "1"), "singleuser.cpu.limit",
+     ("userPlaceholder", {"replicas": 8}, "scheduling.userPlaceholder"), "(top)", "'userPlaceholder'"),
+    ("a wrong type: a CPU limit as a string", ("singleuser.cpu.limit", "1", None), "singleuser.cpu.limit",
      "'1' is not of type"),
 ]
 
 
-@pytest.mark.parametrize("what, changed, where, named", MISTAKES, ids=[m[0] for m in MISTAKES])
-def test_a_mistake_in_the_config_is_refused_where_it_is(what, changed, where, named):
-    errors = schema_errors(chart_values(changed))
+@pytest.mark.parametrize("what, change, where, named", MISTAKES, ids=[m[0] for m in MISTAKES])
+def test_a_mistake_in_the_config_is_refused_where_it_is(what, change, where, named):
+    path, value, replaces = change
+    errors = schema_errors(chart_values(_with(path, value, remove=replaces)))
     assert errors, f"{what}: the schema accepted it"
     assert any(error.startswith(f"{where}: ") and named in error for error in errors), errors
 
