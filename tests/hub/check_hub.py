@@ -204,7 +204,8 @@ async def learner(hub: Hub, user: str, stored: nbformat.NotebookNode) -> dict[st
                                                           "name": CHAPTER.name, "kernel": {"name": "python3"}})
         session.raise_for_status()
         kernel_id, session_id = session.json()["kernel"]["id"], session.json()["id"]
-        fresh, errors = await run_cells(hub, user, kernel_id, headers, stored)
+        channels = f"{hub.url.replace('http', 'ws', 1)}/user/{user}/api/kernels/{kernel_id}/channels"
+        fresh, errors = await run_cells(channels, user, headers, stored)
         ran = time.monotonic()
         (await api.delete(f"{base}/sessions/{session_id}")).raise_for_status()
         stop = await api.delete(f"/hub/api/users/{user}/server")
@@ -214,11 +215,12 @@ async def learner(hub: Hub, user: str, stored: nbformat.NotebookNode) -> dict[st
             "differences": build.output_differences(stored, fresh)}
 
 
-async def run_cells(hub: Hub, user: str, kernel_id: str, headers: dict[str, str],
+async def run_cells(channels: str, user: str, headers: dict[str, str],
                     stored: nbformat.NotebookNode) -> tuple[nbformat.NotebookNode, list[str]]:
-    """Execute every code cell over the kernel websocket; the notebook with fresh outputs, and unexpected errors."""
+    """Execute every code cell over the kernel websocket ``channels`` (``ws://.../api/kernels/ID/channels``) as
+    ``user``; the notebook with fresh outputs, and unexpected errors (the first one stops the run)."""
     session, errors = uuid.uuid4().hex, []
-    url = f"{hub.url.replace('http', 'ws', 1)}/user/{user}/api/kernels/{kernel_id}/channels?session_id={session}"
+    url = f"{channels}?session_id={session}"
     socket_ = await websocket_connect(HTTPRequest(url, headers=headers), max_message_size=256 * 2**20)
     fresh = nbformat.from_dict(json.loads(json.dumps(stored)))
     try:
