@@ -584,10 +584,10 @@ def _round_trips(outcome: Outcome) -> list[str]:
     assistants = [m for m in engine.messages if m.type == "assistant"]
     for message in assistants:
         sent = _sent([message])
-        for how, again in (("model_dump -> validate", lambda m: AssistantMessage.model_validate(m.model_dump())),
-                           ("JSON dump -> validate", lambda m: AssistantMessage.model_validate_json(m.model_dump_json()))):
-            if _sent([again(message)]) != sent:
-                problems.append(f"{how} changes what {message.uuid} sends: {_sent([again(message)])} vs {sent}")
+        for how, again in (("model_dump -> validate", AssistantMessage.model_validate(message.model_dump())),
+                           ("JSON dump -> validate", AssistantMessage.model_validate_json(message.model_dump_json()))):
+            if _sent([again]) != sent:
+                problems.append(f"{how} changes what {message.uuid} sends: {_sent([again])} vs {sent}")
     served = _served_unknown_blocks(outcome.session.script)
     for message in assistants:
         for block in message.message.content:
@@ -609,7 +609,8 @@ def _round_trips(outcome: Outcome) -> list[str]:
         problems.append("the resumed session sends other JSON than the session did")
     for number, trace in enumerate(outcome.traces):
         loaded = Trace.load(trace.save(outcome.transcript.with_name(f"round-trip-{number}.trace.jsonl")))
-        changed = [uuid for uuid, message in trace.messages.items() if _sent([loaded.messages[uuid]]) != _sent([message])]
+        changed = [uuid for uuid, message in trace.messages.items()
+                   if _sent([loaded.messages[uuid]]) != _sent([message])]
         if changed:
             problems.append(f"run {number}: the saved trace, loaded, sends other JSON for {changed}")
     return problems

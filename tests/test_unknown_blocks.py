@@ -166,3 +166,24 @@ async def test_a_non_streamed_answer_that_is_not_a_message_ends_the_run_model_er
     engine = await session(offline([BROKEN, RawTurn(body=bad)]))
     assert engine.terminal.reason == "model_error"
     assert "not a valid Message" in engine.terminal.error and "text" in engine.terminal.error
+
+
+async def test_a_non_streamed_answer_with_an_unknown_block_is_noted_as_a_streamed_one_is(offline):
+    engine = await session(offline(script(PLACEMENTS["alone"], streamed=False)))
+    (notice,) = [m for m in engine.messages if m.type == "system" and m.subtype == "unknown_stream_content"]
+    assert "content block type 'future_block'" in notice.content and "sent back as received" in notice.content
+
+
+async def test_a_printed_run_and_its_saved_trace_show_the_block_by_its_type(offline, tmp_path):
+    import io
+
+    from dreamloop.render import SafeConsole, print_trace
+
+    engine = await session(offline(script(PLACEMENTS["beside text and tool_use"], streamed=True)))
+    printed = []
+    for trace in (engine.last_run.trace, Trace.load(engine.last_run.trace.save(tmp_path / "t.jsonl"))):
+        console = SafeConsole(file=io.StringIO(), width=100)
+        print_trace(trace, console)
+        printed.append(console.file.getvalue())
+    assert "(future_block: a block type this version does not know, kept as received)" in printed[0]
+    assert printed[0] == printed[1]
