@@ -6,7 +6,8 @@ README, ``docs/`` and the chapters' markdown cells (both editions, solutions too
 ends: ``.`` ``!`` ``?`` ``:`` ``;`` or their Chinese forms, before any closing brackets, quotes or emphasis.
 Code (fenced or indented), tables, headings, HTML, images and a line that is only a bold label
 (``**Questions**``) are not sentences. Two paragraphs of one file that open with the same bold lead-in
-(``**Fonts.**`` twice, another slip of the README) are a copy left behind.
+(``**Fonts.**`` twice, another slip of the README) are a copy left behind. And a README names things a user
+can look up: no field case number (``F17``: the field cases are the contributors', in ``docs/design.md``).
 """
 
 from __future__ import annotations
@@ -156,3 +157,19 @@ def test_no_document_repeats_a_paragraph_s_lead_in():
     repeated = [f"{where}, line {number}: **{lead}** again" for where, text in texts()
                 for number, lead in repeated_lead_ins(text)]
     assert not repeated, "\n".join(repeated)
+
+
+READMES = [ROOT / "README.md", ROOT / "notebooks" / "zh" / "README.md"]
+CASE_NUMBER = re.compile(r"(?<![\w/.-])F\d{1,2}(?![\w/.-])")
+
+
+def test_the_detector_finds_a_field_case_number():
+    assert CASE_NUMBER.findall("context with the call's result (F17); F1–F17 and (F6，墓碑)") == ["F17", "F1", "F17", "F6"]
+    assert CASE_NUMBER.findall("a key F12345, docs/F17.md, file-F3, F5x") == []
+
+
+def test_a_readme_names_no_field_case_by_its_number():
+    found = [f"{path.relative_to(ROOT)}, line {number}: {line.strip()[:100]}" for path in READMES
+             for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+             if CASE_NUMBER.search(line)]
+    assert not found, "a user cannot look up a field case from the README; name the thing:\n" + "\n".join(found)
