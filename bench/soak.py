@@ -25,6 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from test_loop_properties import INVARIANTS, describe, run_and_check, sessions  # noqa: E402
 
+from dreamloop.messages import UnknownContentBlock  # noqa: E402
+
 
 def soak(n: int, random_seed: int) -> int:
     counts: Counter[str] = Counter()
@@ -43,6 +45,12 @@ def soak(n: int, random_seed: int) -> int:
         counts["requests"] += sum(1 for r in outcome.api.requests if r.path.endswith("/v1/messages"))
         counts["aborts"] += outcome.aborted
         counts["blank prompts"] += len(outcome.blank)
+        unknown = sum(isinstance(b, UnknownContentBlock) for m in (outcome.engine.messages if outcome.engine else [])
+                      if m.type == "assistant" for b in m.message.content)
+        counts["unknown blocks"] += unknown
+        counts["sessions with unknown blocks"] += unknown > 0
+        counts["non-streamed"] += sum(1 for r in outcome.api.requests if r.path.endswith("/v1/messages")
+                                      and r.body is not None and not r.body.get("stream"))
         reasons.update(t.reason for t in outcome.terminals if t is not None)
         transitions.update(p.next_transition.reason for trace in outcome.traces for p in trace.checkpoints
                            if p.next_transition is not None)
@@ -63,6 +71,9 @@ def soak(n: int, random_seed: int) -> int:
     print(f"requests      {counts['requests']}")
     print(f"aborts        {counts['aborts']}")
     print(f"blank prompts {counts['blank prompts']} (refused before sending)")
+    print(f"non-streamed  {counts['non-streamed']} requests (the streaming fallback's)")
+    print(f"unknown blocks {counts['unknown blocks']} kept in histories, in {counts['sessions with unknown blocks']} "
+          "sessions (types the SDK does not know)")
     print("terminals     " + ", ".join(f"{reason} {k}" for reason, k in reasons.most_common()))
     print("transitions   " + ", ".join(f"{reason} {k}" for reason, k in transitions.most_common()))
     print("violations per invariant (goal: 0 each)")

@@ -9,6 +9,7 @@ This module knows nothing about how the model is called or how tools run.
 
 from __future__ import annotations
 
+import copy
 import uuid as _uuid
 from typing import Annotated, Any, Literal, Union, get_args
 
@@ -20,10 +21,13 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     SerializationInfo,
     ValidationError,
     WrapValidator,
     field_serializer,
+    model_serializer,
+    model_validator,
 )
 
 __all__ = [
@@ -91,11 +95,42 @@ KNOWN_STOP_REASONS = frozenset(get_args(StopReason))
 class UnknownContentBlock(anthropic.BaseModel):
     """A content block of a type this SDK version does not know, kept exactly as received.
 
-    ``type`` is its type; every other field is kept as an extra attribute and
-    dumped back unchanged, so the block goes back to the API as it came.
+    ``type`` is its type; every other field is kept as an extra attribute. Every
+    dump (``model_dump``, any mode or option, ``model_dump_json``) gives the block's
+    JSON as received, its keys in their order, its nulls kept, nothing added, so
+    the block goes back to the API as it came, also after a transcript, a trace or
+    a cassette (``tests/test_unknown_blocks.py``). dreamloop's choice: the loop
+    keeps such a block and sends it back; it never runs or reads it.
     """
 
     type: str
+    _keys: tuple[str, ...] = PrivateAttr(default=())  # the received keys, in order
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _remember_order(cls, data: Any, handler: Any) -> Any:
+        block = handler(data)
+        if isinstance(data, dict):
+            block._keys = tuple(data)
+        return block
+
+    @model_serializer(mode="plain")
+    def _as_received(self) -> dict[str, Any]:
+        fields = {"type": self.type, **(self.__pydantic_extra__ or {})}
+        order = [*(k for k in self._keys if k in fields), *(k for k in fields if k not in self._keys)]
+        return {key: copy.deepcopy(fields[key]) for key in order}
+
+
+def _foreign(block: Any) -> bool:
+    """A block the SDK itself built for a type it does not know (its parser falls back to another block
+    class, ``TextBlock`` with ``text`` and ``citations`` None, and the received ``type``)."""
+    return not isinstance(block, UnknownContentBlock) and getattr(block, "type", None) not in KNOWN_BLOCK_TYPES
+
+
+def _received(block: Any) -> UnknownContentBlock:
+    # what the SDK parsed from the wire: the fields it set (exclude_unset), never the defaults it filled in
+    return UnknownContentBlock.model_validate(block.model_dump(mode="json", by_alias=True, exclude_unset=True,
+                                                               warnings=False))
 
 
 def content_block(data: dict[str, Any]) -> Any:
@@ -125,10 +160,16 @@ def api_message(data: Any) -> APIMessage:
     Known blocks are validated; unknown block types are kept
     (``UnknownContentBlock``) and an unknown ``stop_reason`` is kept as its
     string; nothing is re-validated after that. An ``APIMessage`` is returned
-    as is. Raises ``ValueError`` for anything else that is not a valid Message.
+    as is, unless the SDK's own parser built it (``messages.create()`` without
+    streaming) and took a block of a type it does not know for another class:
+    that block becomes an ``UnknownContentBlock`` of the fields the wire held.
+    Raises ``ValueError`` for anything else that is not a valid Message.
     """
     if isinstance(data, APIMessage):
-        return data
+        if not any(_foreign(block) for block in data.content):
+            return data
+        content = [_received(block) if _foreign(block) else block for block in data.content]
+        return data.model_copy(update={"content": content})
     if not isinstance(data, dict):
         raise ValueError(f"a Message must be an object, got {type(data).__name__}")
     try:
@@ -151,6 +192,8 @@ def api_message(data: Any) -> APIMessage:
 def _tolerant(value: Any, handler: Any) -> APIMessage:
     # The SDK's own validation first (its error paths, e.g. ``message.id``, stay as they are); only
     # what it rejects for an unknown block type or stop_reason is taken leniently (``api_message``).
+    if isinstance(value, APIMessage):
+        return api_message(value)  # kept as given, an unknown block the SDK mistyped set right
     try:
         return handler(value)
     except ValidationError:
@@ -334,9 +377,7 @@ _API_ATTACHMENTS = {"queued_command", "edited_file", "hook_additional_context", 
 def _assistant_param(message: AssistantMessage) -> MessageParam | None:
     blocks = []
     for block in message.message.content:
-        if isinstance(block, UnknownContentBlock):
-            blocks.append(block.model_dump(mode="json"))  # as received, nulls included
-            continue
+        # an UnknownContentBlock dumps as received whatever the options (its nulls too)
         data = block.model_dump(mode="json", exclude_none=True, by_alias=True, warnings=False)
         if data.get("type") == "text" and not data.get("text", "").strip():
             continue  # empty text blocks never go back (field case F5)

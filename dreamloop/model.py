@@ -40,7 +40,7 @@ from dreamloop.errors import IncompleteStreamError, MalformedStreamError
 from dreamloop.fake_api import DEFAULT_CONTEXT_WINDOW, FakeMessagesAPI
 from dreamloop.fake_api.api import OFFLINE_KEEP_BODIES
 from dreamloop.fake_api.cache import MIN_CACHEABLE_TOKENS
-from dreamloop.messages import UnknownContentBlock, content_block
+from dreamloop.messages import UnknownContentBlock, api_message, content_block
 from dreamloop.partial import PartialResponse
 from dreamloop.recording import CassetteRecorder
 from dreamloop.scripts import Script
@@ -189,7 +189,8 @@ class AnthropicModel:
                        tools: list[Any] | None = None, **extra: Any) -> AsyncIterator[ModelStreamItem]:
         """Call the model once without streaming (the streaming fallback's request); yield the ``Message``.
 
-        The same arguments and errors as ``stream()``, no raw events. A long ``max_tokens`` is
+        The same arguments and errors as ``stream()``, no raw events (``MalformedStreamError``: a body that
+        is not a valid Message; a block of a type the SDK does not know is kept as received). A long ``max_tokens`` is
         allowed (the SDK refuses one it expects to take over ten minutes unless a timeout is given:
         here the client's own timeout is given).
         """
@@ -201,7 +202,7 @@ class AnthropicModel:
             self._raise_script_error(err)
             raise
         self.last_request_id = raw.headers.get("request-id")
-        yield await raw.parse()
+        yield _response_message(raw.http_response)
 
     async def count_tokens(self, *, messages: list[Any], system: Any = None, tools: list[Any] | None = None,
                            **extra: Any) -> int:
@@ -263,6 +264,17 @@ def _loop_counts_overloads(client: Any) -> None:
 
     _should_retry._dreamloop = True  # type: ignore[attr-defined]
     client._should_retry = _should_retry
+
+
+def _response_message(response: httpx2.Response) -> Message:
+    """The ``Message`` of a non-streamed response, read from its JSON as the stream's blocks are
+    (``api_message``), not by the SDK's parser, which gives a block of a type it does not know the
+    fields of another (``text`` and ``citations`` None) and would send them back after a reload.
+    Raises ``MalformedStreamError`` when the body is not a valid Message."""
+    try:
+        return api_message(response.json())
+    except ValueError as error:  # json.JSONDecodeError is a ValueError too
+        raise MalformedStreamError(f"the response is not a valid Message ({error})") from None
 
 
 def _cut_block(data: dict[str, Any]) -> Any:

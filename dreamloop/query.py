@@ -48,6 +48,7 @@ from .messages import (
     LoopMessage,
     SystemMessage,
     TombstoneMessage,
+    UnknownContentBlock,
     UserMessage,
     assistant_tool_uses,
     normalize_messages_for_api,
@@ -1227,10 +1228,13 @@ def _error_text(error: Exception) -> str:
 def _stream_notices(turn: _Turn, partial: PartialResponse, deps: QueryDeps) -> list[SystemMessage]:
     """Warnings for what this version does not know (a later API may send it): the run goes on."""
     notices = []
-    if partial.unknown:
-        unknown = ", ".join(partial.unknown)
+    unknown = [*partial.unknown]  # a non-streamed answer (the streaming fallback's) has no stream: its blocks say
+    for block in (b for m in turn.assistant_messages for b in m.message.content if isinstance(b, UnknownContentBlock)):
+        if f"content block type {block.type!r}" not in unknown:
+            unknown.append(f"content block type {block.type!r}")
+    if unknown:
         notices.append(_system(deps, "unknown_stream_content",
-                               f"The stream held what this version of dreamloop does not know: {unknown}. "
+                               f"The response held what this version of dreamloop does not know: {', '.join(unknown)}. "
                                "Unknown blocks are kept and sent back as received; the rest is ignored.", "warning"))
     if turn.stop_reason is not None and turn.stop_reason not in KNOWN_STOP_REASONS:
         notices.append(_system(deps, "unknown_stop_reason",

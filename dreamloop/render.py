@@ -26,7 +26,7 @@ from rich.text import Text
 
 from .hooks import describe_record
 from .messages import (AssistantMessage, AttachmentMessage, SystemMessage, TombstoneMessage, ToolUseSummaryMessage,
-                       UserMessage)
+                       UnknownContentBlock, UserMessage)
 from .state import Continue, Terminal
 from .tokens import usage_text
 
@@ -183,6 +183,9 @@ class TurnPrinter:
                 self.say(Text("  tool_use  ", style="bold magenta") + Text(_call(block)))
             elif block.type in ("thinking", "redacted_thinking"):
                 self.say(Text(f"  ({block.type})", style="dim"))
+            elif isinstance(block, UnknownContentBlock):
+                self.say(Text(f"  ({block.type}: a block type this version does not know, kept as received)",
+                              style="dim"))
         self.say(Text(
             f"  stop_reason={message.message.stop_reason}  {usage_text(usage)}",
             style="dim"))

@@ -204,9 +204,9 @@ class Trace:
 
     def add_event(self, t: float, event: Any) -> None:
         """Record one yielded event of the current turn at ``t`` seconds."""
-        if event.type == "stream_event":
+        if event.type == "stream_event":  # the event as the wire held it (the fields it set), nulls included
             record = {"type": "stream_event",
-                      "event": event.event.model_dump(mode="json", exclude_none=True, warnings=False)}
+                      "event": event.event.model_dump(mode="json", exclude_unset=True, warnings=False)}
         elif hasattr(event, "uuid"):
             record = {"type": event.type, "uuid": self.add_message(event)}
             if event.type == "progress":

@@ -3,7 +3,9 @@
 hypothesis generates sessions: scripts of model turns (text, thinking, several
 tool_use calls to known and unknown tools with valid, invalid and non-object
 input; tools that run, raise, hang, are slow or say nothing), every ``Fault``
-kind, raw SSE streams that are corrupt or shaped like a later API version,
+kind, raw SSE streams that are corrupt or shaped like a later API version, content blocks of
+types the SDK does not know (alone, beside text and tool_use, in a response cut by max_tokens; streamed or
+the streaming fallback's non-streamed answer),
 aborts at random event indices, blank and non-blank prompts, and the feature
 switches in ``SWITCHES`` (the recovery branches, a fallback model and a token
 budget among them). Each session runs through ``QueryEngine`` against
@@ -36,9 +38,10 @@ from dreamloop.deps import QueryDeps, counting_uuids
 from dreamloop.engine import QueryEngine, load_transcript
 from dreamloop.fake_api import RawTurn, merge_consecutive, validate_request
 from dreamloop.fake_api.replies import turn_message
-from dreamloop.fake_api.sse import encode_event, message_events
+from dreamloop.fake_api.sse import encode_event, message_events, parse_frames, split_frames
 from dreamloop.hooks import Hooks
-from dreamloop.messages import normalize_messages_for_api, user_message
+from dreamloop.messages import (KNOWN_BLOCK_TYPES, AssistantMessage, UnknownContentBlock, normalize_messages_for_api,
+                                user_message)
 from dreamloop.errors import HookError
 from dreamloop.messages import withdrawn
 from dreamloop.model import offline
@@ -140,6 +143,9 @@ INVARIANTS = (
     "tombstoned_never_sent",  # no request after a tombstone carries the message it withdrew
     "trace_prints_the_same",  # print_trace writes a pipe exactly what rich writes (tabs, controls, wide text, long
                               # lines), and the saved trace, loaded, prints what the run's trace printed
+    "blocks_round_trip",      # every content block, known or not, is sent byte-identically after model_dump ->
+                              # validate, a transcript reload and resume, a trace save -> load; a block of a type the
+                              # SDK does not know is in the history as the API served it, nothing added
 )  # fmt: skip
 
 TOOL_TIMEOUT_S = 0.1  # the "hang" tool is stopped by the loop's tool time limit
@@ -302,6 +308,40 @@ def _events_through(blocks: list[dict[str, Any]], block: int) -> int:
     return events_through(blocks, block)
 
 
+UNKNOWN_BLOCKS = st.sampled_from([  # content blocks of types this SDK does not know (a newer API's)
+    {"type": "future_block", "payload": {"x": [1, None]}},
+    {"payload": {"nested": {"deep": [None, "v"]}}, "type": "future_block", "note": None},  # type not first; a null
+    {"type": "future_quote", "text": "said", "citations": [{"kind": "page", "n": 3}]},  # a text block's field names
+    {"type": "future_call", "id": "fut_1", "name": "later", "input": {"a": None}},  # a tool_use's: never run
+    {"type": "future_empty"},
+])
+
+
+@st.composite
+def unknown_block_turns(draw: Any, counter: Any) -> list[Turn]:
+    """Blocks of types the SDK does not know: alone, beside text and a tool_use (in any order), in a response
+    cut by max_tokens (inside the tool_use's JSON, or a text answer cut); streamed, or, after a stream that broke
+    before any block finished, the streaming fallback's non-streamed answer (the SDK's own parser reads that one)."""
+    n = next(counter)
+    unknown = draw(st.lists(UNKNOWN_BLOCKS, min_size=1, max_size=2))
+    shape = draw(st.sampled_from(["alone", "beside", "cut_in_tool_use", "cut_text"]))
+    if shape == "alone":
+        turn = Turn(content=unknown)
+    elif shape == "cut_text":
+        turn = Turn(content=[*unknown, {"type": "text", "text": f"Part {n} of a long answer"}],
+                    stop_reason="max_tokens")
+    else:
+        blocks = draw(st.permutations([{"type": "text", "text": f"Meanwhile {n}."}, draw(tool_use_blocks(counter)),
+                                       *unknown]))
+        turn = Turn(content=blocks, fault=Fault(kind="max_tokens_cut") if shape == "cut_in_tool_use" else None)
+    turn = turn.model_copy(update={"chunk_size": draw(st.integers(1, 24))})
+    if draw(st.booleans()):
+        broken = Turn(content=[{"type": "text", "text": f"Starting {n}."}],
+                      fault=Fault(kind="stream_error", after_events=1, error_type="overloaded_error"))
+        return [broken, turn]
+    return [turn]
+
+
 def _insert(events: list[Any], at: int, *new: Any) -> list[Any]:
     at = max(1, min(at, len(events)))
     return events[:at] + list(new) + events[at:]
@@ -393,11 +433,13 @@ def sessions(draw: Any) -> Session:
     if draw(st.integers(0, 19)) == 0:  # one in twenty: a session shaped for the collapse drain
         return draw(drain_sessions())
     counter = itertools.count(1)
-    item = st.one_of(*[model_turns(counter)] * 5, raw_turns(counter), *[recovery_turns(counter)] * 2)
+    item = st.one_of(*[model_turns(counter)] * 5, raw_turns(counter), *[recovery_turns(counter)] * 2,
+                     unknown_block_turns(counter))
     prompt = st.sampled_from(["go", "read notes.txt and probe it", "again", "go on", "probe twice", "next",
                               "finish", "check", "", "   "])  # one in five blank
     return Session(
-        script=draw(st.lists(item, min_size=1, max_size=6)),
+        script=[turn for drawn in draw(st.lists(item, min_size=1, max_size=6))
+                for turn in (drawn if isinstance(drawn, list) else [drawn])],  # unknown_block_turns: one or two
         prompts=draw(st.lists(prompt, min_size=1, max_size=3)),
         abort_at=draw(st.none() | st.none() | st.tuples(st.just("any"), st.integers(0, 60))
                       | st.tuples(st.sampled_from(ABORT_POINTS), st.integers(0, 3))),
@@ -525,7 +567,66 @@ def check(outcome: Outcome) -> list[tuple[str, str]]:
         found += [("recovery_bounded", f"run {number}: {p}") for p in _bounded(trace, outcome.session.switches)]
         found += [("tombstoned_never_sent", f"run {number}: {p}") for p in _never_sent(trace)]
         found += [("trace_prints_the_same", f"run {number}: {p}") for p in _prints(trace, outcome.transcript)]
+    found += [("blocks_round_trip", p) for p in _round_trips(outcome)]
     return found
+
+
+def _sent(messages: Any) -> str:
+    """The JSON the API would be sent for ``messages`` (loop messages), as text: what must stay byte-identical."""
+    return json.dumps(normalize_messages_for_api(list(messages)), ensure_ascii=False)
+
+
+def _round_trips(outcome: Outcome) -> list[str]:
+    engine = outcome.engine
+    if engine is None or not engine.messages:
+        return []
+    problems = []
+    assistants = [m for m in engine.messages if m.type == "assistant"]
+    for message in assistants:
+        sent = _sent([message])
+        for how, again in (("model_dump -> validate", AssistantMessage.model_validate(message.model_dump())),
+                           ("JSON dump -> validate", AssistantMessage.model_validate_json(message.model_dump_json()))):
+            if _sent([again]) != sent:
+                problems.append(f"{how} changes what {message.uuid} sends: {_sent([again])} vs {sent}")
+    served = _served_unknown_blocks(outcome.session.script)
+    for message in assistants:
+        for block in message.message.content:
+            if block.type in KNOWN_BLOCK_TYPES:
+                continue
+            if not isinstance(block, UnknownContentBlock):
+                problems.append(f"{message.uuid}: a {block.type} block kept as the SDK's {type(block).__name__}")
+            elif block.model_dump() not in served:
+                problems.append(f"{message.uuid}: {block.model_dump()} is not a block the API served")
+    try:
+        copy = outcome.transcript.with_name("round-trip.jsonl")
+        copy.write_bytes(outcome.transcript.read_bytes())
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            resumed = QueryEngine.resume(copy, model=offline([]), deps=QueryDeps(uuid=counting_uuids(20_000)))
+    except Exception as error:  # noqa: BLE001  (transcript_reloads says why; nothing to compare here)
+        return problems + [f"the transcript does not resume: {type(error).__name__}: {error}"]
+    if _sent(resumed.messages) != _sent(engine.messages):
+        problems.append("the resumed session sends other JSON than the session did")
+    for number, trace in enumerate(outcome.traces):
+        loaded = Trace.load(trace.save(outcome.transcript.with_name(f"round-trip-{number}.trace.jsonl")))
+        changed = [uuid for uuid, message in trace.messages.items()
+                   if _sent([loaded.messages[uuid]]) != _sent([message])]
+        if changed:
+            problems.append(f"run {number}: the saved trace, loaded, sends other JSON for {changed}")
+    return problems
+
+
+def _served_unknown_blocks(script: list[Any]) -> list[dict[str, Any]]:
+    """Every block of a type the SDK does not know that the script had the offline API serve."""
+    blocks = [b for item in script if isinstance(item, Turn) for b in item.content]
+    for item in (i for i in script if isinstance(i, RawTurn) and i.sse):
+        for frame in split_frames(item.sse):
+            try:
+                (event,) = parse_frames(frame)
+                blocks.append(event["content_block"])
+            except (ValueError, TypeError, KeyError):  # a corrupt frame, or not a content_block_start
+                continue
+    return [b for b in blocks if isinstance(b, dict) and b.get("type") not in KNOWN_BLOCK_TYPES]
 
 
 def _prints(trace: Any, transcript: Path) -> list[str]:

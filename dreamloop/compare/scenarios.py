@@ -315,6 +315,14 @@ def _signed_thinking(ws: str) -> Script:
     return [reply(thinking("I should read the file first."), "Reading.", _read(ws)), reply("value is 1.")]
 
 
+FUTURE_BLOCK = {"type": "future_block", "payload": {"x": [1, None]}, "note": None}
+"""A content block of a type no SDK knows (dreamloop's own), as a later API version may send one."""
+
+
+def _unknown_block(ws: str) -> Script:
+    return [reply("Reading.", FUTURE_BLOCK, _read(ws)), reply("value is 1.")]
+
+
 def _hook(event: str, command: str, matcher: str | None = None) -> dict[str, Any]:
     entry: dict[str, Any] = {"hooks": [{"type": "command", "command": command}]}
     if matcher is not None:
@@ -395,6 +403,8 @@ SCENARIOS: tuple[Scenario, ...] = (
              files={"config.py": CONFIG, "greeter.py": GREETER, "CLAUDE.md": MEMORY}),
     Scenario("files_changed_between_turns", "config.py (read) and CLAUDE.md change on disk between turns", ASK,
              _changed_behind, files={"config.py": CONFIG, "greeter.py": GREETER, "CLAUDE.md": MEMORY}),
+    Scenario("unknown_content_block", "a content block of a type no SDK knows, between a text and a Read", ASK,
+             _unknown_block),
 )
 
 
