@@ -5,10 +5,15 @@ observation cannot drift apart."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 import dreamloop as dl
 from dreamloop import scripts as S
+from dreamloop.compare.anatomy import conformance_file
+from dreamloop.compare.conformance import load_expectations
+from dreamloop.compare.sides import expectations_name
 from dreamloop.output_limit import NON_STREAMING_OUTPUT_CAP, OBSERVED_OUTPUT_LIMITS, observed_output_limit
 from dreamloop.query import QueryParams, query
 from dreamloop.recovery import RecoveryOptions
@@ -27,6 +32,32 @@ from dreamloop.recovery import RecoveryOptions
 ])
 def test_the_rule_by_model_and_attempt(model, streaming, known, limit):
     assert observed_output_limit(model, streaming=streaming, model_limit=known) == limit
+
+
+def _limits(lines: list[str]) -> list[tuple[str, int]]:
+    """``(role, max_tokens)`` of each request line of a recorded outcome, streamed ones marked ``+stream``."""
+    found = []
+    for line in lines:
+        match = re.match(r"\d+\S* (stream|no-stream) max_tokens=(\d+) (\S+)", line)
+        if match:
+            found.append((f"{match[3]}{'+stream' if match[1] == 'stream' else ''}", int(match[2])))
+    return found
+
+
+def test_the_table_is_what_the_recording_shows():
+    """Claude Code 2.1.332's side of the scenarios the table cites, as recorded."""
+    scenarios = load_expectations(conformance_file(expectations_name()))["scenarios"]
+    assert _limits(scenarios["output_limit_fallback"]["claude_code"]) == [("main+stream", 128_000)] * 3 + [
+        ("fallback+stream", 32_000)]
+    assert _limits(scenarios["output_limit_streaming_fallback"]["claude_code"]) == [("main+stream", 128_000),
+                                                                                    ("main", 64_000)]
+    assert _limits(scenarios["stream_error_before_block"]["claude_code"]) == [("main+stream", 32_000),
+                                                                              ("main", 32_000)]
+    assert _limits(scenarios["http_529_fallback"]["claude_code"])[-1] == ("fallback+stream", 32_000)
+    assert OBSERVED_OUTPUT_LIMITS == {"claude-opus-5-5": 128_000, "claude-sonnet-4-5": 32_000,
+                                      "claude-haiku-4-5": 32_000}
+    for name, row in scenarios.items():  # every request Claude Code sent, in every scenario
+        assert {limit for _, limit in _limits(row["claude_code"])} <= {128_000, 64_000, 32_000}, name
 
 
 async def test_the_offline_models_information_agrees_with_the_rule():

@@ -1,8 +1,8 @@
 """Chapter 11: the real loop, two loops on one script: the exercise checks.
 
-Both checks read what was recorded, so they work without Claude Code installed:
-``conformance/claude-code-2.1.332.json`` (the expectations ``make conformance``
-checks) and ``conformance/claude-code-2.1.332.requests.json`` (each request of
+Both checks read what was recorded for the pinned version (``compare.sides.CLAUDE_CODE_VERSION``), so they
+work without Claude Code installed: ``conformance/claude-code-<version>.json`` (the expectations
+``make conformance`` checks) and ``conformance/claude-code-<version>.requests.json`` (each request of
 the chapter's scenarios as shapes, ``dreamloop.compare.anatomy``). A check
 never prints a recorded answer: it says which scenario or request is wrong and
 in which direction.
@@ -42,17 +42,18 @@ _WHY = {
 def _expectations() -> dict[str, Any]:
     from ..compare.anatomy import conformance_file
     from ..compare.conformance import load_expectations
-    from ..compare.sides import CLAUDE_CODE_VERSION
+    from ..compare.sides import expectations_name
 
-    return load_expectations(conformance_file(f"claude-code-{CLAUDE_CODE_VERSION}.json"))
+    return load_expectations(conformance_file(expectations_name()))
 
 
 def recorded_outcome(name: str, side: str = "claude_code") -> tuple[int, str]:
     """``(requests, ending)`` of ``side`` (``"claude_code"`` or ``"dreamloop"``) on scenario ``name``, as
     the expectations file records it (its outcome lines: ``probe: N skipped`` when the side probed, as
-    Claude Code 2.1.332 did in ``opus_probe``, one per request, then ``ending: REASON``)."""
+    Claude Code 2.1.332 did in ``opus_probe``, one per request, each opening with its HTTP status, then
+    ``texts:`` and ``workspace:`` lines, then ``ending: REASON``)."""
     lines = _expectations()["scenarios"][name][side]
-    requests = [line for line in lines[:-1] if not line.startswith("probe:")]  # a skipped probe is no request
+    requests = [line for line in lines if line[:1].isdigit()]  # a skipped probe is no request
     return len(requests), lines[-1].split(": ", 1)[1]
 
 
