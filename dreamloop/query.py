@@ -128,7 +128,7 @@ class QueryParams(BaseModel):
 
     * ``results_as_finished`` (chapter 04): the results message lists the results
       of parallel calls in the order the calls finished, as Claude Code 2.1.332 sends
-      them (``dreamloop compare`` scenarios ``parallel_reads``, ``missing_and_unknown``);
+      them (``dreamloop compare`` scenario ``results_in_finishing_order``);
       off: in call order, dreamloop's own choice (the same request whatever the timing).
     * ``streaming_tool_execution`` (chapter 05): start each tool call as soon
       as its ``tool_use`` block is complete in the stream

@@ -132,7 +132,7 @@ def check_reminders_added(fn: Any) -> bool:
     recorded runs of ``REMINDER_SCENARIOS``, both sides."""
     hint = tr("a request resends the whole conversation: what it adds is what comes after the longest run of "
               "messages it shares with the previous request, compared without cache_control (the marker moves). "
-              "A reminder is a block of kind 'reminder'; one inside a tool_result is the tool's text, not a block.")
+              "A reminder is a block of kind 'reminder'; one inside a tool_result is part of that result, not a block.")
     todo = tr("return one number per request: the reminder blocks in the messages that request added")
 
     def body() -> str:
@@ -190,8 +190,8 @@ def _reminder_hint(requests: list[list[dict[str, Any]]], answer: list[int], numb
         return tr("the cache_control marker moves to the newest message every request: an old message with the "
                   "marker taken off is still the same message. Compare messages without it.")
     if got > want[number - 1] and inside:
-        return tr("a reminder inside a tool_result's content is the tool's text (Claude Code's Read adds one): "
-                  "count blocks of kind 'reminder' only.")
+        return tr("a reminder inside a tool_result's content is part of that result (Claude Code 2.1.332 put one in "
+                  "the last result of each results message, one_tool): count blocks of kind 'reminder' only.")
     if number == 1:
         return tr("the first request adds everything it sends, the context reminders in the first user message "
                   "too.")
