@@ -25,7 +25,8 @@ help:
 	@echo "make browser-test  the chapters in JupyterLab in headless Chromium (installs chromium, playwright if missing)"
 	@echo "make screenshots   browser-test, then copy its screenshots into images/ (the README uses them)"
 	@echo "make conformance   Claude Code $(CLAUDE_CODE_VERSION) (installed by npm into .claude-code/ if missing) and dreamloop"
-	@echo "                   on every compare scenario, checked against conformance/claude-code-$(CLAUDE_CODE_VERSION).json"
+	@echo "                   on every compare scenario, checked against conformance/claude-code-$(PINNED_CLAUDE_CODE).json"
+	@echo "                   (CLAUDE_CODE_VERSION=X: another version, its changes since $(PINNED_CLAUDE_CODE) reported)"
 	@echo "make hub-test      a real JupyterHub on loopback: 3 users run chapter 03 at once through it (not in make test)"
 	@echo "make binder-check  Binder's install command (.binder/requirements.txt) in a fresh venv, from a clean copy"
 	@echo "make image-check   the Kubernetes image's environment (deploy/z2jh) in a fresh venv runs chapter 03"
@@ -156,13 +157,17 @@ hub-test: $(HUB)/.installed
 # Claude Code itself beside dreamloop: every `dreamloop compare` scenario, both sides, checked against the recorded
 # expectations of the pinned version (exit 1 on an unexpected change); then the importer on the session files the
 # runs left (tests/conformance). Without npm or the package, dreamloop's side alone is checked. Not in `make test`.
-CLAUDE_CODE_VERSION := 2.1.332
+# The pinned version is written in one place, dreamloop/compare/sides.py (CLAUDE_CODE_VERSION), and read from there.
+# `make conformance CLAUDE_CODE_VERSION=X` installs X instead and checks it against the pinned version's recording:
+# every line that changed is reported as a change since the pinned version (exit 1).
+PINNED_CLAUDE_CODE := $(shell sed -n 's/^CLAUDE_CODE_VERSION = "\([^"]*\)".*/\1/p' dreamloop/compare/sides.py)
+CLAUDE_CODE_VERSION := $(PINNED_CLAUDE_CODE)
 CONFORMANCE := build/conformance
 conformance: $(STAMP)
 	@bash conformance/ensure_claude_code.sh $(CLAUDE_CODE_VERSION)
 	@# the runs live outside the checkout: inside a git repository Claude Code adds a git reminder to its context
 	rm -rf $(CONFORMANCE) && mkdir -p $(CONFORMANCE) && runs=$$(mktemp -d -t dreamloop-conformance-XXXXXX) && \
-	  $(BIN)/dreamloop compare --check conformance/claude-code-$(CLAUDE_CODE_VERSION).json \
+	  $(BIN)/dreamloop compare --check conformance/claude-code-$(PINNED_CLAUDE_CODE).json \
 	    --keep $$runs/runs --json $$runs/compare.json && cp $$runs/compare.json $(CONFORMANCE)/ && \
 	  DREAMLOOP_CONFORMANCE_RUNS=$$runs/runs $(BIN)/python -m pytest -q tests/conformance
 

@@ -174,7 +174,13 @@ def _parser() -> argparse.ArgumentParser:
                      help="stop_reason tool_use without a tool_use block: ask again N times, then end "
                           "malformed_tool_use_exhausted (default 2, as Claude Code 2.1.332; 0: end completed at once)")
     run.add_argument("--max-tokens", type=_positive_int, default=None, metavar="TOKENS",
-                     help="the output limit of each request (default: each model's own, from its information)")
+                     help="the output limit of each request (default: each model's own, as Claude Code 2.1.332 "
+                          "sent it: 128,000 to claude-opus-5-5, 32,000 to claude-sonnet-4-5 and claude-haiku-4-5, "
+                          "at most 64,000 on a request sent again without streaming; another model's from its "
+                          "information)")
+    run.add_argument("--no-observed-output-limits", dest="observed_output_limits", action="store_false",
+                     help="with no --max-tokens, take each model's output limit from its information (the Models "
+                          "API) alone, not as Claude Code 2.1.332 sent it")
     run.add_argument("--fallback-model", default=None, metavar="NAME",
                      help="after 3 overloaded attempts in a row (or a 404 for the model), switch to this model "
                           "(same endpoint) and ask it again; what the failed attempts showed is withdrawn "
@@ -373,6 +379,7 @@ def _prepare_run(args: argparse.Namespace) -> tuple[Any, argparse.Namespace, Any
         can_use_tool=None if args.live or args.cassette else allow_test_commands(),
         max_turns=args.max_turns,
         max_tokens=args.max_tokens,
+        observed_output_limits=args.observed_output_limits,
         hooks=hooks,
         streaming_tool_execution=args.streaming_tools,
         sibling_rule=args.sibling_rule,

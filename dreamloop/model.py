@@ -30,7 +30,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, AsyncIterator, Union
+from typing import Any, AsyncIterator, Mapping, Union
 
 import anthropic
 import httpx2
@@ -292,7 +292,8 @@ def offline(script: Script | list[Any], *, model: str | None = None, max_retries
             record: str | Path | CassetteRecorder | None = None,
             thinking: dict[str, Any] | None = None, context_window: int = DEFAULT_CONTEXT_WINDOW,
             cache_min_tokens: int = MIN_CACHEABLE_TOKENS,
-            keep_bodies: int | None = OFFLINE_KEEP_BODIES) -> AnthropicModel:
+            keep_bodies: int | None = OFFLINE_KEEP_BODIES,
+            output_limits: Mapping[str, int] | None = None) -> AnthropicModel:
     """An ``AnthropicModel`` on a fresh in-process ``FakeMessagesAPI(script)``; no network, no key.
 
     ``model.api`` is the fake API (``.requests`` shows what was sent: every
@@ -304,7 +305,9 @@ def offline(script: Script | list[Any], *, model: str | None = None, max_retries
     ``{"type": "enabled", "budget_tokens": 2048}``), sent with every request.
     ``context_window``: the largest request (estimated tokens) it accepts, also
     what ``await model.context_window()`` reports; ``cache_min_tokens``: the
-    shortest prefix its prompt cache keeps (the API's is 1,024).
+    shortest prefix its prompt cache keeps (the API's is 1,024); ``output_limits``: model name → the output
+    limit its information (``GET /v1/models/{id}``, ``await model.max_output_tokens()``) gives (default: the
+    figures of ``output_limit.OBSERVED_OUTPUT_LIMITS``, 64,000 for any other name).
 
     Example::
 
@@ -312,7 +315,7 @@ def offline(script: Script | list[Any], *, model: str | None = None, max_retries
     """
     name = model or getattr(script, "model", None) or "claude-scripted-1"
     api = FakeMessagesAPI(script, model=name, context_window=context_window, cache_min_tokens=cache_min_tokens,
-                          keep_bodies=keep_bodies)
+                          keep_bodies=keep_bodies, output_limits=output_limits)
     recorder = _recorder(record, name)
     client = api.client(max_retries=max_retries, event_hooks=recorder.event_hooks() if recorder else None)
     return AnthropicModel(client, name, api=api, request_options=_options(thinking), recorder=recorder)

@@ -55,6 +55,7 @@ from .messages import (
     user_message,
     withdrawn,
 )
+from .output_limit import observed_output_limit
 from .partial import PartialResponse
 from .recovery import (
     MALFORMED_TOOL_USE_MESSAGE,
@@ -107,10 +108,9 @@ class QueryParams(BaseModel):
       answers an ``Ask`` (a terminal prompt, a notebook button), None = nobody.
     * ``permission_mode``: ``default`` | ``accept-edits`` | ``bypass``;
       ``workspace``: the root the built-in tools are confined to.
-    * ``max_tokens``: output limit per request (None: each model's own, from its information,
-      ``dreamloop run``'s default and dreamloop's choice: Claude Code 2.1.332 sent 32000 in
-      ``one_tool``, where the offline API gives 64000); ``max_turns``: stop before
-      turn ``max_turns + 1`` (None: no limit).
+    * ``max_tokens``: output limit per request (None: each model's own, from its information, or
+      with ``observed_output_limits`` as Claude Code 2.1.332 sent it; ``dreamloop run``'s default);
+      ``max_turns``: stop before turn ``max_turns + 1`` (None: no limit).
     * ``tool_timeout_s``: the most one tool call may take, in seconds (a call
       over it is stopped and gets an ``is_error`` result; Bash's own timeout
       is usually shorter). No tool call can hold the loop longer.
@@ -129,7 +129,7 @@ class QueryParams(BaseModel):
 
     * ``results_as_finished`` (chapter 04): the results message lists the results
       of parallel calls in the order the calls finished, as Claude Code 2.1.332 sends
-      them (``dreamloop compare`` scenarios ``parallel_reads``, ``missing_and_unknown``);
+      them (``dreamloop compare`` scenario ``results_in_finishing_order``);
       off: in call order, dreamloop's own choice (the same request whatever the timing).
     * ``streaming_tool_execution`` (chapter 05): start each tool call as soon
       as its ``tool_use`` block is complete in the stream
@@ -147,6 +147,12 @@ class QueryParams(BaseModel):
     * ``recovery``: ``RecoveryOptions`` (chapters 08 and 08b): escalate and resume after a
       ``max_tokens`` cut (08), collapse drain and reactive compaction after ``prompt is
       too long`` (08b), each its own flag. None: such an error ends the run as before.
+    * ``observed_output_limits`` (chapter 08b): with ``max_tokens=None``, each request's limit is
+      ``output_limit.observed_output_limit(model, streaming=...)``: the figure Claude Code 2.1.332 sent
+      that model (128,000 to ``claude-opus-5-5``, 32,000 to ``claude-sonnet-4-5`` and ``claude-haiku-4-5``,
+      ``output_limit_fallback``), at most 64,000 on a request sent again without streaming
+      (``output_limit_streaming_fallback``); a model it did not run: its information. Off: the
+      model's information alone. ``dreamloop run`` turns it on.
     * ``fallback_model`` (chapter 08b): an ``AnthropicModel``, or a model name on
       ``model``'s client; after ``RecoveryOptions.overloads_before_fallback``
       overloaded attempts in a row it takes over, and what the failed attempts
@@ -201,6 +207,10 @@ class QueryParams(BaseModel):
         default=None, json_schema_extra={"switch": True, "chapter": "08"},
         description=N_("escalate and resume after max_tokens; collapse drain and reactive compaction after "
                        "prompt is too long"))
+    observed_output_limits: bool = Field(
+        default=False, json_schema_extra={"switch": True, "chapter": "08"},
+        description=N_("each model's output limit as Claude Code 2.1.332 sent it, at most 64,000 on a request "
+                       "sent again without streaming"))
     fallback_model: Any = Field(
         default=None, json_schema_extra={"switch": True, "chapter": "08"},
         description=N_("after repeated overloads another model takes over; what was shown is tombstoned"))
@@ -837,7 +847,8 @@ async def _withdraw(params: QueryParams, run: QueryRun, turn: _Turn, error: Exce
 
 async def _call_model(params: QueryParams, run: QueryRun, turn: _Turn, streaming: bool = True) -> AsyncIterator[Any]:
     """One request for this iteration to ``run.model`` (messages and system from phase 2; the escalated
-    output limit if a recovery set one, else ``params.max_tokens``, or the model's own when that is None).
+    output limit if a recovery set one, else ``params.max_tokens``, or when that is None the model's own,
+    as ``observed_output_limits`` says).
 
     Streamed, or not (the streaming fallback's request, its limit capped at
     ``streaming_fallback_max_tokens``). A failure ends the items and is kept in ``turn.broke``
@@ -845,7 +856,7 @@ async def _call_model(params: QueryParams, run: QueryRun, turn: _Turn, streaming
     starts each tool_use when its block completes and interleaves the calls' progress.
     """
     model = run.model
-    limit = turn.state.max_output_tokens_override or await _output_limit(params, model)
+    limit = turn.state.max_output_tokens_override or await _output_limit(params, model, streaming)
     if not streaming and params.recovery is not None:
         limit = min(limit, params.recovery.streaming_fallback_max_tokens)
     turn.max_tokens = limit
@@ -856,11 +867,18 @@ async def _call_model(params: QueryParams, run: QueryRun, turn: _Turn, streaming
     return turn.executor.alongside(items) if turn.executor is not None else items
 
 
-async def _output_limit(params: QueryParams, model: Any) -> int:
-    """``params.max_tokens``, or (None) the model's own output limit from its information (4,096 if unknown)."""
+async def _output_limit(params: QueryParams, model: Any, streaming: bool) -> int:
+    """``params.max_tokens``, or (None) the model's own output limit: from its information, or with
+    ``observed_output_limits`` as Claude Code 2.1.332 sent it for this model and attempt (``output_limit_fallback``,
+    ``output_limit_streaming_fallback``; 4,096 if neither knows)."""
     if params.max_tokens is not None:
         return params.max_tokens
-    return await model.max_output_tokens() or 4096 if hasattr(model, "max_output_tokens") else 4096
+    known = await model.max_output_tokens() if hasattr(model, "max_output_tokens") else None
+    if params.observed_output_limits:
+        name = getattr(model, "model", None)
+        known = observed_output_limit(name if isinstance(name, str) else None, streaming=streaming,
+                                      model_limit=known)
+    return known or 4096
 
 
 async def _until_broken(items: AsyncIterator[Any], turn: _Turn) -> AsyncIterator[Any]:

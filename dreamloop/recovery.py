@@ -97,9 +97,9 @@ class RecoveryOptions(BaseModel):
     * ``streaming_fallback`` (the conversation-loop text's branch, whose tombstones withdraw what
       the failed attempt had yielded): a stream that breaks part-way (an error event, a dropped
       connection) is asked again, and what it showed and is not kept is tombstoned
-      (``decide_attempt``); ``streaming_fallback_max_tokens``: the output limit of the
-      non-streaming request it may send (dreamloop's default 64,000; Claude Code 2.1.332 sent that
-      request with the limit of its first in ``stream_error_before_block``).
+      (``decide_attempt``); ``streaming_fallback_max_tokens``: the most the non-streaming request
+      it may send asks for (64,000, the cap Claude Code 2.1.332 applied: 128,000 became 64,000 in
+      ``output_limit_streaming_fallback``, 32,000 stayed 32,000 in ``stream_error_before_block``).
     * ``max_tokens_exhausted``: how a run ends when a response is still cut at ``max_tokens``
       after the recovery above ran out: ``completed`` (dreamloop's reading of the four-step-loop
       text, whose completion path follows the recoverable errors) or ``api_error`` (Claude Code

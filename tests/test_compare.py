@@ -7,6 +7,7 @@ Claude Code's own side runs in `make conformance` (tests/conformance/), not here
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -14,14 +15,15 @@ import pytest
 
 from dreamloop.compare import SCENARIOS, Ending, SideRun, differences, request_shapes, run_dreamloop, scenario
 from dreamloop.compare.command import compare_main
-from dreamloop.compare.conformance import Comparison, check, load_expectations, outcome
+from dreamloop.compare.conformance import Comparison, changed_lines, check, load_expectations, outcome, record
 from dreamloop.compare.scenarios import events_into, events_through
+from dreamloop.compare.sides import CLAUDE_CODE_VERSION, expectations_name
 from dreamloop.fake_api import FakeMessagesAPI
 from dreamloop.fake_api.sse import message_events
 from dreamloop.scripts import reply, text, tool_use
 
 REPO = Path(__file__).resolve().parent.parent
-EXPECTATIONS = REPO / "conformance" / "claude-code-2.1.332.json"
+EXPECTATIONS = REPO / "conformance" / expectations_name()
 MODEL = "claude-sonnet-4-5"
 
 
@@ -81,7 +83,7 @@ def base_shape():
 @pytest.mark.parametrize("change, expected", [
     ({"status": 529}, "request 1: status 200 vs 529"),
     ({"streamed": False}, "request 1: streamed vs not streamed"),
-    ({"max_tokens_change": "-"}, "request 1: max_tokens 100(=) vs 100(-)"),
+    ({"max_tokens": 64000}, "request 1: max_tokens 100 vs 64000"),
     ({"model": "fallback"}, "request 1: model main vs fallback"),
     ({"tool_results": (("toolu_1", True),)}, "request 1: tool_results [] vs [toolu_1 ERR]"),
 ])
@@ -99,6 +101,76 @@ def test_request_count_ending_and_order():
     b = replace(shape, tool_results=(("t2", True), ("t1", False)))
     assert differences(side(a), side(b)) and differences(side(a), side(b), order_free=True) == []
     assert differences(side(shape), side(replace(shape, context=9, fields=("x",)))) == []  # reported, not compared
+    inside = replace(shape, result_reminders=(("t1", 57, "8a1f0c2e"),))
+    assert differences(side(shape), side(inside)) == []  # reported (in the outcome lines), not compared
+
+
+def test_an_absolute_limit_is_compared_even_when_neither_side_changed_it():
+    """Both sides kept their first limit (the old rule's "=" on both), but one sent 32000 and the other 64000."""
+    shape = base_shape()
+    ours, theirs = replace(shape, max_tokens=32000), replace(shape, max_tokens=64000)
+    assert ours.max_tokens_change == theirs.max_tokens_change == "="
+    assert differences(side(ours, ours), side(theirs, theirs)) == ["request 1: max_tokens 32000 vs 64000",
+                                                                 "request 2: max_tokens 32000 vs 64000"]
+    assert outcome(side(ours))[0] == "200 stream max_tokens=32000 main +user[text]"
+
+
+def result_request(content, markers=()):
+    """A second request whose tool_result holds ``content`` (a string or text blocks), shaped with ``markers``."""
+    api = FakeMessagesAPI([reply("ok"), reply("ok")])
+    first = [user(REMINDER, PROMPT)]
+    post(api, {"model": MODEL, "max_tokens": 10, "messages": first})
+    call = {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {}}]}
+    post(api, {"model": MODEL, "max_tokens": 10, "messages": [
+        *first, call, user({"type": "tool_result", "tool_use_id": "toolu_1", "content": content})]})
+    return request_shapes(api.requests, model=MODEL, markers=markers)[0]
+
+
+def test_reminders_inside_a_result_are_kept_as_lengths_and_hashes_with_numbers_blanked():
+    counted = "<system-reminder>\n<total_tokens>14975110 tokens left</total_tokens>\n</system-reminder>"
+    other = counted.replace("14975110", "96")
+    one = result_request("1\tvalue = 1\n" + counted)[1]
+    two = result_request([{"type": "text", "text": "1\tvalue = 1"}, {"type": "text", "text": other}])[1]
+    assert len(one.result_reminders) == 1 and one.result_reminders == two.result_reminders
+    (ident, length, digest), = one.result_reminders
+    assert ident == "toolu_1" and length == len(counted) - 7 and re.fullmatch(r"[0-9a-f]{8}", digest)
+    line = outcome(side(one))[0]
+    assert line.endswith(f"results[toolu_1] inside[toolu_1 {length}#{digest}]") and "tokens left" not in line
+    assert outcome(side(one), order_free=True)[0].endswith(f"inside[{length}#{digest}]")
+    assert outcome(side(result_request("plain")[1]))[0].endswith("results[toolu_1]")
+
+
+def test_a_scenarios_own_texts_are_found_where_they_arrived():
+    hook = "<system-reminder>\nhook additional context: config.py is generated\n</system-reminder>"
+    shapes = result_request("PreToolUse:Edit hook error: config.py is frozen\n" + hook,
+                            markers=("config.py is frozen", "config.py is generated", "value = 7", "placeholder"))
+    assert shapes[0].texts == (("placeholder", "context"),)
+    assert shapes[1].texts == (("config.py is frozen", "result toolu_1"),
+                               ("config.py is generated", "reminder inside result toolu_1"))
+    run = replace(side(*shapes), markers=("config.py is frozen", "value = 7"))
+    assert run.arrivals() == [("config.py is frozen", "request 2 result toolu_1"), ("value = 7", "never")]
+    assert outcome(run)[-2:] == ["texts: 'config.py is frozen' request 2 result toolu_1; 'value = 7' never",
+                                 "ending: completed"]
+    other = replace(run, requests=[shapes[0], replace(shapes[1], texts=())])
+    assert differences(run, other) == ["text 'config.py is frozen': request 2 result toolu_1 vs never"]
+    assert SideRun.from_data(run.as_data()).arrivals() == run.arrivals()
+
+
+def test_what_became_of_the_workspace_is_compared(tmp_path):
+    from dreamloop.compare.sides import workspace_changes
+
+    each = scenario("read_then_edit")
+    for name, content in each.files.items():
+        (tmp_path / name).write_text(content)
+    assert workspace_changes(each, tmp_path) == ()
+    (tmp_path / "config.py").write_text("value = 2\n")
+    (tmp_path / "greeter.py").unlink()
+    assert workspace_changes(each, tmp_path) == ("config.py changed", "greeter.py removed")
+    shape = base_shape()
+    edited, kept = replace(side(shape), workspace=("config.py changed",)), replace(side(shape), workspace=())
+    assert differences(edited, kept) == ["workspace: config.py changed vs unchanged"]
+    assert outcome(kept)[-2] == "workspace: unchanged"
+    assert differences(edited, side(shape)) == []  # a side not looked at is not compared on it
 
 
 def test_the_library_covers_what_the_issue_names():
@@ -173,7 +245,7 @@ def test_list_prints_one_scenario_a_line(capsys):
 
 def test_the_expectations_file_records_every_scenario_without_anthropics_text():
     expected = load_expectations(EXPECTATIONS)
-    assert expected["claude_code"] == "2.1.332"
+    assert expected["claude_code"] == CLAUDE_CODE_VERSION
     assert set(expected["scenarios"]) == {s.name for s in SCENARIOS}
     raw = EXPECTATIONS.read_text()
     assert "<system-reminder>" not in raw and "You are" not in raw
@@ -182,7 +254,8 @@ def test_the_expectations_file_records_every_scenario_without_anthropics_text():
         assert recorded["match"] == (not recorded["differences"]), name
 
 
-@pytest.mark.parametrize("name", ["max_tokens_once", "hook_pre_tool_use_exit_2"])
+@pytest.mark.parametrize("name", ["max_tokens_once", "hook_pre_tool_use_exit_2", "results_in_finishing_order",
+                                  "output_limit_streaming_fallback"])
 def test_dreamloops_side_is_as_recorded(name):
     """The check `make conformance` runs for every scenario, here for a few: dreamloop's outcome as recorded."""
     expected = load_expectations(EXPECTATIONS)
@@ -196,8 +269,50 @@ def test_a_changed_outcome_is_an_unexpected_change():
     shape = base_shape()
     changed = side(shape, reason="model_error")
     changes = check(expected, [Comparison("plain_answer", None, changed, None)])
-    assert len(changes) == 1 and changes[0].startswith("plain_answer: dreamloop changed: line 2:")
+    assert changes and all(line.startswith("plain_answer: dreamloop changed: ") for line in changes)
+    assert any("now 'ending: model_error'" in line for line in changes)
     assert outcome(changed)[-1] == "ending: model_error"
+
+
+def test_each_changed_line_is_reported_and_an_inserted_line_is_one_change():
+    was = ["a", "b", "c", "ending: completed"]
+    assert changed_lines(was, was) == []
+    assert changed_lines(was, ["a", "x", "b", "c", "ending: completed"]) == ["new line after line 1: 'x'"]
+    assert changed_lines(was, ["a", "B", "c", "ending: api_error"]) == [
+        "line 2: was 'b', now 'B'", "line 4: was 'ending: completed', now 'ending: api_error'"]
+    assert changed_lines(was, ["a", "ending: completed"]) == ["line 2: was 'b', now gone", "line 3: was 'c', now gone"]
+
+
+def test_another_claude_code_version_is_checked_and_its_changes_are_reported_since_the_files():
+    """The file's version is not the one that ran: Claude Code's side is still compared, each change named as
+    a change since the file's version (issue 31: a doctored 2.1.331 file checked with 2.1.332 passed)."""
+    expected = load_expectations(EXPECTATIONS)
+    expected["claude_code"] = "2.1.331"
+    recorded = expected["scenarios"]["plain_answer"]
+    theirs = SideRun("claude-code", CLAUDE_CODE_VERSION, [], Ending("completed"))
+    ours = SideRun("dreamloop", "0", [], Ending("completed"))
+    changes = check(expected, [Comparison("plain_answer", theirs, ours, [], False)])
+    assert any(line.startswith(f"plain_answer: claude code changed since 2.1.331 (now {CLAUDE_CODE_VERSION}): ")
+               for line in changes)
+    assert any(line.startswith("plain_answer: dreamloop changed: ") for line in changes)
+    same = SideRun.from_data({"side": "claude-code", "version": CLAUDE_CODE_VERSION, "requests": [],
+                              "ending": {"reason": "completed"}})
+    expected["scenarios"]["plain_answer"] = {**recorded, "claude_code": outcome(same), "dreamloop": outcome(ours)}
+    assert check(expected, [Comparison("plain_answer", same, ours, [], False)]) == []  # the same lines: no change
+
+
+def test_recording_one_scenario_keeps_the_others_of_the_same_version(tmp_path):
+    path = tmp_path / "e.json"
+    path.write_text(EXPECTATIONS.read_text())
+    theirs = SideRun("claude-code", CLAUDE_CODE_VERSION, [base_shape()], Ending("completed"), workspace=())
+    ours = SideRun("dreamloop", "0", [base_shape()], Ending("completed"), workspace=())
+    written = record(path, [Comparison("plain_answer", theirs, ours, [], False)], CLAUDE_CODE_VERSION)
+    before = load_expectations(EXPECTATIONS)["scenarios"]
+    assert list(written["scenarios"]) == [s.name for s in SCENARIOS]
+    assert written["scenarios"]["plain_answer"]["claude_code"] == outcome(theirs)
+    assert all(written["scenarios"][name] == row for name, row in before.items() if name != "plain_answer")
+    other = record(tmp_path / "other.json", [Comparison("plain_answer", theirs, ours, [], False)], "9.9.9")
+    assert list(other["scenarios"]) == ["plain_answer"]
 
 
 def test_a_note_appended_to_the_last_message_is_an_extension():
@@ -223,3 +338,13 @@ def test_a_change_is_asked_again_before_it_is_reported(tmp_path, monkeypatch, ca
     assert compare_main(["plain_answer", "--check", str(tmp_path / "e.json")]) == 1
     out = capsys.readouterr().out
     assert out.count("running again") == 2 and "UNEXPECTED plain_answer: dreamloop changed" in out
+
+
+def test_the_pinned_version_is_written_once():
+    """The Makefile reads the pin from `compare/sides.py`; the recorded files are named from it."""
+    makefile = (REPO / "Makefile").read_text()
+    assert CLAUDE_CODE_VERSION not in makefile and "dreamloop/compare/sides.py" in makefile
+    sides = (REPO / "dreamloop" / "compare" / "sides.py").read_text()
+    assert re.findall(r'^CLAUDE_CODE_VERSION = "([^"]*)"', sides, re.M) == [CLAUDE_CODE_VERSION]
+    assert (REPO / "conformance" / expectations_name()).is_file()
+    assert (REPO / "conformance" / expectations_name(kind="requests")).is_file()

@@ -1,7 +1,7 @@
 """Request anatomies (``dreamloop.compare.anatomy``) and ``CompareView``: shapes only, never a request's text.
 
-The recorded anatomies of chapter 11 (``conformance/claude-code-2.1.332.requests.json``) must agree with the
-recorded expectations (``conformance/claude-code-2.1.332.json``): the same outcome lines for both sides and
+The recorded anatomies of chapter 11 (``conformance/claude-code-<pinned>.requests.json``) must agree with the
+recorded expectations (``conformance/claude-code-<pinned>.json``): the same outcome lines for both sides and
 the same differences, so the chapter's views and its conformance table cannot tell two stories.
 """
 
@@ -16,6 +16,7 @@ from dreamloop.compare.anatomy import ANATOMY_SCENARIOS, conformance_file, load_
 from dreamloop.compare.conformance import load_expectations, outcome
 from dreamloop.compare.scenarios import scenario
 from dreamloop.compare.shapes import SideRun
+from dreamloop.compare.sides import expectations_name
 from dreamloop.widgets import CompareView
 
 SECRETS = ("You are a very secret system prompt", "a secret tool description", "secret reminder words",
@@ -50,13 +51,17 @@ def test_an_anatomy_keeps_shapes_and_no_text():
     # the marker moved from message 0 to message 2: message 0 is still the same message, not new
     assert b["added"] == 1 and [m["new"] for m in b["messages"]] == [False, True, True]
     assert [blk["kind"] for blk in b["messages"][0]["blocks"]] == ["reminder", "text"]
+    reminder = f"<system-reminder>{SECRETS[2]}</system-reminder>"
     assert b["messages"][2]["blocks"][0] | {"length": 0} == {"kind": "tool_result", "cache": True, "length": 0,
-                                                            "id": "toolu_1", "is_error": False, "inside": 1}
+                                                            "id": "toolu_1", "is_error": False, "inside": 1,
+                                                            "reminders": [{"length": len(reminder),
+                                                                           "hash": b["messages"][2]["blocks"][0]
+                                                                           ["reminders"][0]["hash"]}]}
 
 
 def test_the_recorded_anatomies_agree_with_the_recorded_expectations():
     recorded = load_anatomies()
-    expected = load_expectations(conformance_file("claude-code-2.1.332.json"))
+    expected = load_expectations(conformance_file(expectations_name()))
     assert recorded["claude_code"] == expected["claude_code"]
     assert tuple(recorded["scenarios"]) == ANATOMY_SCENARIOS
     for name, sides in recorded["scenarios"].items():
@@ -64,7 +69,8 @@ def test_the_recorded_anatomies_agree_with_the_recorded_expectations():
         for key in ("claude_code", "dreamloop"):
             side = sides[key]
             run = SideRun.from_data({"side": key, "version": side["version"], "probes": side["probes"],
-                                     "requests": [r["shape"] for r in side["requests"]], "ending": side["ending"]})
+                                     "requests": [r["shape"] for r in side["requests"]], "ending": side["ending"],
+                                     "markers": side["markers"], "workspace": side["workspace"]})
             assert outcome(run, order_free=scenario(name).order_free) == row[key], (name, key)
         view = CompareView(name, sides["claude_code"], sides["dreamloop"], order_free=scenario(name).order_free)
         assert view.differences == row["differences"] and (view.verdict == "MATCH") == row["match"], name
@@ -72,7 +78,7 @@ def test_the_recorded_anatomies_agree_with_the_recorded_expectations():
 
 def test_the_recorded_file_holds_no_text_but_ours():
     """Every string in the anatomies file is a key, a kind, a name, an id, a hash or a scenario's own words."""
-    text = conformance_file("claude-code-2.1.332.requests.json").read_text(encoding="utf-8")
+    text = conformance_file(expectations_name(kind="requests")).read_text(encoding="utf-8")
     strings = set(re.findall(r'"((?:[^"\\]|\\.)*)"', text))
     ours = {s.about for s in map(scenario, ANATOMY_SCENARIOS)}
     long = [s for s in strings if len(s) > 40 and s not in ours and not s.startswith("Each request of chapter 11")]

@@ -122,8 +122,10 @@ SWITCHES: dict[str, st.SearchStrategy[Any]] = {
     "results_as_finished": st.booleans(),
     "context": st.none() | CONTEXT,
     "recovery": st.none() | RECOVERY,
-    "fallback_model": st.none() | st.just("claude-fallback-1"),  # a name: the same offline API serves it
+    "fallback_model": st.none() | st.sampled_from(["claude-fallback-1", "claude-sonnet-4-5"]),  # the same offline API
     "token_budget": st.none() | st.integers(min_value=20, max_value=400),
+    "max_tokens": st.sampled_from([4096, None]),  # None: each model's own limit (from its information, or:)
+    "observed_output_limits": st.booleans(),  # as Claude Code 2.1.332 sent it, capped on a non-streamed retry
 }
 
 INVARIANTS = (

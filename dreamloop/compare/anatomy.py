@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from .scenarios import Scenario
-from .shapes import REMINDER_OPEN, Ending, block_kind, is_probe, request_shapes
+from .shapes import REMINDER_OPEN, Ending, block_kind, is_probe, reminder_digest, request_shapes
 
 __all__ = ["ANATOMY_SCENARIOS", "Anatomy", "anatomies", "conformance_file", "load_anatomies", "record_anatomies",
            "request_anatomy", "side_anatomy"]
@@ -34,8 +35,9 @@ Anatomy = dict[str, Any]
 (``main`` / ``fallback`` / ``other:NAME``), ``fields`` (the body's top-level keys, sorted), ``system``
 (one ``{"length", "hash", "cache"}`` per block), ``tools`` (``{"count", "cache"}``), ``messages`` (one
 ``{"role", "blocks", "new"}`` each; a block is ``{"kind", "length", "cache"}`` plus ``hash`` for a
-reminder, ``id`` / ``is_error`` / ``inside`` (reminders inside) for a tool_result, ``name`` for a
-tool_use), ``added`` (index of the first message new against the previous request)."""
+reminder, ``id`` / ``is_error`` / ``inside`` (how many reminders inside) / ``reminders`` (each inside
+reminder's ``{"length", "hash"}``, numbers blanked: ``shapes.reminder_digest``) for a tool_result, ``name``
+for a tool_use), ``added`` (index of the first message new against the previous request)."""
 
 
 def _hash(text: str) -> str:
@@ -61,8 +63,10 @@ def _block(block: Any) -> dict[str, Any]:
             shape["hash"] = _hash(text)
     elif kind == "tool_result":
         content = json.dumps(block.get("content", ""), ensure_ascii=False)
+        inside = [reminder_digest(text) for text in _REMINDER.findall(_text_of(block.get("content", "")))]
         shape.update(length=len(content), id=str(block.get("tool_use_id")), is_error=bool(block.get("is_error")),
-                     inside=content.count(REMINDER_OPEN))
+                     inside=content.count(REMINDER_OPEN),
+                     reminders=[{"length": length, "hash": digest} for length, digest in inside])
     elif kind == "tool_use":
         shape.update(length=len(json.dumps(block.get("input", {}), ensure_ascii=False)), name=str(block.get("name")),
                      id=str(block.get("id")))
@@ -72,6 +76,17 @@ def _block(block: Any) -> dict[str, Any]:
     else:
         shape["length"] = len(json.dumps(block, ensure_ascii=False))
     return shape
+
+
+_REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.DOTALL)
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text")
+    return ""
 
 
 def _message_key(message: dict[str, Any]) -> str:
@@ -126,12 +141,14 @@ def anatomies(requests: Iterable[Any], *, model: str, fallback_model: str | None
 
 def side_anatomy(run: Any, log: list[Any], scenario: Scenario) -> dict[str, Any]:
     """One side's run of ``scenario`` as the anatomies file keeps it: ``version``, ``ending``, ``probes``,
-    ``retries``, ``requests`` (each an anatomy with its ``shape``). ``run``: the ``SideRun``; ``log``: the
-    ``ReceivedRequest``s its ``log=`` collected."""
-    shapes, _ = request_shapes(log, model=scenario.model, fallback_model=scenario.fallback_model)
+    ``retries``, ``markers`` and ``workspace`` (as ``SideRun`` has them), ``requests`` (each an anatomy with its
+    ``shape``). ``run``: the ``SideRun``; ``log``: the ``ReceivedRequest``s its ``log=`` collected."""
+    shapes, _ = request_shapes(log, model=scenario.model, fallback_model=scenario.fallback_model,
+                               markers=scenario.markers)
     ending: Ending = run.ending
     return {"version": run.version, "ending": {"reason": ending.reason, "turns": ending.turns},
-            "probes": run.probes, "retries": run.retries,
+            "probes": run.probes, "retries": run.retries, "markers": list(run.markers),
+            "workspace": None if run.workspace is None else list(run.workspace),
             "requests": [{**anatomy, "shape": shape.as_data()} for anatomy, shape in
                          zip(anatomies(log, model=scenario.model, fallback_model=scenario.fallback_model), shapes)]}
 
@@ -177,9 +194,9 @@ def conformance_file(name: str) -> Path:
 def load_anatomies(path: Path | None = None, version: str | None = None) -> dict[str, Any]:
     """The recorded anatomies (``record_anatomies``' file); by default the pinned version's."""
     if path is None:
-        from .sides import CLAUDE_CODE_VERSION
+        from .sides import CLAUDE_CODE_VERSION, expectations_name
 
-        path = conformance_file(f"claude-code-{version or CLAUDE_CODE_VERSION}.requests.json")
+        path = conformance_file(expectations_name(version or CLAUDE_CODE_VERSION, "requests"))
     return json.loads(Path(path).read_text(encoding="utf-8"))
 
 

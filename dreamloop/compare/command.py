@@ -7,8 +7,11 @@ Each scenario runs through both loops (``sides.py``), each against its own
 offline API server; one row per scenario says what each side sent and how it
 ended, then ``MATCH`` or ``DIFFER`` with what differs. Without a ``claude``
 binary (``--claude PATH``, or ``make conformance`` to install the pinned one) it
-says how to get it and runs dreamloop's side alone. Exit status: 0; 1 when
-``--check`` finds an unexpected change; 2 for a usage error.
+says how to get it and runs dreamloop's side alone. ``--check FILE`` compares
+both sides with the file whatever the installed version: it says which
+versions it compared, and a line of Claude Code's side that changed under
+another version is reported as a change since the file's. Exit status: 0; 1
+when ``--check`` finds an unexpected change; 2 for a usage error.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from typing import Sequence
 
 from .conformance import Comparison, check, load_expectations, record
 from .scenarios import SCENARIOS, Scenario, scenario
-from .shapes import SideRun, differences
+from .shapes import SideRun, differences, workspace_line
 from .sides import CLAUDE_CODE_VERSION, DEFAULT_TIMEOUT, claude_code_version, find_claude, run_claude_code, \
     run_dreamloop
 
@@ -120,6 +123,10 @@ def run_compare(args: argparse.Namespace, parser: argparse.ArgumentParser) -> in
         args.json.write_text(json.dumps(_as_data(comparisons, version), indent=1) + "\n", encoding="utf-8")
     status = 0
     if expected is not None:
+        recorded = expected.get("claude_code")
+        if claude and version != recorded:
+            print(f"Claude Code {version} is not the version {args.check} was recorded with ({recorded}): "
+                  f"each line of its side that changed is reported as a change since {recorded}", flush=True)
         changes = check(expected, comparisons)
         for _ in range(CHECK_TRIES - 1):  # a timing-dependent run is asked again before it is called a change
             changed = {line.split(":", 1)[0] for line in changes}
@@ -135,7 +142,9 @@ def run_compare(args: argparse.Namespace, parser: argparse.ArgumentParser) -> in
         unlabelled = [c.name for c in comparisons if c.name in expected["scenarios"] and
                       not expected["scenarios"][c.name].get("match") and
                       not expected["scenarios"][c.name].get("deliberate")]
-        print(f"check against {args.check}: {len(changes)} unexpected change(s)"
+        compared = (f"Claude Code {version} and dreamloop against Claude Code {recorded}'s recording" if claude
+                    else f"dreamloop alone against Claude Code {recorded}'s recording")
+        print(f"check against {args.check} ({compared}): {len(changes)} unexpected change(s)"
               + (f"; {len(unlabelled)} recorded difference(s) not yet labelled deliberate" if unlabelled else ""))
         status = 1 if changes else 0
     if args.record:
@@ -161,6 +170,8 @@ def _print_row(comparison: Comparison, details: bool) -> None:
                   + (f" ({side.retries} api_retry)" if side.retries else ""))
             for number, shape in enumerate(side.requests, start=1):
                 print(f"      {number}. {shape.summary()}")
+            if side.workspace is not None:
+                print(f"      workspace: {workspace_line(side.workspace)}")
             for note in side.notes:
                 print(f"      note: {_visible(note)}")
     sys.stdout.flush()

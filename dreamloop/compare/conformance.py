@@ -2,30 +2,43 @@
 
 ``conformance/claude-code-<version>.json`` (in the repository) holds, for each
 scenario, what each side did as *outcome lines* (``outcome``: one line per
-request, then the ending, shapes only), whether they MATCH, what differs, and
+request, the scenario's own texts and where they arrived, what became of the
+workspace, then the ending; shapes only), whether they MATCH, what differs, and
 for a deliberate difference its ``reason`` and the ``chapter`` that tells the
-learner. ``check`` compares a new comparison with it: an outcome of either side
-that changed is an *unexpected change* (the check fails); a side that did not
-run (Claude Code not installed) is not checked. ``record`` writes a new file,
-keeping each scenario's ``deliberate`` label. The file format::
+learner. ``check`` compares a new comparison with it: an outcome line of either
+side that changed is an *unexpected change* (the check fails), whatever Claude
+Code's version; a side that did not run (Claude Code not installed) is not
+checked. ``record`` writes the file, keeping each scenario's ``deliberate``
+label (and, for the same version, the scenarios not run this time). The file
+format::
 
     {"claude_code": "2.1.332", "scenarios": {NAME: {
         "claude_code": [LINE, ...], "dreamloop": [LINE, ...],
         "match": true, "differences": [...],
         "deliberate": {"reason": "...", "chapter": "08_recovery"} | null,
-        "claude_code_context": N}}}
+        "claude_code_context": N, "claude_code_turns": N, "dreamloop_turns": N}}}
+
+with lines such as::
+
+    "200 stream max_tokens=32000 main +user[text]"
+    "200 stream max_tokens=32000 main +assistant[text, tool_use] user[tool_result] results[toolu_fake_0001:error]
+        inside[toolu_fake_0001 57#8a1f0c2e]"   (one line)
+    "texts: 'config.py is frozen' request 3 result toolu_fake_0002"
+    "workspace: unchanged"
+    "ending: completed"
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
-from .shapes import RequestShape, SideRun
+from .shapes import RequestShape, SideRun, workspace_line
 
-__all__ = ["Comparison", "Expectations", "check", "load_expectations", "outcome", "record"]
+__all__ = ["Comparison", "Expectations", "changed_lines", "check", "load_expectations", "outcome", "record"]
 
 
 @dataclass
@@ -53,19 +66,36 @@ Expectations = dict[str, Any]
 
 def outcome(run: SideRun, *, order_free: bool = False) -> list[str]:
     """A side's run as the lines the check compares: ``probe: N skipped`` when there were probes, one
-    per request (what the MATCH rule looks at), then ``ending: REASON``. ``order_free``: each request's tool_result ids sorted."""
+    per request, ``texts: ...`` when the scenario names texts of its own, ``workspace: ...`` when it was
+    looked at, then ``ending: REASON``. A request's line::
+
+        200 stream max_tokens=32000 main +assistant[text, tool_use] user[tool_result] results[toolu_fake_0001]
+            inside[toolu_fake_0001 57#8a1f0c2e]
+
+    (one line): status (``/error_type`` when an error was sent), streamed or not, the absolute ``max_tokens``,
+    the model's role, the messages added, the tool_result ids (``:error`` for ``is_error``), and the
+    reminders inside those results as ``length#hash`` (``shapes.reminder_digest``) after the id they were in.
+    ``order_free``: ids sorted, and the reminders listed without ids (which result is last depends on timing)."""
     probes = [f"probe: {run.probes} skipped"] if run.probes else []
-    return probes + [_request_line(r, order_free) for r in run.requests] + [f"ending: {run.ending.reason}"]
+    texts = ["texts: " + "; ".join(f"{said!r} {where}" for said, where in run.arrivals())] if run.markers else []
+    workspace = [f"workspace: {workspace_line(run.workspace)}"] if run.workspace is not None else []
+    return (probes + [_request_line(r, order_free) for r in run.requests] + texts + workspace
+            + [f"ending: {run.ending.reason}"])
 
 
 def _request_line(shape: RequestShape, order_free: bool) -> str:
     results = sorted(shape.tool_results) if order_free else list(shape.tool_results)
     status = f"{shape.status}" + (f"/{shape.error}" if shape.error else "")
     added = " ".join(str(a) for a in shape.added) or "nothing"
-    line = (f"{status} {'stream' if shape.streamed else 'no-stream'} max_tokens({shape.max_tokens_change}) "
+    line = (f"{status} {'stream' if shape.streamed else 'no-stream'} max_tokens={shape.max_tokens} "
             f"{shape.model} +{added}")
     if results:
         line += " results[" + " ".join(f"{i}{':error' if e else ''}" for i, e in results) + "]"
+    if shape.result_reminders:
+        if order_free:
+            line += " inside[" + " ".join(sorted(f"{n}#{h}" for _, n, h in shape.result_reminders)) + "]"
+        else:
+            line += " inside[" + ", ".join(f"{i} {n}#{h}" for i, n, h in shape.result_reminders) + "]"
     return line
 
 
@@ -83,10 +113,14 @@ def load_expectations(path: Path) -> Expectations:
 
 
 def check(expected: Expectations, comparisons: Iterable[Comparison]) -> list[str]:
-    """Unexpected changes of ``comparisons`` against ``expected``, one line each (empty: as recorded).
+    """Unexpected changes of ``comparisons`` against ``expected``, one line per changed outcome line (empty:
+    as recorded): ``NAME: dreamloop changed: line 2: was '...', now '...'``.
 
-    A scenario not in the file is a change (record it); the ``claude_code`` side is
-    checked only where it ran, and only against the version the file is for."""
+    A scenario not in the file is a change (record it). Both sides are checked wherever they ran, whatever
+    the installed version (dreamloop's choice, so an upgrade never passes silently): a run of another version
+    than the file's reports each line of its side that changed as a change since the file's version
+    (``NAME: claude code changed since 2.1.332 (now 2.1.333): ...``). A side that did not run (no ``claude``
+    binary) is not checked."""
     changes: list[str] = []
     version = expected.get("claude_code")
     for comparison in comparisons:
@@ -95,32 +129,52 @@ def check(expected: Expectations, comparisons: Iterable[Comparison]) -> list[str
             changes.append(f"{comparison.name}: not in the expectations (re-record with --record)")
             continue
         sides = [("dreamloop", comparison.dreamloop)]
-        if comparison.claude_code is not None and comparison.claude_code.version == version:
+        if comparison.claude_code is not None:
             sides.append(("claude_code", comparison.claude_code))
         for key, run in sides:
             now = outcome(run, order_free=comparison.order_free)
             was = recorded.get(key, [])
-            if now != was:
-                changes.append(f"{comparison.name}: {key.replace('_', ' ')} changed: {_first_change(was, now)}")
+            since = f" since {version} (now {run.version})" if key == "claude_code" and run.version != version else ""
+            changes.extend(f"{comparison.name}: {key.replace('_', ' ')} changed{since}: {line}"
+                           for line in changed_lines(was, now))
     return changes
 
 
-def _first_change(was: list[str], now: list[str]) -> str:
-    for number, (a, b) in enumerate(zip(was, now), start=1):
-        if a != b:
-            return f"line {number}: was {a!r}, now {b!r}"
-    if len(was) != len(now):
-        return f"{len(was)} lines were recorded, {len(now)} now"
-    return "no difference"
+def changed_lines(was: list[str], now: list[str]) -> list[str]:
+    """Each outcome line that changed, was added or went away, numbered as recorded (``difflib``'s
+    matching, so a request added in the middle is one change, not every line after it)."""
+    out: list[str] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, was, now, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        for k in range(max(i2 - i1, j2 - j1)):
+            old = was[i1 + k] if i1 + k < i2 else None
+            new = now[j1 + k] if j1 + k < j2 else None
+            if old is not None and new is not None:
+                out.append(f"line {i1 + k + 1}: was {old!r}, now {new!r}")
+            elif old is not None:
+                out.append(f"line {i1 + k + 1}: was {old!r}, now gone")
+            else:
+                out.append(f"new line after line {i2}: {new!r}")
+    return out
 
 
 def record(path: Path, comparisons: Iterable[Comparison], version: str) -> Expectations:
     """Write the expectations for ``version`` to ``path`` from ``comparisons`` (each must have both
-    sides), keeping the ``deliberate`` labels of a file already there; returns what was written."""
+    sides), keeping the ``deliberate`` labels of a file already there; returns what was written. When that
+    file is for the same version, its scenarios that were not run this time and are still in the library are
+    kept as they were (a scenario added or changed can be recorded alone); the scenarios are written in the
+    library's order."""
+    from .scenarios import SCENARIOS
+
     previous: dict[str, Any] = {}
+    kept: dict[str, Any] = {}
     if Path(path).is_file():
-        previous = load_expectations(path)["scenarios"]
-    scenarios: dict[str, Any] = {}
+        old = load_expectations(path)
+        previous = old["scenarios"]
+        if old.get("claude_code") == version:
+            kept = {name: row for name, row in previous.items() if any(each.name == name for each in SCENARIOS)}
+    scenarios: dict[str, Any] = kept
     for comparison in comparisons:
         if comparison.claude_code is None or comparison.differences is None:
             raise ValueError(f"{comparison.name}: recording needs Claude Code's side too")
@@ -135,6 +189,8 @@ def record(path: Path, comparisons: Iterable[Comparison], version: str) -> Expec
             "claude_code_turns": comparison.claude_code.ending.turns,
             "dreamloop_turns": comparison.dreamloop.ending.turns,
         }
+    order = {each.name: number for number, each in enumerate(SCENARIOS)}
+    scenarios = dict(sorted(scenarios.items(), key=lambda item: order.get(item[0], len(order))))
     data = {"claude_code": version,
             "about": "What Claude Code and dreamloop did on each scenario of `dreamloop compare`, as shapes "
                      "(no text of Anthropic's). Checked by `make conformance`; re-recorded with "

@@ -47,7 +47,9 @@ class Scenario:
     edits, e.g. ``("Bash",)``), ``env`` (for ``claude -p``), ``thinking_budget`` (tokens;
     ``--thinking-budget`` for dreamloop, ``MAX_THINKING_TOKENS`` for ``claude -p``, as
     ``max_tokens_with_thinking`` gives them), ``order_free`` (tool_result order depends on timing: compared as
-    a set)."""
+    a set), ``markers`` (texts of the scenario's own, in its files, hooks or script: where each first reached
+    the model on the user's side is recorded and compared, ``shapes.RequestShape.texts``; a hook's reason, a
+    file's changed content)."""
 
     name: str
     about: str
@@ -62,6 +64,7 @@ class Scenario:
     env: Mapping[str, str] = field(default_factory=dict)
     thinking_budget: int | None = None
     order_free: bool = False
+    markers: tuple[str, ...] = ()
 
     def settings(self, workspace: str, scratch: str) -> dict[str, Any] | None:
         """The settings file both sides get (``--settings``), or None: ``hooks`` with paths filled in."""
@@ -299,8 +302,29 @@ def _endless_tools(ws: str) -> Script:
     return lambda body, index: reply(f"Reading, pass {index + 1}.", _read(ws))
 
 
-def _edit_then_answer(ws: str) -> Script:
-    return [reply("Editing.", _edit(ws)), reply("Done.")]
+def _read_then_blocked_edit(ws: str) -> Script:
+    """A Read, then an Edit of the file just read (so the Edit tool itself would take it), then an answer."""
+    return [reply("Reading.", _read(ws)), reply("Editing.", _edit(ws)), reply("The edit was refused.")]
+
+
+def _finishing_order(ws: str) -> Script:
+    """Three calls in one response that finish in another order than they were called: a command that
+    waits two seconds, a Read (at once), a command that waits one second."""
+    return [reply("Three calls.", tool_use("Bash", {"command": "sleep 2", "description": "wait two seconds"}),
+                  _read(ws), tool_use("Bash", {"command": "sleep 1", "description": "wait one second"})),
+            reply("All three are done.")]
+
+
+def _http_429_fallback(ws: str) -> Script:
+    def policy(body: dict[str, Any], index: int) -> Turn:
+        return reply("value is 1.") if body.get("model") == FALLBACK_MODEL else http_error(429, retry_after_ms=1)
+    return policy
+
+
+def _http_529_to_sonnet(ws: str) -> Script:
+    def policy(body: dict[str, Any], index: int) -> Turn:
+        return reply("value is 1.") if body.get("model") == DEFAULT_MODEL else http_error(529, retry_after_ms=1)
+    return policy
 
 
 def _read_then_answer(ws: str) -> Script:
@@ -349,6 +373,9 @@ SCENARIOS: tuple[Scenario, ...] = (
              _parallel_reads, order_free=True),
     Scenario("missing_and_unknown", "parallel: a Read, a Read of a missing file, an unknown tool", ASK,
              _missing_and_unknown, order_free=True),
+    Scenario("results_in_finishing_order", "parallel calls that finish in another order than called "
+             "(a command waiting 2 s, a Read, a command waiting 1 s)", "run the two commands and read config.py",
+             _finishing_order, allow=("Bash",)),
     Scenario("invalid_tool_input", "a Read whose input lacks file_path", ASK, _invalid_input),
     Scenario("bash_fails_parallel", "a failing Bash call beside a running Bash call and a Read",
              "run the two commands and read config.py", _bash_fails_parallel, allow=("Bash",), order_free=True),
@@ -365,6 +392,11 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario("http_404_fallback", "HTTP 404 (an unknown model) from the main model; a fallback model answers",
              ASK, _http_404_fallback, fallback_model=FALLBACK_MODEL),
     Scenario("http_429_retry_after", "HTTP 429 with retry-after, then the answer", ASK, _http_429),
+    Scenario("http_429_fallback", "HTTP 429 on every request to the main model; a fallback model is set", ASK,
+             _http_429_fallback, fallback_model=FALLBACK_MODEL),
+    Scenario("output_limit_fallback", f"HTTP 529 from {OPUS_MODEL}; {DEFAULT_MODEL}, the fallback model, "
+             "answers: each model's max_tokens", ASK, _http_529_to_sonnet, model=OPUS_MODEL,
+             fallback_model=DEFAULT_MODEL),
     Scenario("http_500", "HTTP 500 once, then the answer", ASK, _http_500),
     Scenario("stream_error_before_block", "an overloaded_error event while the first text streams", ASK,
              _error_before_block),
@@ -372,6 +404,8 @@ SCENARIOS: tuple[Scenario, ...] = (
              ASK, _error_inside_tool_use),
     Scenario("stream_error_after_tool_use", "an overloaded_error event after a complete tool_use block", ASK,
              _error_after_tool_use),
+    Scenario("output_limit_streaming_fallback", f"{OPUS_MODEL}'s stream breaks before a block is complete: "
+             "the max_tokens of the request sent again", ASK, _error_before_block, model=OPUS_MODEL),
     Scenario("disconnect_during_text", "the connection drops while text streams", ASK, _drop_during_text),
     Scenario("disconnect_inside_tool_use", "the connection drops inside a tool_use", ASK, _drop_inside_tool_use),
     Scenario("disconnect_after_tool_use", "the connection drops after a complete tool_use block", ASK,
@@ -385,24 +419,29 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario("empty_text_block", "an answer that is one empty text block", ASK, _empty_text),
     Scenario("max_turns", "a model that never stops calling tools, --max-turns 2", ASK, _endless_tools,
              max_turns=2),
-    Scenario("hook_pre_tool_use_exit_2", "a PreToolUse hook blocks the Edit (exit 2)", CHANGE, _edit_then_answer,
-             hooks=_hook("PreToolUse", "echo 'config.py is frozen' >&2; exit 2", "Edit")),
-    Scenario("hook_pre_tool_use_deny", "a PreToolUse hook denies the Edit (JSON)", CHANGE, _edit_then_answer,
-             hooks=_hook("PreToolUse", _DENY_JSON, "Edit")),
+    Scenario("hook_pre_tool_use_exit_2", "a PreToolUse hook blocks an Edit of the file just read (exit 2)", CHANGE,
+             _read_then_blocked_edit, hooks=_hook("PreToolUse", "echo 'config.py is frozen' >&2; exit 2", "Edit"),
+             markers=("config.py is frozen",)),
+    Scenario("hook_pre_tool_use_deny", "a PreToolUse hook denies an Edit of the file just read (JSON)", CHANGE,
+             _read_then_blocked_edit, hooks=_hook("PreToolUse", _DENY_JSON, "Edit"), markers=("config.py is frozen",)),
     Scenario("hook_pre_tool_use_updated_input", "a PreToolUse hook points the Read at another file", ASK,
-             _read_then_answer, hooks=_hook("PreToolUse", _UPDATED_INPUT, "Read")),
+             _read_then_answer, hooks=_hook("PreToolUse", _UPDATED_INPUT, "Read"),
+             markers=("value = 1", "Hello, {name}")),
     Scenario("hook_post_tool_use_context", "a PostToolUse hook adds context to a Read's result", ASK,
-             _read_then_answer, hooks=_hook("PostToolUse", _POST_CONTEXT, "Read")),
+             _read_then_answer, hooks=_hook("PostToolUse", _POST_CONTEXT, "Read"),
+             markers=("config.py is generated",)),
     Scenario("hook_stop_exit_2_once", "a Stop hook blocks the first end (exit 2), then lets it end", ASK,
-             _stop_hook, hooks=_hook("Stop", _STOP_ONCE)),
+             _stop_hook, hooks=_hook("Stop", _STOP_ONCE), markers=("run the tests first",)),
     Scenario("signed_thinking", "a signed thinking block before a tool call, sent back with its signature", ASK,
              _signed_thinking, thinking_budget=2048),
     Scenario("opus_probe", "a text answer with an Opus model (Claude Code probes first)", ASK, _plain,
              model=OPUS_MODEL),
     Scenario("memory_file", "a workspace with a CLAUDE.md: one Read, then the answer", ASK, _one_tool,
-             files={"config.py": CONFIG, "greeter.py": GREETER, "CLAUDE.md": MEMORY}),
+             files={"config.py": CONFIG, "greeter.py": GREETER, "CLAUDE.md": MEMORY},
+             markers=("answer in one sentence",)),
     Scenario("files_changed_between_turns", "config.py (read) and CLAUDE.md change on disk between turns", ASK,
-             _changed_behind, files={"config.py": CONFIG, "greeter.py": GREETER, "CLAUDE.md": MEMORY}),
+             _changed_behind, files={"config.py": CONFIG, "greeter.py": GREETER, "CLAUDE.md": MEMORY},
+             markers=("value = 7", "two sentences")),
     Scenario("unknown_content_block", "a content block of a type no SDK knows, between a text and a Read", ASK,
              _unknown_block),
 )

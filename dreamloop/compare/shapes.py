@@ -2,35 +2,44 @@
 
 Pure functions of the offline API's request log (``ReceivedRequest``s) and a
 side's ending. A *shape* keeps what the loop decided, never what Anthropic
-wrote: statuses, ``max_tokens`` (and whether it rose or fell against the side's
-first request), streamed or not, which model (main, fallback, other), and what
-each request added to the conversation, as roles and block kinds (``text``,
-``reminder`` for a ``<system-reminder>`` text block, ``tool_use``,
-``tool_result``, ``thinking``, ...) with the tool_result ids and their
-``is_error`` flags. Reminders *inside* a tool_result's content (Claude Code
-2.1.332's Read appended one to the file it read in ``one_tool``, and a
-PostToolUse hook's context went there in ``hook_post_tool_use_context``) are
-counted apart (``RequestShape.result_reminders``), reported, not compared: a
-tool's own text is not the loop's decision.
+wrote: statuses, ``max_tokens`` (the absolute limit; also whether it rose or
+fell against the side's first request), streamed or not, which model (main,
+fallback, other), and what each request added to the conversation, as roles
+and block kinds (``text``, ``reminder`` for a ``<system-reminder>`` text block,
+``tool_use``, ``tool_result``, ``thinking``, ...) with the tool_result ids and
+their ``is_error`` flags. Reminders *inside* a tool_result's content are kept as
+a length and a short hash each, their numbers blanked first
+(``RequestShape.result_reminders``): Claude Code 2.1.332 appended one to the
+last tool_result of every results message, in ``one_tool``,
+``results_in_finishing_order`` and every scenario with a tool call, and a
+PostToolUse hook's context went there in ``hook_post_tool_use_context``. A scenario's own texts (``Scenario.markers``:
+a hook's reason, a file's new content) are looked for in what each request added
+on the user's side, and where each first arrived is kept (``RequestShape.texts``,
+``SideRun.markers``), so a scenario shows whose words reached the model and
+where, without any text of Anthropic's.
 
 The MATCH rule (``differences``; dreamloop's choice, written down in
 ``docs/compare.md``):
 
 * the same number of requests reach the model (``/v1/messages``; the probe
   request of Claude Code 2.1.332, below, ``opus_probe``, is skipped and reported);
-* request by request: the same HTTP status, streamed or not, ``max_tokens``
-  raised / lowered / unchanged against that side's first request, the same
-  model role (``main``, ``fallback`` or ``other``), the same added messages
-  as roles and block kinds, the same tool_result ids with the same
-  ``is_error`` flags (as a set where the scenario says the order depends on
-  timing);
+* request by request: the same HTTP status, streamed or not, the same
+  absolute ``max_tokens``, the same model role (``main``, ``fallback`` or
+  ``other``), the same added messages as roles and block kinds, the same
+  tool_result ids with the same ``is_error`` flags (as a set where the
+  scenario says the order depends on timing);
+* where the scenario names texts of its own: each arrived at the same request
+  and place on both sides (or never);
+* the same files of the workspace changed;
 * the same ending, compared by name (dreamloop's Terminal reason against the
   ``terminal_reason`` of the ``claude -p`` result line).
 
-The first user message's leading reminder blocks (eight from Claude Code 2.1.332
-in ``one_tool``: its environment, the date, its tool lists; the *context*) are
-counted apart (``RequestShape.context``) and reported, not compared: they are
-the same in every scenario and would hide what a scenario is about.
+Reported, not compared: the first user message's leading reminder blocks (the
+*context*, ``RequestShape.context``: eight from Claude Code 2.1.332 in
+``one_tool``, nine with a CLAUDE.md in ``memory_file``; compared, they would hide
+what a scenario is about), and the reminders inside tool_results (dreamloop
+sends none of its own there; a scenario about what the loop adds between turns
+names the texts such an addition would carry).
 
 The probe: with an Opus model Claude Code 2.1.332's first request carried
 ``role: "system"`` messages under a dated beta; the offline API answered 400 and
@@ -39,14 +48,18 @@ it resent without them (``opus_probe``). ``is_probe`` finds it.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Sequence
 
 __all__ = ["Added", "Ending", "RequestShape", "SideRun", "block_kind", "differences", "is_probe",
-           "request_shapes"]
+           "reminder_digest", "request_shapes", "workspace_line"]
 
 REMINDER_OPEN = "<system-reminder>"
+_REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.DOTALL)
+_NUMBERS = re.compile(r"[0-9]+")
 
 
 @dataclass(frozen=True)
@@ -70,15 +83,18 @@ class RequestShape:
 
     ``status``: the HTTP status (200 for a stream, even one that later carried an
     error event); ``error``: the error type sent, mid-stream ones included (or
-    None); ``streamed``; ``max_tokens`` and ``max_tokens_change`` ("=", "+",
-    "-" against the side's first request); ``model`` ("main", "fallback" or
-    "other:NAME"); ``added``: the messages new against the previous request
-    (all of them for the first); ``tool_results``: ``(tool_use_id, is_error)``
-    of the added results, in order; ``context``: leading reminder blocks of
-    the first user message (first request only); ``result_reminders``: reminders
-    inside the added tool_results' content; ``fields``: the body's
-    top-level keys; ``cache_control``: where the markers sit, as
-    ``"system"``, ``"tools"`` or ``"messages[i]"``.
+    None); ``streamed``; ``max_tokens`` (tokens, as sent) and ``max_tokens_change``
+    ("=", "+", "-" against the side's first request); ``model`` ("main",
+    "fallback" or "other:NAME"); ``added``: the messages new against the previous
+    request (all of them for the first); ``tool_results``: ``(tool_use_id,
+    is_error)`` of the added results, in order; ``context``: leading reminder
+    blocks of the first user message (first request only); ``result_reminders``:
+    ``(tool_use_id, length, hash)`` of each reminder inside the added tool_results'
+    content (``reminder_digest``); ``texts``: ``(text, place)`` for each of the
+    scenario's own texts found in what this request added on the user's side
+    (``place``: ``context``, ``text``, ``reminder``, ``result ID`` or ``reminder inside
+    result ID``); ``fields``: the body's top-level keys; ``cache_control``: where
+    the markers sit, as ``"system"``, ``"tools"`` or ``"messages[i]"``.
     """
 
     status: int
@@ -90,7 +106,8 @@ class RequestShape:
     added: tuple[Added, ...]
     tool_results: tuple[tuple[str, bool], ...]
     context: int = 0
-    result_reminders: int = 0
+    result_reminders: tuple[tuple[str, int, str], ...] = ()
+    texts: tuple[tuple[str, str], ...] = ()
     fields: tuple[str, ...] = ()
     cache_control: tuple[str, ...] = ()
 
@@ -103,7 +120,10 @@ class RequestShape:
         if self.tool_results:
             parts.append("results[" + " ".join(f"{i}{' ERR' if e else ''}" for i, e in self.tool_results) + "]")
         if self.result_reminders:
-            parts.append(f"({self.result_reminders} reminder(s) inside results)")
+            parts.append(f"({len(self.result_reminders)} reminder(s) inside results: "
+                         + " ".join(f"{length}#{digest}" for _, length, digest in self.result_reminders) + ")")
+        for said, place in self.texts:
+            parts.append(f"{said!r} in {place}")
         if self.context:
             parts.append(f"context:{self.context} reminders")
         return " ".join(parts)
@@ -129,7 +149,9 @@ class SideRun:
     """One side's run of one scenario: ``side`` ("claude-code" or "dreamloop"), ``version``,
     ``requests`` (shapes of the requests that reached the model), ``probes`` (skipped probe requests),
     ``ending``, ``seconds`` (wall time), ``notes`` (what a person should know: a retry line, a timeout),
-    ``retries`` (the ``api_retry`` lines of ``claude -p``)."""
+    ``retries`` (the ``api_retry`` lines of ``claude -p``), ``markers`` (the scenario's own texts looked for:
+    ``arrivals`` says where each first reached the model), ``workspace`` (what became of the scenario's files:
+    ``("config.py changed",)``, ``()`` for none changed; None: not looked at)."""
 
     side: str
     version: str
@@ -139,23 +161,51 @@ class SideRun:
     seconds: float = 0.0
     retries: int = 0
     notes: list[str] = field(default_factory=list)
+    markers: tuple[str, ...] = ()
+    workspace: tuple[str, ...] | None = None
+
+    def arrivals(self) -> list[tuple[str, str]]:
+        """Each of ``markers`` with where it first reached the model: ``request N PLACE`` (places joined
+        by ``, `` when it came in several at once; ``RequestShape.texts``), or ``never``."""
+        found: list[tuple[str, str]] = []
+        for marker in self.markers:
+            where = "never"
+            for number, shape in enumerate(self.requests, start=1):
+                places = [place for said, place in shape.texts if said == marker]
+                if places:
+                    where = f"request {number} {', '.join(places)}"
+                    break
+            found.append((marker, where))
+        return found
 
     def as_data(self) -> dict[str, Any]:
         return {"side": self.side, "version": self.version, "requests": [r.as_data() for r in self.requests],
                 "probes": self.probes, "ending": asdict(self.ending), "retries": self.retries,
-                "seconds": round(self.seconds, 2), "notes": list(self.notes)}
+                "seconds": round(self.seconds, 2), "notes": list(self.notes), "markers": list(self.markers),
+                "workspace": None if self.workspace is None else list(self.workspace)}
 
     @classmethod
     def from_data(cls, data: dict[str, Any]) -> "SideRun":
+        """The run ``as_data`` wrote (a file recorded before texts and reminders were kept reads with none)."""
         requests = [RequestShape(**{**r, "added": tuple(Added(a["role"], tuple(a["kinds"]), a.get("extends", False))
                                                    for a in r["added"]),
                                     "tool_results": tuple((i, bool(e)) for i, e in r["tool_results"]),
+                                    "result_reminders": tuple((str(i), int(n), str(h)) for i, n, h in
+                                                              _listed(r.get("result_reminders"))),
+                                    "texts": tuple((str(t), str(p)) for t, p in _listed(r.get("texts"))),
                                     "fields": tuple(r.get("fields", ())),
                                     "cache_control": tuple(r.get("cache_control", ()))})
                     for r in data["requests"]]
+        workspace = data.get("workspace")
         return cls(side=data["side"], version=data["version"], requests=requests, ending=Ending(**data["ending"]),
                    probes=data.get("probes", 0), seconds=data.get("seconds", 0.0), retries=data.get("retries", 0),
-                   notes=list(data.get("notes", [])))
+                   notes=list(data.get("notes", [])), markers=tuple(data.get("markers", ())),
+                   workspace=None if workspace is None else tuple(workspace))
+
+
+def _listed(value: Any) -> list[Any]:
+    """A list field of recorded data; an older file's count (an int) or nothing reads as none."""
+    return list(value) if isinstance(value, (list, tuple)) else []
 
 
 # ---------------------------------------------------------------------------
@@ -173,6 +223,49 @@ def block_kind(block: Any) -> str:
     return kind
 
 
+def reminder_digest(text: str) -> tuple[int, str]:
+    """A reminder's length and short hash (the first 8 hex digits of its SHA-256), its numbers blanked
+    first (each run of digits read as ``0``; dreamloop's choice, so that a reminder whose figures move with
+    the size of the request reads the same in every run)."""
+    blanked = _NUMBERS.sub("0", text)
+    return len(blanked), hashlib.sha256(blanked.encode("utf-8")).hexdigest()[:8]
+
+
+def _content_text(content: Any) -> str:
+    """The text of a tool_result's content: a string, or its text blocks joined."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text")
+    return ""
+
+
+def _places(markers: Sequence[str], context: Sequence[Any], added: Sequence[dict[str, Any]]
+            ) -> list[tuple[str, str]]:
+    """Where each marker appears in the user's side of what a request added (see ``RequestShape.texts``)."""
+    spots: list[tuple[str, str]] = [("context", str(b.get("text", "")) if isinstance(b, dict) else str(b))
+                                    for b in context]
+    for message in added:
+        if message.get("role") != "user":
+            continue
+        for block in _blocks(message):
+            kind = block_kind(block)
+            if kind in ("text", "reminder"):
+                spots.append((kind, str(block.get("text", "")) if isinstance(block, dict) else str(block)))
+            elif kind == "tool_result":
+                ident = str(block.get("tool_use_id"))
+                body = _content_text(block.get("content", ""))
+                inside = _REMINDER.findall(body)
+                spots.append((f"result {ident}", _REMINDER.sub("", body)))
+                spots.extend((f"reminder inside result {ident}", text) for text in inside)
+    found: list[tuple[str, str]] = []
+    for marker in markers:
+        for place, text in spots:
+            if marker in text and (marker, place) not in found:
+                found.append((marker, place))
+    return found
+
+
 def is_probe(request: Any) -> bool:
     """The probe of Claude Code 2.1.332 (``opus_probe``): a rejected request whose messages carry
     ``role: "system"``."""
@@ -181,11 +274,12 @@ def is_probe(request: Any) -> bool:
                                          if isinstance(m, dict))
 
 
-def request_shapes(requests: Iterable[Any], *, model: str, fallback_model: str | None = None
-                   ) -> tuple[list[RequestShape], int]:
+def request_shapes(requests: Iterable[Any], *, model: str, fallback_model: str | None = None,
+                   markers: Sequence[str] = ()) -> tuple[list[RequestShape], int]:
     """The shapes of the ``/v1/messages`` requests in ``requests`` (``ReceivedRequest``s, in arrival
     order), and how many probe requests were skipped. ``model`` / ``fallback_model``: the scenario's
-    names, so a request's model reads ``main`` or ``fallback``."""
+    names, so a request's model reads ``main`` or ``fallback``; ``markers``: the scenario's own texts to
+    look for (``RequestShape.texts``)."""
     shapes: list[RequestShape] = []
     probes = 0
     previous: list[str] | None = None
@@ -205,9 +299,12 @@ def request_shapes(requests: Iterable[Any], *, model: str, fallback_model: str |
         extends = False
         if previous is not None and start < len(previous) and added_messages:
             extends, added_messages = _extension(previous_messages[start], added_messages)
-        context = 0
+        context, lead = 0, []
         if previous is None and added_messages:
-            context, added_messages = _split_context(added_messages)
+            lead, added_messages = _split_context(added_messages)
+            context = len(lead)
+        results = [b for m in added_messages for b in _blocks(m)
+                   if isinstance(b, dict) and b.get("type") == "tool_result"]
         max_tokens = body.get("max_tokens") if isinstance(body.get("max_tokens"), int) else None
         if first_max is None:
             first_max = max_tokens
@@ -220,13 +317,11 @@ def request_shapes(requests: Iterable[Any], *, model: str, fallback_model: str |
             model=_model_role(body.get("model"), model, fallback_model),
             added=tuple(Added(str(m.get("role")), tuple(block_kind(b) for b in _blocks(m)), extends and n == 0)
                         for n, m in enumerate(added_messages)),
-            tool_results=tuple((str(b.get("tool_use_id")), bool(b.get("is_error")))
-                               for m in added_messages for b in _blocks(m)
-                               if isinstance(b, dict) and b.get("type") == "tool_result"),
+            tool_results=tuple((str(b.get("tool_use_id")), bool(b.get("is_error"))) for b in results),
             context=context,
-            result_reminders=sum(json.dumps(b.get("content", ""), ensure_ascii=False).count(REMINDER_OPEN)
-                                 for m in added_messages for b in _blocks(m)
-                                 if isinstance(b, dict) and b.get("type") == "tool_result"),
+            result_reminders=tuple((str(b.get("tool_use_id")), *reminder_digest(text)) for b in results
+                                   for text in _REMINDER.findall(_content_text(b.get("content", "")))),
+            texts=tuple(_places(markers, lead, added_messages)),
             fields=tuple(sorted(body)),
             cache_control=tuple(_cache_control(body)),
         ))
@@ -271,16 +366,16 @@ def _common_prefix(a: Sequence[str], b: Sequence[str]) -> int:
     return n
 
 
-def _split_context(messages: list[dict[str, Any]]) -> tuple[int, list[dict[str, Any]]]:
-    """The leading reminder blocks of the first user message, counted and taken off."""
+def _split_context(messages: list[dict[str, Any]]) -> tuple[list[Any], list[dict[str, Any]]]:
+    """The leading reminder blocks of the first user message, taken off: (those blocks, the messages left)."""
     first, rest = messages[0], messages[1:]
     if first.get("role") != "user":
-        return 0, messages
+        return [], messages
     blocks = _blocks(first)
     lead = 0
     while lead < len(blocks) - 1 and block_kind(blocks[lead]) == "reminder":
         lead += 1
-    return lead, [{**first, "content": blocks[lead:]}, *rest]
+    return blocks[:lead], [{**first, "content": blocks[lead:]}, *rest]
 
 
 def _change(first: int | None, now: int | None) -> str:
@@ -328,16 +423,28 @@ def differences(left: SideRun, right: SideRun, *, order_free: bool = False) -> l
     """What differs between two sides' runs under the MATCH rule (empty: MATCH).
 
     ``order_free``: compare each request's tool_result ids as a set (their order depends on
-    which parallel call finished first). Each difference is one line naming the request (from 1).
+    which parallel call finished first). Each difference is one line naming the request (from 1),
+    the text (``text 'config.py is frozen': request 3 result toolu_fake_0002 vs never``), the workspace
+    or the ending. A side whose workspace was not looked at (None) is not compared on it.
     """
     found: list[str] = []
     if len(left.requests) != len(right.requests):
         found.append(f"requests: {len(left.requests)} vs {len(right.requests)}")
     for number, (a, b) in enumerate(zip(left.requests, right.requests), start=1):
         found.extend(f"request {number}: {what}" for what in _request_differences(a, b, order_free))
+    for (said, theirs), (_, ours) in zip(left.arrivals(), right.arrivals()):
+        if theirs != ours:
+            found.append(f"text {said!r}: {theirs} vs {ours}")
+    if left.workspace is not None and right.workspace is not None and left.workspace != right.workspace:
+        found.append(f"workspace: {workspace_line(left.workspace)} vs {workspace_line(right.workspace)}")
     if left.ending.reason != right.ending.reason:
         found.append(f"ending: {left.ending.reason} vs {right.ending.reason}")
     return found
+
+
+def workspace_line(workspace: Sequence[str]) -> str:
+    """``config.py changed`` (several joined by ``, ``), or ``unchanged``."""
+    return ", ".join(workspace) or "unchanged"
 
 
 def _request_differences(a: RequestShape, b: RequestShape, order_free: bool) -> Iterable[str]:
@@ -345,8 +452,8 @@ def _request_differences(a: RequestShape, b: RequestShape, order_free: bool) -> 
         yield f"status {a.status} vs {b.status}"
     if a.streamed != b.streamed:
         yield f"{'streamed' if a.streamed else 'not streamed'} vs {'streamed' if b.streamed else 'not streamed'}"
-    if a.max_tokens_change != b.max_tokens_change:
-        yield f"max_tokens {a.max_tokens}({a.max_tokens_change}) vs {b.max_tokens}({b.max_tokens_change})"
+    if a.max_tokens != b.max_tokens:
+        yield f"max_tokens {a.max_tokens} vs {b.max_tokens}"
     if a.model != b.model:
         yield f"model {a.model} vs {b.model}"
     if a.added != b.added:

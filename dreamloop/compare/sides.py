@@ -37,11 +37,18 @@ from dreamloop.fake_api import serve
 from .scenarios import Scenario
 from .shapes import Ending, SideRun, request_shapes
 
-__all__ = ["CLAUDE_CODE_VERSION", "PLACEHOLDER_KEY", "SideFiles", "claude_code_version", "find_claude",
-           "run_claude_code", "run_dreamloop"]
+__all__ = ["CLAUDE_CODE_VERSION", "PLACEHOLDER_KEY", "SideFiles", "claude_code_version", "expectations_name",
+           "find_claude", "run_claude_code", "run_dreamloop", "workspace_changes"]
 
 CLAUDE_CODE_VERSION = "2.1.332"
-"""The Claude Code version the recorded expectations are for (``conformance/claude-code-2.1.332.json``)."""
+"""The pinned Claude Code version, in this one place: the version ``make conformance`` installs (the Makefile
+reads it from this line) and whose recorded files it checks against (``expectations_name``)."""
+
+
+def expectations_name(version: str = CLAUDE_CODE_VERSION, kind: str = "") -> str:
+    """The file name of a version's recorded expectations (``claude-code-2.1.332.json``), or with ``kind``
+    ``"requests"`` of its request anatomies (``claude-code-2.1.332.requests.json``), under ``conformance/``."""
+    return f"claude-code-{version}{'.' + kind if kind else ''}.json"
 PLACEHOLDER_KEY = "sk-ant-placeholder-not-a-key"
 DEFAULT_TIMEOUT = 90.0
 """Seconds one side's run of one scenario may take before its process group is killed."""
@@ -203,14 +210,35 @@ def _run(scenario: Scenario, side: str, version: str, args: list[str], env: dict
         requests = list(server.api.requests)
     if log is not None:
         log.extend(requests)
-    shapes, probes = request_shapes(requests, model=scenario.model, fallback_model=scenario.fallback_model)
+    shapes, probes = request_shapes(requests, model=scenario.model, fallback_model=scenario.fallback_model,
+                                    markers=scenario.markers)
     ending = Ending("timeout") if notes else Ending("no_result")
     tail = stderr.decode("utf-8", "replace").strip().splitlines()[-3:]
     if process.returncode not in (0, None) and tail:
         notes.append("stderr: " + " | ".join(line[:200] for line in tail))
     run = SideRun(side=side, version=version, requests=shapes, ending=ending, probes=probes,
-                  seconds=time.monotonic() - started, notes=notes)
+                  seconds=time.monotonic() - started, notes=notes, markers=scenario.markers,
+                  workspace=workspace_changes(scenario, files.workspace))
     return run, files
+
+
+def workspace_changes(scenario: Scenario, workspace: Path) -> tuple[str, ...]:
+    """What became of the scenario's files once the run ended: ``config.py changed`` / ``config.py removed``
+    for each that is not as the scenario wrote it, in the scenario's order (files a side added are not
+    looked at: dreamloop's choice)."""
+    out: list[str] = []
+    for name, content in scenario.files.items():
+        path = workspace / name
+        try:
+            now = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            out.append(f"{name} removed")
+            continue
+        except (OSError, UnicodeDecodeError):
+            now = None
+        if now != content:
+            out.append(f"{name} changed")
+    return tuple(out)
 
 
 def _kill_group(process: subprocess.Popen[Any]) -> None:

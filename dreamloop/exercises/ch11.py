@@ -1,8 +1,8 @@
 """Chapter 11: the real loop, two loops on one script: the exercise checks.
 
-Both checks read what was recorded, so they work without Claude Code installed:
-``conformance/claude-code-2.1.332.json`` (the expectations ``make conformance``
-checks) and ``conformance/claude-code-2.1.332.requests.json`` (each request of
+Both checks read what was recorded for the pinned version (``compare.sides.CLAUDE_CODE_VERSION``), so they
+work without Claude Code installed: ``conformance/claude-code-<version>.json`` (the expectations
+``make conformance`` checks) and ``conformance/claude-code-<version>.requests.json`` (each request of
 the chapter's scenarios as shapes, ``dreamloop.compare.anatomy``). A check
 never prints a recorded answer: it says which scenario or request is wrong and
 in which direction.
@@ -42,17 +42,18 @@ _WHY = {
 def _expectations() -> dict[str, Any]:
     from ..compare.anatomy import conformance_file
     from ..compare.conformance import load_expectations
-    from ..compare.sides import CLAUDE_CODE_VERSION
+    from ..compare.sides import expectations_name
 
-    return load_expectations(conformance_file(f"claude-code-{CLAUDE_CODE_VERSION}.json"))
+    return load_expectations(conformance_file(expectations_name()))
 
 
 def recorded_outcome(name: str, side: str = "claude_code") -> tuple[int, str]:
     """``(requests, ending)`` of ``side`` (``"claude_code"`` or ``"dreamloop"``) on scenario ``name``, as
     the expectations file records it (its outcome lines: ``probe: N skipped`` when the side probed, as
-    Claude Code 2.1.332 did in ``opus_probe``, one per request, then ``ending: REASON``)."""
+    Claude Code 2.1.332 did in ``opus_probe``, one per request, each opening with its HTTP status, then
+    ``texts:`` and ``workspace:`` lines, then ``ending: REASON``)."""
     lines = _expectations()["scenarios"][name][side]
-    requests = [line for line in lines[:-1] if not line.startswith("probe:")]  # a skipped probe is no request
+    requests = [line for line in lines if line[:1].isdigit()]  # a skipped probe is no request
     return len(requests), lines[-1].split(": ", 1)[1]
 
 
@@ -131,7 +132,7 @@ def check_reminders_added(fn: Any) -> bool:
     recorded runs of ``REMINDER_SCENARIOS``, both sides."""
     hint = tr("a request resends the whole conversation: what it adds is what comes after the longest run of "
               "messages it shares with the previous request, compared without cache_control (the marker moves). "
-              "A reminder is a block of kind 'reminder'; one inside a tool_result is the tool's text, not a block.")
+              "A reminder is a block of kind 'reminder'; one inside a tool_result is part of that result, not a block.")
     todo = tr("return one number per request: the reminder blocks in the messages that request added")
 
     def body() -> str:
@@ -189,8 +190,8 @@ def _reminder_hint(requests: list[list[dict[str, Any]]], answer: list[int], numb
         return tr("the cache_control marker moves to the newest message every request: an old message with the "
                   "marker taken off is still the same message. Compare messages without it.")
     if got > want[number - 1] and inside:
-        return tr("a reminder inside a tool_result's content is the tool's text (Claude Code's Read adds one): "
-                  "count blocks of kind 'reminder' only.")
+        return tr("a reminder inside a tool_result's content is part of that result (Claude Code 2.1.332 put one in "
+                  "the last result of each results message, one_tool): count blocks of kind 'reminder' only.")
     if number == 1:
         return tr("the first request adds everything it sends, the context reminders in the first user message "
                   "too.")

@@ -41,6 +41,7 @@ import anthropic
 import httpx2
 
 from dreamloop.errors import ScriptExhausted
+from dreamloop.output_limit import OBSERVED_OUTPUT_LIMITS
 from dreamloop.scripts import Script, Turn
 from dreamloop.tokens import Segment, estimate_request_tokens, request_segments
 
@@ -49,11 +50,15 @@ from .recorded import RawTurn
 from .replies import Reply, error_reply, json_reply, raw_reply, turn_message, turn_reply
 from .validation import validate_request
 
-__all__ = ["DEFAULT_CONTEXT_WINDOW", "OFFLINE_API_KEY", "OFFLINE_BASE_URL", "OFFLINE_KEEP_BODIES", "FakeMessagesAPI",
-           "ReceivedRequest"]
+__all__ = ["DEFAULT_CONTEXT_WINDOW", "DEFAULT_OUTPUT_LIMIT", "OFFLINE_API_KEY", "OFFLINE_BASE_URL",
+           "OFFLINE_KEEP_BODIES", "FakeMessagesAPI", "ReceivedRequest"]
 
 DEFAULT_CONTEXT_WINDOW = 200_000
 """The offline model's context window in tokens (``max_input_tokens``), as for Claude's current models."""
+
+DEFAULT_OUTPUT_LIMIT = 64_000
+"""The output limit (``max_tokens`` of ``GET /v1/models/{id}``) of an offline model that Claude Code 2.1.332 was
+not seen to run (``claude-scripted-1``, the default): dreamloop's choice."""
 
 OFFLINE_KEEP_BODIES = 32
 """How many of the latest request bodies ``offline()``'s fake API keeps (``FakeMessagesAPI(keep_bodies=...)``);
@@ -110,6 +115,8 @@ class FakeMessagesAPI:
     an older one's ``body`` is dropped (``body_dropped``), since each body repeats
     the whole history: kept, they grow with the square of a session's length
     (4.5 GB at 2,000 turns). ``offline()`` keeps the latest ``OFFLINE_KEEP_BODIES``.
+    ``output_limits``: model name → the ``max_tokens`` of its model information (``GET /v1/models/{id}``;
+    default: ``output_limit.OBSERVED_OUTPUT_LIMITS``, ``DEFAULT_OUTPUT_LIMIT`` for any other name).
 
     Example::
 
@@ -122,9 +129,11 @@ class FakeMessagesAPI:
 
     def __init__(self, script: Script | list[Any], *, model: str = "claude-scripted-1",
                  context_window: int = DEFAULT_CONTEXT_WINDOW, cache_min_tokens: int = MIN_CACHEABLE_TOKENS,
-                 max_body_bytes: int = MAX_BODY_BYTES, keep_bodies: int | None = None) -> None:
+                 max_body_bytes: int = MAX_BODY_BYTES, keep_bodies: int | None = None,
+                 output_limits: Mapping[str, int] | None = None) -> None:
         self.model = model
         self.context_window = context_window
+        self.output_limits = dict(OBSERVED_OUTPUT_LIMITS if output_limits is None else output_limits)
         self.cache = PromptCache(min_tokens=cache_min_tokens)
         self.max_body_bytes = max_body_bytes
         self.keep_bodies = keep_bodies
@@ -233,11 +242,15 @@ class FakeMessagesAPI:
         return error_reply(404, "Not Found", request_id), None
 
     def _model_info(self, model_id: str, request_id: str) -> Reply:
-        """``GET /v1/models/{id}``: the SDK's ``ModelInfo``; ``max_input_tokens`` is the context window."""
+        """``GET /v1/models/{id}``: the SDK's ``ModelInfo``; ``max_input_tokens`` is the context window,
+        ``max_tokens`` the output limit, from ``output_limits``: by default for a model of
+        ``output_limit.OBSERVED_OUTPUT_LIMITS`` the one Claude Code 2.1.332 sent it (``output_limit_fallback``),
+        so the offline API and ``observed_output_limit`` agree; for any other name ``DEFAULT_OUTPUT_LIMIT``."""
         return json_reply({
             "type": "model", "id": model_id, "display_name": f"{model_id} (offline)",
             "created_at": "2025-01-01T00:00:00Z", "lifecycle": "active",
-            "max_input_tokens": self.context_window, "max_tokens": 64_000,
+            "max_input_tokens": self.context_window,
+            "max_tokens": self.output_limits.get(model_id, DEFAULT_OUTPUT_LIMIT),
         }, request_id)
 
     def _count_tokens(self, body: Any, request_id: str) -> Reply:

@@ -34,9 +34,11 @@ __all__ = ["BashInput", "BashTool", "READ_ONLY_COMMANDS", "READ_ONLY_GIT_COMMAND
 
 READ_ONLY_COMMANDS = frozenset(
     {"ls", "cat", "head", "tail", "wc", "pwd", "echo", "grep", "stat", "du", "diff",
-     "which", "whoami", "basename", "dirname", "realpath"}
+     "which", "whoami", "basename", "dirname", "realpath", "sleep"}
 )  # fmt: skip
-"""Commands that only read (with the restrictions of ``is_read_only_command``)."""
+"""Commands that only read (with the restrictions of ``is_read_only_command``); ``sleep`` reads nothing and
+changes nothing (dreamloop's choice: calls that take known times run side by side, as the ``dreamloop
+compare`` scenario ``results_in_finishing_order`` needs; the call's timeout still bounds it)."""
 
 READ_ONLY_GIT_COMMANDS = frozenset({"status", "diff", "log", "show"})
 """``git`` subcommands that only read."""

@@ -43,7 +43,8 @@ def _verdict(left: Mapping[str, Any], right: Mapping[str, Any], order_free: bool
     def run(side: Mapping[str, Any]) -> SideRun:
         return SideRun.from_data({"side": "side", "version": side.get("version", ""),
                                   "requests": [r["shape"] for r in side["requests"]],
-                                  "ending": {"reason": side["ending"]["reason"], "turns": side["ending"].get("turns")}})
+                                  "ending": {"reason": side["ending"]["reason"], "turns": side["ending"].get("turns")},
+                                  "markers": side.get("markers", ()), "workspace": side.get("workspace")})
 
     return differences(run(left), run(right), order_free=order_free)
 
@@ -166,11 +167,10 @@ class CompareView(StaticHTML, W.VBox):
             f"<div><b>{end}</b></div>" if number == len(requests) else "") + "</div>"
 
     def _body(self, request: Mapping[str, Any], theirs: Mapping[str, Any] | None) -> str:
-        shape = request["shape"]
         status = f"{request['status']}" + (f"/{request['error']}" if request.get("error") else "")
         way = "stream" if request.get("streamed") else "no-stream"
         line = (f'<span style="{_MONO}">{esc(status)} · {way} · max_tokens {esc(request.get("max_tokens"))} '
-                f'({esc(shape.get("max_tokens_change", "="))}) · model {esc(request.get("model"))}</span>')
+                f'· model {esc(request.get("model"))}</span>')
         others = set(theirs["fields"]) if theirs else set()
         fields = ", ".join(f"<b>{esc(f)}</b>" if theirs and f not in others else esc(f) for f in request["fields"])
         system = request.get("system") or []

@@ -43,9 +43,9 @@ TEXTS = {
     # exercise 2: what each request adds
     "a request resends the whole conversation: what it adds is what comes after the longest run of messages it "
     "shares with the previous request, compared without cache_control (the marker moves). A reminder is a block of "
-    "kind 'reminder'; one inside a tool_result is the tool's text, not a block.":
+    "kind 'reminder'; one inside a tool_result is part of that result, not a block.":
         "每次请求都会重发整段对话：它新增的，是它与上一次请求共有的最长一段消息之后的部分；比较时不看 cache_control"
-        "（这个标记会移动）。提醒是 kind 为 'reminder' 的块；tool_result 内部的提醒是工具的文字，不是一个块。",
+        "（这个标记会移动）。提醒是 kind 为 'reminder' 的块；tool_result 内部的提醒是那个结果的一部分，不是一个块。",
     "return one number per request: the reminder blocks in the messages that request added":
         "每次请求返回一个数：这次请求新增的消息里有几个提醒块",
     "{count} recorded runs: the reminders each request added, found by what it shares with the one before.":
@@ -65,9 +65,10 @@ TEXTS = {
     "the cache_control marker moves to the newest message every request: an old message with the marker taken off "
     "is still the same message. Compare messages without it.":
         "每次请求，cache_control 标记都会移到最新的消息上：去掉了标记的旧消息仍是同一条消息。比较消息时不要看它。",
-    "a reminder inside a tool_result's content is the tool's text (Claude Code's Read adds one): count blocks of "
-    "kind 'reminder' only.":
-        "tool_result 内容里的提醒是工具的文字（Claude Code 的 Read 会加一个）：只数 kind 为 'reminder' 的块。",
+    "a reminder inside a tool_result's content is part of that result (Claude Code 2.1.332 put one in the last "
+    "result of each results message, one_tool): count blocks of kind 'reminder' only.":
+        "tool_result 内容里的提醒是那个结果的一部分（Claude Code 2.1.332 在每条结果消息的最后一个结果里放了一个，one_tool）："
+        "只数 kind 为 'reminder' 的块。",
     "the first request adds everything it sends, the context reminders in the first user message too.":
         "第一次请求发送的一切都是新增的，第一条 user 消息里的上下文提醒块也算。",
     "a request need not keep the previous one's messages: a message that changed is new, even at a place the "

@@ -203,6 +203,9 @@ TEXTS = {
         "Hook 事件：每个工具调用前后、停止检查时、压缩之前",
     "escalate and resume after max_tokens; collapse drain and reactive compaction after prompt is too long":
         "max_tokens 截断后提升输出上限并恢复；提示词过长时先提交上下文折叠，再做响应式压缩",
+    "each model's output limit as Claude Code 2.1.332 sent it, at most 64,000 on a request sent again without "
+    "streaming":
+        "每个模型的输出上限按 Claude Code 2.1.332 发送的来；不用流式重发的请求最多 64,000",
     "after repeated overloads another model takes over; what was shown is tombstoned":
         "多次过载后换另一个模型接手（模型回退）；已展示的内容用墓碑消息撤回",
     "a turn that ends under budget goes on, until diminishing returns": "未用完预算就结束的一轮会续跑，直到收益递减",
