@@ -26,7 +26,7 @@ from anthropic.types import Message
 from .errors import MalformedStreamError
 from .messages import KNOWN_BLOCK_TYPES, content_block
 
-__all__ = ["PartialResponse"]
+__all__ = ["PartialResponse", "one_call_per_id", "visible"]
 
 _EVENT_TYPES = {"message_start", "content_block_start", "content_block_delta", "content_block_stop",
                 "message_delta", "message_stop", "ping"}
@@ -222,3 +222,28 @@ def _as_dict(value: Any) -> dict[str, Any]:
 def _preview(event: Any) -> str:
     text = repr(_as_dict(event) or event)
     return text if len(text) <= 200 else text[:200] + "…"
+
+
+def one_call_per_id(message: Message) -> tuple[Message, list[str]]:
+    """``message`` without the ``tool_use`` blocks that repeat an earlier block's id, and the repeated ids.
+
+    Models and proxies have sent one id twice; run twice, the call's effects happen twice, and the next
+    request (two results, or two tool_use blocks, for one id) is rejected, and every later one with it.
+    """
+    seen: set[str] = set()
+    repeated: list[str] = []
+    kept = []
+    for block in message.content:
+        if block.type == "tool_use":
+            if block.id in seen:
+                repeated += [] if block.id in repeated else [block.id]
+                continue
+            seen.add(block.id)
+        kept.append(block)
+    return (message.model_copy(update={"content": kept}) if repeated else message), repeated
+
+
+def visible(block: Any) -> bool:
+    """Does ``block`` show something (a text block that is not blank, or any other block)? An assistant
+    message with no visible block is never appended (F4)."""
+    return block.type != "text" or bool(block.text.strip())

@@ -32,12 +32,13 @@ import anthropic
 from anthropic.types import Message as APIMessage
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from . import endings
 from .abort import AbortController, Aborted
 from .attachments import Attachments
 from .cleanup import end_of_run
 from .context import ContextOptions, ContextPipeline, PreCompact, PreCompactResult, PreparedContext, prepare_context
 from .deps import QueryDeps
-from .errors import CompactionFailed, HookError, IncompleteStreamError, MalformedStreamError, StreamError
+from .errors import CompactionFailed, HookError, IncompleteStreamError, StreamError
 from .events import RequestStart, StreamEvent
 from .hooks import Hooks, StopCheck, run_pre_compact_hooks, run_stop_hooks
 from .language import N_, tr
@@ -54,7 +55,7 @@ from .messages import (
     user_message,
     withdrawn,
 )
-from .partial import PartialResponse
+from .partial import PartialResponse, one_call_per_id, visible
 from .recovery import (
     MALFORMED_TOOL_USE_MESSAGE,
     RESUME_MESSAGE,
@@ -77,17 +78,7 @@ from .recovery import (
 )
 from .state import Continue, State, Terminal
 from .summaries import ToolUseSummaries, finish_summary, start_summary
-from .tools import (
-    USER_INTERRUPT,
-    StreamingToolExecutor,
-    ToolUseContext,
-    Unfinished,
-    model_failure,
-    run_tools,
-    tool_results_message,
-    tool_schemas,
-)
-from .tools.cancellation import hook_failure
+from .tools import StreamingToolExecutor, ToolUseContext, run_tools, tool_schemas
 from .trace import Trace
 
 __all__ = ["QueryParams", "QueryRun", "query"]
@@ -476,6 +467,15 @@ class _Turn:
     def tool_uses(self) -> list[Any]:
         return [block for message in self.assistant_messages for block in assistant_tool_uses(message)]
 
+    def close(self, closing: endings.Closing) -> list[Any]:
+        """Keep an ending's closing messages (the kept response, the answers, the notes); them, in yield order."""
+        if closing.kept is not None:
+            self.assistant_messages.append(closing.kept)
+        if closing.results is not None:
+            self.tool_results = [closing.results]
+        self.attachments.extend(closing.notes)
+        return closing.messages
+
 
 async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
     deps = params.deps
@@ -627,7 +627,7 @@ async def _prepare_context(state: State, pipeline: ContextPipeline, run: QueryRu
         raise
     except HookError as error:  # a pre_compact hook raised: it propagates; the run still ends in a Terminal
         turn = _Turn(state)
-        notice = _system(run.params.deps, "hook_error", f"The run ended because a hook raised: {error}", "error")
+        notice = endings.hook_raised_notice(error, run.params.deps.uuid)
         turn.attachments.append(notice)
         run.end(Terminal(reason="hook_stopped", turn_count=state.turn_count, error=str(error)), turn, notice)
         raise
@@ -657,7 +657,7 @@ async def _stream_model(params: QueryParams, run: QueryRun, turn: _Turn) -> Asyn
                 if isinstance(item, APIMessage):
                     item, turn.repeated_ids = one_call_per_id(item)  # a repeated id runs once (see below)
                     turn.stop_reason = item.stop_reason
-                    if any(_visible(block) for block in item.content):  # never an empty message (F4)
+                    if any(visible(block) for block in item.content):  # never an empty message (F4)
                         message = AssistantMessage(uuid=deps.uuid(), message=item, request_id=run.model.last_request_id)
                         turn.assistant_messages.append(message)
                         yield message
@@ -673,12 +673,13 @@ async def _stream_model(params: QueryParams, run: QueryRun, turn: _Turn) -> Asyn
             return
         except asyncio.CancelledError:  # the task itself was cancelled: close quietly, re-raise
             run.end(Terminal(reason="aborted_streaming", turn_count=state.turn_count), turn,
-                    *_stream_interrupted(turn, turn.partial, deps))
+                    *turn.close(endings.stream_interrupted(turn.assistant_messages, turn.partial, turn.results,
+                                                           turn.started, deps.uuid)))
             raise
         if turn.broke is None:  # a whole response
             run.overloads = run.failures = 0
             if turn.repeated_ids:
-                notice = _system(deps, "duplicate_tool_use_id", "The response used the tool_use id "
+                notice = endings.notice(deps.uuid, "duplicate_tool_use_id", "The response used the tool_use id "
                                  f"{', '.join(turn.repeated_ids)} more than once; only the first block with that id "
                                  "is kept, run and answered (the API accepts one tool_use and one result per id).",
                                  "warning")
@@ -763,20 +764,20 @@ def _keep_finished(params: QueryParams, turn: _Turn, error: Exception, step: str
     model to go on (``streaming_fallback_resume``); the cut call is gone.
     """
     deps, out = params.deps, []
-    why = f"streaming_fallback: {_error_text(error)}"
+    why = f"streaming_fallback: {endings.error_text(error)}"
     shown = turn.partial.shown()
     if shown is not None and turn.partial.cut_blocks():
         tombstone = TombstoneMessage(uuid=deps.uuid(), target_uuid=shown["id"], reason=why, message=shown)
         turn.attachments.append(tombstone)
         out.append(tombstone)
     finished = turn.partial.message()
-    if finished is not None and any(_visible(block) for block in finished.content):
+    if finished is not None and any(visible(block) for block in finished.content):
         kept = AssistantMessage(uuid=deps.uuid(), message=finished, request_id=params.model.last_request_id)
         turn.assistant_messages.append(kept)
         out.append(kept)
     said = ("its finished tool calls run as if the response had ended there" if step == "keep" else
             "its finished text stays, the unfinished tool call is dropped, and the model is asked to go on")
-    notice = _system(deps, "streaming_fallback", f"The stream broke ({_error_text(error)}): {said}.", "warning",
+    notice = endings.notice(deps.uuid, "streaming_fallback", f"The stream broke ({endings.error_text(error)}): {said}.", "warning",
                      metadata={"step": step})
     turn.attachments.append(notice)
     out.append(notice)
@@ -796,7 +797,7 @@ async def _withdraw(params: QueryParams, run: QueryRun, turn: _Turn, error: Exce
     calls are discarded (``discard()``), and the notice names the ones that had started: their
     effects may remain. Nothing of the attempt enters the history.
     """
-    deps, why = params.deps, f"{step}: {_error_text(error)}"
+    deps, why = params.deps, f"{step}: {endings.error_text(error)}"
     limit = (params.recovery or RecoveryOptions()).overloads_before_fallback
     tombstones = []
     shown = turn.partial.shown()
@@ -814,22 +815,22 @@ async def _withdraw(params: QueryParams, run: QueryRun, turn: _Turn, error: Exce
             f"was overloaded {overloads} time{'s' if overloads != 1 else ''} in a row")
         said = (f"{run.model.model} {cause}: switching to {params.fallback_model.model} for the rest of the run, "
                 f"and asking it the same request.{ran}")
-        notice = _system(deps, "model_fallback", said, "warning", metadata={
+        notice = endings.notice(deps.uuid, "model_fallback", said, "warning", metadata={
             "from": run.model.model, "to": params.fallback_model.model, "overloads": overloads,
             "discarded": list(started)})
     elif step == "retry":
         switched = run.model is params.fallback_model
         then = ("the fallback model" if params.fallback_model is not None and not switched else "giving up")
         most = limit if params.fallback_model is not None else getattr(run.model, "max_retries", limit - 1) + 1
-        said = (f"{run.model.model} is overloaded ({_error_text(error)}): asking again "
+        said = (f"{run.model.model} is overloaded ({endings.error_text(error)}): asking again "
                 f"({overloads}/{most} before {then}).{ran}")
-        notice = _system(deps, "api_retry", said, "warning", metadata={
+        notice = endings.notice(deps.uuid, "api_retry", said, "warning", metadata={
             "model": run.model.model, "overloads": overloads, "limit": most, "discarded": list(started)})
     else:  # the streaming fallback: the same request again, streamed or not
         how = "without streaming" if step == "non_streaming" else "streaming"
-        said = (f"The stream broke ({_error_text(error)}): what it showed is withdrawn, and the same request "
+        said = (f"The stream broke ({endings.error_text(error)}): what it showed is withdrawn, and the same request "
                 f"goes again, {how}.{ran}")
-        notice = _system(deps, "streaming_fallback", said, "warning", metadata={
+        notice = endings.notice(deps.uuid, "streaming_fallback", said, "warning", metadata={
             "step": step, "failures": run.failures, "discarded": list(started)})
     return [*tombstones, notice]
 
@@ -927,12 +928,12 @@ async def _recover(transition: Continue, params: QueryParams, run: QueryRun, tur
         try:
             done = await pipeline.reactive_compact(list(turn.messages_for_query))
         except CompactionFailed as failure:  # the withheld error stands: the run ends prompt_too_long
-            notice = _system(deps, "reactive_compact_failed", f"Reactive compaction failed: {failure}", "warning")
+            notice = endings.notice(deps.uuid, "reactive_compact_failed", f"Reactive compaction failed: {failure}", "warning")
             turn.attachments.append(notice)
             yield notice
             return
         except Aborted:
-            notice = _system(deps, "interrupted", "Interrupted while the conversation was being compacted.",
+            notice = endings.notice(deps.uuid, "interrupted", "Interrupted while the conversation was being compacted.",
                              "warning")
             turn.attachments.append(notice)
             yield notice
@@ -951,15 +952,17 @@ async def _recover(transition: Continue, params: QueryParams, run: QueryRun, tur
 def _stream_failed(turn: _Turn, deps: QueryDeps) -> list[Any]:
     """Phase 3 ended without an answer: the messages that close the transcript, and ``turn.terminal``.
 
-    An abort ends ``aborted_streaming``; a model error nothing recovered ends as ``_model_error``
-    names it. Either way the blocks that finished are kept and their calls answered.
+    An abort ends ``aborted_streaming``; a model error nothing recovered ends as ``endings.model_error``
+    names it. Either way the blocks that finished are kept and their calls answered (``endings``).
     """
     if turn.aborted:
         turn.terminal = Terminal(reason="aborted_streaming", turn_count=turn.state.turn_count)
-        return _stream_interrupted(turn, turn.partial, deps)
+        return turn.close(endings.stream_interrupted(turn.assistant_messages, turn.partial, turn.results,
+                                                     turn.started, deps.uuid))
     assert turn.error is not None
-    turn.terminal = _model_error(turn.error, turn.state.turn_count)
-    return _model_failed(turn, turn.partial, deps, turn.error, turn.terminal)
+    turn.terminal = endings.model_error(turn.error, turn.state.turn_count)
+    return turn.close(endings.model_failed(turn.assistant_messages, turn.partial, turn.results, turn.started,
+                                           turn.error, turn.terminal, deps.uuid))
 
 
 async def _stop_checks(params: QueryParams, run: QueryRun, turn: _Turn) -> AsyncIterator[Any]:
@@ -978,7 +981,10 @@ async def _stop_checks(params: QueryParams, run: QueryRun, turn: _Turn) -> Async
         for message in _malformed_tool_use(params, turn):
             yield message
         return
-    for notice in _stop_notices(turn, params):
+    limit = turn.max_tokens or state.max_output_tokens_override or params.max_tokens
+    for notice in endings.stop_notices(turn.stop_reason, recovered=_recovers_max_tokens(params.recovery), limit=limit,
+                                       escalated=bool(state.max_output_tokens_override),
+                                       resumes=state.max_output_tokens_recovery_count, uuid=params.deps.uuid):
         turn.attachments.append(notice)
         yield notice
     if turn.stop_reason == "max_tokens" and _recovers_max_tokens(params.recovery):
@@ -1008,7 +1014,7 @@ async def _stop_checks(params: QueryParams, run: QueryRun, turn: _Turn) -> Async
         return
     said = budget_summary(run.output_tokens, state, budget) if budget is not None else None
     if said is not None:
-        notice = _system(params.deps, "token_budget", said)
+        notice = endings.notice(params.deps.uuid, "token_budget", said)
         turn.attachments.append(notice)
         yield notice
     turn.terminal = Terminal(reason="completed", turn_count=state.turn_count)
@@ -1029,17 +1035,20 @@ async def _run_tools(params: QueryParams, run: QueryRun, turn: _Turn) -> AsyncIt
             turn.record(update)
             yield update
     except Aborted:
-        for message in _tools_interrupted(turn, tool_uses, deps):
+        for message in turn.close(endings.tools_interrupted(tool_uses, turn.results, turn.started,
+                                                            bool(turn.tool_results), deps.uuid)):
             yield message
         turn.terminal = Terminal(reason="aborted_tools", turn_count=state.turn_count)
         return
     except asyncio.CancelledError:
         run.end(Terminal(reason="aborted_tools", turn_count=state.turn_count), turn,
-                *_tools_interrupted(turn, tool_uses, deps))
+                *turn.close(endings.tools_interrupted(tool_uses, turn.results, turn.started, bool(turn.tool_results),
+                                                      deps.uuid)))
         raise
     except HookError as error:  # a Python hook's bug: it propagates, but the history stays valid
         run.end(Terminal(reason="hook_stopped", turn_count=state.turn_count, error=str(error)), turn,
-                *_hook_raised(turn, tool_uses, deps, error))
+                *turn.close(endings.hook_raised(tool_uses, turn.results, turn.started, bool(turn.tool_results),
+                                                error, deps.uuid)))
         raise
     if turn.repeated_ids:  # the model learns why a block it sent got no result of its own
         note = user_message(f"Note: your response used the tool_use id {', '.join(turn.repeated_ids)} more than once. "
@@ -1047,7 +1056,7 @@ async def _run_tools(params: QueryParams, run: QueryRun, turn: _Turn) -> AsyncIt
                             "was dropped. Give every tool_use a unique id.", is_meta=True, uuid=deps.uuid())
         turn.attachments.append(note)
         yield note
-    stopped = _hook_stopped(turn, deps)  # a hook said `continue: false` while tools ran
+    stopped = endings.hook_stopped(turn.attachments, deps.uuid)  # a hook said `continue: false` while tools ran
     if stopped is not None:
         turn.attachments.append(stopped)
         yield stopped
@@ -1086,154 +1095,16 @@ async def _guarded(events: AsyncIterator[Any], abort: AbortController) -> AsyncI
         await iterator.aclose()
 
 
-INTERRUPTED_NOTE = "[The person stopped this request before the response was finished.]"
-"""What the model is told after an abort while it streamed (a meta user message, dreamloop's words; Claude
-Code 2.1.332's session files show it tells its model too)."""
-INTERRUPTED_TOOLS_NOTE = "[The person stopped this request while its tool calls ran.]"
-"""What the model is told after an abort while tools ran."""
-
-
-def _stream_interrupted(turn: _Turn, partial: PartialResponse, deps: QueryDeps) -> list[Any]:
-    """Abort while streaming: keep what finished, answer its tool_use calls, tell the model, say so."""
-    if turn.assistant_messages:  # the response had arrived whole (with streaming tools, calls may run)
-        said = ("Interrupted after the model's response arrived, while its tools ran." if turn.started else
-                "Interrupted after the model's response arrived, before its tools ran.")
-    else:
-        said = "Interrupted while the model was streaming."
-    closing = _close_stream(turn, partial, deps, USER_INTERRUPT)
-    note = user_message(INTERRUPTED_NOTE, is_meta=True, uuid=deps.uuid())
-    notice = _system(deps, "interrupted", said, "warning")
-    turn.attachments.extend([note, notice])
-    return [*closing, note, notice]
-
-
-def _tools_interrupted(turn: _Turn, tool_uses: list[Any], deps: QueryDeps) -> list[Any]:
-    """Abort while tools ran: finished results stay; the others say whether they had started (F14); the model
-    is told in a note after them.
-
-    If the results message was already delivered (the abort came while the
-    caller handled it), every call is answered: nothing is added but the
-    notice, which says so (the four-step-loop text checks for an abort at the checkpoint after the
-    tool phase).
-    """
-    note = user_message(INTERRUPTED_TOOLS_NOTE, is_meta=True, uuid=deps.uuid())
-    if turn.tool_results:
-        notice = _system(deps, "interrupted", "Interrupted after every tool call had finished.", "warning")
-        turn.attachments.extend([note, notice])
-        return [note, notice]
-    turn.tool_results = [tool_results_message(tool_uses, turn.results, USER_INTERRUPT, started=turn.started,
-                                              uuid=deps.uuid())]
-    notice = _system(deps, "interrupted", "Interrupted while tools were running.", "warning")
-    turn.attachments.extend([note, notice])
-    return [*turn.tool_results, note, notice]
-
-
-def _hook_raised(turn: _Turn, tool_uses: list[Any], deps: QueryDeps, error: HookError) -> list[Any]:
-    """A Python hook raised while tools ran: every call gets its result (finished ones keep theirs), then a notice."""
-    closing: list[Any] = []
-    if not turn.tool_results:
-        turn.tool_results = [tool_results_message(tool_uses, turn.results, hook_failure(str(error)),
-                                                  started=turn.started, uuid=deps.uuid())]
-        closing.extend(turn.tool_results)
-    notice = _system(deps, "hook_error", f"The run ended because a hook raised: {error}", "error")
-    turn.attachments.append(notice)
-    return [*closing, notice]
-
-
-def _model_failed(turn: _Turn, partial: PartialResponse, deps: QueryDeps, error: Exception,
-                  terminal: Terminal) -> list[Any]:
-    """An unrecovered model error: close the transcript, then tell the person (never the model)."""
-    closing = _close_stream(turn, partial, deps, model_failure(terminal.error or ""))
-    subtype = {IncompleteStreamError: "incomplete_response", MalformedStreamError: "malformed_stream"}.get(
-        type(error), "api_error")
-    notice = _system(deps, subtype, terminal.error or "", "error")
-    turn.attachments.append(notice)
-    return [*closing, notice]
-
-
-def _close_stream(turn: _Turn, partial: PartialResponse, deps: QueryDeps, why: Unfinished) -> list[Any]:
-    """Keep the blocks that finished streaming and answer their tool_use calls.
-
-    As the four-step-loop text has it, every dangling tool_use gets an error result
-    (yieldMissingToolResultBlocks()), so the next request is valid; keeping the blocks the person already saw
-    is dreamloop's choice. A call that streaming tool execution already ran keeps its result; one it had
-    started says so (``why.running``), the others ``why.not_started``. Returns the messages to add, in order.
-    """
-    closing: list[Any] = []
-    if not turn.assistant_messages:
-        unfinished = partial.message()
-        if unfinished is not None:
-            unfinished, _ = one_call_per_id(unfinished)
-        if unfinished is not None and any(_visible(b) for b in unfinished.content):
-            kept = AssistantMessage(uuid=deps.uuid(), message=unfinished)
-            turn.assistant_messages.append(kept)
-            closing.append(kept)
-    tool_uses = turn.tool_uses()
-    if tool_uses:
-        turn.tool_results = [tool_results_message(tool_uses, turn.results, why, started=turn.started,
-                                                  uuid=deps.uuid())]
-        closing.extend(turn.tool_results)
-    return closing
-
-
-def one_call_per_id(message: APIMessage) -> tuple[APIMessage, list[str]]:
-    """``message`` without the ``tool_use`` blocks that repeat an earlier block's id, and the repeated ids.
-
-    Models and proxies have sent one id twice; run twice, the call's effects happen twice, and the next
-    request (two results, or two tool_use blocks, for one id) is rejected, and every later one with it.
-    """
-    seen: set[str] = set()
-    repeated: list[str] = []
-    kept = []
-    for block in message.content:
-        if block.type == "tool_use":
-            if block.id in seen:
-                repeated += [] if block.id in repeated else [block.id]
-                continue
-            seen.add(block.id)
-        kept.append(block)
-    return (message.model_copy(update={"content": kept}) if repeated else message), repeated
-
-
-def _visible(block: Any) -> bool:
-    return block.type != "text" or bool(block.text.strip())
-
-
-def _model_error(error: Exception, turn_count: int) -> Terminal:
-    """Name the Terminal for an unrecovered model error."""
-    if isinstance(error, IncompleteStreamError):
-        return Terminal(reason="model_error", turn_count=turn_count, error=f"Incomplete response: {error}")
-    if isinstance(error, MalformedStreamError):
-        return Terminal(reason="model_error", turn_count=turn_count, error=f"Malformed stream: {error}")
-    said = getattr(error, "api_message", None) or str(error)
-    if is_prompt_too_long(error):
-        return Terminal(reason="prompt_too_long", turn_count=turn_count, error=said)
-    if isinstance(error, anthropic.BadRequestError) and "image" in said.lower():
-        return Terminal(reason="image_error", turn_count=turn_count, error=said)
-    if isinstance(error, anthropic.APIStatusError):  # an API error response (Claude Code 2.1.332 names it so)
-        return Terminal(reason="api_error", turn_count=turn_count, error=f"API error: {_error_text(error)}")
-    return Terminal(reason="model_error", turn_count=turn_count, error=f"API error: {_error_text(error)}")
-
-
-def _error_text(error: Exception) -> str:
-    """``overloaded_error: Overloaded (HTTP 529)`` from an SDK error's ``type`` and ``api_message``."""
-    kind, said = getattr(error, "type", None), getattr(error, "api_message", None)
-    if kind and said:
-        status = getattr(error, "status_code", None)
-        return f"{kind}: {said}" + (f" (HTTP {status})" if status and status != 200 else "")
-    return getattr(error, "message", None) or str(error)
-
-
 def _stream_notices(turn: _Turn, partial: PartialResponse, deps: QueryDeps) -> list[SystemMessage]:
     """Warnings for what this version does not know (a later API may send it): the run goes on."""
     notices = []
     if partial.unknown:
         unknown = ", ".join(partial.unknown)
-        notices.append(_system(deps, "unknown_stream_content",
+        notices.append(endings.notice(deps.uuid, "unknown_stream_content",
                                f"The stream held what this version of dreamloop does not know: {unknown}. "
                                "Unknown blocks are kept and sent back as received; the rest is ignored.", "warning"))
     if turn.stop_reason is not None and turn.stop_reason not in KNOWN_STOP_REASONS:
-        notices.append(_system(deps, "unknown_stop_reason",
+        notices.append(endings.notice(deps.uuid, "unknown_stop_reason",
                                f"The model stopped with stop_reason {turn.stop_reason!r}, which this version does not "
                                "know; the loop goes on from the content blocks.", "warning"))
     return notices
@@ -1253,13 +1124,13 @@ async def _stop_hooks(params: QueryParams, state: State, run: QueryRun, turn: _T
                                         blocks_so_far=state.stop_hook_blocks, workspace=params.workspace,
                                         permission_mode=params.permission_mode, uuid=params.deps.uuid)
     except Aborted:
-        return StopCheck("prevent", (_system(params.deps, "interrupted", "Interrupted while the stop hooks ran.",
+        return StopCheck("prevent", (endings.notice(params.deps.uuid, "interrupted", "Interrupted while the stop hooks ran.",
                                              "warning"),))
     except asyncio.CancelledError:
         run.end(Terminal(reason="stop_hook_prevented", turn_count=state.turn_count), turn)
         raise
     except HookError as error:  # propagates; the run still ends in a Terminal
-        notice = _system(params.deps, "hook_error", f"The run ended because a hook raised: {error}", "error")
+        notice = endings.hook_raised_notice(error, params.deps.uuid)
         turn.attachments.append(notice)
         run.end(Terminal(reason="hook_stopped", turn_count=state.turn_count, error=str(error)), turn, notice)
         raise
@@ -1280,15 +1151,6 @@ def _pre_compact_hooks(params: QueryParams) -> PreCompact | None:
     return pre_compact
 
 
-def _hook_stopped(turn: _Turn, deps: QueryDeps) -> SystemMessage | None:
-    """The notice that ends the run when a tool hook said ``continue: false`` (``hook_stopped``)."""
-    for attachment in (m.attachment for m in turn.attachments if m.type == "attachment"):
-        if attachment.get("type") == "hook_stopped_continuation":
-            return _system(deps, "hook_stopped", f"{attachment['hookName']} hook stopped the run: "
-                                                 f"{attachment['stopReason']}", "warning")
-    return None
-
-
 def _malformed_tool_use(params: QueryParams, turn: _Turn) -> list[Any]:
     """``stop_reason`` says ``tool_use`` but no tool_use block came (Claude Code 2.1.332's handling, as
     ``tool_use_without_block`` observed it).
@@ -1302,7 +1164,7 @@ def _malformed_tool_use(params: QueryParams, turn: _Turn) -> list[Any]:
     if state.malformed_tool_use_retries >= options.malformed_tool_use_retries:
         said = (f"The model's stop_reason was tool_use without a tool_use block "
                 f"{state.malformed_tool_use_retries + 1} times in this turn, so the loop ends here.")
-        notice = _system(deps, "stop_reason_without_tool_use", said, "error")
+        notice = endings.notice(deps.uuid, "stop_reason_without_tool_use", said, "error")
         turn.attachments.append(notice)
         turn.terminal = Terminal(reason="malformed_tool_use_exhausted", turn_count=state.turn_count, error=said)
         return [notice]
@@ -1310,7 +1172,7 @@ def _malformed_tool_use(params: QueryParams, turn: _Turn) -> list[Any]:
     why = "malformed_tool_use_retry: stop_reason tool_use without a tool_use block"
     out: list[Any] = [TombstoneMessage(uuid=deps.uuid(), target_uuid=m.uuid, reason=why)
                       for m in turn.assistant_messages]
-    notice = _system(deps, "stop_reason_without_tool_use",
+    notice = endings.notice(deps.uuid, "stop_reason_without_tool_use",
                      f"The model's stop_reason was tool_use but it sent no tool_use block: its response is set aside "
                      f"and it is asked again ({attempt}/{options.malformed_tool_use_retries}).", "warning")
     note = user_message(reminder(MALFORMED_TOOL_USE_MESSAGE), is_meta=True, uuid=deps.uuid())
@@ -1323,31 +1185,6 @@ def _malformed_tool_use(params: QueryParams, turn: _Turn) -> list[Any]:
     return out
 
 
-def _stop_notices(turn: _Turn, params: QueryParams) -> list[SystemMessage]:
-    """Warnings when a response asks for no tools but its stop_reason says something else.
-
-    A ``max_tokens`` cut that recovery could not mend is the withheld error, shown now (an error,
-    never assistant text); with recovery off, a warning that the loop ends here.
-    """
-    deps, stop_reason = params.deps, turn.stop_reason
-    if stop_reason == "tool_use":
-        return [_system(deps, "stop_reason_without_tool_use",
-                        "The model's stop_reason was tool_use but it sent no tool_use block; nothing to run.", "warning")]
-    if stop_reason == "max_tokens" and _recovers_max_tokens(params.recovery):
-        state = turn.state
-        limit = turn.max_tokens or state.max_output_tokens_override or params.max_tokens
-        return [_system(deps, "max_output_tokens",
-                        f"The response was cut at max_tokens ({limit:,}) again after recovery "
-                        f"({'escalated, ' if state.max_output_tokens_override else ''}"
-                        f"{state.max_output_tokens_recovery_count} resume"
-                        f"{'s' if state.max_output_tokens_recovery_count != 1 else ''}), so the loop ends here.",
-                        "error")]
-    if stop_reason == "max_tokens":
-        return [_system(deps, "max_output_tokens",
-                        "The response was cut at max_tokens (recovery is off), so the loop ends here.", "warning")]
-    return []
-
-
 def _recovers_max_tokens(options: RecoveryOptions | None) -> bool:
     return options is not None and (options.max_output_tokens_escalate or options.max_output_tokens_recovery)
 
@@ -1357,6 +1194,3 @@ def _credentials(model: Any) -> tuple[str, ...]:
     client = getattr(model, "client", None)
     return tuple(v for v in (getattr(client, "api_key", None), getattr(client, "auth_token", None)) if v)
 
-
-def _system(deps: QueryDeps, subtype: str, content: str, level: str = "info", **extra: Any) -> SystemMessage:
-    return SystemMessage(uuid=deps.uuid(), subtype=subtype, content=content, level=level, **extra)
