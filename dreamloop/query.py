@@ -38,7 +38,7 @@ from .attachments import Attachments
 from .cleanup import end_of_run
 from .context import ContextOptions, ContextPipeline, PreCompact, PreCompactResult, PreparedContext, prepare_context
 from .deps import QueryDeps
-from .errors import CompactionFailed, HookError, IncompleteStreamError, StreamError
+from .errors import CompactionFailed, HookError, StreamError
 from .events import RequestStart, StreamEvent
 from .hooks import Hooks, StopCheck, run_pre_compact_hooks, run_stop_hooks
 from .language import N_, tr
@@ -60,7 +60,6 @@ from .recovery import (
     MALFORMED_TOOL_USE_MESSAGE,
     RESUME_MESSAGE,
     STREAM_RESUME_MESSAGE,
-    Failure,
     MaxTokensCut,
     PromptTooLong,
     RecoveryOptions,
@@ -71,9 +70,10 @@ from .recovery import (
     decide_attempt,
     decide_recovery,
     decide_token_budget,
-    is_overloaded,
+    failure_of,
     is_prompt_too_long,
     reminder,
+    retry_delay,
     state_changes,
 )
 from .state import Continue, State, Terminal
@@ -418,7 +418,8 @@ class _Turn:
         self.error: Exception | None = None  # the model error phase 3 ended with (None: an answer)
         self.broke: Exception | None = None  # the error the current attempt failed with (decided in phase 3)
         self.max_tokens: int | None = None  # the output limit the last request had
-        self.aborted = False  # the abort signal fired while the model streamed
+        self.aborted: str | None = None  # the abort signal fired while the model streamed ("streaming") or while
+        # the loop waited to ask it again ("retry_wait")
         self.shown: list[str] = []  # uuids of the progress this attempt yielded (a withdrawn attempt tombstones them)
         self.terminal: Terminal | None = prepared.terminal if prepared else None
         self.transition: Continue | None = None
@@ -429,7 +430,7 @@ class _Turn:
     @property
     def failed(self) -> bool:
         """Phase 3 ended without an answer (an abort, an error) and nothing has decided the end yet."""
-        return (self.aborted or self.error is not None) and self.terminal is None
+        return (self.aborted is not None or self.error is not None) and self.terminal is None
 
     def record(self, update: Any) -> None:
         """Keep what a tool update says: a call started, a call's result, the results message, a hook's record."""
@@ -669,7 +670,7 @@ async def _stream_model(params: QueryParams, run: QueryRun, turn: _Turn) -> Asyn
                     turn.partial.add(item)
                     yield StreamEvent(event=item)
         except Aborted:
-            turn.aborted = True
+            turn.aborted = "streaming"
             return
         except asyncio.CancelledError:  # the task itself was cancelled: close quietly, re-raise
             run.end(Terminal(reason="aborted_streaming", turn_count=state.turn_count), turn,
@@ -690,7 +691,9 @@ async def _stream_model(params: QueryParams, run: QueryRun, turn: _Turn) -> Asyn
                 yield notice
             return
         error = turn.broke
-        failure = _failure(error, turn.partial)
+        finished = turn.partial.message()
+        started = sorted(turn.started | set(turn.executor.started() if turn.executor is not None else ()))
+        failure = failure_of(error, [block.type for block in finished.content] if finished else [], bool(started))
         run.overloads = run.overloads + 1 if failure.overloaded else 0
         run.failures += 1
         switched = run.model is params.fallback_model
@@ -703,7 +706,7 @@ async def _stream_model(params: QueryParams, run: QueryRun, turn: _Turn) -> Asyn
             if step is None:
                 turn.error = error
                 return
-            for message in _keep_finished(params, turn, error, step):
+            for message in _keep_finished(params, turn, error, step, started):
                 yield message
             return
         for message in await _withdraw(params, run, turn, error, step):
@@ -715,53 +718,27 @@ async def _stream_model(params: QueryParams, run: QueryRun, turn: _Turn) -> Asyn
             await _pause(params, error, step, run.overloads)
         except Aborted:  # stopped while waiting to ask again: nothing of the withdrawn attempt is kept
             turn.new_attempt(None)
-            turn.aborted = True
+            turn.aborted = "retry_wait"
             return
 
 
-def _failure(error: Exception, partial: PartialResponse) -> Failure:
-    """What the attempt's error says, for ``decide_attempt``: its kind, and which blocks had finished."""
-    message = partial.message()
-    done = [block.type for block in message.content] if message is not None else []
-    finished = dict(finished_text=any(kind in ("text", "thinking", "redacted_thinking") for kind in done),
-                    finished_tool_use="tool_use" in done)
-    if isinstance(error, IncompleteStreamError) and error.dropped:
-        return Failure("dropped", **finished)
-    if isinstance(error, anthropic.APIStatusError):
-        overloaded = is_overloaded(error)
-        if error.status_code == 200:  # an error event inside the stream
-            return Failure("error_event", overloaded=overloaded, **finished)
-        return Failure("http", overloaded=overloaded, not_found=error.status_code == 404)
-    return Failure("other")
-
-
 async def _pause(params: QueryParams, error: Exception, step: str, overloads: int) -> None:
-    """Before asking an overloaded API again: its ``retry-after`` if it sent one, else a short back-off
-    (0.5 s, doubling, at most 8 s). A broken stream, or another model, is asked at once."""
+    """Before asking an overloaded API again, wait ``recovery.retry_delay`` (an abort cuts it short). A broken
+    stream, or another model, is asked at once."""
     if step != "retry":
         return
-    response = getattr(error, "response", None)
-    headers = getattr(response, "headers", None) or {}
-    delay = None
-    try:
-        if headers.get("retry-after-ms") is not None:
-            delay = float(headers["retry-after-ms"]) / 1000
-        elif headers.get("retry-after") is not None:
-            delay = float(headers["retry-after"])
-    except ValueError:
-        delay = None
-    if delay is None or not 0 <= delay <= 60:
-        delay = min(0.5 * 2 ** max(overloads - 1, 0), 8.0)
     with params.abort.guard():
-        await asyncio.sleep(delay)
+        await asyncio.sleep(retry_delay(error, overloads))
 
 
-def _keep_finished(params: QueryParams, turn: _Turn, error: Exception, step: str) -> list[Any]:
+def _keep_finished(params: QueryParams, turn: _Turn, error: Exception, step: str, started: list[str]) -> list[Any]:
     """The streaming fallback's ``keep`` and ``resume``: the blocks that finished stay as the response.
 
     What the attempt showed beyond them (a cut call, an unfinished text) is tombstoned. ``keep``:
-    the finished tool_use blocks run as if the response had ended there. ``resume``: a note asks the
-    model to go on (``streaming_fallback_resume``); the cut call is gone.
+    the finished tool_use blocks run as if the response had ended there; the calls that had started
+    (``started``: what made a withdrawing step ``keep``, ``decide_attempt``) run on to their end, once,
+    and the model gets their results. ``resume``: a note asks the model to go on
+    (``streaming_fallback_resume``); the cut call is gone.
     """
     deps, out = params.deps, []
     why = f"streaming_fallback: {endings.error_text(error)}"
@@ -771,14 +748,18 @@ def _keep_finished(params: QueryParams, turn: _Turn, error: Exception, step: str
         turn.attachments.append(tombstone)
         out.append(tombstone)
     finished = turn.partial.message()
+    if finished is not None:
+        finished, turn.repeated_ids = one_call_per_id(finished)
     if finished is not None and any(visible(block) for block in finished.content):
         kept = AssistantMessage(uuid=deps.uuid(), message=finished, request_id=params.model.last_request_id)
         turn.assistant_messages.append(kept)
         out.append(kept)
     said = ("its finished tool calls run as if the response had ended there" if step == "keep" else
             "its finished text stays, the unfinished tool call is dropped, and the model is asked to go on")
-    notice = endings.notice(deps.uuid, "streaming_fallback", f"The stream broke ({endings.error_text(error)}): {said}.", "warning",
-                     metadata={"step": step})
+    if started:  # a call that started is never withdrawn: it runs once, and the model reads its result
+        said += f"; {', '.join(started)} had started, so the response is not asked for again"
+    notice = endings.notice(deps.uuid, "streaming_fallback", f"The stream broke ({endings.error_text(error)}): {said}.",
+                            "warning", metadata={"step": step, **({"started": started} if started else {})})
     turn.attachments.append(notice)
     out.append(notice)
     if step == "resume":
@@ -958,7 +939,7 @@ def _stream_failed(turn: _Turn, deps: QueryDeps) -> list[Any]:
     if turn.aborted:
         turn.terminal = Terminal(reason="aborted_streaming", turn_count=turn.state.turn_count)
         return turn.close(endings.stream_interrupted(turn.assistant_messages, turn.partial, turn.results,
-                                                     turn.started, deps.uuid))
+                                                     turn.started, deps.uuid, waiting=turn.aborted == "retry_wait"))
     assert turn.error is not None
     turn.terminal = endings.model_error(turn.error, turn.state.turn_count)
     return turn.close(endings.model_failed(turn.assistant_messages, turn.partial, turn.results, turn.started,

@@ -24,7 +24,7 @@ from typing import Sequence
 
 from .conformance import Comparison, check, load_expectations, record
 from .scenarios import SCENARIOS, Scenario, scenario
-from .shapes import SideRun, differences
+from .shapes import SideRun, counted_lines, differences
 from .sides import CLAUDE_CODE_VERSION, DEFAULT_TIMEOUT, claude_code_version, find_claude, run_claude_code, \
     run_dreamloop
 
@@ -161,6 +161,8 @@ def _print_row(comparison: Comparison, details: bool) -> None:
                   + (f" ({side.retries} api_retry)" if side.retries else ""))
             for number, shape in enumerate(side.requests, start=1):
                 print(f"      {number}. {shape.summary()}")
+            for name, lines in sorted(side.counted.items()):
+                print(f"      {name}: {counted_lines(lines)} when the run ended")
             for note in side.notes:
                 print(f"      note: {_visible(note)}")
     sys.stdout.flush()

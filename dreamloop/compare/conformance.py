@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
-from .shapes import RequestShape, SideRun
+from .shapes import RequestShape, SideRun, counted_lines
 
 __all__ = ["Comparison", "Expectations", "check", "load_expectations", "outcome", "record"]
 
@@ -53,9 +53,11 @@ Expectations = dict[str, Any]
 
 def outcome(run: SideRun, *, order_free: bool = False) -> list[str]:
     """A side's run as the lines the check compares: ``probe: N skipped`` when there were probes, one
-    per request (what the MATCH rule looks at), then ``ending: REASON``. ``order_free``: each request's tool_result ids sorted."""
+    per request (what the MATCH rule looks at), ``NAME: N lines`` for each file the scenario counts, then
+    ``ending: REASON``. ``order_free``: each request's tool_result ids sorted."""
     probes = [f"probe: {run.probes} skipped"] if run.probes else []
-    return probes + [_request_line(r, order_free) for r in run.requests] + [f"ending: {run.ending.reason}"]
+    counted = [f"{name}: {counted_lines(lines)}" for name, lines in sorted(run.counted.items())]
+    return probes + [_request_line(r, order_free) for r in run.requests] + counted + [f"ending: {run.ending.reason}"]
 
 
 def _request_line(shape: RequestShape, order_free: bool) -> str:

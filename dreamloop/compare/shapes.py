@@ -24,6 +24,8 @@ The MATCH rule (``differences``; dreamloop's choice, written down in
   as roles and block kinds, the same tool_result ids with the same
   ``is_error`` flags (as a set where the scenario says the order depends on
   timing);
+* the same line count of each file the scenario counts (``Scenario.counts``: a command that appends a line
+  each time it runs, so the count is how often it ran);
 * the same ending, compared by name (dreamloop's Terminal reason against the
   ``terminal_reason`` of the ``claude -p`` result line).
 
@@ -129,7 +131,8 @@ class SideRun:
     """One side's run of one scenario: ``side`` ("claude-code" or "dreamloop"), ``version``,
     ``requests`` (shapes of the requests that reached the model), ``probes`` (skipped probe requests),
     ``ending``, ``seconds`` (wall time), ``notes`` (what a person should know: a retry line, a timeout),
-    ``retries`` (the ``api_retry`` lines of ``claude -p``)."""
+    ``retries`` (the ``api_retry`` lines of ``claude -p``), ``counted`` (for each file the scenario counts,
+    ``Scenario.counts``: how many lines it had when the run ended, or -1 when it was not there)."""
 
     side: str
     version: str
@@ -139,11 +142,12 @@ class SideRun:
     seconds: float = 0.0
     retries: int = 0
     notes: list[str] = field(default_factory=list)
+    counted: dict[str, int] = field(default_factory=dict)
 
     def as_data(self) -> dict[str, Any]:
         return {"side": self.side, "version": self.version, "requests": [r.as_data() for r in self.requests],
                 "probes": self.probes, "ending": asdict(self.ending), "retries": self.retries,
-                "seconds": round(self.seconds, 2), "notes": list(self.notes)}
+                "seconds": round(self.seconds, 2), "notes": list(self.notes), "counted": dict(self.counted)}
 
     @classmethod
     def from_data(cls, data: dict[str, Any]) -> "SideRun":
@@ -155,7 +159,7 @@ class SideRun:
                     for r in data["requests"]]
         return cls(side=data["side"], version=data["version"], requests=requests, ending=Ending(**data["ending"]),
                    probes=data.get("probes", 0), seconds=data.get("seconds", 0.0), retries=data.get("retries", 0),
-                   notes=list(data.get("notes", [])))
+                   notes=list(data.get("notes", [])), counted=dict(data.get("counted", {})))
 
 
 # ---------------------------------------------------------------------------
@@ -335,9 +339,19 @@ def differences(left: SideRun, right: SideRun, *, order_free: bool = False) -> l
         found.append(f"requests: {len(left.requests)} vs {len(right.requests)}")
     for number, (a, b) in enumerate(zip(left.requests, right.requests), start=1):
         found.extend(f"request {number}: {what}" for what in _request_differences(a, b, order_free))
+    for name in sorted(set(left.counted) | set(right.counted)):
+        if left.counted.get(name) != right.counted.get(name):
+            found.append(f"{name}: {counted_lines(left.counted.get(name))} vs {counted_lines(right.counted.get(name))}")
     if left.ending.reason != right.ending.reason:
         found.append(f"ending: {left.ending.reason} vs {right.ending.reason}")
     return found
+
+
+def counted_lines(lines: int | None) -> str:
+    """A counted file's line count as the outcome prints it: ``2 lines``, ``1 line``, ``absent``."""
+    if lines is None or lines < 0:
+        return "absent"
+    return f"{lines} line{'' if lines == 1 else 's'}"
 
 
 def _request_differences(a: RequestShape, b: RequestShape, order_free: bool) -> Iterable[str]:
