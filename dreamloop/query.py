@@ -913,11 +913,9 @@ async def _recover(transition: Continue, params: QueryParams, run: QueryRun, tur
             turn.attachments.append(notice)
             yield notice
             return
-        except Aborted:
-            notice = endings.notice(deps.uuid, "interrupted", "Interrupted while the conversation was being compacted.",
-                             "warning")
-            turn.attachments.append(notice)
-            yield notice
+        except Aborted:  # the model is told in a note, the person in a notice
+            for message in turn.close(endings.Closing(notes=endings.interrupted("compaction", deps.uuid))):
+                yield message
             turn.terminal = Terminal(reason="aborted_streaming", turn_count=turn.state.turn_count)
             return
         except asyncio.CancelledError:
@@ -1104,9 +1102,8 @@ async def _stop_hooks(params: QueryParams, state: State, run: QueryRun, turn: _T
             return await run_stop_hooks(params.hooks, stop_hook_active=state.stop_hook_active,
                                         blocks_so_far=state.stop_hook_blocks, workspace=params.workspace,
                                         permission_mode=params.permission_mode, uuid=params.deps.uuid)
-    except Aborted:
-        return StopCheck("prevent", (endings.notice(params.deps.uuid, "interrupted", "Interrupted while the stop hooks ran.",
-                                             "warning"),))
+    except Aborted:  # the model is told in a note after its response, the person in a notice
+        return StopCheck("prevent", endings.interrupted("stop_hooks", params.deps.uuid))
     except asyncio.CancelledError:
         run.end(Terminal(reason="stop_hook_prevented", turn_count=state.turn_count), turn)
         raise

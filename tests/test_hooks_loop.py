@@ -394,6 +394,11 @@ async def test_an_abort_while_stop_hooks_run_kills_them_and_prevents_continuatio
     await stopper
     assert run.terminal.reason == "stop_hook_prevented"
     assert run.messages[-1].content == "Interrupted while the stop hooks ran."
+    # issue 32: the model is told too, once, right after its response (the next request carries it)
+    from dreamloop.endings import INTERRUPTED_STOP_HOOKS_NOTE, is_interrupted_note
+    notes = [m for m in run.messages if is_interrupted_note(m)]
+    assert [n.message["content"] for n in notes] == [INTERRUPTED_STOP_HOOKS_NOTE]
+    assert run.messages[-3].type == "assistant" and run.messages[-2] is notes[0]
 
 
 async def test_a_raising_hook_surfaces_as_hook_error(offline):

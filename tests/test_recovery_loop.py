@@ -259,6 +259,8 @@ async def test_an_abort_during_the_reactive_compaction_ends_aborted_streaming(of
     events = await drain(run)
     assert run.terminal.reason == "aborted_streaming"
     assert [e.subtype for e in events if e.type == "system"] == ["interrupted"]
+    from dreamloop.endings import INTERRUPTED_COMPACTION_NOTE, is_interrupted_note  # issue 32: the model is told too
+    assert [e.message["content"] for e in events if is_interrupted_note(e)] == [INTERRUPTED_COMPACTION_NOTE]
 
 
 # ---------------------------------------------------------------------------
@@ -634,3 +636,6 @@ async def test_an_abort_while_the_loop_waits_to_ask_again_ends_in_a_terminal(off
     assert saw and run.terminal.reason == "aborted_streaming"
     assert [r.status for r in model.api.requests] == [200]  # not asked again
     assert all(m.type != "assistant" for m in run.messages)  # the withdrawn attempt's text is not kept
+    from dreamloop.endings import INTERRUPTED_NOTE, is_interrupted_note  # issue 32: both readers are told, once
+    assert [m.message["content"] for m in run.messages if is_interrupted_note(m)] == [INTERRUPTED_NOTE]
+    assert run.messages[-1].content == "Interrupted while waiting to ask the model again."
