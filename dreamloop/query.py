@@ -24,6 +24,7 @@ things are shown (``render.py``, ``widgets/``) live elsewhere.
 from __future__ import annotations
 
 import asyncio
+from contextlib import aclosing
 from pathlib import Path
 from typing import Any, AsyncIterator, Callable, Literal
 from uuid import NAMESPACE_URL, uuid5
@@ -35,7 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from . import endings
 from .abort import AbortController, Aborted
 from .attachments import Attachments
-from .cleanup import end_of_run
+from .cleanup import end_of_run, settle
 from .context import ContextOptions, ContextPipeline, PreCompact, PreCompactResult, PreparedContext, prepare_context
 from .deps import QueryDeps
 from .errors import CompactionFailed, HookError, StreamError
@@ -317,8 +318,9 @@ class QueryRun:
         self._terminal: Terminal | None = None
         self.ended: SystemMessage | None = None  # the run_ended notice of an abnormal end (cleanup.end_of_run)
         self._requests: tuple[int, int] = (0, 0)  # (turn_count, requests made in that turn)
+        self.turn: _Turn | None = None  # the iteration running (or the last one): what settle() waits for
         self._started = params.deps.clock()
-        self._events = _query_loop(params, self)
+        self._events = _settled(_query_loop(params, self), self)
 
     @property
     def terminal(self) -> Terminal:
@@ -372,6 +374,7 @@ class QueryRun:
         ``run.messages``: the history the next request would carry).
         """
         self.messages.extend(closing)
+        self.turn = turn
         last = self.messages[-1].uuid if self.messages else "none"  # the notice's id derives from it: no id is drawn
         self.ended = end_of_run(terminal, [turn.state.pending_tool_use_summary, turn.pending_summary],
                                 turn.executor, lambda: str(uuid5(NAMESPACE_URL, f"dreamloop:run_ended:{last}")))
@@ -379,6 +382,11 @@ class QueryRun:
             self.trace.add_event(self.params.deps.clock() - self._started, self.ended)
         self.trace.checkpoint(**turn.collected(), terminal=terminal)
         self._terminal = terminal
+
+    async def settle(self) -> None:
+        """Wait until nothing the run started still runs (``cleanup.settle``): before its Terminal is returned."""
+        if self.turn is not None:
+            await settle([self.turn.state.pending_tool_use_summary, self.turn.pending_summary], self.turn.executor)
 
 
 def query(params: QueryParams, *, trace: Trace | None = None) -> QueryRun:
@@ -501,7 +509,7 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
         # something says so. What is sent starts after the last compact
         # boundary, and the next State is built from it, so a reduction
         # carries forward (the transcript keeps everything).
-        turn = await _prepare_context(state, pipeline, run)
+        turn = run.turn = await _prepare_context(state, pipeline, run)
         for message in turn.prepared.yielded:
             yield run.note(message)
         if turn.terminal is not None:  # blocking_limit (or an abort or a hook during a compaction): no request
@@ -579,6 +587,17 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
             run.end(Terminal(reason="max_turns", turn_count=state.turn_count + 1), turn)
             return
         state = next_state(run, turn, Continue(reason="next_turn"))
+
+
+async def _settled(events: AsyncIterator[Any], run: QueryRun) -> AsyncIterator[Any]:
+    """The loop's events; however it ends (its Terminal, an exception, a cancelled task, ``aclose()``), nothing it
+    started still runs when this returns (``QueryRun.settle``): ``asyncio.run`` around a run returns."""
+    try:
+        async with aclosing(events):
+            async for event in events:
+                yield event
+    finally:
+        await run.settle()
 
 
 def next_state(run: QueryRun, turn: _Turn, transition: Continue) -> State:

@@ -183,6 +183,10 @@ class StreamingToolExecutor:
         """The ids of the calls that have started (their effects may have happened), in call order."""
         return tuple(call.id for call in self._calls if call.started)
 
+    async def stop(self) -> None:
+        """No call starts any more; the running ones are cancelled and awaited (the end of a run: none outlives it)."""
+        await self._stop()
+
     def cancel_running(self) -> tuple[str, ...]:
         """Cancel the calls still running, without waiting (the end of a run); their ids. No call starts after."""
         self._stopped = True
