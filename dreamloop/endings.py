@@ -12,7 +12,11 @@ that close the iteration, in the order they are yielded:
 * what the model reads next (a meta user message, ``INTERRUPTED_NOTE`` and its siblings: one per
   abort, whatever the point it landed at) and what the person reads (a ``SystemMessage`` notice).
 
-It also names the Terminal of an unrecovered model error (``model_error``). Nothing here records,
+A failed attempt at a request ends abnormally too, and says so: ``attempt_withdrawn`` (asked again: what it
+showed is tombstoned) and ``attempt_kept`` (kept as far as it finished: the streaming fallback's ``keep`` and
+``resume``, and any attempt a call of which had started); so do ``max_turns`` (``max_turns_reached``) and a
+``stop_reason`` of ``tool_use`` without a block (``malformed_tool_use``). It also names the Terminal of an
+unrecovered model error (``model_error``). Nothing here records,
 yields or decides: the loop (``query.py``) calls one function where an ending is decided and records
 what it returns. The words are dreamloop's own; Claude Code 2.1.38 also wrote a user message after a Stop
 (``[Request interrupted by user]`` in
@@ -27,18 +31,22 @@ from typing import Any, Callable, Collection, Literal, Mapping, Sequence
 import anthropic
 
 from .errors import IncompleteStreamError, MalformedStreamError
-from .messages import AssistantMessage, SystemMessage, UserMessage, assistant_tool_uses, user_message
+from anthropic.types import Message
+
+from .messages import (AssistantMessage, AttachmentMessage, SystemMessage, TombstoneMessage, UserMessage,
+                       assistant_tool_uses, user_message)
 from .partial import PartialResponse, one_call_per_id, visible
-from .recovery import is_prompt_too_long
+from .recovery import MALFORMED_TOOL_USE_MESSAGE, STREAM_RESUME_MESSAGE, is_prompt_too_long, reminder
 from .state import Terminal
 from .tools import USER_INTERRUPT, Unfinished, model_failure, tool_results_message
 from .tools.cancellation import hook_failure
 
 __all__ = [
     "INTERRUPTED_COMPACTION_NOTE", "INTERRUPTED_NOTE", "INTERRUPTED_STOP_HOOKS_NOTE", "INTERRUPTED_TOOLS_NOTE",
-    "Closing", "Interruption", "close_stream", "error_text", "hook_raised", "hook_raised_notice", "hook_stopped",
-    "interrupted", "is_interrupted_note", "model_error", "model_failed", "notice", "stop_notices",
-    "stream_interrupted", "tools_interrupted",
+    "Closing", "Interruption", "attempt_kept", "attempt_withdrawn", "close_stream", "error_text", "hook_raised",
+    "hook_raised_notice", "hook_stopped", "interrupted", "is_interrupted_note", "malformed_tool_use",
+    "max_turns_reached", "model_error", "model_failed", "notice", "stop_notices", "stream_interrupted",
+    "tools_interrupted",
 ]
 
 Ids = Callable[[], str]
@@ -73,17 +81,19 @@ _SAID: dict[str, tuple[str, str]] = {  # where -> (the model's note, the person'
 
 @dataclass(frozen=True)
 class Closing:
-    """The messages that close an iteration, by role: ``kept`` (the finished blocks of a broken or stopped
-    stream, as the assistant message), ``results`` (the user message answering every unanswered call),
-    ``notes`` (the model's note and the person's notices). ``messages`` is the order they are yielded in."""
+    """The messages that close an iteration (or an attempt), by role: ``withdrawn`` (tombstones of what was shown
+    and is not kept), ``kept`` (the finished blocks of a broken or stopped stream, as the assistant message),
+    ``results`` (the user message answering every unanswered call), ``notes`` (what the model reads and the
+    person's notices). ``messages`` is the order they are yielded in."""
 
     kept: AssistantMessage | None = None
     results: UserMessage | None = None
     notes: tuple[UserMessage | SystemMessage, ...] = ()
+    withdrawn: tuple[TombstoneMessage, ...] = ()
 
     @property
     def messages(self) -> list[Any]:
-        return [m for m in (self.kept, self.results) if m is not None] + list(self.notes)
+        return [*self.withdrawn, *(m for m in (self.kept, self.results) if m is not None), *self.notes]
 
 
 def notice(uuid: Ids, subtype: str, content: str, level: str = "info", **extra: Any) -> SystemMessage:
@@ -223,8 +233,8 @@ def stop_notices(stop_reason: str | None, *, recovered: bool, limit: int | None,
     the loop ends here.
     """
     if stop_reason == "tool_use":
-        return [notice(uuid, "stop_reason_without_tool_use",
-                       "The model's stop_reason was tool_use but it sent no tool_use block; nothing to run.", "warning")]
+        return [notice(uuid, "stop_reason_without_tool_use", "The model's stop_reason was tool_use but it sent no "
+                       "tool_use block; nothing to run.", "warning")]
     if stop_reason == "max_tokens" and recovered:
         return [notice(uuid, "max_output_tokens",
                        f"The response was cut at max_tokens ({limit:,}) again after recovery "
@@ -234,3 +244,81 @@ def stop_notices(stop_reason: str | None, *, recovered: bool, limit: int | None,
         return [notice(uuid, "max_output_tokens",
                        "The response was cut at max_tokens (recovery is off), so the loop ends here.", "warning")]
     return []
+
+
+def attempt_withdrawn(step: str, error: Exception, shown: dict[str, Any] | None, yielded: Sequence[str],
+                      started: Sequence[str], uuid: Ids, *, model: str, fallback: str | None, switched: bool,
+                      overloads: int, most: int, failures: int) -> list[Any]:
+    """A failed attempt that is asked again (``step``: ``fallback``, ``retry``, ``resend``, ``non_streaming``): a
+    tombstone for the partial response ``shown`` (by the id its ``message_start`` gave, with what was shown of it)
+    and for each message it ``yielded`` (its assistant message, its progress), then the notice: which model, how
+    many ``overloads`` in a row of at most ``most``, what happens next. ``started``: calls a discarded executor had
+    started (their effects may remain; ``decide_attempt`` keeps such an attempt, so there are none)."""
+    why = f"{step}: {error_text(error)}"
+    tombstones = [TombstoneMessage(uuid=uuid(), target_uuid=shown["id"], reason=why, message=shown)] if shown else []
+    tombstones += [TombstoneMessage(uuid=uuid(), target_uuid=target, reason=why) for target in yielded]
+    ran = (f" Tool calls it had started were stopped or had finished; their effects may remain: "
+           f"{', '.join(started)}." if started else "")
+    if step == "fallback":
+        cause = "was not found" if getattr(error, "status_code", None) == 404 else (
+            f"was overloaded {overloads} time{'s' if overloads != 1 else ''} in a row")
+        said = f"{model} {cause}: switching to {fallback} for the rest of the run, and asking it the same request.{ran}"
+        told = notice(uuid, "model_fallback", said, "warning", metadata={
+            "from": model, "to": fallback, "overloads": overloads, "discarded": list(started)})
+    elif step == "retry":
+        then = "the fallback model" if fallback is not None and not switched else "giving up"
+        said = f"{model} is overloaded ({error_text(error)}): asking again ({overloads}/{most} before {then}).{ran}"
+        told = notice(uuid, "api_retry", said, "warning", metadata={
+            "model": model, "overloads": overloads, "limit": most, "discarded": list(started)})
+    else:  # the streaming fallback: the same request again, streamed or not
+        how = "without streaming" if step == "non_streaming" else "streaming"
+        said = (f"The stream broke ({error_text(error)}): what it showed is withdrawn, and the same request "
+                f"goes again, {how}.{ran}")
+        told = notice(uuid, "streaming_fallback", said, "warning", metadata={
+            "step": step, "failures": failures, "discarded": list(started)})
+    return [*tombstones, told]
+
+
+def attempt_kept(step: str, error: Exception, cut: dict[str, Any] | None, finished: Message | None,
+                 started: Sequence[str], uuid: Ids, request_id: str | None) -> Closing:
+    """A broken stream kept as far as it finished (``step``: ``keep`` or ``resume``): a tombstone for the response
+    as shown when a block of it was ``cut`` (what it showed beyond the finished blocks), the ``finished`` blocks as
+    the assistant message, the notice, and for ``resume`` the note asking the model to go on. ``started``: calls
+    that had started, which is why an attempt that would have been withdrawn is kept (``decide_attempt``)."""
+    why = f"streaming_fallback: {error_text(error)}"
+    tombstone = TombstoneMessage(uuid=uuid(), target_uuid=cut["id"], reason=why, message=cut) if cut else None
+    kept = None
+    if finished is not None and any(visible(block) for block in finished.content):
+        kept = AssistantMessage(uuid=uuid(), message=finished, request_id=request_id)
+    said = ("its finished tool calls run as if the response had ended there" if step == "keep" else
+            "its finished text stays, the unfinished tool call is dropped, and the model is asked to go on")
+    if started:  # a call that started is never withdrawn: it runs once, and the model reads its result
+        said += f"; {', '.join(started)} had started, so the response is not asked for again"
+    notes: tuple[Any, ...] = (notice(uuid, "streaming_fallback", f"The stream broke ({error_text(error)}): {said}.",
+                                     "warning", metadata={"step": step, **({"started": list(started)} if started
+                                                                           else {})}),)
+    if step == "resume":
+        notes += (user_message(reminder(STREAM_RESUME_MESSAGE), is_meta=True, uuid=uuid()),)
+    return Closing(kept=kept, notes=notes, withdrawn=(tombstone,) if tombstone else ())
+
+
+def max_turns_reached(next_turn_count: int, max_turns: int, uuid: Ids) -> AttachmentMessage:
+    """The ``max_turns_reached`` attachment: the turn the loop refused to start and the limit."""
+    return AttachmentMessage(uuid=uuid(), attachment={"type": "max_turns_reached", "max_turns": max_turns,
+                                                      "turn_count": next_turn_count})
+
+
+def malformed_tool_use(retries: int, limit: int, response: Sequence[AssistantMessage], uuid: Ids) -> list[Any]:
+    """``stop_reason`` said ``tool_use`` but no tool_use block came, for the ``retries + 1``-th time in this turn.
+    Within ``limit``: the ``response`` withdrawn (tombstones), a notice and the note that asks again; past it, the
+    one notice of the ``malformed_tool_use_exhausted`` ending (its ``content`` is the Terminal's error)."""
+    if retries >= limit:
+        return [notice(uuid, "stop_reason_without_tool_use", f"The model's stop_reason was tool_use without a "
+                       f"tool_use block {retries + 1} times in this turn, so the loop ends here.", "error")]
+    why = "malformed_tool_use_retry: stop_reason tool_use without a tool_use block"
+    out: list[Any] = [TombstoneMessage(uuid=uuid(), target_uuid=m.uuid, reason=why) for m in response]
+    out.append(notice(uuid, "stop_reason_without_tool_use", "The model's stop_reason was tool_use but it sent no "
+                      f"tool_use block: its response is set aside and it is asked again ({retries + 1}/{limit}).",
+                      "warning"))
+    return [*out, user_message(reminder(MALFORMED_TOOL_USE_MESSAGE), is_meta=True, uuid=uuid())]
+

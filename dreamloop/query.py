@@ -34,7 +34,7 @@ from anthropic.types import Message as APIMessage
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from . import endings
-from .abort import AbortController, Aborted
+from .abort import AbortController, Aborted, guarded
 from .attachments import Attachments
 from .cleanup import end_of_run, settle
 from .context import ContextOptions, ContextPipeline, PreCompact, PreCompactResult, PreparedContext, prepare_context
@@ -44,7 +44,6 @@ from .events import RequestStart, StreamEvent
 from .hooks import Hooks, StopCheck, run_pre_compact_hooks, run_stop_hooks
 from .language import N_, tr
 from .messages import (
-    KNOWN_STOP_REASONS,
     AssistantMessage,
     AttachmentMessage,
     LoopMessage,
@@ -56,11 +55,9 @@ from .messages import (
     user_message,
     withdrawn,
 )
-from .partial import PartialResponse, one_call_per_id, visible
+from .partial import PartialResponse, odd_response_notices, one_call_per_id, repeated_ids_note, visible
 from .recovery import (
-    MALFORMED_TOOL_USE_MESSAGE,
     RESUME_MESSAGE,
-    STREAM_RESUME_MESSAGE,
     MaxTokensCut,
     PromptTooLong,
     RecoveryOptions,
@@ -477,7 +474,9 @@ class _Turn:
         return [block for message in self.assistant_messages for block in assistant_tool_uses(message)]
 
     def close(self, closing: endings.Closing) -> list[Any]:
-        """Keep an ending's closing messages (the kept response, the answers, the notes); them, in yield order."""
+        """Keep an ending's closing messages (tombstones, the kept response, the answers, the notes); them, in
+        yield order."""
+        self.attachments.extend(closing.withdrawn)
         if closing.kept is not None:
             self.assistant_messages.append(closing.kept)
         if closing.results is not None:
@@ -673,7 +672,7 @@ async def _stream_model(params: QueryParams, run: QueryRun, turn: _Turn) -> Asyn
         executor = StreamingToolExecutor(state.tool_use_context) if params.streaming_tool_execution else None
         turn.new_attempt(executor if streaming else None)
         try:
-            async for item in _guarded(await _call_model(params, run, turn, streaming), params.abort):
+            async for item in guarded(await _call_model(params, run, turn, streaming), params.abort):
                 if isinstance(item, APIMessage):
                     item, turn.repeated_ids = one_call_per_id(item)  # a repeated id runs once (see below)
                     turn.stop_reason = item.stop_reason
@@ -698,14 +697,8 @@ async def _stream_model(params: QueryParams, run: QueryRun, turn: _Turn) -> Asyn
             raise
         if turn.broke is None:  # a whole response
             run.overloads = run.failures = 0
-            if turn.repeated_ids:
-                notice = endings.notice(deps.uuid, "duplicate_tool_use_id", "The response used the tool_use id "
-                                 f"{', '.join(turn.repeated_ids)} more than once; only the first block with that id "
-                                 "is kept, run and answered (the API accepts one tool_use and one result per id).",
-                                 "warning")
-                turn.attachments.append(notice)
-                yield notice
-            for notice in _stream_notices(turn, turn.partial, deps):  # what a later API may add: said, not fatal
+            # a repeated tool_use id, what a later API may add: said, not fatal
+            for notice in odd_response_notices(turn.repeated_ids, turn.partial.unknown, turn.stop_reason, deps.uuid):
                 turn.attachments.append(notice)
                 yield notice
             return
@@ -751,88 +744,34 @@ async def _pause(params: QueryParams, error: Exception, step: str, overloads: in
 
 
 def _keep_finished(params: QueryParams, turn: _Turn, error: Exception, step: str, started: list[str]) -> list[Any]:
-    """The streaming fallback's ``keep`` and ``resume``: the blocks that finished stay as the response.
-
-    What the attempt showed beyond them (a cut call, an unfinished text) is tombstoned. ``keep``:
-    the finished tool_use blocks run as if the response had ended there; the calls that had started
-    (``started``: what made a withdrawing step ``keep``, ``decide_attempt``) run on to their end, once,
-    and the model gets their results. ``resume``: a note asks the model to go on
-    (``streaming_fallback_resume``); the cut call is gone.
-    """
-    deps, out = params.deps, []
-    why = f"streaming_fallback: {endings.error_text(error)}"
-    shown = turn.partial.shown()
-    if shown is not None and turn.partial.cut_blocks():
-        tombstone = TombstoneMessage(uuid=deps.uuid(), target_uuid=shown["id"], reason=why, message=shown)
-        turn.attachments.append(tombstone)
-        out.append(tombstone)
+    """The streaming fallback's ``keep`` and ``resume`` (and any attempt a call of which had started): the blocks
+    that finished stay as the response (``endings.attempt_kept``). ``keep``: its finished calls run as if the
+    response had ended there, those that had started on to their end, once. ``resume``: a note asks the model to
+    go on (``streaming_fallback_resume``); the cut call is gone."""
     finished = turn.partial.message()
     if finished is not None:
         finished, turn.repeated_ids = one_call_per_id(finished)
-    if finished is not None and any(visible(block) for block in finished.content):
-        kept = AssistantMessage(uuid=deps.uuid(), message=finished, request_id=params.model.last_request_id)
-        turn.assistant_messages.append(kept)
-        out.append(kept)
-    said = ("its finished tool calls run as if the response had ended there" if step == "keep" else
-            "its finished text stays, the unfinished tool call is dropped, and the model is asked to go on")
-    if started:  # a call that started is never withdrawn: it runs once, and the model reads its result
-        said += f"; {', '.join(started)} had started, so the response is not asked for again"
-    notice = endings.notice(deps.uuid, "streaming_fallback", f"The stream broke ({endings.error_text(error)}): {said}.",
-                            "warning", metadata={"step": step, **({"started": started} if started else {})})
-    turn.attachments.append(notice)
-    out.append(notice)
+    cut = turn.partial.shown() if turn.partial.cut_blocks() else None
+    messages = turn.close(endings.attempt_kept(step, error, cut, finished, started, params.deps.uuid,
+                                               params.model.last_request_id))
     if step == "resume":
-        note = user_message(reminder(STREAM_RESUME_MESSAGE), is_meta=True, uuid=deps.uuid())
-        turn.attachments.append(note)
-        out.append(note)
         turn.transition = Continue(reason="streaming_fallback_resume", detail=tr("the stream broke; resuming"))
-    return out
+    return messages
 
 
 async def _withdraw(params: QueryParams, run: QueryRun, turn: _Turn, error: Exception, step: str) -> list[Any]:
-    """A failed attempt that is asked again: tombstone what it showed, discard its calls, say what happens.
-
-    The partial response is tombstoned by the id its ``message_start`` gave (with what was
-    shown of it), and so is every progress message of the attempt; the streaming executor's
-    calls are discarded (``discard()``), and the notice names the ones that had started: their
-    effects may remain. Nothing of the attempt enters the history.
-    """
-    deps, why = params.deps, f"{step}: {endings.error_text(error)}"
+    """A failed attempt that is asked again: discard its calls, and the messages that withdraw what it showed and
+    say what happens (``endings.attempt_withdrawn``). Nothing of the attempt enters the history."""
     limit = (params.recovery or RecoveryOptions()).overloads_before_fallback
-    tombstones = []
+    yielded = [*(m.uuid for m in turn.assistant_messages), *turn.shown]
     shown = turn.partial.shown()
-    if shown is not None:
-        tombstones.append(TombstoneMessage(uuid=deps.uuid(), target_uuid=shown["id"], reason=why, message=shown))
-    withdrawn_uuids = [*(m.uuid for m in turn.assistant_messages), *turn.shown]
-    tombstones += [TombstoneMessage(uuid=deps.uuid(), target_uuid=uuid, reason=why) for uuid in withdrawn_uuids]
     turn.assistant_messages.clear()
     started = await turn.executor.discard() if turn.executor is not None else ()
-    ran = (f" Tool calls it had started were stopped or had finished; their effects may remain: "
-           f"{', '.join(started)}." if started else "")
-    overloads = run.overloads
-    if step == "fallback":
-        cause = "was not found" if getattr(error, "status_code", None) == 404 else (
-            f"was overloaded {overloads} time{'s' if overloads != 1 else ''} in a row")
-        said = (f"{run.model.model} {cause}: switching to {params.fallback_model.model} for the rest of the run, "
-                f"and asking it the same request.{ran}")
-        notice = endings.notice(deps.uuid, "model_fallback", said, "warning", metadata={
-            "from": run.model.model, "to": params.fallback_model.model, "overloads": overloads,
-            "discarded": list(started)})
-    elif step == "retry":
-        switched = run.model is params.fallback_model
-        then = ("the fallback model" if params.fallback_model is not None and not switched else "giving up")
-        most = limit if params.fallback_model is not None else getattr(run.model, "max_retries", limit - 1) + 1
-        said = (f"{run.model.model} is overloaded ({endings.error_text(error)}): asking again "
-                f"({overloads}/{most} before {then}).{ran}")
-        notice = endings.notice(deps.uuid, "api_retry", said, "warning", metadata={
-            "model": run.model.model, "overloads": overloads, "limit": most, "discarded": list(started)})
-    else:  # the streaming fallback: the same request again, streamed or not
-        how = "without streaming" if step == "non_streaming" else "streaming"
-        said = (f"The stream broke ({endings.error_text(error)}): what it showed is withdrawn, and the same request "
-                f"goes again, {how}.{ran}")
-        notice = endings.notice(deps.uuid, "streaming_fallback", said, "warning", metadata={
-            "step": step, "failures": run.failures, "discarded": list(started)})
-    return [*tombstones, notice]
+    fallback = getattr(params.fallback_model, "model", None)
+    most = limit if params.fallback_model is not None else getattr(run.model, "max_retries", limit - 1) + 1
+    return endings.attempt_withdrawn(step, error, shown, yielded, started, params.deps.uuid, model=run.model.model,
+                                     fallback=fallback, switched=run.model is params.fallback_model,
+                                     overloads=run.overloads, most=most, failures=run.failures)
 
 
 async def _call_model(params: QueryParams, run: QueryRun, turn: _Turn, streaming: bool = True) -> AsyncIterator[Any]:
@@ -867,8 +806,9 @@ async def _until_broken(items: AsyncIterator[Any], turn: _Turn) -> AsyncIterator
     """The model's items until it fails; the failure is kept in ``turn.broke`` (phase 3 decides), so a
     streaming executor sees the stream end there and keeps the calls of the blocks that finished."""
     try:
-        async for item in items:
-            yield item
+        async with aclosing(items):  # closed here however this ends: a generator left to the collector is a task
+            async for item in items:  # (its aclose()) that outlives the run
+                yield item
     except (anthropic.APIError, StreamError) as error:
         turn.broke = error
 
@@ -928,7 +868,8 @@ async def _recover(transition: Continue, params: QueryParams, run: QueryRun, tur
         try:
             done = await pipeline.reactive_compact(list(turn.messages_for_query))
         except CompactionFailed as failure:  # the withheld error stands: the run ends prompt_too_long
-            notice = endings.notice(deps.uuid, "reactive_compact_failed", f"Reactive compaction failed: {failure}", "warning")
+            notice = endings.notice(deps.uuid, "reactive_compact_failed", f"Reactive compaction failed: {failure}",
+                                    "warning")
             turn.attachments.append(notice)
             yield notice
             return
@@ -1029,7 +970,7 @@ async def _run_tools(params: QueryParams, run: QueryRun, turn: _Turn) -> AsyncIt
     state, deps, tool_uses = turn.state, params.deps, turn.tool_uses()
     updates = turn.executor.get_remaining_results() if turn.executor else run_tools(tool_uses, state.tool_use_context)
     try:
-        async for update in _guarded(updates, params.abort):
+        async for update in guarded(updates, params.abort):
             turn.record(update)
             yield update
     except Aborted:
@@ -1049,9 +990,7 @@ async def _run_tools(params: QueryParams, run: QueryRun, turn: _Turn) -> AsyncIt
                                                 error, deps.uuid)))
         raise
     if turn.repeated_ids:  # the model learns why a block it sent got no result of its own
-        note = user_message(f"Note: your response used the tool_use id {', '.join(turn.repeated_ids)} more than once. "
-                            "Only the first tool_use block with each id was run and answered; the repeated block "
-                            "was dropped. Give every tool_use a unique id.", is_meta=True, uuid=deps.uuid())
+        note = repeated_ids_note(turn.repeated_ids, deps.uuid)
         turn.attachments.append(note)
         yield note
     stopped = endings.hook_stopped(turn.attachments, deps.uuid)  # a hook said `continue: false` while tools ran
@@ -1066,46 +1005,9 @@ def _max_turns_reached(params: QueryParams, turn: _Turn) -> AttachmentMessage | 
     next_turn_count = turn.state.turn_count + 1
     if params.max_turns is None or next_turn_count <= params.max_turns:
         return None
-    reached = AttachmentMessage(
-        uuid=params.deps.uuid(),
-        attachment={"type": "max_turns_reached", "max_turns": params.max_turns, "turn_count": next_turn_count},
-    )
+    reached = endings.max_turns_reached(next_turn_count, params.max_turns, params.deps.uuid)
     turn.attachments.append(reached)
     return reached
-
-
-async def _guarded(events: AsyncIterator[Any], abort: AbortController) -> AsyncIterator[Any]:
-    """Iterate ``events`` so that the abort signal cancels the await in flight.
-
-    Only the ``await`` for the next item is guarded, never the ``yield``: a
-    click while the caller handles an event takes effect at the next await.
-    """
-    iterator = events.__aiter__()
-    try:
-        while True:
-            with abort.guard():
-                try:
-                    item = await iterator.__anext__()
-                except StopAsyncIteration:
-                    return
-            yield item
-    finally:
-        await iterator.aclose()
-
-
-def _stream_notices(turn: _Turn, partial: PartialResponse, deps: QueryDeps) -> list[SystemMessage]:
-    """Warnings for what this version does not know (a later API may send it): the run goes on."""
-    notices = []
-    if partial.unknown:
-        unknown = ", ".join(partial.unknown)
-        notices.append(endings.notice(deps.uuid, "unknown_stream_content",
-                               f"The stream held what this version of dreamloop does not know: {unknown}. "
-                               "Unknown blocks are kept and sent back as received; the rest is ignored.", "warning"))
-    if turn.stop_reason is not None and turn.stop_reason not in KNOWN_STOP_REASONS:
-        notices.append(endings.notice(deps.uuid, "unknown_stop_reason",
-                               f"The model stopped with stop_reason {turn.stop_reason!r}, which this version does not "
-                               "know; the loop goes on from the content blocks.", "warning"))
-    return notices
 
 
 async def _stop_hooks(params: QueryParams, state: State, run: QueryRun, turn: _Turn) -> StopCheck:
@@ -1154,31 +1056,20 @@ def _malformed_tool_use(params: QueryParams, turn: _Turn) -> list[Any]:
 
     While ``RecoveryOptions.malformed_tool_use_retries`` allows, the response is withdrawn (a
     tombstone: it never reaches a request) and a note asks again (``malformed_tool_use_retry``);
-    then the run ends ``malformed_tool_use_exhausted``.
+    then the run ends ``malformed_tool_use_exhausted`` (``endings.malformed_tool_use``).
     """
-    options, state, deps = params.recovery, turn.state, params.deps
+    options, state = params.recovery, turn.state
     assert options is not None
-    if state.malformed_tool_use_retries >= options.malformed_tool_use_retries:
-        said = (f"The model's stop_reason was tool_use without a tool_use block "
-                f"{state.malformed_tool_use_retries + 1} times in this turn, so the loop ends here.")
-        notice = endings.notice(deps.uuid, "stop_reason_without_tool_use", said, "error")
-        turn.attachments.append(notice)
-        turn.terminal = Terminal(reason="malformed_tool_use_exhausted", turn_count=state.turn_count, error=said)
-        return [notice]
-    attempt = state.malformed_tool_use_retries + 1
-    why = "malformed_tool_use_retry: stop_reason tool_use without a tool_use block"
-    out: list[Any] = [TombstoneMessage(uuid=deps.uuid(), target_uuid=m.uuid, reason=why)
-                      for m in turn.assistant_messages]
-    notice = endings.notice(deps.uuid, "stop_reason_without_tool_use",
-                     f"The model's stop_reason was tool_use but it sent no tool_use block: its response is set aside "
-                     f"and it is asked again ({attempt}/{options.malformed_tool_use_retries}).", "warning")
-    note = user_message(reminder(MALFORMED_TOOL_USE_MESSAGE), is_meta=True, uuid=deps.uuid())
-    out += [notice, note]
+    retries, limit = state.malformed_tool_use_retries, options.malformed_tool_use_retries
+    out = endings.malformed_tool_use(retries, limit, turn.assistant_messages, params.deps.uuid)
     turn.attachments.extend(out)
+    if retries >= limit:
+        turn.terminal = Terminal(reason="malformed_tool_use_exhausted", turn_count=state.turn_count,
+                                 error=out[0].content)
+        return out
     turn.rewritten = (*turn.messages_for_query, *turn.attachments)
-    turn.transition = Continue(reason="malformed_tool_use_retry", attempt=attempt,
-                               detail=tr("asking again {attempt}/{limit}", attempt=attempt,
-                                         limit=options.malformed_tool_use_retries))
+    turn.transition = Continue(reason="malformed_tool_use_retry", attempt=retries + 1,
+                               detail=tr("asking again {attempt}/{limit}", attempt=retries + 1, limit=limit))
     return out
 
 

@@ -267,7 +267,8 @@ ATTEMPTS = [  # (case, failure, overloads, failures, has_fallback, switched, opt
 
 
 FAILURES = [  # (case, error, finished block types, calls started, expected)
-    ("a dropped stream", IncompleteStreamError("cut", dropped=True), ["text"], False, Failure("dropped", finished_text=True)),
+    ("a dropped stream", IncompleteStreamError("cut", dropped=True), ["text"], False,
+     Failure("dropped", finished_text=True)),
     ("an incomplete stream", IncompleteStreamError("no message_delta"), [], False, Failure("other")),
     ("something else", RuntimeError("x"), ["tool_use"], True, Failure("other")),
 ]
