@@ -25,7 +25,26 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from test_loop_properties import INVARIANTS, describe, run_and_check, sessions  # noqa: E402
 
+from dreamloop.endings import is_interrupted_note  # noqa: E402
 from dreamloop.messages import UnknownContentBlock  # noqa: E402
+
+
+def _attempts(outcome) -> Counter[str]:
+    """Each failed attempt's notice: withdrawn and asked again (with the calls it had started, which must be none)
+    or kept because a call had started (issue 32)."""
+    counts: Counter[str] = Counter()
+    for trace in outcome.traces:
+        for m in trace.messages.values():
+            if m.type != "system":
+                continue
+            meta = m.metadata or {}
+            if m.subtype in ("api_retry", "model_fallback") or m.subtype == "streaming_fallback" \
+                    and meta.get("step") in ("resend", "non_streaming"):
+                counts["withdrawn"] += 1
+                counts["withdrawn with a started call"] += bool(meta.get("discarded"))
+            elif m.subtype == "streaming_fallback" and meta.get("started"):
+                counts["kept because a call had started"] += 1
+    return counts
 
 
 def soak(n: int, random_seed: int) -> int:
@@ -33,6 +52,8 @@ def soak(n: int, random_seed: int) -> int:
     reasons: Counter[str] = Counter()
     transitions: Counter[str] = Counter()
     violations: Counter[str] = Counter()
+    attempts: Counter[str] = Counter()  # failed attempts: withdrawn (and with a started call), kept
+    where: Counter[str] = Counter()  # aborts that fired, by point
     examples: list[str] = []
 
     @seed(random_seed)
@@ -42,6 +63,19 @@ def soak(n: int, random_seed: int) -> int:
     def one(session):
         outcome, broken = run_and_check(session)
         counts["sessions"] += 1
+        for name, what in broken:
+            violations[name] += 1
+            if len(examples) < 5:
+                examples.append(f"{name}: {what}\n  {describe(session)}")
+        if outcome.cut_short:
+            return
+        attempts.update(_attempts(outcome))
+        if outcome.aborted:
+            kind = session.abort_at[0]
+            where["(event)" if ":" not in kind and kind != "request" else kind] += 1
+            where["notes for the model"] += sum(1 for run in outcome.runs
+                                                for m in run.messages[len(run.params.messages):]
+                                                if is_interrupted_note(m))
         counts["requests"] += sum(1 for r in outcome.api.requests if r.path.endswith("/v1/messages"))
         counts["aborts"] += outcome.aborted
         counts["blank prompts"] += len(outcome.blank)
@@ -56,10 +90,6 @@ def soak(n: int, random_seed: int) -> int:
                            if p.next_transition is not None)
         transitions.update(f"({m.subtype})" for trace in outcome.traces for m in trace.messages.values()
                            if m.type == "system" and m.subtype in ("api_retry", "model_fallback", "streaming_fallback"))
-        for name, what in broken:
-            violations[name] += 1
-            if len(examples) < 5:
-                examples.append(f"{name}: {what}\n  {describe(session)}")
         if counts["sessions"] % 1000 == 0:
             print(f"  ... {counts['sessions']} sessions", file=sys.stderr, flush=True)
 
@@ -76,6 +106,10 @@ def soak(n: int, random_seed: int) -> int:
           "sessions (types the SDK does not know)")
     print("terminals     " + ", ".join(f"{reason} {k}" for reason, k in reasons.most_common()))
     print("transitions   " + ", ".join(f"{reason} {k}" for reason, k in transitions.most_common()))
+    print(f"withdrawn     {attempts['withdrawn']} attempts asked again, {attempts['withdrawn with a started call']} "
+          f"of them with a call that had started (goal: 0); {attempts['kept because a call had started']} kept "
+          "because a call had started")
+    print("aborts fired  " + ", ".join(f"{kind} {k}" for kind, k in where.most_common()))
     print("violations per invariant (goal: 0 each)")
     for name in INVARIANTS:
         print(f"  {name:<22} {violations[name]}")

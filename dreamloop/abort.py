@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import asyncio
 from contextlib import contextmanager
-from typing import Callable, Iterator
+from typing import Any, AsyncIterator, Callable, Iterator
 
-__all__ = ["AbortController", "Aborted"]
+__all__ = ["AbortController", "Aborted", "guarded"]
 
 
 class Aborted(Exception):
@@ -53,10 +53,23 @@ class AbortController:
         if self.aborted:
             return
         self.aborted, self.reason = True, reason
+        try:
+            current = asyncio.current_task()
+        except RuntimeError:  # no running loop in this thread
+            current = None
         for task in list(self._guarded):
-            task.cancel(msg="dreamloop-abort")
+            if task is current:  # fired from the guarded task itself (a hook, a script's policy): it is running,
+                # not awaiting, so a cancel now would land at its next await, wherever that is; at its next await
+                # inside a guard instead (or not at all: a guard entered later raises Aborted at once)
+                task.get_loop().call_soon(self._cancel_if_guarded, task)
+            else:
+                task.cancel(msg="dreamloop-abort")
         for listener in list(self._listeners):
             listener(reason)
+
+    def _cancel_if_guarded(self, task: asyncio.Task) -> None:
+        if task in self._guarded and not task.done():
+            task.cancel(msg="dreamloop-abort")
 
     def add_listener(self, callback: Callable[[str], None]) -> None:
         """Call ``callback(reason)`` when the signal fires."""
@@ -89,6 +102,26 @@ class AbortController:
 
     def __repr__(self) -> str:
         return f"AbortController(aborted={self.aborted}, reason={self.reason!r})"
+
+
+async def guarded(events: AsyncIterator[Any], abort: AbortController) -> AsyncIterator[Any]:
+    """Iterate ``events`` so that the abort signal cancels the await in flight (``Aborted`` is raised here).
+
+    Only the ``await`` for the next item is guarded, never the ``yield``: a
+    click while the caller handles an event takes effect at the next await.
+    ``events`` is closed however this ends.
+    """
+    iterator = events.__aiter__()
+    try:
+        while True:
+            with abort.guard():
+                try:
+                    item = await iterator.__anext__()
+                except StopAsyncIteration:
+                    return
+            yield item
+    finally:
+        await iterator.aclose()  # type: ignore[attr-defined]
 
 
 def _only_abort_cancels(task: asyncio.Task) -> bool:

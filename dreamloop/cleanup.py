@@ -13,11 +13,12 @@ second notice. It knows nothing about how the ending was decided.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from .messages import SystemMessage
 
-__all__ = ["ABNORMAL", "end_of_run"]
+__all__ = ["ABNORMAL", "end_of_run", "settle"]
 
 ABNORMAL = frozenset({"max_turns", "model_error", "prompt_too_long", "blocking_limit", "image_error",
                       "stop_hook_prevented", "hook_stopped", "api_error", "malformed_tool_use_exhausted"})
@@ -45,3 +46,16 @@ def end_of_run(terminal: Any, pending: list[Any], executor: Any, uuid: Any) -> S
     return SystemMessage(uuid=uuid(), subtype="run_ended", content=said, level="warning",
                          metadata={"reason": terminal.reason, "turn_count": terminal.turn_count,
                                    "cancelled": cancelled})
+
+
+async def settle(pending: list[Any], executor: Any) -> None:
+    """Wait until nothing the run started still runs: the tool-use summaries of ``pending`` and the calls of
+    ``executor`` are cancelled (if ``end_of_run`` did not already) and awaited. The loop awaits this before its
+    Terminal is returned, whatever ended the run, so no task outlives it (issue 32: ``asyncio.run`` around a run
+    returns)."""
+    tasks = [summary.task for summary in pending if summary is not None]
+    for task in tasks:
+        task.cancel()
+    if executor is not None:
+        await executor.stop()
+    await asyncio.gather(*tasks, return_exceptions=True)

@@ -583,7 +583,13 @@ async def run_hooks(hooks: Hooks, input: HookInput, *, value: str | None = None,
     event = input.event
     hook_name = EVENT_NAMES[event] + (f":{value}" if value else "")
     entries = hooks.matching(event, value)
-    ran = await asyncio.gather(*(_run_one(entry, input, hooks, hook_name) for entry in entries))
+    runs = [asyncio.ensure_future(_run_one(entry, input, hooks, hook_name)) for entry in entries]
+    try:
+        ran = await asyncio.gather(*runs)
+    finally:  # one hook raised, or this was cancelled: the others are stopped and awaited, so none outlives it
+        for run in runs:
+            run.cancel()
+        await asyncio.gather(*runs, return_exceptions=True)
     outcome = HookOutcome(event, hook_name, combine(event, [d for d, _ in ran]))
     records = [AttachmentMessage(uuid=uuid(), attachment={**record, "toolUseID": tool_use_id}) for _, record in ran]
     if outcome.stopped:

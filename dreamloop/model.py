@@ -27,7 +27,9 @@ tools or history; it only guarantees that what it calls finished is finished
 
 from __future__ import annotations
 
+import asyncio
 import json
+from contextlib import aclosing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, AsyncIterator, Mapping, Union
@@ -156,10 +158,10 @@ class AnthropicModel:
         try:
             events = await self.client.messages.create(**params, stream=True)
             self.last_request_id = events.response.headers.get("request-id")
-            async with events:
+            async with events, aclosing(_read_by_a_task(events)) as items:
                 try:
-                    async for event in events:
-                        response.add(event)
+                    async for event in items:
+                        response.add(event)  # raises for a corrupt stream: aclosing() then stops the reader
                         yield event
                 except httpx2.TransportError as err:
                     raise IncompleteStreamError(
@@ -349,3 +351,31 @@ def _recorder(record: str | Path | CassetteRecorder | None, model: str) -> Casse
 
 def _options(thinking: dict[str, Any] | None) -> dict[str, Any]:
     return {"thinking": thinking} if thinking is not None else {}
+
+
+async def _read_by_a_task(events: AsyncIterator[Any]) -> AsyncIterator[Any]:
+    """The SDK stream's events, read by a task of its own; its exception is raised here.
+
+    Closed early (a Stop while the caller handles an event closes ``stream()`` at its ``yield``), the task is
+    cancelled where it awaits the network, so every generator of the SDK's stream unwinds. Iterated directly, the
+    SDK's inner generators would be left suspended for the garbage collector, whose ``aclose()`` asyncio runs as a
+    task that outlives the run (issue 32).
+    """
+    items: asyncio.Queue[Any] = asyncio.Queue()
+    end = object()
+
+    async def read() -> None:
+        try:
+            async for event in events:
+                items.put_nowait(event)
+        finally:
+            items.put_nowait(end)
+
+    reader = asyncio.create_task(read(), name="model stream (SDK)")
+    try:
+        while (item := await items.get()) is not end:
+            yield item
+        reader.result()  # the stream's own exception, if it raised one
+    finally:
+        reader.cancel()
+        await asyncio.gather(reader, return_exceptions=True)

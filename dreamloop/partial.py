@@ -13,7 +13,9 @@ finished blocks and answers their ``tool_use`` calls). The rules:
 * a ``tool_use``'s input JSON is parsed at its ``content_block_stop``; JSON that
   does not parse is kept as the raw text (the loop never runs such a call).
 
-It knows nothing about HTTP, the SDK's client, or the loop.
+It knows nothing about HTTP, the SDK's client, or the loop. What the loop says about a response it goes on
+from (a tool_use id used twice, content or a stop_reason this version does not know) is built here too
+(``odd_response_notices``, ``repeated_ids_note``).
 """
 
 from __future__ import annotations
@@ -24,9 +26,10 @@ from typing import Any
 from anthropic.types import Message
 
 from .errors import MalformedStreamError
-from .messages import KNOWN_BLOCK_TYPES, content_block
+from .messages import KNOWN_BLOCK_TYPES, KNOWN_STOP_REASONS, SystemMessage, UserMessage, content_block, user_message
 
-__all__ = ["PartialResponse"]
+__all__ = ["PartialResponse", "odd_response_notices", "one_call_per_id", "repeated_ids_note", "unknown_content",
+           "visible"]
 
 _EVENT_TYPES = {"message_start", "content_block_start", "content_block_delta", "content_block_stop",
                 "message_delta", "message_stop", "ping"}
@@ -222,3 +225,70 @@ def _as_dict(value: Any) -> dict[str, Any]:
 def _preview(event: Any) -> str:
     text = repr(_as_dict(event) or event)
     return text if len(text) <= 200 else text[:200] + "…"
+
+
+def one_call_per_id(message: Message) -> tuple[Message, list[str]]:
+    """``message`` without the ``tool_use`` blocks that repeat an earlier block's id, and the repeated ids.
+
+    Models and proxies have sent one id twice; run twice, the call's effects happen twice, and the next
+    request (two results, or two tool_use blocks, for one id) is rejected, and every later one with it.
+    """
+    seen: set[str] = set()
+    repeated: list[str] = []
+    kept = []
+    for block in message.content:
+        if block.type == "tool_use":
+            if block.id in seen:
+                repeated += [] if block.id in repeated else [block.id]
+                continue
+            seen.add(block.id)
+        kept.append(block)
+    return (message.model_copy(update={"content": kept}) if repeated else message), repeated
+
+
+def visible(block: Any) -> bool:
+    """Does ``block`` show something (a text block that is not blank, or any other block)? An assistant
+    message with no visible block is never appended (F4)."""
+    return block.type != "text" or bool(block.text.strip())
+
+
+def odd_response_notices(repeated: list[str], unknown: list[str], stop_reason: str | None,
+                         uuid: Any) -> list[SystemMessage]:
+    """Warnings about a whole response the run goes on from: tool_use ids it used more than once (``repeated``:
+    only the first block of each is kept), what this version does not know (``unknown``: a later API may send it),
+    a ``stop_reason`` it does not know."""
+    notices = []
+    if repeated:
+        notices.append(SystemMessage(uuid=uuid(), subtype="duplicate_tool_use_id", level="warning", content=(
+            f"The response used the tool_use id {', '.join(repeated)} more than once; only the first block with "
+            "that id is kept, run and answered (the API accepts one tool_use and one result per id).")))
+    if unknown:
+        notices.append(SystemMessage(uuid=uuid(), subtype="unknown_stream_content", level="warning", content=(
+            f"The response held what this version of dreamloop does not know: {', '.join(unknown)}. "
+            "Unknown blocks are kept and sent back as received; the rest is ignored.")))
+    if stop_reason is not None and stop_reason not in KNOWN_STOP_REASONS:
+        notices.append(SystemMessage(uuid=uuid(), subtype="unknown_stop_reason", level="warning", content=(
+            f"The model stopped with stop_reason {stop_reason!r}, which this version does not know; the loop goes "
+            "on from the content blocks.")))
+    return notices
+
+
+def unknown_content(partial: PartialResponse, assistant_messages: list[Any]) -> list[str]:
+    """What a response held that this version does not know: the stream's unknown events and deltas, and each
+    unknown block type of the finished messages (a non-streamed answer, the streaming fallback's, has no stream)."""
+    unknown = [*partial.unknown]
+    for message in assistant_messages:
+        for block in message.message.content:
+            said = f"content block type {block.type!r}"
+            if block.type not in KNOWN_BLOCK_TYPES and said not in unknown:
+                unknown.append(said)
+    return unknown
+
+
+def repeated_ids_note(repeated: list[str], uuid: Any) -> UserMessage:
+    """What the model is told after its calls ran, when its response used a tool_use id more than once: why a
+    block it sent got no result of its own (a meta user message)."""
+    return user_message(f"Note: your response used the tool_use id {', '.join(repeated)} more than once. Only the "
+                        "first tool_use block with each id was run and answered; the repeated block was dropped. "
+                        "Give every tool_use a unique id.", is_meta=True, uuid=uuid())
+

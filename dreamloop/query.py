@@ -24,6 +24,7 @@ things are shown (``render.py``, ``widgets/``) live elsewhere.
 from __future__ import annotations
 
 import asyncio
+from contextlib import aclosing
 from pathlib import Path
 from typing import Any, AsyncIterator, Callable, Literal
 from uuid import NAMESPACE_URL, uuid5
@@ -32,23 +33,22 @@ import anthropic
 from anthropic.types import Message as APIMessage
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from .abort import AbortController, Aborted
+from . import endings
+from .abort import AbortController, Aborted, guarded
 from .attachments import Attachments
-from .cleanup import end_of_run
+from .cleanup import end_of_run, settle
 from .context import ContextOptions, ContextPipeline, PreCompact, PreCompactResult, PreparedContext, prepare_context
 from .deps import QueryDeps
-from .errors import CompactionFailed, HookError, IncompleteStreamError, MalformedStreamError, StreamError
+from .errors import CompactionFailed, HookError, StreamError
 from .events import RequestStart, StreamEvent
 from .hooks import Hooks, StopCheck, run_pre_compact_hooks, run_stop_hooks
 from .language import N_, tr
 from .messages import (
-    KNOWN_STOP_REASONS,
     AssistantMessage,
     AttachmentMessage,
     LoopMessage,
     SystemMessage,
     TombstoneMessage,
-    UnknownContentBlock,
     UserMessage,
     assistant_tool_uses,
     normalize_messages_for_api,
@@ -56,12 +56,9 @@ from .messages import (
     withdrawn,
 )
 from .output_limit import observed_output_limit
-from .partial import PartialResponse
+from .partial import PartialResponse, odd_response_notices, one_call_per_id, repeated_ids_note, unknown_content, visible
 from .recovery import (
-    MALFORMED_TOOL_USE_MESSAGE,
     RESUME_MESSAGE,
-    STREAM_RESUME_MESSAGE,
-    Failure,
     MaxTokensCut,
     PromptTooLong,
     RecoveryOptions,
@@ -72,24 +69,15 @@ from .recovery import (
     decide_attempt,
     decide_recovery,
     decide_token_budget,
-    is_overloaded,
+    failure_of,
     is_prompt_too_long,
     reminder,
+    retry_delay,
     state_changes,
 )
 from .state import Continue, State, Terminal
 from .summaries import ToolUseSummaries, finish_summary, start_summary
-from .tools import (
-    USER_INTERRUPT,
-    StreamingToolExecutor,
-    ToolUseContext,
-    Unfinished,
-    model_failure,
-    run_tools,
-    tool_results_message,
-    tool_schemas,
-)
-from .tools.cancellation import hook_failure
+from .tools import StreamingToolExecutor, ToolUseContext, run_tools, tool_schemas
 from .trace import Trace
 
 __all__ = ["QueryParams", "QueryRun", "query"]
@@ -337,8 +325,9 @@ class QueryRun:
         self._terminal: Terminal | None = None
         self.ended: SystemMessage | None = None  # the run_ended notice of an abnormal end (cleanup.end_of_run)
         self._requests: tuple[int, int] = (0, 0)  # (turn_count, requests made in that turn)
+        self.turn: _Turn | None = None  # the iteration running (or the last one): what settle() waits for
         self._started = params.deps.clock()
-        self._events = _query_loop(params, self)
+        self._events = _settled(_query_loop(params, self), self)
 
     @property
     def terminal(self) -> Terminal:
@@ -392,6 +381,7 @@ class QueryRun:
         ``run.messages``: the history the next request would carry).
         """
         self.messages.extend(closing)
+        self.turn = turn
         last = self.messages[-1].uuid if self.messages else "none"  # the notice's id derives from it: no id is drawn
         self.ended = end_of_run(terminal, [turn.state.pending_tool_use_summary, turn.pending_summary],
                                 turn.executor, lambda: str(uuid5(NAMESPACE_URL, f"dreamloop:run_ended:{last}")))
@@ -399,6 +389,11 @@ class QueryRun:
             self.trace.add_event(self.params.deps.clock() - self._started, self.ended)
         self.trace.checkpoint(**turn.collected(), terminal=terminal)
         self._terminal = terminal
+
+    async def settle(self) -> None:
+        """Wait until nothing the run started still runs (``cleanup.settle``): before its Terminal is returned."""
+        if self.turn is not None:
+            await settle([self.turn.state.pending_tool_use_summary, self.turn.pending_summary], self.turn.executor)
 
 
 def query(params: QueryParams, *, trace: Trace | None = None) -> QueryRun:
@@ -438,7 +433,8 @@ class _Turn:
         self.error: Exception | None = None  # the model error phase 3 ended with (None: an answer)
         self.broke: Exception | None = None  # the error the current attempt failed with (decided in phase 3)
         self.max_tokens: int | None = None  # the output limit the last request had
-        self.aborted = False  # the abort signal fired while the model streamed
+        self.aborted: str | None = None  # the abort signal fired while the model streamed ("streaming") or while
+        # the loop waited to ask it again ("retry_wait")
         self.shown: list[str] = []  # uuids of the progress this attempt yielded (a withdrawn attempt tombstones them)
         self.terminal: Terminal | None = prepared.terminal if prepared else None
         self.transition: Continue | None = None
@@ -449,7 +445,7 @@ class _Turn:
     @property
     def failed(self) -> bool:
         """Phase 3 ended without an answer (an abort, an error) and nothing has decided the end yet."""
-        return (self.aborted or self.error is not None) and self.terminal is None
+        return (self.aborted is not None or self.error is not None) and self.terminal is None
 
     def record(self, update: Any) -> None:
         """Keep what a tool update says: a call started, a call's result, the results message, a hook's record."""
@@ -487,6 +483,17 @@ class _Turn:
     def tool_uses(self) -> list[Any]:
         return [block for message in self.assistant_messages for block in assistant_tool_uses(message)]
 
+    def close(self, closing: endings.Closing) -> list[Any]:
+        """Keep an ending's closing messages (tombstones, the kept response, the answers, the notes); them, in
+        yield order."""
+        self.attachments.extend(closing.withdrawn)
+        if closing.kept is not None:
+            self.assistant_messages.append(closing.kept)
+        if closing.results is not None:
+            self.tool_results = [closing.results]
+        self.attachments.extend(closing.notes)
+        return closing.messages
+
 
 async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
     deps = params.deps
@@ -511,7 +518,7 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
         # something says so. What is sent starts after the last compact
         # boundary, and the next State is built from it, so a reduction
         # carries forward (the transcript keeps everything).
-        turn = await _prepare_context(state, pipeline, run)
+        turn = run.turn = await _prepare_context(state, pipeline, run)
         for message in turn.prepared.yielded:
             yield run.note(message)
         if turn.terminal is not None:  # blocking_limit (or an abort or a hook during a compaction): no request
@@ -591,6 +598,17 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
         state = next_state(run, turn, Continue(reason="next_turn"))
 
 
+async def _settled(events: AsyncIterator[Any], run: QueryRun) -> AsyncIterator[Any]:
+    """The loop's events; however it ends (its Terminal, an exception, a cancelled task, ``aclose()``), nothing it
+    started still runs when this returns (``QueryRun.settle``): ``asyncio.run`` around a run returns."""
+    try:
+        async with aclosing(events):
+            async for event in events:
+                yield event
+    finally:
+        await run.settle()
+
+
 def next_state(run: QueryRun, turn: _Turn, transition: Continue) -> State:
     """The one place the loop builds the next State (the conversation-loop text's new State at every ``continue``).
 
@@ -638,7 +656,7 @@ async def _prepare_context(state: State, pipeline: ContextPipeline, run: QueryRu
         raise
     except HookError as error:  # a pre_compact hook raised: it propagates; the run still ends in a Terminal
         turn = _Turn(state)
-        notice = _system(run.params.deps, "hook_error", f"The run ended because a hook raised: {error}", "error")
+        notice = endings.hook_raised_notice(error, run.params.deps.uuid)
         turn.attachments.append(notice)
         run.end(Terminal(reason="hook_stopped", turn_count=state.turn_count, error=str(error)), turn, notice)
         raise
@@ -664,11 +682,11 @@ async def _stream_model(params: QueryParams, run: QueryRun, turn: _Turn) -> Asyn
         executor = StreamingToolExecutor(state.tool_use_context) if params.streaming_tool_execution else None
         turn.new_attempt(executor if streaming else None)
         try:
-            async for item in _guarded(await _call_model(params, run, turn, streaming), params.abort):
+            async for item in guarded(await _call_model(params, run, turn, streaming), params.abort):
                 if isinstance(item, APIMessage):
                     item, turn.repeated_ids = one_call_per_id(item)  # a repeated id runs once (see below)
                     turn.stop_reason = item.stop_reason
-                    if any(_visible(block) for block in item.content):  # never an empty message (F4)
+                    if any(visible(block) for block in item.content):  # never an empty message (F4)
                         message = AssistantMessage(uuid=deps.uuid(), message=item, request_id=run.model.last_request_id)
                         turn.assistant_messages.append(message)
                         yield message
@@ -680,27 +698,25 @@ async def _stream_model(params: QueryParams, run: QueryRun, turn: _Turn) -> Asyn
                     turn.partial.add(item)
                     yield StreamEvent(event=item)
         except Aborted:
-            turn.aborted = True
+            turn.aborted = "streaming"
             return
         except asyncio.CancelledError:  # the task itself was cancelled: close quietly, re-raise
             run.end(Terminal(reason="aborted_streaming", turn_count=state.turn_count), turn,
-                    *_stream_interrupted(turn, turn.partial, deps))
+                    *turn.close(endings.stream_interrupted(turn.assistant_messages, turn.partial, turn.results,
+                                                           turn.started, deps.uuid)))
             raise
         if turn.broke is None:  # a whole response
             run.overloads = run.failures = 0
-            if turn.repeated_ids:
-                notice = _system(deps, "duplicate_tool_use_id", "The response used the tool_use id "
-                                 f"{', '.join(turn.repeated_ids)} more than once; only the first block with that id "
-                                 "is kept, run and answered (the API accepts one tool_use and one result per id).",
-                                 "warning")
-                turn.attachments.append(notice)
-                yield notice
-            for notice in _stream_notices(turn, turn.partial, deps):  # what a later API may add: said, not fatal
+            # a repeated tool_use id, what a later API may add: said, not fatal
+            for notice in odd_response_notices(turn.repeated_ids, unknown_content(turn.partial, turn.assistant_messages),
+                                               turn.stop_reason, deps.uuid):
                 turn.attachments.append(notice)
                 yield notice
             return
         error = turn.broke
-        failure = _failure(error, turn.partial)
+        finished = turn.partial.message()
+        started = sorted(turn.started | set(turn.executor.started() if turn.executor is not None else ()))
+        failure = failure_of(error, [block.type for block in finished.content] if finished else [], bool(started))
         run.overloads = run.overloads + 1 if failure.overloaded else 0
         run.failures += 1
         switched = run.model is params.fallback_model
@@ -713,7 +729,7 @@ async def _stream_model(params: QueryParams, run: QueryRun, turn: _Turn) -> Asyn
             if step is None:
                 turn.error = error
                 return
-            for message in _keep_finished(params, turn, error, step):
+            for message in _keep_finished(params, turn, error, step, started):
                 yield message
             return
         for message in await _withdraw(params, run, turn, error, step):
@@ -725,124 +741,48 @@ async def _stream_model(params: QueryParams, run: QueryRun, turn: _Turn) -> Asyn
             await _pause(params, error, step, run.overloads)
         except Aborted:  # stopped while waiting to ask again: nothing of the withdrawn attempt is kept
             turn.new_attempt(None)
-            turn.aborted = True
+            turn.aborted = "retry_wait"
             return
 
 
-def _failure(error: Exception, partial: PartialResponse) -> Failure:
-    """What the attempt's error says, for ``decide_attempt``: its kind, and which blocks had finished."""
-    message = partial.message()
-    done = [block.type for block in message.content] if message is not None else []
-    finished = dict(finished_text=any(kind in ("text", "thinking", "redacted_thinking") for kind in done),
-                    finished_tool_use="tool_use" in done)
-    if isinstance(error, IncompleteStreamError) and error.dropped:
-        return Failure("dropped", **finished)
-    if isinstance(error, anthropic.APIStatusError):
-        overloaded = is_overloaded(error)
-        if error.status_code == 200:  # an error event inside the stream
-            return Failure("error_event", overloaded=overloaded, **finished)
-        return Failure("http", overloaded=overloaded, not_found=error.status_code == 404)
-    return Failure("other")
-
-
 async def _pause(params: QueryParams, error: Exception, step: str, overloads: int) -> None:
-    """Before asking an overloaded API again: its ``retry-after`` if it sent one, else a short back-off
-    (0.5 s, doubling, at most 8 s). A broken stream, or another model, is asked at once."""
+    """Before asking an overloaded API again, wait ``recovery.retry_delay`` (an abort cuts it short). A broken
+    stream, or another model, is asked at once."""
     if step != "retry":
         return
-    response = getattr(error, "response", None)
-    headers = getattr(response, "headers", None) or {}
-    delay = None
-    try:
-        if headers.get("retry-after-ms") is not None:
-            delay = float(headers["retry-after-ms"]) / 1000
-        elif headers.get("retry-after") is not None:
-            delay = float(headers["retry-after"])
-    except ValueError:
-        delay = None
-    if delay is None or not 0 <= delay <= 60:
-        delay = min(0.5 * 2 ** max(overloads - 1, 0), 8.0)
     with params.abort.guard():
-        await asyncio.sleep(delay)
+        await asyncio.sleep(retry_delay(error, overloads))
 
 
-def _keep_finished(params: QueryParams, turn: _Turn, error: Exception, step: str) -> list[Any]:
-    """The streaming fallback's ``keep`` and ``resume``: the blocks that finished stay as the response.
-
-    What the attempt showed beyond them (a cut call, an unfinished text) is tombstoned. ``keep``:
-    the finished tool_use blocks run as if the response had ended there. ``resume``: a note asks the
-    model to go on (``streaming_fallback_resume``); the cut call is gone.
-    """
-    deps, out = params.deps, []
-    why = f"streaming_fallback: {_error_text(error)}"
-    shown = turn.partial.shown()
-    if shown is not None and turn.partial.cut_blocks():
-        tombstone = TombstoneMessage(uuid=deps.uuid(), target_uuid=shown["id"], reason=why, message=shown)
-        turn.attachments.append(tombstone)
-        out.append(tombstone)
+def _keep_finished(params: QueryParams, turn: _Turn, error: Exception, step: str, started: list[str]) -> list[Any]:
+    """The streaming fallback's ``keep`` and ``resume`` (and any attempt a call of which had started): the blocks
+    that finished stay as the response (``endings.attempt_kept``). ``keep``: its finished calls run as if the
+    response had ended there, those that had started on to their end, once. ``resume``: a note asks the model to
+    go on (``streaming_fallback_resume``); the cut call is gone."""
     finished = turn.partial.message()
-    if finished is not None and any(_visible(block) for block in finished.content):
-        kept = AssistantMessage(uuid=deps.uuid(), message=finished, request_id=params.model.last_request_id)
-        turn.assistant_messages.append(kept)
-        out.append(kept)
-    said = ("its finished tool calls run as if the response had ended there" if step == "keep" else
-            "its finished text stays, the unfinished tool call is dropped, and the model is asked to go on")
-    notice = _system(deps, "streaming_fallback", f"The stream broke ({_error_text(error)}): {said}.", "warning",
-                     metadata={"step": step})
-    turn.attachments.append(notice)
-    out.append(notice)
+    if finished is not None:
+        finished, turn.repeated_ids = one_call_per_id(finished)
+    cut = turn.partial.shown() if turn.partial.cut_blocks() else None
+    messages = turn.close(endings.attempt_kept(step, error, cut, finished, started, params.deps.uuid,
+                                               params.model.last_request_id))
     if step == "resume":
-        note = user_message(reminder(STREAM_RESUME_MESSAGE), is_meta=True, uuid=deps.uuid())
-        turn.attachments.append(note)
-        out.append(note)
         turn.transition = Continue(reason="streaming_fallback_resume", detail=tr("the stream broke; resuming"))
-    return out
+    return messages
 
 
 async def _withdraw(params: QueryParams, run: QueryRun, turn: _Turn, error: Exception, step: str) -> list[Any]:
-    """A failed attempt that is asked again: tombstone what it showed, discard its calls, say what happens.
-
-    The partial response is tombstoned by the id its ``message_start`` gave (with what was
-    shown of it), and so is every progress message of the attempt; the streaming executor's
-    calls are discarded (``discard()``), and the notice names the ones that had started: their
-    effects may remain. Nothing of the attempt enters the history.
-    """
-    deps, why = params.deps, f"{step}: {_error_text(error)}"
+    """A failed attempt that is asked again: discard its calls, and the messages that withdraw what it showed and
+    say what happens (``endings.attempt_withdrawn``). Nothing of the attempt enters the history."""
     limit = (params.recovery or RecoveryOptions()).overloads_before_fallback
-    tombstones = []
+    yielded = [*(m.uuid for m in turn.assistant_messages), *turn.shown]
     shown = turn.partial.shown()
-    if shown is not None:
-        tombstones.append(TombstoneMessage(uuid=deps.uuid(), target_uuid=shown["id"], reason=why, message=shown))
-    withdrawn_uuids = [*(m.uuid for m in turn.assistant_messages), *turn.shown]
-    tombstones += [TombstoneMessage(uuid=deps.uuid(), target_uuid=uuid, reason=why) for uuid in withdrawn_uuids]
     turn.assistant_messages.clear()
     started = await turn.executor.discard() if turn.executor is not None else ()
-    ran = (f" Tool calls it had started were stopped or had finished; their effects may remain: "
-           f"{', '.join(started)}." if started else "")
-    overloads = run.overloads
-    if step == "fallback":
-        cause = "was not found" if getattr(error, "status_code", None) == 404 else (
-            f"was overloaded {overloads} time{'s' if overloads != 1 else ''} in a row")
-        said = (f"{run.model.model} {cause}: switching to {params.fallback_model.model} for the rest of the run, "
-                f"and asking it the same request.{ran}")
-        notice = _system(deps, "model_fallback", said, "warning", metadata={
-            "from": run.model.model, "to": params.fallback_model.model, "overloads": overloads,
-            "discarded": list(started)})
-    elif step == "retry":
-        switched = run.model is params.fallback_model
-        then = ("the fallback model" if params.fallback_model is not None and not switched else "giving up")
-        most = limit if params.fallback_model is not None else getattr(run.model, "max_retries", limit - 1) + 1
-        said = (f"{run.model.model} is overloaded ({_error_text(error)}): asking again "
-                f"({overloads}/{most} before {then}).{ran}")
-        notice = _system(deps, "api_retry", said, "warning", metadata={
-            "model": run.model.model, "overloads": overloads, "limit": most, "discarded": list(started)})
-    else:  # the streaming fallback: the same request again, streamed or not
-        how = "without streaming" if step == "non_streaming" else "streaming"
-        said = (f"The stream broke ({_error_text(error)}): what it showed is withdrawn, and the same request "
-                f"goes again, {how}.{ran}")
-        notice = _system(deps, "streaming_fallback", said, "warning", metadata={
-            "step": step, "failures": run.failures, "discarded": list(started)})
-    return [*tombstones, notice]
+    fallback = getattr(params.fallback_model, "model", None)
+    most = limit if params.fallback_model is not None else getattr(run.model, "max_retries", limit - 1) + 1
+    return endings.attempt_withdrawn(step, error, shown, yielded, started, params.deps.uuid, model=run.model.model,
+                                     fallback=fallback, switched=run.model is params.fallback_model,
+                                     overloads=run.overloads, most=most, failures=run.failures)
 
 
 async def _call_model(params: QueryParams, run: QueryRun, turn: _Turn, streaming: bool = True) -> AsyncIterator[Any]:
@@ -885,8 +825,9 @@ async def _until_broken(items: AsyncIterator[Any], turn: _Turn) -> AsyncIterator
     """The model's items until it fails; the failure is kept in ``turn.broke`` (phase 3 decides), so a
     streaming executor sees the stream end there and keeps the calls of the blocks that finished."""
     try:
-        async for item in items:
-            yield item
+        async with aclosing(items):  # closed here however this ends: a generator left to the collector is a task
+            async for item in items:  # (its aclose()) that outlives the run
+                yield item
     except (anthropic.APIError, StreamError) as error:
         turn.broke = error
 
@@ -946,15 +887,14 @@ async def _recover(transition: Continue, params: QueryParams, run: QueryRun, tur
         try:
             done = await pipeline.reactive_compact(list(turn.messages_for_query))
         except CompactionFailed as failure:  # the withheld error stands: the run ends prompt_too_long
-            notice = _system(deps, "reactive_compact_failed", f"Reactive compaction failed: {failure}", "warning")
+            notice = endings.notice(deps.uuid, "reactive_compact_failed", f"Reactive compaction failed: {failure}",
+                                    "warning")
             turn.attachments.append(notice)
             yield notice
             return
-        except Aborted:
-            notice = _system(deps, "interrupted", "Interrupted while the conversation was being compacted.",
-                             "warning")
-            turn.attachments.append(notice)
-            yield notice
+        except Aborted:  # the model is told in a note, the person in a notice
+            for message in turn.close(endings.Closing(notes=endings.interrupted("compaction", deps.uuid))):
+                yield message
             turn.terminal = Terminal(reason="aborted_streaming", turn_count=turn.state.turn_count)
             return
         except asyncio.CancelledError:
@@ -970,15 +910,17 @@ async def _recover(transition: Continue, params: QueryParams, run: QueryRun, tur
 def _stream_failed(turn: _Turn, deps: QueryDeps) -> list[Any]:
     """Phase 3 ended without an answer: the messages that close the transcript, and ``turn.terminal``.
 
-    An abort ends ``aborted_streaming``; a model error nothing recovered ends as ``_model_error``
-    names it. Either way the blocks that finished are kept and their calls answered.
+    An abort ends ``aborted_streaming``; a model error nothing recovered ends as ``endings.model_error``
+    names it. Either way the blocks that finished are kept and their calls answered (``endings``).
     """
     if turn.aborted:
         turn.terminal = Terminal(reason="aborted_streaming", turn_count=turn.state.turn_count)
-        return _stream_interrupted(turn, turn.partial, deps)
+        return turn.close(endings.stream_interrupted(turn.assistant_messages, turn.partial, turn.results,
+                                                     turn.started, deps.uuid, waiting=turn.aborted == "retry_wait"))
     assert turn.error is not None
-    turn.terminal = _model_error(turn.error, turn.state.turn_count)
-    return _model_failed(turn, turn.partial, deps, turn.error, turn.terminal)
+    turn.terminal = endings.model_error(turn.error, turn.state.turn_count)
+    return turn.close(endings.model_failed(turn.assistant_messages, turn.partial, turn.results, turn.started,
+                                           turn.error, turn.terminal, deps.uuid))
 
 
 async def _stop_checks(params: QueryParams, run: QueryRun, turn: _Turn) -> AsyncIterator[Any]:
@@ -997,7 +939,10 @@ async def _stop_checks(params: QueryParams, run: QueryRun, turn: _Turn) -> Async
         for message in _malformed_tool_use(params, turn):
             yield message
         return
-    for notice in _stop_notices(turn, params):
+    limit = turn.max_tokens or state.max_output_tokens_override or params.max_tokens
+    for notice in endings.stop_notices(turn.stop_reason, recovered=_recovers_max_tokens(params.recovery), limit=limit,
+                                       escalated=bool(state.max_output_tokens_override),
+                                       resumes=state.max_output_tokens_recovery_count, uuid=params.deps.uuid):
         turn.attachments.append(notice)
         yield notice
     if turn.stop_reason == "max_tokens" and _recovers_max_tokens(params.recovery):
@@ -1027,7 +972,7 @@ async def _stop_checks(params: QueryParams, run: QueryRun, turn: _Turn) -> Async
         return
     said = budget_summary(run.output_tokens, state, budget) if budget is not None else None
     if said is not None:
-        notice = _system(params.deps, "token_budget", said)
+        notice = endings.notice(params.deps.uuid, "token_budget", said)
         turn.attachments.append(notice)
         yield notice
     turn.terminal = Terminal(reason="completed", turn_count=state.turn_count)
@@ -1044,29 +989,30 @@ async def _run_tools(params: QueryParams, run: QueryRun, turn: _Turn) -> AsyncIt
     state, deps, tool_uses = turn.state, params.deps, turn.tool_uses()
     updates = turn.executor.get_remaining_results() if turn.executor else run_tools(tool_uses, state.tool_use_context)
     try:
-        async for update in _guarded(updates, params.abort):
+        async for update in guarded(updates, params.abort):
             turn.record(update)
             yield update
     except Aborted:
-        for message in _tools_interrupted(turn, tool_uses, deps):
+        for message in turn.close(endings.tools_interrupted(tool_uses, turn.results, turn.started,
+                                                            bool(turn.tool_results), deps.uuid)):
             yield message
         turn.terminal = Terminal(reason="aborted_tools", turn_count=state.turn_count)
         return
     except asyncio.CancelledError:
         run.end(Terminal(reason="aborted_tools", turn_count=state.turn_count), turn,
-                *_tools_interrupted(turn, tool_uses, deps))
+                *turn.close(endings.tools_interrupted(tool_uses, turn.results, turn.started, bool(turn.tool_results),
+                                                      deps.uuid)))
         raise
     except HookError as error:  # a Python hook's bug: it propagates, but the history stays valid
         run.end(Terminal(reason="hook_stopped", turn_count=state.turn_count, error=str(error)), turn,
-                *_hook_raised(turn, tool_uses, deps, error))
+                *turn.close(endings.hook_raised(tool_uses, turn.results, turn.started, bool(turn.tool_results),
+                                                error, deps.uuid)))
         raise
     if turn.repeated_ids:  # the model learns why a block it sent got no result of its own
-        note = user_message(f"Note: your response used the tool_use id {', '.join(turn.repeated_ids)} more than once. "
-                            "Only the first tool_use block with each id was run and answered; the repeated block "
-                            "was dropped. Give every tool_use a unique id.", is_meta=True, uuid=deps.uuid())
+        note = repeated_ids_note(turn.repeated_ids, deps.uuid)
         turn.attachments.append(note)
         yield note
-    stopped = _hook_stopped(turn, deps)  # a hook said `continue: false` while tools ran
+    stopped = endings.hook_stopped(turn.attachments, deps.uuid)  # a hook said `continue: false` while tools ran
     if stopped is not None:
         turn.attachments.append(stopped)
         yield stopped
@@ -1078,187 +1024,9 @@ def _max_turns_reached(params: QueryParams, turn: _Turn) -> AttachmentMessage | 
     next_turn_count = turn.state.turn_count + 1
     if params.max_turns is None or next_turn_count <= params.max_turns:
         return None
-    reached = AttachmentMessage(
-        uuid=params.deps.uuid(),
-        attachment={"type": "max_turns_reached", "max_turns": params.max_turns, "turn_count": next_turn_count},
-    )
+    reached = endings.max_turns_reached(next_turn_count, params.max_turns, params.deps.uuid)
     turn.attachments.append(reached)
     return reached
-
-
-async def _guarded(events: AsyncIterator[Any], abort: AbortController) -> AsyncIterator[Any]:
-    """Iterate ``events`` so that the abort signal cancels the await in flight.
-
-    Only the ``await`` for the next item is guarded, never the ``yield``: a
-    click while the caller handles an event takes effect at the next await.
-    """
-    iterator = events.__aiter__()
-    try:
-        while True:
-            with abort.guard():
-                try:
-                    item = await iterator.__anext__()
-                except StopAsyncIteration:
-                    return
-            yield item
-    finally:
-        await iterator.aclose()
-
-
-INTERRUPTED_NOTE = "[The person stopped this request before the response was finished.]"
-"""What the model is told after an abort while it streamed (a meta user message, dreamloop's words; Claude
-Code 2.1.332's session files show it tells its model too)."""
-INTERRUPTED_TOOLS_NOTE = "[The person stopped this request while its tool calls ran.]"
-"""What the model is told after an abort while tools ran."""
-
-
-def _stream_interrupted(turn: _Turn, partial: PartialResponse, deps: QueryDeps) -> list[Any]:
-    """Abort while streaming: keep what finished, answer its tool_use calls, tell the model, say so."""
-    if turn.assistant_messages:  # the response had arrived whole (with streaming tools, calls may run)
-        said = ("Interrupted after the model's response arrived, while its tools ran." if turn.started else
-                "Interrupted after the model's response arrived, before its tools ran.")
-    else:
-        said = "Interrupted while the model was streaming."
-    closing = _close_stream(turn, partial, deps, USER_INTERRUPT)
-    note = user_message(INTERRUPTED_NOTE, is_meta=True, uuid=deps.uuid())
-    notice = _system(deps, "interrupted", said, "warning")
-    turn.attachments.extend([note, notice])
-    return [*closing, note, notice]
-
-
-def _tools_interrupted(turn: _Turn, tool_uses: list[Any], deps: QueryDeps) -> list[Any]:
-    """Abort while tools ran: finished results stay; the others say whether they had started (F14); the model
-    is told in a note after them.
-
-    If the results message was already delivered (the abort came while the
-    caller handled it), every call is answered: nothing is added but the
-    notice, which says so (the four-step-loop text checks for an abort at the checkpoint after the
-    tool phase).
-    """
-    note = user_message(INTERRUPTED_TOOLS_NOTE, is_meta=True, uuid=deps.uuid())
-    if turn.tool_results:
-        notice = _system(deps, "interrupted", "Interrupted after every tool call had finished.", "warning")
-        turn.attachments.extend([note, notice])
-        return [note, notice]
-    turn.tool_results = [tool_results_message(tool_uses, turn.results, USER_INTERRUPT, started=turn.started,
-                                              uuid=deps.uuid())]
-    notice = _system(deps, "interrupted", "Interrupted while tools were running.", "warning")
-    turn.attachments.extend([note, notice])
-    return [*turn.tool_results, note, notice]
-
-
-def _hook_raised(turn: _Turn, tool_uses: list[Any], deps: QueryDeps, error: HookError) -> list[Any]:
-    """A Python hook raised while tools ran: every call gets its result (finished ones keep theirs), then a notice."""
-    closing: list[Any] = []
-    if not turn.tool_results:
-        turn.tool_results = [tool_results_message(tool_uses, turn.results, hook_failure(str(error)),
-                                                  started=turn.started, uuid=deps.uuid())]
-        closing.extend(turn.tool_results)
-    notice = _system(deps, "hook_error", f"The run ended because a hook raised: {error}", "error")
-    turn.attachments.append(notice)
-    return [*closing, notice]
-
-
-def _model_failed(turn: _Turn, partial: PartialResponse, deps: QueryDeps, error: Exception,
-                  terminal: Terminal) -> list[Any]:
-    """An unrecovered model error: close the transcript, then tell the person (never the model)."""
-    closing = _close_stream(turn, partial, deps, model_failure(terminal.error or ""))
-    subtype = {IncompleteStreamError: "incomplete_response", MalformedStreamError: "malformed_stream"}.get(
-        type(error), "api_error")
-    notice = _system(deps, subtype, terminal.error or "", "error")
-    turn.attachments.append(notice)
-    return [*closing, notice]
-
-
-def _close_stream(turn: _Turn, partial: PartialResponse, deps: QueryDeps, why: Unfinished) -> list[Any]:
-    """Keep the blocks that finished streaming and answer their tool_use calls.
-
-    As the four-step-loop text has it, every dangling tool_use gets an error result
-    (yieldMissingToolResultBlocks()), so the next request is valid; keeping the blocks the person already saw
-    is dreamloop's choice. A call that streaming tool execution already ran keeps its result; one it had
-    started says so (``why.running``), the others ``why.not_started``. Returns the messages to add, in order.
-    """
-    closing: list[Any] = []
-    if not turn.assistant_messages:
-        unfinished = partial.message()
-        if unfinished is not None:
-            unfinished, _ = one_call_per_id(unfinished)
-        if unfinished is not None and any(_visible(b) for b in unfinished.content):
-            kept = AssistantMessage(uuid=deps.uuid(), message=unfinished)
-            turn.assistant_messages.append(kept)
-            closing.append(kept)
-    tool_uses = turn.tool_uses()
-    if tool_uses:
-        turn.tool_results = [tool_results_message(tool_uses, turn.results, why, started=turn.started,
-                                                  uuid=deps.uuid())]
-        closing.extend(turn.tool_results)
-    return closing
-
-
-def one_call_per_id(message: APIMessage) -> tuple[APIMessage, list[str]]:
-    """``message`` without the ``tool_use`` blocks that repeat an earlier block's id, and the repeated ids.
-
-    Models and proxies have sent one id twice; run twice, the call's effects happen twice, and the next
-    request (two results, or two tool_use blocks, for one id) is rejected, and every later one with it.
-    """
-    seen: set[str] = set()
-    repeated: list[str] = []
-    kept = []
-    for block in message.content:
-        if block.type == "tool_use":
-            if block.id in seen:
-                repeated += [] if block.id in repeated else [block.id]
-                continue
-            seen.add(block.id)
-        kept.append(block)
-    return (message.model_copy(update={"content": kept}) if repeated else message), repeated
-
-
-def _visible(block: Any) -> bool:
-    return block.type != "text" or bool(block.text.strip())
-
-
-def _model_error(error: Exception, turn_count: int) -> Terminal:
-    """Name the Terminal for an unrecovered model error."""
-    if isinstance(error, IncompleteStreamError):
-        return Terminal(reason="model_error", turn_count=turn_count, error=f"Incomplete response: {error}")
-    if isinstance(error, MalformedStreamError):
-        return Terminal(reason="model_error", turn_count=turn_count, error=f"Malformed stream: {error}")
-    said = getattr(error, "api_message", None) or str(error)
-    if is_prompt_too_long(error):
-        return Terminal(reason="prompt_too_long", turn_count=turn_count, error=said)
-    if isinstance(error, anthropic.BadRequestError) and "image" in said.lower():
-        return Terminal(reason="image_error", turn_count=turn_count, error=said)
-    if isinstance(error, anthropic.APIStatusError):  # an API error response (Claude Code 2.1.332 names it so)
-        return Terminal(reason="api_error", turn_count=turn_count, error=f"API error: {_error_text(error)}")
-    return Terminal(reason="model_error", turn_count=turn_count, error=f"API error: {_error_text(error)}")
-
-
-def _error_text(error: Exception) -> str:
-    """``overloaded_error: Overloaded (HTTP 529)`` from an SDK error's ``type`` and ``api_message``."""
-    kind, said = getattr(error, "type", None), getattr(error, "api_message", None)
-    if kind and said:
-        status = getattr(error, "status_code", None)
-        return f"{kind}: {said}" + (f" (HTTP {status})" if status and status != 200 else "")
-    return getattr(error, "message", None) or str(error)
-
-
-def _stream_notices(turn: _Turn, partial: PartialResponse, deps: QueryDeps) -> list[SystemMessage]:
-    """Warnings for what this version does not know (a later API may send it): the run goes on."""
-    notices = []
-    unknown = [*partial.unknown]  # a non-streamed answer (the streaming fallback's) has no stream: its blocks say
-    for block in (b for m in turn.assistant_messages for b in m.message.content if isinstance(b, UnknownContentBlock)):
-        if f"content block type {block.type!r}" not in unknown:
-            unknown.append(f"content block type {block.type!r}")
-    if unknown:
-        notices.append(_system(deps, "unknown_stream_content",
-                               f"The response held what this version of dreamloop does not know: {', '.join(unknown)}. "
-                               "Unknown blocks are kept and sent back as received; the rest is ignored.", "warning"))
-    if turn.stop_reason is not None and turn.stop_reason not in KNOWN_STOP_REASONS:
-        notices.append(_system(deps, "unknown_stop_reason",
-                               f"The model stopped with stop_reason {turn.stop_reason!r}, which this version does not "
-                               "know; the loop goes on from the content blocks.", "warning"))
-    return notices
 
 
 async def _stop_hooks(params: QueryParams, state: State, run: QueryRun, turn: _Turn) -> StopCheck:
@@ -1274,14 +1042,13 @@ async def _stop_hooks(params: QueryParams, state: State, run: QueryRun, turn: _T
             return await run_stop_hooks(params.hooks, stop_hook_active=state.stop_hook_active,
                                         blocks_so_far=state.stop_hook_blocks, workspace=params.workspace,
                                         permission_mode=params.permission_mode, uuid=params.deps.uuid)
-    except Aborted:
-        return StopCheck("prevent", (_system(params.deps, "interrupted", "Interrupted while the stop hooks ran.",
-                                             "warning"),))
+    except Aborted:  # the model is told in a note after its response, the person in a notice
+        return StopCheck("prevent", endings.interrupted("stop_hooks", params.deps.uuid))
     except asyncio.CancelledError:
         run.end(Terminal(reason="stop_hook_prevented", turn_count=state.turn_count), turn)
         raise
     except HookError as error:  # propagates; the run still ends in a Terminal
-        notice = _system(params.deps, "hook_error", f"The run ended because a hook raised: {error}", "error")
+        notice = endings.hook_raised_notice(error, params.deps.uuid)
         turn.attachments.append(notice)
         run.end(Terminal(reason="hook_stopped", turn_count=state.turn_count, error=str(error)), turn, notice)
         raise
@@ -1302,72 +1069,27 @@ def _pre_compact_hooks(params: QueryParams) -> PreCompact | None:
     return pre_compact
 
 
-def _hook_stopped(turn: _Turn, deps: QueryDeps) -> SystemMessage | None:
-    """The notice that ends the run when a tool hook said ``continue: false`` (``hook_stopped``)."""
-    for attachment in (m.attachment for m in turn.attachments if m.type == "attachment"):
-        if attachment.get("type") == "hook_stopped_continuation":
-            return _system(deps, "hook_stopped", f"{attachment['hookName']} hook stopped the run: "
-                                                 f"{attachment['stopReason']}", "warning")
-    return None
-
-
 def _malformed_tool_use(params: QueryParams, turn: _Turn) -> list[Any]:
     """``stop_reason`` says ``tool_use`` but no tool_use block came (Claude Code 2.1.332's handling, as
     ``tool_use_without_block`` observed it).
 
     While ``RecoveryOptions.malformed_tool_use_retries`` allows, the response is withdrawn (a
     tombstone: it never reaches a request) and a note asks again (``malformed_tool_use_retry``);
-    then the run ends ``malformed_tool_use_exhausted``.
+    then the run ends ``malformed_tool_use_exhausted`` (``endings.malformed_tool_use``).
     """
-    options, state, deps = params.recovery, turn.state, params.deps
+    options, state = params.recovery, turn.state
     assert options is not None
-    if state.malformed_tool_use_retries >= options.malformed_tool_use_retries:
-        said = (f"The model's stop_reason was tool_use without a tool_use block "
-                f"{state.malformed_tool_use_retries + 1} times in this turn, so the loop ends here.")
-        notice = _system(deps, "stop_reason_without_tool_use", said, "error")
-        turn.attachments.append(notice)
-        turn.terminal = Terminal(reason="malformed_tool_use_exhausted", turn_count=state.turn_count, error=said)
-        return [notice]
-    attempt = state.malformed_tool_use_retries + 1
-    why = "malformed_tool_use_retry: stop_reason tool_use without a tool_use block"
-    out: list[Any] = [TombstoneMessage(uuid=deps.uuid(), target_uuid=m.uuid, reason=why)
-                      for m in turn.assistant_messages]
-    notice = _system(deps, "stop_reason_without_tool_use",
-                     f"The model's stop_reason was tool_use but it sent no tool_use block: its response is set aside "
-                     f"and it is asked again ({attempt}/{options.malformed_tool_use_retries}).", "warning")
-    note = user_message(reminder(MALFORMED_TOOL_USE_MESSAGE), is_meta=True, uuid=deps.uuid())
-    out += [notice, note]
+    retries, limit = state.malformed_tool_use_retries, options.malformed_tool_use_retries
+    out = endings.malformed_tool_use(retries, limit, turn.assistant_messages, params.deps.uuid)
     turn.attachments.extend(out)
+    if retries >= limit:
+        turn.terminal = Terminal(reason="malformed_tool_use_exhausted", turn_count=state.turn_count,
+                                 error=out[0].content)
+        return out
     turn.rewritten = (*turn.messages_for_query, *turn.attachments)
-    turn.transition = Continue(reason="malformed_tool_use_retry", attempt=attempt,
-                               detail=tr("asking again {attempt}/{limit}", attempt=attempt,
-                                         limit=options.malformed_tool_use_retries))
+    turn.transition = Continue(reason="malformed_tool_use_retry", attempt=retries + 1,
+                               detail=tr("asking again {attempt}/{limit}", attempt=retries + 1, limit=limit))
     return out
-
-
-def _stop_notices(turn: _Turn, params: QueryParams) -> list[SystemMessage]:
-    """Warnings when a response asks for no tools but its stop_reason says something else.
-
-    A ``max_tokens`` cut that recovery could not mend is the withheld error, shown now (an error,
-    never assistant text); with recovery off, a warning that the loop ends here.
-    """
-    deps, stop_reason = params.deps, turn.stop_reason
-    if stop_reason == "tool_use":
-        return [_system(deps, "stop_reason_without_tool_use",
-                        "The model's stop_reason was tool_use but it sent no tool_use block; nothing to run.", "warning")]
-    if stop_reason == "max_tokens" and _recovers_max_tokens(params.recovery):
-        state = turn.state
-        limit = turn.max_tokens or state.max_output_tokens_override or params.max_tokens
-        return [_system(deps, "max_output_tokens",
-                        f"The response was cut at max_tokens ({limit:,}) again after recovery "
-                        f"({'escalated, ' if state.max_output_tokens_override else ''}"
-                        f"{state.max_output_tokens_recovery_count} resume"
-                        f"{'s' if state.max_output_tokens_recovery_count != 1 else ''}), so the loop ends here.",
-                        "error")]
-    if stop_reason == "max_tokens":
-        return [_system(deps, "max_output_tokens",
-                        "The response was cut at max_tokens (recovery is off), so the loop ends here.", "warning")]
-    return []
 
 
 def _recovers_max_tokens(options: RecoveryOptions | None) -> bool:
@@ -1379,6 +1101,3 @@ def _credentials(model: Any) -> tuple[str, ...]:
     client = getattr(model, "client", None)
     return tuple(v for v in (getattr(client, "api_key", None), getattr(client, "auth_token", None)) if v)
 
-
-def _system(deps: QueryDeps, subtype: str, content: str, level: str = "info", **extra: Any) -> SystemMessage:
-    return SystemMessage(uuid=deps.uuid(), subtype=subtype, content=content, level=level, **extra)

@@ -14,11 +14,12 @@ learner's language (``tr``). This module knows nothing about streaming, tools or
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal, Union
+from typing import Any, Literal, Sequence, Union
 
 import anthropic
 from pydantic import BaseModel, ConfigDict, Field
 
+from .errors import IncompleteStreamError
 from .language import tr
 from .state import Continue, State, TokenBudgetTracking
 
@@ -40,9 +41,11 @@ __all__ = [
     "decide_fallback",
     "decide_recovery",
     "decide_token_budget",
+    "failure_of",
     "is_overloaded",
     "is_prompt_too_long",
     "reminder",
+    "retry_delay",
     "state_changes",
 ]
 
@@ -324,7 +327,8 @@ class Failure:
     incomplete or malformed stream, a connection that never answered); ``overloaded``: HTTP 529 or an
     ``overloaded_error`` event; ``not_found``: HTTP 404 (a retired or unknown model);
     ``finished_text`` / ``finished_tool_use``: a text (or thinking) block / a tool_use block of the
-    broken stream was complete.
+    broken stream was complete; ``calls_started``: streaming tool execution had started a call of it
+    (its effects may have happened).
     """
 
     kind: Literal["http", "error_event", "dropped", "other"]
@@ -332,6 +336,38 @@ class Failure:
     not_found: bool = False
     finished_text: bool = False
     finished_tool_use: bool = False
+    calls_started: bool = False
+
+
+def failure_of(error: BaseException, finished: Sequence[str] = (), calls_started: bool = False) -> Failure:
+    """The ``Failure`` an attempt's error is: ``finished``, the types of the broken stream's complete blocks;
+    ``calls_started``, whether a call of them had started. Pure; ``decide_attempt`` reads it."""
+    blocks = dict(finished_text=any(kind in ("text", "thinking", "redacted_thinking") for kind in finished),
+                  finished_tool_use="tool_use" in finished, calls_started=calls_started)
+    if isinstance(error, IncompleteStreamError) and error.dropped:
+        return Failure("dropped", **blocks)
+    if isinstance(error, anthropic.APIStatusError):
+        overloaded = is_overloaded(error)
+        if error.status_code == 200:  # an error event inside the stream
+            return Failure("error_event", overloaded=overloaded, **blocks)
+        return Failure("http", overloaded=overloaded, not_found=error.status_code == 404)
+    return Failure("other")
+
+
+def retry_delay(error: BaseException, overloads: int) -> float:
+    """Seconds to wait before asking an overloaded API again: its ``retry-after-ms`` / ``retry-after`` header
+    if it sent one (0 to 60 s), else a short back-off (0.5 s, doubling with ``overloads``, at most 8 s)."""
+    headers = getattr(getattr(error, "response", None), "headers", None) or {}
+    try:
+        if headers.get("retry-after-ms") is not None:
+            delay = float(headers["retry-after-ms"]) / 1000
+        elif headers.get("retry-after") is not None:
+            delay = float(headers["retry-after"])
+        else:
+            delay = -1.0
+    except ValueError:
+        delay = -1.0
+    return delay if 0 <= delay <= 60 else min(0.5 * 2 ** max(overloads - 1, 0), 8.0)
 
 
 AttemptStep = Literal["retry", "fallback", "non_streaming", "resend", "resume", "keep"]
@@ -344,7 +380,12 @@ AttemptStep = Literal["retry", "fallback", "non_streaming", "resend", "resume", 
 * ``resume``: keep the finished blocks, drop the cut call, a note asks the model to go on
   (``streaming_fallback_resume``);
 * ``keep``: keep the finished blocks and go on as if the response had ended there (its calls run).
+
+``retry``, ``fallback``, ``non_streaming`` and ``resend`` withdraw the attempt (``WITHDRAWING``).
 """
+
+WITHDRAWING = frozenset({"retry", "fallback", "non_streaming", "resend"})
+"""The steps that withdraw a failed attempt (tombstoned, its calls discarded) and ask the same request again."""
 
 
 def decide_attempt(failure: Failure, *, overloads: int, failures: int, has_fallback: bool, switched: bool,
@@ -362,7 +403,11 @@ def decide_attempt(failure: Failure, *, overloads: int, failures: int, has_fallb
     connection is sent again (``disconnect_during_text``); after an error event, a finished
     tool_use is kept and its call runs (``stream_error_after_tool_use``), a finished text is kept
     and resumed (``stream_error_inside_tool_use``), nothing finished is sent again without
-    streaming (``stream_error_before_block``). Bounds:
+    streaming (``stream_error_before_block``). An attempt a call of which had started
+    (``calls_started``) is never withdrawn: a step that would withdraw it is ``keep`` instead, so the call
+    runs once, to its end, and its result goes back to the model, as Claude Code 2.1.332 kept a Bash call
+    that had run (``disconnect_after_bash_ran``) or was still running (``disconnect_while_bash_runs``) when
+    the connection dropped. Bounds:
     each model gets at most ``overloads_before_fallback`` failed attempts in a row (or, without a
     fallback model, the client's ``retries`` + 1 when that is more, as for HTTP 529), so a request
     costs at most twice that many attempts with a fallback model. Pure: the loop applies the answer.
@@ -373,6 +418,13 @@ def decide_attempt(failure: Failure, *, overloads: int, failures: int, has_fallb
                        has_fallback=False, switched=False, options=RecoveryOptions())
         # 'non_streaming'
     """
+    step = _attempt_step(failure, overloads=overloads, failures=failures, has_fallback=has_fallback,
+                         switched=switched, options=options, retries=retries)
+    return "keep" if failure.calls_started and step in WITHDRAWING else step
+
+
+def _attempt_step(failure: Failure, *, overloads: int, failures: int, has_fallback: bool, switched: bool,
+                  options: RecoveryOptions | None, retries: int | None) -> AttemptStep | None:
     limit = (options or RecoveryOptions()).overloads_before_fallback
     if has_fallback and not switched and (failure.not_found or failure.overloaded and overloads >= limit):
         return "fallback"

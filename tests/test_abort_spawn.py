@@ -23,7 +23,10 @@ from abort_sweep import COMMANDS, DEADLINE_S, WINDOW, one_run  # noqa: E402
 @pytest.mark.parametrize("k", range(WINDOW))
 async def test_an_abort_in_the_spawn_window_ends_the_run(k, streaming):
     reason, took = await one_run(k, COMMANDS["child holds the pipes"], streaming=streaming)
-    assert reason == "aborted_tools" and took < DEADLINE_S
+    # with streaming tool execution the call starts while the stream is still read: an abort that lands before
+    # the stream ended is aborted_streaming (F1), after it aborted_tools; either way a Terminal, in time
+    ends = ("aborted_tools", "aborted_streaming") if streaming else ("aborted_tools",)
+    assert reason in ends and took < DEADLINE_S
 
 
 async def test_a_stream_that_fails_while_its_call_spawns_a_hook_ends_the_run():

@@ -173,6 +173,30 @@ def test_what_became_of_the_workspace_is_compared(tmp_path):
     assert differences(edited, side(shape)) == []  # a side not looked at is not compared on it
 
 
+def test_a_counted_file_is_an_outcome_line_and_a_point_of_the_match_rule():
+    shape = base_shape()
+    once, twice = side(shape), side(shape)
+    once.counted, twice.counted = {"count.txt": 1}, {"count.txt": 2}
+    assert differences(once, twice) == ["count.txt: 1 line vs 2 lines"]
+    assert outcome(twice)[-2:] == ["count.txt: 2 lines", "ending: completed"]
+    absent = side(shape)
+    absent.counted = {"count.txt": -1}
+    assert differences(absent, once) == ["count.txt: absent vs 1 line"] and SideRun.from_data(
+        twice.as_data()).counted == {"count.txt": 2}
+
+
+@pytest.mark.parametrize("name", ["disconnect_after_bash_ran", "disconnect_while_bash_runs"])
+def test_a_call_that_started_runs_once_per_id_on_dreamloops_side(name):
+    """Issue 32's scenarios, dreamloop's side: the Bash call that had started when the connection dropped is
+    kept and answered (count.txt: one line per tool_use id), as recorded for Claude Code 2.1.332 too."""
+    expected = load_expectations(EXPECTATIONS)
+    each = scenario(name)
+    ours = run_dreamloop(each)[0]
+    assert ours.counted == {"count.txt": 2}
+    assert check(expected, [Comparison(name, None, ours, None, each.order_free)]) == []
+    assert expected["scenarios"][name]["match"] and "count.txt: 2 lines" in expected["scenarios"][name]["claude_code"]
+
+
 def test_the_library_covers_what_the_issue_names():
     names = {s.name for s in SCENARIOS}
     assert len(names) == len(SCENARIOS) >= 25
@@ -181,6 +205,7 @@ def test_the_library_covers_what_the_issue_names():
                    "max_tokens_with_thinking", "http_529", "http_529_fallback", "http_429_retry_after", "http_500",
                    "stream_error_before_block", "stream_error_inside_tool_use", "stream_error_after_tool_use",
                    "disconnect_during_text", "disconnect_inside_tool_use", "disconnect_after_tool_use",
+                   "disconnect_after_bash_ran", "disconnect_while_bash_runs",
                    "prompt_too_long_once", "prompt_too_long_always", "prompt_too_long_after_tools",
                    "tool_use_without_block", "empty_text_block", "max_turns", "hook_pre_tool_use_exit_2",
                    "hook_pre_tool_use_deny", "hook_pre_tool_use_updated_input", "hook_post_tool_use_context",

@@ -462,6 +462,10 @@ async def test_an_abort_during_a_compaction_ends_the_run_cleanly(offline, tmp_pa
     assert run.terminal.reason == "aborted_streaming"
     assert events[-1].type == "system" and events[-1].subtype == "interrupted"
     assert not any(e.type == "system" and e.subtype == "compact_boundary" for e in events)
+    # issue 32: the model is told too, once, after the history it was about to be sent
+    from dreamloop.endings import INTERRUPTED_COMPACTION_NOTE, is_interrupted_note
+    assert [e.message["content"] for e in events if is_interrupted_note(e)] == [INTERRUPTED_COMPACTION_NOTE]
+    assert is_interrupted_note(events[-2]) and run.trace.checkpoints[-1].messages_for_query[-2] == events[-2].uuid
 
 
 MALFORMED = (  # a delta for a block that never started: the SDK's stream is malformed (found by the property test)

@@ -394,6 +394,11 @@ async def test_an_abort_while_stop_hooks_run_kills_them_and_prevents_continuatio
     await stopper
     assert run.terminal.reason == "stop_hook_prevented"
     assert run.messages[-1].content == "Interrupted while the stop hooks ran."
+    # issue 32: the model is told too, once, right after its response (the next request carries it)
+    from dreamloop.endings import INTERRUPTED_STOP_HOOKS_NOTE, is_interrupted_note
+    notes = [m for m in run.messages if is_interrupted_note(m)]
+    assert [n.message["content"] for n in notes] == [INTERRUPTED_STOP_HOOKS_NOTE]
+    assert run.messages[-3].type == "assistant" and run.messages[-2] is notes[0]
 
 
 async def test_a_raising_hook_surfaces_as_hook_error(offline):
@@ -704,3 +709,41 @@ async def test_a_raising_stop_hook_ends_the_run_in_a_terminal(offline):
     with pytest.raises(HookError):
         await drain(run)
     assert run.terminal.reason == "hook_stopped" and run.messages[-1].subtype == "hook_error"
+
+
+# ---------------------------------------------------------------------------
+# Nothing outlives a run (issue 32, item 3)
+
+
+def _in_a_thread(main, timeout: float = 30.0):
+    """``asyncio.run(main())`` in a thread of its own: its result, or AssertionError if it never returned."""
+    import threading
+
+    box: dict = {}
+    thread = threading.Thread(target=lambda: box.update(result=asyncio.run(main())), daemon=True)
+    thread.start()
+    thread.join(timeout)
+    assert not thread.is_alive(), f"asyncio.run did not return within {timeout:g} s"
+    return box["result"]
+
+
+@pytest.mark.parametrize("event", ["pre_tool_use", "post_tool_use"])
+def test_a_python_hook_that_raises_beside_a_command_hook_leaves_nothing_running(event):
+    """The property test's instance: a Python hook raised while a command hook for the same call was being started.
+    The run ended hook_stopped, but the command hook's run, its shielded process start and the pipe connection were
+    left; cancelled by asyncio.run's shutdown, the start never finished, so asyncio.run never returned."""
+    def boom(input):
+        raise RuntimeError("a bug in the hook")
+
+    async def main():
+        hooks = Hooks().add(event, "sleep 0.2; true").add(event, boom)
+        ran: list = []
+        run = query(params(dl.offline([S.reply(S.tool_use("Read", {"path": "a"}, id="T1")), S.reply("ok")]), hooks,
+                           tools=tools(ran)))
+        with pytest.raises(HookError):
+            await drain(run)
+        left = [t for t in asyncio.all_tasks() if t is not asyncio.current_task() and not t.done()]
+        return run.terminal.reason, left
+
+    reason, left = _in_a_thread(main)
+    assert reason == "hook_stopped" and left == []

@@ -22,6 +22,7 @@ import io
 import itertools
 import json
 import tempfile
+import threading
 import warnings
 from collections import Counter
 from dataclasses import dataclass, field
@@ -33,8 +34,9 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from dreamloop.context import (STAGES, Autocompact, BlockingLimit, ContextCollapse, ContextOptions, Microcompact,
-                               Snip, SystemPromptAssembly, ToolResultBudget)
+                               Snip, SystemPromptAssembly, ToolResultBudget, is_compaction_request)
 from dreamloop.deps import QueryDeps, counting_uuids
+from dreamloop.endings import is_interrupted_note
 from dreamloop.engine import QueryEngine, load_transcript
 from dreamloop.fake_api import RawTurn, merge_consecutive, validate_request
 from dreamloop.fake_api.replies import turn_message
@@ -58,7 +60,9 @@ from dreamloop.trace import Trace
 # Every generated session runs with one draw of this table (a dict of QueryParams overrides).
 
 def _hooks(choice: dict[str, str | None]) -> Hooks | None:
-    """Python hooks (command hooks are too slow for 500 sessions; tests/test_hooks_*.py run those)."""
+    """Python hooks (command hooks are too slow for 500 sessions; tests/test_hooks_*.py run those), and one cheap
+    command hook beside a raising Python hook for the same call (``command+raise``: issue 32's instance, a hook's
+    bug while a command hook is being started, must leave nothing running)."""
     hooks = Hooks(max_stop_hook_blocks=2)
     said = {
         "context": {"additional_context": "hook says: note this"},
@@ -70,6 +74,8 @@ def _hooks(choice: dict[str, str | None]) -> Hooks | None:
     for event, behaviour in choice.items():
         if behaviour == "raise":  # a hook's own bug: HookError propagates; the run still ends in a Terminal
             hooks.add(event, _raising_hook)
+        elif behaviour == "command+raise":
+            hooks.add(event, "true").add(event, _raising_hook)
         elif behaviour is not None:
             hooks.add(event, lambda input, answer=said[behaviour]: answer)
     return hooks if hooks.entries else None
@@ -81,8 +87,8 @@ def _raising_hook(input: Any) -> None:
 
 HOOKS = st.fixed_dictionaries({
     "user_prompt_submit": st.sampled_from([None, None, "context", "block"]),
-    "pre_tool_use": st.sampled_from([None, None, "allow", "deny", "stop", "raise"]),
-    "post_tool_use": st.sampled_from([None, None, "context", "block", "stop", "raise"]),
+    "pre_tool_use": st.sampled_from([None, None, "allow", "deny", "stop", "raise", "command+raise"]),
+    "post_tool_use": st.sampled_from([None, None, "context", "block", "stop", "raise", "command+raise"]),
     "stop": st.sampled_from([None, None, "block", "stop"]),
 }).map(_hooks)
 
@@ -133,7 +139,9 @@ INVARIANTS = (
     "requests_valid",         # every request the loop sent passed the offline API's validation (scripted faults aside)
     "one_result_per_call",    # each tool_use has exactly one tool_result, first in the next message, in call order
                               # (in any order with results_as_finished)
-    "no_tool_ran_twice",      # no call ran twice; a call with invalid or non-object input never ran
+    "no_tool_ran_twice",      # no tool_use id ran twice; a call with invalid or non-object input never ran
+    "every_execution_told",   # every call that ran is in what the model is sent, answered: none it was never told
+                              # of, none that ran only because an attempt was asked again (per command)
     "no_empty_block",         # no empty message, no blank text block at any depth, no empty is_error result
     "transcript_reloads",     # load_transcript(file) == the history in memory, and it starts a valid next request;
                               # with one record written twice (a second writer), a resume reads the same history
@@ -148,6 +156,10 @@ INVARIANTS = (
     "blocks_round_trip",      # every content block, known or not, is sent byte-identically after model_dump ->
                               # validate, a transcript reload and resume, a trace save -> load; a block of a type the
                               # SDK does not know is in the history as the API served it, nothing added
+    "abort_told_once",        # a run an abort stopped (an interrupted notice; every aborted_* ending) leaves one
+                              # note the model reads, after the run's response and results, never withdrawn
+    "nothing_outlives_a_run",  # after each run's Terminal no task it started still runs; the session's
+                               # asyncio.run returns
 )  # fmt: skip
 
 TOOL_TIMEOUT_S = 0.1  # the "hang" tool is stopped by the loop's tool time limit
@@ -160,49 +172,54 @@ MODEL = "claude-scripted-1"
 
 
 class NInput(BaseModel):
+    """``n``: the command (a re-asked response repeats it under a new id); ``call``: the id of the tool_use block
+    that carries it (the generator writes it into the input, so a tool counts its executions per tool_use id)."""
+
     n: int
+    call: str = ""
 
 
-def session_tools(calls: list[int]) -> list[Any]:
-    """probe (fast), slow, hang, boom (raises), quiet (no output), write (runs alone), plus Read and Grep."""
+def session_tools(calls: list[tuple[str, int]]) -> list[Any]:
+    """probe (fast), slow, hang, boom (raises), quiet (no output), write (runs alone), plus Read and Grep. Each
+    records ``(tool_use id, n)`` when it starts: its executions, per tool_use id and per command."""
 
     @tool(NInput, name="probe", read_only=True)
     async def probe(input: NInput) -> str:
         """Probe."""
-        calls.append(input.n)
+        calls.append((input.call, input.n))
         return f"probe {input.n}"
 
     @tool(NInput, name="slow", read_only=True)
     async def slow(input: NInput) -> str:
         """Slow."""
-        calls.append(input.n)
+        calls.append((input.call, input.n))
         await asyncio.sleep(0.002 * (input.n % 5))
         return f"slow {input.n}"
 
     @tool(NInput, name="hang", read_only=True)
     async def hang(input: NInput) -> str:
         """Hang."""
-        calls.append(input.n)
+        calls.append((input.call, input.n))
         await asyncio.sleep(30)
         return "never"
 
     @tool(NInput, name="boom", read_only=True)
     async def boom(input: NInput) -> str:
         """Raise."""
-        calls.append(input.n)
+        calls.append((input.call, input.n))
         raise RuntimeError(f"boom {input.n}")
 
     @tool(NInput, name="quiet", read_only=True)
     async def quiet(input: NInput) -> ToolResult:
         """Say nothing."""
-        calls.append(input.n)
+        calls.append((input.call, input.n))
         content = ["", " ", [], [{"type": "text", "text": ""}]][input.n % 4]
         return ToolResult(content, is_error=input.n % 2 == 1)
 
     @tool(NInput, name="write")
     async def write(input: NInput) -> str:
         """Write (not concurrency-safe)."""
-        calls.append(input.n)
+        calls.append((input.call, input.n))
         return f"wrote {input.n}"
 
     return [probe, slow, hang, boom, quiet, write, ReadTool(), GrepTool()]
@@ -226,7 +243,7 @@ def tool_use_blocks(draw: Any, counter: Any) -> dict[str, Any]:
     name = draw(st.sampled_from([*TOOL_NAMES, *TOOL_NAMES, "Read", "Grep", "nope"]))
     shape = draw(st.sampled_from(["valid"] * 5 + ["invalid", "non_object"]))
     if shape == "valid":
-        value: Any = BUILTIN_INPUTS.get(name, {"n": n})
+        value: Any = BUILTIN_INPUTS.get(name, {"n": n, "call": f"toolu_g{n:04d}"})
     elif shape == "invalid":
         value = {"m": n}
     else:
@@ -293,6 +310,50 @@ def recovery_turns(draw: Any, counter: Any) -> Turn:
             kind=fault, after_events=after, **({"error_type": draw(st.sampled_from(["overloaded_error", "api_error"]))}
                                                if fault == "stream_error" else {})))
     return Turn(fault=Fault(kind="prompt_too_long", status=400))
+
+
+@st.composite
+def withdraw_turns(draw: Any, counter: Any) -> tuple[Turn, Turn]:
+    """Every path on which a failed attempt may be withdrawn and asked again (issue 32), then the answer to the
+    same request: the same blocks, each call under a new id (a model asked again repeats its command).
+
+    The failure: an error event (overloaded or not), a dropped connection, an HTTP 529; where it strikes: inside
+    the first text, inside a tool_use's JSON, right after a complete tool_use, or inside a text after the calls,
+    the stream paced so that streaming tool execution has started them ("started"). With the streaming fallback,
+    an overload's retry or the fallback model, the loop decides; a call that started must run once and be told."""
+    n = next(counter)
+    calls = draw(st.lists(tool_use_blocks(counter), min_size=1, max_size=2))
+    where = draw(st.sampled_from(["before", "inside", "after", "started", "started"]))
+    blocks = [{"type": "text", "text": f"Looking into it, {n}."}, *calls]
+    if where == "started":
+        blocks.append({"type": "text", "text": "and then some more words to say about it " * 2})
+    kind = draw(st.sampled_from(["stream_error", "disconnect", "http_error"]))
+    if kind == "http_error":
+        broken = Turn(fault=Fault(kind="http_error", status=529, retry_after_ms=1))
+    else:
+        after = {"before": lambda: _events_into(blocks, 0, 1), "inside": lambda: _events_into(blocks, 1, 1),
+                 "after": lambda: _events_through(blocks, len(calls)),
+                 "started": lambda: _events_into(blocks, len(blocks) - 1, 2)}[where]()
+        error = ({"error_type": draw(st.sampled_from(["overloaded_error", "api_error"]))} if kind == "stream_error"
+                 else {})
+        broken = Turn(content=blocks, tokens_per_second=2000 if where == "started" else None,
+                      fault=Fault(kind=kind, after_events=after, **error))
+
+    def again(block: dict[str, Any]) -> dict[str, Any]:
+        if block["type"] != "tool_use":
+            return block
+        new_id = block["id"].replace("toolu_g", "toolu_r")
+        value = block["input"]
+        return {**block, "id": new_id, "input": {**value, "call": new_id} if isinstance(value, dict) and "call" in value
+                else value}
+
+    return broken, Turn(content=[again(b) for b in blocks])
+
+
+def _flat(items: list[Any]) -> list[Any]:
+    """A script from drawn items, a pair of turns (``withdraw_turns``; ``unknown_block_turns``: one or two) counting
+    as two."""
+    return [turn for item in items for turn in (item if isinstance(item, (tuple, list)) else (item,))]
 
 
 def _events_into(blocks: list[dict[str, Any]], block: int, deltas: int) -> int:
@@ -393,6 +454,45 @@ def raw_turns(draw: Any, counter: Any) -> RawTurn:
 
 
 ABORT_POINTS = ["stream_request_start", "stream_event", "assistant", "progress", "progress", "user", "system"]
+ABORT_WHILE = ["system:api_retry", "system:api_retry", "system:streaming_fallback", "system:model_fallback",
+               "request", "request", "request:compact", "hook:stop", "hook:stop", "hook:pre_compact"]
+"""Abort points that no event marks (issue 32): while the loop waits to ask again (the Stop lands as the person
+reads the retry's notice), while a request is in flight (the k-th request to the offline API fires the signal; a
+compaction's summarising request, auto or reactive, with ``request:compact``), while the stop hooks or the
+pre_compact hooks run (a hook fires the signal and waits)."""
+
+
+def abort_points() -> st.SearchStrategy[tuple[str, int] | None]:
+    """Where a session aborts: nowhere, the k-th event, the k-th event of a type, or ``ABORT_WHILE`` (drawn twice)."""
+    return st.one_of(st.none(), st.tuples(st.just("any"), st.integers(0, 60)),
+                     st.tuples(st.sampled_from(ABORT_POINTS), st.integers(0, 3)),
+                     *[st.tuples(st.sampled_from(ABORT_WHILE), st.sampled_from([0, 0, 1]))] * 2)
+
+
+def _reaching(draw: Any, counter: Any, script: list[Any], switches: dict[str, Any],
+              abort_at: tuple[str, int] | None) -> tuple[list[Any], dict[str, Any]]:
+    """The script and switches of a session whose abort point is one no event marks, so that the point is reached.
+
+    A compaction's (``request:compact``, ``hook:pre_compact``): a pipeline whose autocompaction acts at once (a
+    300-token window, threshold 1, one message kept), reactive compaction one time in two, and two tool turns first
+    (a head to summarise). A retry's or a fallback's (``system:...``): overloads first (three HTTP 529s) and a
+    withdrawn attempt (``withdraw_turns``), with the streaming fallback on and, for ``system:model_fallback``, a
+    fallback model."""
+    kind = abort_at[0] if abort_at else ""
+    recovery = switches.get("recovery") or RecoveryOptions()
+    if kind in ("request:compact", "hook:pre_compact"):
+        stages = draw(st.fixed_dictionaries({name: st.booleans() for name in STAGES}))
+        context = _context({**stages, "autocompact": True}, 300, draw(st.booleans()))
+        context = context.model_copy(update={"autocompact": Autocompact(threshold=1, keep_recent=1, max_failures=2)})
+        tools = [Turn(content=draw(st.lists(tool_use_blocks(counter), min_size=1, max_size=2))) for _ in range(2)]
+        return [*tools, *script], {**switches, "context": context, "max_turns": None, "recovery": recovery.model_copy(
+            update={"reactive_compact_retry": draw(st.booleans())})}
+    if kind.startswith("system:"):
+        overloads = [Turn(fault=Fault(kind="http_error", status=529, retry_after_ms=1))] * 3
+        fallback = "claude-fallback-1" if kind == "system:model_fallback" else switches.get("fallback_model")
+        return [*overloads, *draw(withdraw_turns(counter)), *script], {
+            **switches, "fallback_model": fallback, "recovery": recovery.model_copy(update={"streaming_fallback": True})}
+    return script, switches
 
 
 @dataclass
@@ -400,7 +500,9 @@ class Session:
     """One generated session: the model's script, the prompts, where to abort, the switches.
 
     ``abort_at``: ``(event type, k)`` aborts at the k-th event of that type
-    (``"any"``: the k-th event of the session), or None. ``copied_line``: after the session, a copy of
+    (``"any"``: the k-th event of the session; ``"system:SUBTYPE"``: of such notices), at the k-th request
+    (``"request"``, ``"request:compact"``) or the k-th run of a hook event (``"hook:stop"``, ``"hook:pre_compact"``),
+    or None. ``copied_line``: after the session, a copy of
     its transcript with that record (modulo their number) written twice must resume to the same history.
     """
 
@@ -427,27 +529,43 @@ def drain_sessions(draw: Any) -> Session:
     switches["recovery"] = draw(RECOVERY).model_copy(update={"collapse_drain_retry": True})
     switches["max_turns"] = None  # a low max_turns would end the run before the drain
     return Session(script=[*tools, Turn(fault=Fault(kind="prompt_too_long", status=400)), *rest], prompts=["go"],
-                   abort_at=draw(st.none() | st.tuples(st.just("any"), st.integers(0, 60))), switches=switches)
+                   abort_at=draw(abort_points()), switches=switches)
+
+
+@st.composite
+def withdraw_sessions(draw: Any) -> Session:
+    """A session shaped for issue 32's paths, which plain draws reach a few times in a thousand: streaming tool
+    execution on, the streaming fallback on (a fallback model one time in two), and one or two failed attempts
+    (``withdraw_turns``) first, so that a call has often started when its attempt fails."""
+    counter = itertools.count(1)
+    pairs = _flat(draw(st.lists(withdraw_turns(counter), min_size=1, max_size=2)))
+    rest = draw(st.lists(st.one_of(model_turns(counter), recovery_turns(counter)), max_size=2))
+    switches = draw(st.fixed_dictionaries(SWITCHES))
+    recovery = (switches.get("recovery") or draw(RECOVERY)).model_copy(update={"streaming_fallback": True})
+    switches.update(streaming_tool_execution=True, recovery=recovery, max_turns=None,
+                    fallback_model=draw(st.sampled_from([None, "claude-fallback-1"])))
+    return Session(script=[*pairs, *rest], prompts=draw(st.lists(st.sampled_from(["go", "again"]), min_size=1,
+                                                                  max_size=2)),
+                   abort_at=draw(abort_points()), switches=switches)
 
 
 @st.composite
 def sessions(draw: Any) -> Session:
     if draw(st.integers(0, 19)) == 0:  # one in twenty: a session shaped for the collapse drain
         return draw(drain_sessions())
+    if draw(st.integers(0, 9)) == 0:  # one in ten: a session shaped for a failed attempt whose call started
+        return draw(withdraw_sessions())
     counter = itertools.count(1)
     item = st.one_of(*[model_turns(counter)] * 5, raw_turns(counter), *[recovery_turns(counter)] * 2,
-                     unknown_block_turns(counter))
+                     *[withdraw_turns(counter)] * 2, unknown_block_turns(counter))
     prompt = st.sampled_from(["go", "read notes.txt and probe it", "again", "go on", "probe twice", "next",
                               "finish", "check", "", "   "])  # one in five blank
-    return Session(
-        script=[turn for drawn in draw(st.lists(item, min_size=1, max_size=6))
-                for turn in (drawn if isinstance(drawn, list) else [drawn])],  # unknown_block_turns: one or two
-        prompts=draw(st.lists(prompt, min_size=1, max_size=3)),
-        abort_at=draw(st.none() | st.none() | st.tuples(st.just("any"), st.integers(0, 60))
-                      | st.tuples(st.sampled_from(ABORT_POINTS), st.integers(0, 3))),
-        switches=draw(st.fixed_dictionaries(SWITCHES)),
-        copied_line=draw(st.none() | st.integers(0, 40)),
-    )
+    script = _flat(draw(st.lists(item, min_size=1, max_size=6)))
+    prompts = draw(st.lists(prompt, min_size=1, max_size=3))
+    abort_at = draw(abort_points())
+    script, switches = _reaching(draw, counter, script, draw(st.fixed_dictionaries(SWITCHES)), abort_at)
+    return Session(script=script, prompts=prompts, abort_at=abort_at, switches=switches,
+                   copied_line=draw(st.none() | st.integers(0, 40)))
 
 
 # ---------------------------------------------------------------------------
@@ -461,7 +579,7 @@ class Outcome:
     session: Session
     engine: QueryEngine | None = None
     api: Any = None
-    calls: list[int] = field(default_factory=list)
+    calls: list[tuple[str, int]] = field(default_factory=list)  # (tool_use id, n) of each execution
     terminals: list[Any] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)  # exceptions that escaped the loop
     blank: list[str] = field(default_factory=list)  # per blank prompt: "" if refused right, else what happened
@@ -470,30 +588,78 @@ class Outcome:
     transcript: Path | None = None
     tools: list[Any] = field(default_factory=list)
     traces: list[Any] = field(default_factory=list)  # each run's Trace
+    runs: list[Any] = field(default_factory=list)  # each run (QueryRun) that ended in a Terminal
+    left: list[list[str]] = field(default_factory=list)  # per run: the tasks still running after its Terminal
+    cut_short: bool = False  # asyncio.run around the session raised, or did not return
 
 
-def _script_policy(script: list[Any]) -> Any:
+def _script_policy(script: list[Any], on_request: Any = None) -> Any:
     def policy(body: dict[str, Any], index: int) -> Any:
+        if on_request is not None:
+            on_request(body, index)
         return script[index] if index < len(script) else reply("That is all.")
     return policy
+
+
+def _aborter(session: Session, outcome: Outcome) -> tuple[Any, Any]:
+    """For the abort points no event marks: ``(on_request, hook)``. ``on_request(body, index)`` fires the running
+    run's abort signal at the request ``session.abort_at`` names; ``hook`` (or None) is an async hook for the event
+    it names that fires it at its k-th run and waits, so the Stop lands while the hooks run."""
+    kind, at = session.abort_at or ("", -1)
+    compactions = itertools.count()
+
+    def fire() -> None:
+        running = outcome.engine.last_run if outcome.engine else None
+        if running is not None and not running.done:
+            running.abort()
+            outcome.aborted = True
+
+    def on_request(body: dict[str, Any], index: int) -> None:
+        if kind == "request" and index == at or kind == "request:compact" and is_compaction_request(body) \
+                and next(compactions) == at:
+            fire()
+
+    runs = itertools.count()
+
+    async def hook(input: Any) -> None:
+        if next(runs) == at:
+            fire()
+            await asyncio.sleep(0.05)  # the Stop lands while this hook runs
+
+    return on_request, (hook if kind.startswith("hook:") else None)
+
+
+def _with_hook(switches: dict[str, Any], event: str, hook: Any) -> dict[str, Any]:
+    hooks = switches.get("hooks") or Hooks(max_stop_hook_blocks=2)  # a drawn Hooks is the session's own
+    return {**switches, "hooks": hooks.add(event, hook)}
+
+
+def _tasks_left(baseline: set[Any]) -> list[str]:
+    """The tasks started since ``baseline`` that still run (issue 32: none may outlive a run's Terminal)."""
+    return sorted(task.get_name() + ": " + getattr(task.get_coro(), "__qualname__", "?")
+                  for task in asyncio.all_tasks() - baseline if not task.done())
 
 
 async def run_session(session: Session, workdir: Path) -> Outcome:
     """Run ``session`` through ``QueryEngine`` in ``workdir`` (a fresh directory); never raises."""
     (workdir / "notes.txt").write_text("VALUE = 1\nVALUE_2 = 3\n")
     outcome = Outcome(session, transcript=workdir / "session.jsonl")
-    model = offline(_script_policy(session.script), model=MODEL, keep_bodies=None)  # every body is checked
+    on_request, abort_hook = _aborter(session, outcome)
+    model = offline(_script_policy(session.script, on_request), model=MODEL, keep_bodies=None)  # every body checked
     outcome.api = model.api
     outcome.tools = session_tools(outcome.calls)
+    switches = session.switches if abort_hook is None else _with_hook(session.switches, session.abort_at[0][5:],
+                                                                       abort_hook)
     engine = outcome.engine = QueryEngine(
         model=model, tools=outcome.tools, workspace=workdir, permission_mode="bypass", transcript=outcome.transcript,
-        tool_timeout_s=TOOL_TIMEOUT_S, deps=QueryDeps(uuid=counting_uuids()), **session.switches)
+        tool_timeout_s=TOOL_TIMEOUT_S, deps=QueryDeps(uuid=counting_uuids()), **switches)
     seen: Counter[str] = Counter()
+    baseline = asyncio.all_tasks()
     for prompt in session.prompts:
         sent_before, kept_before = len(model.api.requests), list(engine.messages)
         try:
             async for event in engine.submit_message(prompt):
-                for kind in ("any", event.type):
+                for kind in ("any", event.type, *([f"system:{event.subtype}"] if event.type == "system" else [])):
                     running = engine.last_run  # None, or done, while prompt hooks run: nothing to stop yet
                     if (kind, seen[kind]) == session.abort_at and running is not None and not running.done:
                         running.abort()
@@ -505,6 +671,8 @@ async def run_session(session: Session, workdir: Path) -> Outcome:
             else:
                 outcome.terminals.append(engine.terminal)
                 outcome.traces.append(engine.last_run.trace)
+                outcome.runs.append(engine.last_run)
+                outcome.left.append(_tasks_left(baseline))
             continue
         except ValueError as error:
             if prompt.strip():
@@ -523,6 +691,8 @@ async def run_session(session: Session, workdir: Path) -> Outcome:
             continue
         outcome.terminals.append(engine.terminal)
         outcome.traces.append(engine.last_run.trace)
+        outcome.runs.append(engine.last_run)
+        outcome.left.append(_tasks_left(baseline))
     return outcome
 
 
@@ -562,8 +732,14 @@ def check(outcome: Outcome) -> list[tuple[str, str]]:
     history = normalize_messages_for_api(engine.messages) if engine else []
     found += [("one_result_per_call", f"history: {p}") for p in _pairing(history, final=True, ordered=ordered)]
     found += [("no_empty_block", f"history: {p}") for p in _empties(history)]
-    found += [("no_tool_ran_twice", p) for p in _runs(outcome, history)]
+    found += [("no_tool_ran_twice", p) for p in _runs(outcome)]
+    found += [("every_execution_told", p) for p in _told(outcome, history)]
     found += [("transcript_reloads", p) for p in _reload(outcome)]
+    for number, run in enumerate(outcome.runs):
+        found += [("abort_told_once", f"run {number}: {p}") for p in _told_of_abort(run, engine)]
+    for number, left in enumerate(outcome.left):
+        if left:
+            found.append(("nothing_outlives_a_run", f"run {number}: {len(left)} task(s) left: {'; '.join(left)}"))
     for number, trace in enumerate(outcome.traces):
         found += [("turn_count_by_next_turn", f"run {number}: {p}") for p in _turn_counts(trace)]
         found += [("recovery_bounded", f"run {number}: {p}") for p in _bounded(trace, outcome.session.switches)]
@@ -629,6 +805,27 @@ def _served_unknown_blocks(script: list[Any]) -> list[dict[str, Any]]:
             except (ValueError, TypeError, KeyError):  # a corrupt frame, or not a content_block_start
                 continue
     return [b for b in blocks if isinstance(b, dict) and b.get("type") not in KNOWN_BLOCK_TYPES]
+
+
+def _told_of_abort(run: Any, engine: Any) -> list[str]:
+    """abort_told_once for one run: its ``interrupted`` notices and the model's notes (``endings``) come as one pair
+    or not at all, always for an ``aborted_*`` ending; the note follows every assistant message and tool result of
+    the run, and no tombstone withdraws it (the next request carries it)."""
+    own = run.messages[len(run.params.messages):]
+    notes = [i for i, m in enumerate(own) if is_interrupted_note(m)]
+    notices = [m for m in own if m.type == "system" and m.subtype == "interrupted"]
+    problems = []
+    if len(notes) != len(notices) or len(notes) > 1:
+        problems.append(f"{len(notes)} note(s) for the model, {len(notices)} interrupted notice(s)")
+    if run.terminal.reason.startswith("aborted_") and len(notes) != 1:
+        problems.append(f"ended {run.terminal.reason} with {len(notes)} note(s) for the model")
+    for at in notes:
+        after = [m.type for m in own[at + 1:] if m.type == "assistant" or m.type == "user" and m.source_tool_use_ids]
+        if after:
+            problems.append(f"the note is followed by {after}")
+        if own[at].uuid in withdrawn(engine.messages):
+            problems.append("the note is withdrawn")
+    return problems
 
 
 def _prints(trace: Any, transcript: Path) -> list[str]:
@@ -748,19 +945,28 @@ def _empties(messages: list[dict[str, Any]]) -> list[str]:
     return problems
 
 
-def _runs(outcome: Outcome, history: list[dict[str, Any]]) -> list[str]:
-    problems = [f"call n={n} ran {k} times" for n, k in Counter(outcome.calls).items() if k > 1]
-    runnable = {b["input"]["n"] for m in history if m["role"] == "assistant" and isinstance(m["content"], list)
-                for b in m["content"] if b.get("type") == "tool_use" and b["name"] in TOOL_NAMES
-                and isinstance(b.get("input"), dict) and isinstance(b["input"].get("n"), int)}
-    # a call of a withdrawn attempt (an overloaded response asked again: the executor discarded it, its effects
-    # may remain) is not in the history, by design; the tombstone carries the response as it was shown
-    withdrawn_calls = [b for m in (outcome.engine.messages if outcome.engine else []) if m.type == "tombstone"
-                       for b in (m.message or {}).get("content", []) if b.get("type") == "tool_use"]
-    runnable |= {b["input"]["n"] for b in withdrawn_calls if isinstance(b.get("input"), dict)
-                 and isinstance(b["input"].get("n"), int)}
-    problems += [f"call n={n} ran, but no valid call with that input is in the history"
-                 for n in set(outcome.calls) - runnable]
+def _runs(outcome: Outcome) -> list[str]:
+    """no_tool_ran_twice: each tool_use id ran at most once (a call with invalid or non-object input never ran:
+    its executions would have no told call, ``_told``)."""
+    return [f"tool_use {call} (n={n}) ran {k} times" for (call, n), k in Counter(outcome.calls).items() if k > 1]
+
+
+def _told(outcome: Outcome, history: list[dict[str, Any]]) -> list[str]:
+    """every_execution_told: every call that ran is in what the model is sent, its tool_use then its tool_result, so
+    no execution is one the model was never told of; per command, each execution has a told call of its own, so
+    none ran only because an attempt was asked again (issue 32: a re-asked response repeats its command under a
+    new id, and a withdrawn attempt's call that had run would be untold)."""
+    blocks = [(m["role"], b) for m in history if isinstance(m["content"], list) for b in m["content"]
+              if isinstance(b, dict)]
+    answered = {b.get("tool_use_id") for role, b in blocks if role == "user" and b.get("type") == "tool_result"}
+    told = {b["id"] for role, b in blocks
+            if role == "assistant" and b.get("type") == "tool_use" and b["id"] in answered}
+    problems = []
+    for n, k in sorted(Counter(n for _, n in outcome.calls).items()):
+        untold = sorted({call for call, m in outcome.calls if m == n} - told)
+        if untold:
+            problems.append(f"command n={n} ran {k} time{'s' if k != 1 else ''}; the model was never told of "
+                            f"{', '.join(untold)}")
     return problems
 
 
@@ -802,11 +1008,36 @@ def _reload_with_a_copied_line(outcome: Outcome) -> list[str]:
     return []
 
 
+SESSION_TIMEOUT_S = 60  # a session's own limit (asyncio.wait_for); asyncio.run must return 30 s after it
+
+
 def run_and_check(session: Session) -> tuple[Outcome, list[tuple[str, str]]]:
-    """Run one session in a fresh temporary directory and check it (the test and bench/soak.py use this)."""
+    """Run one session in a fresh temporary directory and check it (the test and bench/soak.py use this).
+
+    ``asyncio.run`` runs in a thread of its own, so a session whose shutdown never returns (a task the run left
+    behind that cannot be cancelled) is reported (``nothing_outlives_a_run``) instead of hanging the test."""
     with tempfile.TemporaryDirectory(prefix="dreamloop-prop-") as workdir:
-        outcome = asyncio.run(asyncio.wait_for(run_session(session, Path(workdir)), timeout=60))
-        return outcome, check(outcome)
+        box: dict[str, Any] = {}
+
+        def run() -> None:
+            try:
+                box["outcome"] = asyncio.run(asyncio.wait_for(run_session(session, Path(workdir)),
+                                                              timeout=SESSION_TIMEOUT_S))
+            except BaseException as error:  # noqa: BLE001  (reported as an escape, below)
+                box["error"] = error
+
+        thread = threading.Thread(target=run, name="property-test session", daemon=True)
+        thread.start()
+        thread.join(SESSION_TIMEOUT_S + 30)
+        if "error" in box:  # e.g. CancelledError: counted, so a soak goes on
+            error = box["error"]
+            return Outcome(session, cut_short=True), [("ended_in_terminal",
+                                                       f"{type(error).__name__} escaped asyncio.run: {error}")]
+        if thread.is_alive() or "outcome" not in box:
+            outcome = Outcome(session, cut_short=True)
+            return outcome, [("nothing_outlives_a_run",
+                              f"asyncio.run did not return within {SESSION_TIMEOUT_S + 30} s")]
+        return box["outcome"], check(box["outcome"])
 
 
 def describe(session: Session) -> str:

@@ -15,7 +15,8 @@ from pydantic import BaseModel
 from dreamloop import scripts as S
 from dreamloop.engine import QueryEngine
 from dreamloop.messages import AttachmentMessage, user_message
-from dreamloop.query import INTERRUPTED_NOTE, INTERRUPTED_TOOLS_NOTE, QueryParams, query
+from dreamloop.endings import INTERRUPTED_NOTE, INTERRUPTED_TOOLS_NOTE
+from dreamloop.query import QueryParams, query
 from dreamloop.tools import builtin_tools, tool
 
 

@@ -362,3 +362,46 @@ async def test_a_repeated_tool_use_id_runs_once_and_the_session_goes_on(offline,
     async for _ in engine.submit_message("next"):
         pass
     assert engine.terminal.reason == "completed"  # the offline fixture: no request was rejected
+
+
+# ---------------------------------------------------------------------------
+# A Stop from inside the loop's own task (issue 32's new abort points found it)
+
+
+@pytest.mark.parametrize("answer", ["a long answer that streams for a while " * 4, "x"])
+async def test_a_stop_fired_from_inside_the_loops_own_task_ends_in_a_terminal(offline, answer):
+    """The property test's instance: the abort fired from the script's policy, which runs in the loop's own task
+    while the request is in flight. The cancel landed at the task's next await, outside any guard, and
+    CancelledError escaped the loop. Now it lands at the next guarded await: the run ends aborted_streaming, the
+    model told, and the next prompt goes on."""
+    from dreamloop.endings import INTERRUPTED_NOTE, is_interrupted_note
+
+    def policy(body, index):
+        if index == 0:
+            engine.last_run.abort()
+        return S.reply(answer if index == 0 else "the next answer")
+
+    engine = QueryEngine(model=offline(policy), deps=QueryDeps(uuid=counting_uuids()))
+    [e async for e in engine.submit_message("go")]
+    assert engine.terminal.reason == "aborted_streaming"
+    assert [m.message["content"] for m in engine.messages if is_interrupted_note(m)] == [INTERRUPTED_NOTE]
+    [e async for e in engine.submit_message("again")]
+    assert engine.terminal.reason == "completed"
+
+
+async def test_a_hook_that_fires_the_stop_and_waits_is_cut_short(offline):
+    """A stop hook fires the abort from the loop's own task and then awaits: the Stop lands at that await."""
+    import asyncio
+    import time
+
+    from dreamloop.hooks import Hooks
+
+    async def stopping(input):
+        engine.last_run.abort()
+        await asyncio.sleep(30)
+
+    engine = QueryEngine(model=offline([S.reply("done")]), hooks=Hooks().add("stop", stopping))
+    started = time.monotonic()
+    [e async for e in engine.submit_message("go")]
+    assert engine.terminal.reason == "stop_hook_prevented" and time.monotonic() - started < 5
+    assert engine.messages[-1].content == "Interrupted while the stop hooks ran."

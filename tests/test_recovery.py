@@ -6,13 +6,17 @@
 
 from __future__ import annotations
 
+import anthropic
 import pytest
 from pydantic import ValidationError
 
 import dreamloop as dl
 
+from dreamloop.errors import IncompleteStreamError
 from dreamloop.recovery import (
     Failure,
+    failure_of,
+    retry_delay,
     decide_attempt,
     MaxTokensCut,
     PromptTooLong,
@@ -245,7 +249,54 @@ ATTEMPTS = [  # (case, failure, overloads, failures, has_fallback, switched, opt
     ("the bound: three broken streams in a row", Failure("dropped"), 0, 3, False, False, RecoveryOptions(), None),
     ("the bound holds for the fallback model too", Failure("dropped"), 0, 3, True, True, RecoveryOptions(), None),
     ("an incomplete stream is not asked again", Failure("other"), 0, 1, True, False, RecoveryOptions(), None),
+    # issue 32: an attempt whose call had started is never withdrawn; where a step would withdraw it, keep
+    ("dropped after a call started: keep", Failure("dropped", finished_tool_use=True, calls_started=True), 0, 1,
+     False, False, RecoveryOptions(), "keep"),
+    ("error event after a call started, streaming fallback off, fallback model: keep",
+     Failure("error_event", overloaded=True, finished_tool_use=True, calls_started=True), 1, 1, True, False,
+     RecoveryOptions(streaming_fallback=False), "keep"),
+    ("overloads due for the fallback model, a call started: keep",
+     Failure("error_event", overloaded=True, finished_tool_use=True, calls_started=True), 3, 3, True, False,
+     RecoveryOptions(), "keep"),
+    ("a call started and recovery off: the error still ends the run (the call is answered)",
+     Failure("error_event", overloaded=True, finished_tool_use=True, calls_started=True), 1, 1, False, False,
+     None, None),
+    ("the bound with a call started: the run ends, the call answered",
+     Failure("dropped", finished_tool_use=True, calls_started=True), 0, 3, False, False, RecoveryOptions(), None),
 ]
+
+
+FAILURES = [  # (case, error, finished block types, calls started, expected)
+    ("a dropped stream", IncompleteStreamError("cut", dropped=True), ["text"], False,
+     Failure("dropped", finished_text=True)),
+    ("an incomplete stream", IncompleteStreamError("no message_delta"), [], False, Failure("other")),
+    ("something else", RuntimeError("x"), ["tool_use"], True, Failure("other")),
+]
+
+
+@pytest.mark.parametrize("error, finished, started, expected", [c[1:] for c in FAILURES], ids=[c[0] for c in FAILURES])
+def test_failure_of(error, finished, started, expected):
+    assert failure_of(error, finished, started) == expected
+
+
+def test_failure_of_an_overloaded_error_event_after_a_started_call():
+    import httpx
+
+    response = httpx.Response(200, request=httpx.Request("POST", "http://x/v1/messages"))
+    error = anthropic.APIStatusError("Overloaded", response=response, body={"type": "overloaded_error"})
+    error.type = "overloaded_error"
+    assert failure_of(error, ["text", "tool_use"], True) == Failure(
+        "error_event", overloaded=True, finished_text=True, finished_tool_use=True, calls_started=True)
+
+
+@pytest.mark.parametrize("headers, overloads, expected", [
+    ({"retry-after-ms": "250"}, 1, 0.25), ({"retry-after": "2"}, 1, 2.0), ({"retry-after": "soon"}, 1, 0.5),
+    ({"retry-after": "600"}, 3, 2.0), ({}, 1, 0.5), ({}, 2, 1.0), ({}, 9, 8.0)])
+def test_retry_delay(headers, overloads, expected):
+    class Error(Exception):
+        response = type("Response", (), {"headers": headers})()
+
+    assert retry_delay(Error(), overloads) == expected
 
 
 @pytest.mark.parametrize("failure, overloads, failures, has_fallback, switched, options, expected",

@@ -259,6 +259,8 @@ async def test_an_abort_during_the_reactive_compaction_ends_aborted_streaming(of
     events = await drain(run)
     assert run.terminal.reason == "aborted_streaming"
     assert [e.subtype for e in events if e.type == "system"] == ["interrupted"]
+    from dreamloop.endings import INTERRUPTED_COMPACTION_NOTE, is_interrupted_note  # issue 32: the model is told too
+    assert [e.message["content"] for e in events if is_interrupted_note(e)] == [INTERRUPTED_COMPACTION_NOTE]
 
 
 # ---------------------------------------------------------------------------
@@ -310,7 +312,9 @@ async def test_f7_after_the_bound_with_a_fallback_the_transcript_stays_valid(off
     assert dl.fake_api.validate_request({"model": "m", "max_tokens": 8, "messages": sent}) is None
 
 
-async def test_the_fallback_discards_calls_that_started_and_says_so(offline):
+async def test_a_call_that_started_is_kept_even_where_the_fallback_model_would_take_over(offline):
+    """Issue 32: the attempt is not withdrawn (nor handed to the fallback model) once T1 has started: T1 runs
+    once, to its end, and the next request carries it and its result."""
     ran: list[str] = []
     broken = S.reply(S.tool_use("Read", {"path": "first"}, id="T1"), "and then more text to say", chunk_size=4,
                      tokens_per_second=200, fault=S.Fault(kind="stream_error", after_events=14))  # T1 runs, then 529
@@ -319,13 +323,14 @@ async def test_the_fallback_discards_calls_that_started_and_says_so(offline):
     run = query(params(model, tools=[reader(ran)], streaming_tool_execution=True, fallback_model="fb",
                        recovery=RecoveryOptions(overloads_before_fallback=1)))
     events = await drain(run)
-    fallback = next(e for e in events if e.type == "system" and e.subtype == "model_fallback")
-    assert "T1" in fallback.content and "effects may remain" in fallback.content
+    assert not any(e.type == "system" and e.subtype == "model_fallback" for e in events)
+    kept = next(e for e in events if e.type == "system" and e.subtype == "streaming_fallback")
+    assert kept.metadata == {"step": "keep", "started": ["T1"]} and "T1 had started" in kept.content
     progress = {e.uuid for e in events if e.type == "progress" and e.tool_use_id == "T1"}
-    withdrawn = {e.target_uuid for e in events if e.type == "tombstone"}
-    assert progress and progress <= withdrawn  # every message the failed attempt yielded is tombstoned
-    assert "T1" not in json.dumps(bodies(model)[1:]) and run.terminal.reason == "completed"
-    assert ran[-1] == "second"
+    assert progress and not progress & {e.target_uuid for e in events if e.type == "tombstone"}
+    second = json.dumps(bodies(model)[1]["messages"][-2:])
+    assert '"tool_use_id": "T1"' in second and "first: ok" in second and bodies(model)[1]["model"] != "fb"
+    assert ran == ["first", "second"] and run.terminal.reason == "completed"
 
 
 async def test_a_tombstoned_message_never_reaches_a_later_request_of_a_session(offline, tmp_path):
@@ -501,19 +506,38 @@ async def test_an_error_event_after_a_tool_use_runs_it(offline, streaming_tools)
     assert second[2]["content"][0] == {"type": "tool_result", "tool_use_id": "T1", "content": "a: ok"}
 
 
-@pytest.mark.parametrize("streaming_tools", [False, True], ids=["tools after", "streaming tools"])
-async def test_a_dropped_connection_is_sent_again_and_its_call_never_appears(offline, streaming_tools):
+async def test_a_dropped_connection_is_sent_again_and_its_call_never_appears(offline):
     from dreamloop.compare.scenarios import events_through
 
     blocks = [S.text("Reading."), S.tool_use("Read", {"path": "a"}, id="T1")]
     dropped = S.Turn(content=blocks, fault=S.Fault(kind="disconnect", after_events=events_through(blocks, 1)))
     model = offline([dropped, S.reply("Reading.", S.tool_use("Read", {"path": "b"}, id="T2")), S.reply("done")])
-    run = query(params(model, tools=[reader()], recovery=SF, streaming_tool_execution=streaming_tools))
+    run = query(params(model, tools=[reader()], recovery=SF))
     events = await drain(run)
     assert [r.streamed for r in model.api.requests if r.path.endswith("/v1/messages")] == [True, True, True]
     assert bodies(model)[1]["messages"] == bodies(model)[0]["messages"]
     assert "T1" not in json.dumps(bodies(model)[1:])  # the dropped response's call never appears later
     assert any(e.type == "tombstone" for e in events) and run.terminal.reason == "completed"
+
+
+async def test_a_dropped_connection_after_a_call_started_keeps_the_call_and_its_result(offline):
+    """Issue 32's instance: with streaming tool execution T1 starts at its block's end, before the drop is read.
+    Sent again, the model would call it again under a new id, unaware: it is kept instead, runs once, and the
+    next request carries T1 and its result (as Claude Code 2.1.332 did, ``disconnect_after_bash_ran``)."""
+    from dreamloop.compare.scenarios import events_through
+
+    ran: list[str] = []
+    blocks = [S.text("Reading."), S.tool_use("Read", {"path": "a"}, id="T1")]
+    dropped = S.Turn(content=blocks, fault=S.Fault(kind="disconnect", after_events=events_through(blocks, 1)))
+    model = offline([dropped, S.reply("Reading.", S.tool_use("Read", {"path": "a"}, id="T2")), S.reply("done")])
+    run = query(params(model, tools=[reader(ran)], recovery=SF, streaming_tool_execution=True))
+    events = await drain(run)
+    kept = next(e for e in events if e.type == "system" and e.subtype == "streaming_fallback")
+    assert kept.metadata == {"step": "keep", "started": ["T1"]}
+    second = bodies(model)[1]["messages"]
+    assert [b["type"] for b in second[1]["content"]] == ["text", "tool_use"]
+    assert second[2]["content"][0] == {"type": "tool_result", "tool_use_id": "T1", "content": "a: ok"}
+    assert ran == ["a", "a"] and run.terminal.reason == "completed"  # the second time, the model asked knowingly
 
 
 async def test_the_streaming_fallback_is_bounded_and_repeated_overloads_reach_the_fallback_model(offline):
@@ -612,3 +636,6 @@ async def test_an_abort_while_the_loop_waits_to_ask_again_ends_in_a_terminal(off
     assert saw and run.terminal.reason == "aborted_streaming"
     assert [r.status for r in model.api.requests] == [200]  # not asked again
     assert all(m.type != "assistant" for m in run.messages)  # the withdrawn attempt's text is not kept
+    from dreamloop.endings import INTERRUPTED_NOTE, is_interrupted_note  # issue 32: both readers are told, once
+    assert [m.message["content"] for m in run.messages if is_interrupted_note(m)] == [INTERRUPTED_NOTE]
+    assert run.messages[-1].content == "Interrupted while waiting to ask the model again."

@@ -22,7 +22,8 @@ from pydantic import BaseModel
 from dreamloop import scripts as S
 from dreamloop.deps import QueryDeps, counting_uuids
 from dreamloop.engine import QueryEngine
-from dreamloop.query import INTERRUPTED_TOOLS_NOTE, QueryParams, query
+from dreamloop.endings import INTERRUPTED_TOOLS_NOTE
+from dreamloop.query import QueryParams, query
 from dreamloop.tools import (
     INTERRUPTED,
     NOT_STARTED,

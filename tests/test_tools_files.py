@@ -333,7 +333,8 @@ async def test_grep_keeps_pythons_dialect(ws):
 
 async def test_abort_stops_a_running_grep_at_once(ws, offline):
     from dreamloop import scripts as S
-    from dreamloop.query import INTERRUPTED_TOOLS_NOTE, QueryParams, query
+    from dreamloop.endings import INTERRUPTED_TOOLS_NOTE
+    from dreamloop.query import QueryParams, query
     from dreamloop.tools import INTERRUPTED
 
     (ws / "aaa.txt").write_text(("a" * 40 + "!\n") * 50)

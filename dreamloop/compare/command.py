@@ -27,7 +27,7 @@ from typing import Sequence
 
 from .conformance import Comparison, check, load_expectations, record
 from .scenarios import SCENARIOS, Scenario, scenario
-from .shapes import SideRun, differences, workspace_line
+from .shapes import SideRun, counted_lines, differences, workspace_line
 from .sides import CLAUDE_CODE_VERSION, DEFAULT_TIMEOUT, claude_code_version, find_claude, run_claude_code, \
     run_dreamloop
 
@@ -172,6 +172,8 @@ def _print_row(comparison: Comparison, details: bool) -> None:
                 print(f"      {number}. {shape.summary()}")
             if side.workspace is not None:
                 print(f"      workspace: {workspace_line(side.workspace)}")
+            for name, lines in sorted(side.counted.items()):
+                print(f"      {name}: {counted_lines(lines)} when the run ended")
             for note in side.notes:
                 print(f"      note: {_visible(note)}")
     sys.stdout.flush()

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
-from .shapes import RequestShape, SideRun, workspace_line
+from .shapes import RequestShape, SideRun, counted_lines, workspace_line
 
 __all__ = ["Comparison", "Expectations", "changed_lines", "check", "load_expectations", "outcome", "record"]
 
@@ -67,7 +67,7 @@ Expectations = dict[str, Any]
 def outcome(run: SideRun, *, order_free: bool = False) -> list[str]:
     """A side's run as the lines the check compares: ``probe: N skipped`` when there were probes, one
     per request, ``texts: ...`` when the scenario names texts of its own, ``workspace: ...`` when it was
-    looked at, then ``ending: REASON``. A request's line::
+    looked at, ``NAME: N lines`` for each file the scenario counts, then ``ending: REASON``. A request's line::
 
         200 stream max_tokens=32000 main +assistant[text, tool_use] user[tool_result] results[toolu_fake_0001]
             inside[toolu_fake_0001 57#8a1f0c2e]
@@ -79,7 +79,8 @@ def outcome(run: SideRun, *, order_free: bool = False) -> list[str]:
     probes = [f"probe: {run.probes} skipped"] if run.probes else []
     texts = ["texts: " + "; ".join(f"{said!r} {where}" for said, where in run.arrivals())] if run.markers else []
     workspace = [f"workspace: {workspace_line(run.workspace)}"] if run.workspace is not None else []
-    return (probes + [_request_line(r, order_free) for r in run.requests] + texts + workspace
+    counted = [f"{name}: {counted_lines(lines)}" for name, lines in sorted(run.counted.items())]
+    return (probes + [_request_line(r, order_free) for r in run.requests] + texts + workspace + counted
             + [f"ending: {run.ending.reason}"])
 
 

@@ -49,7 +49,8 @@ class Scenario:
     ``max_tokens_with_thinking`` gives them), ``order_free`` (tool_result order depends on timing: compared as
     a set), ``markers`` (texts of the scenario's own, in its files, hooks or script: where each first reached
     the model on the user's side is recorded and compared, ``shapes.RequestShape.texts``; a hook's reason, a
-    file's changed content)."""
+    file's changed content), ``counts`` (workspace files whose lines are counted when the run ends: a
+    command that appends a line each time it runs shows how often it ran; an outcome line each)."""
 
     name: str
     about: str
@@ -65,6 +66,7 @@ class Scenario:
     thinking_budget: int | None = None
     order_free: bool = False
     markers: tuple[str, ...] = ()
+    counts: tuple[str, ...] = ()
 
     def settings(self, workspace: str, scratch: str) -> dict[str, Any] | None:
         """The settings file both sides get (``--settings``), or None: ``hooks`` with paths filled in."""
@@ -277,6 +279,26 @@ def _drop_after_tool_use(ws: str) -> Script:
             reply("Reading.", _read(ws)), reply("value is 1.")]
 
 
+def _count(ws: str, wait: int = 0) -> dict[str, Any]:
+    """A Bash call that appends a line to count.txt each time it runs (after ``wait`` seconds) and prints the
+    count: the file tells how often it ran, on either side."""
+    first = f"sleep {wait}; " if wait else ""
+    return tool_use("Bash", {"command": f"{first}echo ran >> {ws}/count.txt; wc -l < {ws}/count.txt",
+                             "description": "count a run"})
+
+
+EXPLAIN = "Now I will explain at length what the count means. " * 6
+
+
+def _drop_after_bash(ws: str, wait: int) -> Script:
+    """A Bash block, then a text paced at 20 tokens/s in which the connection drops (about 2.4 s after the
+    block ended: the call has long started); asked again, the model calls the same command under a new id."""
+    blocks = [text("Counting."), _count(ws, wait), text(EXPLAIN)]
+    return [Turn(content=blocks, tokens_per_second=20,
+                 fault=Fault(kind="disconnect", after_events=events_into(blocks, 2, 12))),
+            reply("Counting.", _count(ws)), reply("Counted.")]
+
+
 def _too_long_once(ws: str) -> Script:
     return [prompt_too_long(), reply("value is 1.")]
 
@@ -410,6 +432,12 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario("disconnect_inside_tool_use", "the connection drops inside a tool_use", ASK, _drop_inside_tool_use),
     Scenario("disconnect_after_tool_use", "the connection drops after a complete tool_use block", ASK,
              _drop_after_tool_use),
+    Scenario("disconnect_after_bash_ran", "the connection drops in a text after a Bash call that counts its runs "
+             "has run", "run the counting command", lambda ws: _drop_after_bash(ws, 0), allow=("Bash",),
+             counts=("count.txt",)),
+    Scenario("disconnect_while_bash_runs", "the connection drops while a slow Bash call that counts its runs "
+             "still runs", "run the counting command", lambda ws: _drop_after_bash(ws, 5), allow=("Bash",),
+             counts=("count.txt",)),
     Scenario("prompt_too_long_once", "'prompt is too long' once, then the answer", ASK, _too_long_once),
     Scenario("prompt_too_long_always", "'prompt is too long' on every request", ASK, _too_long_always),
     Scenario("prompt_too_long_after_tools", "'prompt is too long' for ever after three tool turns", ASK,

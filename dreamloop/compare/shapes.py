@@ -31,6 +31,8 @@ The MATCH rule (``differences``; dreamloop's choice, written down in
 * where the scenario names texts of its own: each arrived at the same request
   and place on both sides (or never);
 * the same files of the workspace changed;
+* the same line count of each file the scenario counts (``Scenario.counts``: a command that appends a line
+  each time it runs, so the count is how often it ran);
 * the same ending, compared by name (dreamloop's Terminal reason against the
   ``terminal_reason`` of the ``claude -p`` result line).
 
@@ -151,7 +153,8 @@ class SideRun:
     ``ending``, ``seconds`` (wall time), ``notes`` (what a person should know: a retry line, a timeout),
     ``retries`` (the ``api_retry`` lines of ``claude -p``), ``markers`` (the scenario's own texts looked for:
     ``arrivals`` says where each first reached the model), ``workspace`` (what became of the scenario's files:
-    ``("config.py changed",)``, ``()`` for none changed; None: not looked at)."""
+    ``("config.py changed",)``, ``()`` for none changed; None: not looked at), ``counted`` (for each file the scenario counts,
+    ``Scenario.counts``: how many lines it had when the run ended, or -1 when it was not there)."""
 
     side: str
     version: str
@@ -163,6 +166,7 @@ class SideRun:
     notes: list[str] = field(default_factory=list)
     markers: tuple[str, ...] = ()
     workspace: tuple[str, ...] | None = None
+    counted: dict[str, int] = field(default_factory=dict)
 
     def arrivals(self) -> list[tuple[str, str]]:
         """Each of ``markers`` with where it first reached the model: ``request N PLACE`` (places joined
@@ -182,7 +186,8 @@ class SideRun:
         return {"side": self.side, "version": self.version, "requests": [r.as_data() for r in self.requests],
                 "probes": self.probes, "ending": asdict(self.ending), "retries": self.retries,
                 "seconds": round(self.seconds, 2), "notes": list(self.notes), "markers": list(self.markers),
-                "workspace": None if self.workspace is None else list(self.workspace)}
+                "workspace": None if self.workspace is None else list(self.workspace),
+                "counted": dict(self.counted)}
 
     @classmethod
     def from_data(cls, data: dict[str, Any]) -> "SideRun":
@@ -200,7 +205,8 @@ class SideRun:
         return cls(side=data["side"], version=data["version"], requests=requests, ending=Ending(**data["ending"]),
                    probes=data.get("probes", 0), seconds=data.get("seconds", 0.0), retries=data.get("retries", 0),
                    notes=list(data.get("notes", [])), markers=tuple(data.get("markers", ())),
-                   workspace=None if workspace is None else tuple(workspace))
+                   workspace=None if workspace is None else tuple(workspace),
+                   counted=dict(data.get("counted", {})))
 
 
 def _listed(value: Any) -> list[Any]:
@@ -437,6 +443,9 @@ def differences(left: SideRun, right: SideRun, *, order_free: bool = False) -> l
             found.append(f"text {said!r}: {theirs} vs {ours}")
     if left.workspace is not None and right.workspace is not None and left.workspace != right.workspace:
         found.append(f"workspace: {workspace_line(left.workspace)} vs {workspace_line(right.workspace)}")
+    for name in sorted(set(left.counted) | set(right.counted)):
+        if left.counted.get(name) != right.counted.get(name):
+            found.append(f"{name}: {counted_lines(left.counted.get(name))} vs {counted_lines(right.counted.get(name))}")
     if left.ending.reason != right.ending.reason:
         found.append(f"ending: {left.ending.reason} vs {right.ending.reason}")
     return found
@@ -445,6 +454,13 @@ def differences(left: SideRun, right: SideRun, *, order_free: bool = False) -> l
 def workspace_line(workspace: Sequence[str]) -> str:
     """``config.py changed`` (several joined by ``, ``), or ``unchanged``."""
     return ", ".join(workspace) or "unchanged"
+
+
+def counted_lines(lines: int | None) -> str:
+    """A counted file's line count as the outcome prints it: ``2 lines``, ``1 line``, ``absent``."""
+    if lines is None or lines < 0:
+        return "absent"
+    return f"{lines} line{'' if lines == 1 else 's'}"
 
 
 def _request_differences(a: RequestShape, b: RequestShape, order_free: bool) -> Iterable[str]:

@@ -208,6 +208,7 @@ def _run(scenario: Scenario, side: str, version: str, args: list[str], env: dict
                 _, stderr = process.communicate()
                 notes.append(f"killed after {timeout:.0f} s")
         requests = list(server.api.requests)
+    counted = {name: _lines(files.workspace / name) for name in scenario.counts}
     if log is not None:
         log.extend(requests)
     shapes, probes = request_shapes(requests, model=scenario.model, fallback_model=scenario.fallback_model,
@@ -218,7 +219,7 @@ def _run(scenario: Scenario, side: str, version: str, args: list[str], env: dict
         notes.append("stderr: " + " | ".join(line[:200] for line in tail))
     run = SideRun(side=side, version=version, requests=shapes, ending=ending, probes=probes,
                   seconds=time.monotonic() - started, notes=notes, markers=scenario.markers,
-                  workspace=workspace_changes(scenario, files.workspace))
+                  workspace=workspace_changes(scenario, files.workspace), counted=counted)
     return run, files
 
 
@@ -239,6 +240,14 @@ def workspace_changes(scenario: Scenario, workspace: Path) -> tuple[str, ...]:
         if now != content:
             out.append(f"{name} changed")
     return tuple(out)
+
+
+def _lines(path: Path) -> int:
+    """How many lines ``path`` holds (-1: it is not there)."""
+    try:
+        return len(path.read_bytes().splitlines())
+    except OSError:
+        return -1
 
 
 def _kill_group(process: subprocess.Popen[Any]) -> None:

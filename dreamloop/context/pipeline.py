@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from .. import endings
 from ..abort import AbortController, Aborted
 from ..errors import CompactionFailed
 from ..messages import SystemMessage, UserMessage, normalize_messages_for_api, user_message
@@ -357,11 +358,10 @@ class ContextPipeline:
                     notice = self._compact_failed(str(failure), failures, compact.max_failures, tokens)
                     yielded.append(notice)
                     notices.append(notice)
-                except Aborted:
-                    stop = SystemMessage(uuid=self.uuid(), subtype="interrupted", level="warning",
-                                         content="Interrupted while the conversation was being compacted.")
+                except Aborted:  # the model is told in a note, the person in a notice (endings.interrupted)
+                    told = endings.interrupted("compaction", self.uuid)
                     record.seconds = self.clock() - started
-                    return self._prepared(history, [*notices, stop], [*yielded, stop], tracking, record,
+                    return self._prepared(history, [*notices, *told], [*yielded, *told], tracking, record,
                                           Terminal(reason="aborted_streaming", turn_count=state.turn_count))
                 else:
                     record.compaction = {k: v for k, v in done.usage.items() if isinstance(v, int)}

@@ -127,7 +127,8 @@ def _failures() -> list[tuple[str, list[Any], dict[str, Any]]]:
 
 
 async def _failed_attempt(script: list[Any], extra: dict[str, Any]) -> tuple[list[Any], list[str]]:
-    """The events the failed attempt yielded, and the targets of the tombstones the loop yielded for it."""
+    """The events the failed attempt yielded, and the targets of the tombstones the loop yielded for it (asked again,
+    or, when a call of it had started, kept as far as it finished: issue 32)."""
     run = query(QueryParams(messages="go", model=offline(script, max_retries=0), fallback_model="claude-fallback-1",
                             recovery=RecoveryOptions(overloads_before_fallback=1),
                             deps=QueryDeps(uuid=counting_uuids()), **extra))
@@ -147,13 +148,13 @@ async def _failed_attempt(script: list[Any], extra: dict[str, Any]) -> tuple[lis
 
 def check_withdrawn(fn: Any) -> bool:
     """Check ``fn(events) -> list of ids``: the ``target_uuid`` of each tombstone the loop yields for a failed
-    attempt before the fallback model is asked (the response as far as it streamed, by the id its
-    ``message_start`` gave, then each progress message of the attempt); on three failures, against the loop."""
-    hint = tr("a tombstone withdraws what the person was shown, as it was shown: the partial response (which "
-              "event carried its id?), if one began, and every message the attempt yielded. Stream events "
-              "themselves are not messages; nothing is withdrawn twice.")
-    todo = tr("return the ids to withdraw, in order: the partial response's id (from message_start), then each "
-              "progress uuid.")
+    attempt (the response as far as it streamed, by the id its ``message_start`` gave; never the progress of a
+    call that had started: such an attempt is kept, the call runs once and the model reads its result); on three
+    failures, against the loop."""
+    hint = tr("a tombstone withdraws what the person was shown and the loop does not keep: the partial response "
+              "(which event carried its id?), if one began. A call that had started is never withdrawn. Stream "
+              "events themselves are not messages; nothing is withdrawn twice.")
+    todo = tr("return the ids to withdraw, in order: the partial response's id (from message_start), if one began.")
 
     def body() -> str:
         _require_callable(fn, "withdrawn")
@@ -172,6 +173,11 @@ def check_withdrawn(fn: Any) -> bool:
                                "as if it were the answer, beside the fallback model's.", case=case), hint)
             missing = [t for t in want if t not in got]
             extra_ids = [t for t in got if t not in want]
+            ran = [t for t in extra_ids if t in {e.uuid for e in events if e.type == "progress"}]
+            if ran:
+                raise _Fail(tr("for '{case}' you withdraw {extra}, the progress of a call that had started. Such a "
+                               "call is never withdrawn: it runs once, to its end, and the model reads its result.",
+                               case=case, extra=_short(ran, 80)), hint)
             if extra_ids:
                 raise _Fail(tr("for '{case}' you withdraw {extra}, which the attempt never showed as a message; the "
                                "loop withdraws {want}.", case=case, extra=_short(extra_ids, 80), want=_short(want, 120)),
@@ -187,8 +193,8 @@ def check_withdrawn(fn: Any) -> bool:
             raise _Fail(tr("for '{case}' you withdraw the right ids in another order, {got}; the loop withdraws them "
                            "as they were shown: {want}.", case=case, got=_short(got, 120), want=_short(want, 120)),
                         hint)
-        return tr("three failed attempts: the partial response (by its message_start id) and each progress message "
-                  "withdrawn, nothing when nothing was shown.")
+        return tr("three failed attempts: the partial response withdrawn by its message_start id, a call that had "
+                  "started kept, nothing withdrawn when nothing was shown.")
 
     return _verdict(tr("what a failed attempt withdraws"), body)
 

@@ -231,18 +231,18 @@ async def start_process(*args: Any, **kwargs: Any) -> asyncio.subprocess.Process
     that window makes asyncio kill bash alone, leaking its children, and on CPython 3.11 it can
     wait for ever: the cancelled creation closes the transport and waits for pipes it had not yet
     connected, which only close when every process holding them (a child of bash's) has exited.
-    So the start is shielded from the cancellation; a cancelled start waits for it at most
-    ``_DRAIN_S`` seconds, kills the whole group, and re-raises. A start still unfinished then
-    kills its group when it does finish: the caller never waits on it.
+    So the start is shielded from the cancellation; a cancelled start waits for it to finish (an
+    uncancelled start finishes at once: it is cancelling it that can hang), however often it is
+    cancelled meanwhile, kills the whole group, and re-raises. Nothing of it outlives the caller:
+    left running, the start would be cancelled by ``asyncio.run``'s shutdown, which then hangs.
     """
     starting = asyncio.ensure_future(asyncio.create_subprocess_exec(*args, **kwargs))
     try:
         return await asyncio.shield(starting)
     except asyncio.CancelledError:
-        await asyncio.wait({starting}, timeout=_DRAIN_S)
-        if not starting.done():
-            starting.add_done_callback(_kill_started)
-            raise
+        while not starting.done():
+            with contextlib.suppress(asyncio.CancelledError):  # re-raised below, once the start is over
+                await asyncio.wait({starting})
         if starting.cancelled() or starting.exception() is not None:
             raise
         proc = starting.result()
@@ -250,11 +250,6 @@ async def start_process(*args: Any, **kwargs: Any) -> asyncio.subprocess.Process
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(proc.wait(), _DRAIN_S)
         raise
-
-
-def _kill_started(starting: asyncio.Future) -> None:
-    if not starting.cancelled() and starting.exception() is None:
-        _kill_group(starting.result())
 
 
 def _left_running(read_end: int) -> str:

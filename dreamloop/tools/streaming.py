@@ -172,12 +172,20 @@ class StreamingToolExecutor:
         that had started: their effects (a file written) may remain, and the
         caller should say so. Later ``add_tool`` calls raise ``RuntimeError``.
         """
-        started = tuple(call.id for call in self._calls if call.started)
+        started = self.started()
         self._discarded = True
         self._updates.clear()
         self._held.clear()
         await self._stop()
         return started
+
+    def started(self) -> tuple[str, ...]:
+        """The ids of the calls that have started (their effects may have happened), in call order."""
+        return tuple(call.id for call in self._calls if call.started)
+
+    async def stop(self) -> None:
+        """No call starts any more; the running ones are cancelled and awaited (the end of a run: none outlives it)."""
+        await self._stop()
 
     def cancel_running(self) -> tuple[str, ...]:
         """Cancel the calls still running, without waiting (the end of a run); their ids. No call starts after."""

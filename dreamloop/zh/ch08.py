@@ -46,19 +46,22 @@ TEXTS = {
     "an overload after some text": "输出了一些文本后过载",
     "an overload after a call had started (streaming tool execution)": "一个调用已经开始后过载（流式工具执行）",
     "an HTTP 529, nothing shown": "HTTP 529，什么都还没显示",
-    "a tombstone withdraws what the person was shown, as it was shown: the partial response (which event carried "
-    "its id?), if one began, and every message the attempt yielded. Stream events themselves are not messages; "
-    "nothing is withdrawn twice.":
-        "墓碑消息按展示的顺序撤回已经展示给人看的东西：部分响应（如果开始了的话；它的 id 是哪个事件带来的？），"
-        "以及这次尝试产出的每条消息。流式事件本身不是消息；同一条东西不会被撤回两次。",
+    "a tombstone withdraws what the person was shown and the loop does not keep: the partial response (which event "
+    "carried its id?), if one began. A call that had started is never withdrawn. Stream events themselves are not "
+    "messages; nothing is withdrawn twice.":
+        "墓碑消息撤回已经展示给人看、而循环不保留的东西：部分响应（如果开始了的话；它的 id 是哪个事件带来的？）。"
+        "已经开始的调用从不被撤回。流式事件本身不是消息；同一条东西不会被撤回两次。",
+    "for '{case}' you withdraw {extra}, the progress of a call that had started. Such a call is never withdrawn: it "
+    "runs once, to its end, and the model reads its result.":
+        "对于“{case}”，你撤回了 {extra}，这是一个已经开始的调用的进度消息。这样的调用从不被撤回：它只执行一次、"
+        "执行到底，模型会读到它的结果。",
     "for '{case}' you withdraw {twice} more than once; each shown message is withdrawn once: {want}.":
         "对于“{case}”，你把 {twice} 撤回了不止一次；每条展示过的消息只撤回一次：{want}。",
     "for '{case}' you withdraw the right ids in another order, {got}; the loop withdraws them as they were shown: "
     "{want}.":
         "对于“{case}”，你撤回的 id 对了，但顺序不同：{got}；循环按它们展示的顺序撤回：{want}。",
-    "return the ids to withdraw, in order: the partial response's id (from message_start), then each progress "
-    "uuid.":
-        "按顺序返回要撤回的 id：先是部分响应的 id（来自 message_start），再是每条进度消息的 uuid。",
+    "return the ids to withdraw, in order: the partial response's id (from message_start), if one began.":
+        "按顺序返回要撤回的 id：如果部分响应开始了，就是它的 id（来自 message_start）。",
     "for '{case}' it returned {got}; expected a list of ids.": "对于“{case}”，它返回了 {got}；应当返回一个 id 列表。",
     "for '{case}' you withdraw nothing: the failed attempt's partial text stays on screen as if it were the answer, "
     "beside the fallback model's.":
@@ -68,9 +71,9 @@ TEXTS = {
         "对于“{case}”，你撤回了 {extra}，但这次尝试从未把它们作为消息展示过；循环撤回的是 {want}。",
     "for '{case}' you withdraw {got}; the loop also withdraws {missing} (in order: {want}).":
         "对于“{case}”，你撤回了 {got}；循环还会撤回 {missing}（按顺序是：{want}）。",
-    "three failed attempts: the partial response (by its message_start id) and each progress message withdrawn, "
-    "nothing when nothing was shown.":
-        "三次失败的尝试：部分响应（按它的 message_start id）和每条进度消息都撤回了，什么都没显示时什么也不撤回。",
+    "three failed attempts: the partial response withdrawn by its message_start id, a call that had started kept, "
+    "nothing withdrawn when nothing was shown.":
+        "三次失败的尝试：部分响应按它的 message_start id 撤回，已经开始的调用被保留，什么都没显示时什么也不撤回。",
     "what a failed attempt withdraws": "失败的尝试要撤回什么",
     # exercise 3: the token budget
     "a first answer of 300 tokens, budget 10,000": "第一次回答用了 300 个 token，预算 10,000",
