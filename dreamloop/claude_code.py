@@ -30,7 +30,7 @@ from pydantic import ValidationError
 
 from .claude_code_requests import REQUEST_TYPES, RecordedRequest, content_hash, recorded_requests, request_summary
 from .errors import FileFormatError
-from .jsonl import loads, numbered_lines, read_text
+from .jsonl import read_jsonl
 from .fake_api.validation import validate_request
 from .messages import (AssistantMessage, SystemMessage, UserMessage, normalize_messages_for_api, tool_result_block,
                        withdrawn)
@@ -126,24 +126,8 @@ class _Record:
 
 def _parse(path: Path) -> tuple[list[_Record], int | None]:
     """The records of ``path`` and the number of a torn last line (None if the file ends cleanly)."""
-    text = read_text(path)
-    numbered = numbered_lines(text)  # split on \n only: Claude Code writes U+2028 raw
-    records: list[_Record] = []
-    torn = None
-    for position, (number, line) in enumerate(numbered):
-        try:
-            data = loads(line)
-        except json.JSONDecodeError as error:
-            if position == len(numbered) - 1 and not text.endswith("\n"):
-                torn = number  # a crash while the last line was being written (no newline after it)
-                break
-            raise FileFormatError(path, number, f"not JSON ({error.msg} at column {error.colno}); "
-                                                "a session file holds one JSON object per line") from None
-        if not isinstance(data, dict):
-            raise FileFormatError(path, number, f"a JSON {type(data).__name__} where a record (a JSON object) belongs")
-        _check_record(path, number, data)
-        records.append(_Record(number, data))
-    return records, torn
+    lines = read_jsonl(path, check=lambda number, data: _check_record(path, number, data))  # U+2028: see jsonl
+    return [_Record(number, data) for number, data in lines.records], lines.torn.line if lines.torn else None
 
 
 def _check_record(path: Path, number: int, data: dict[str, Any]) -> None:

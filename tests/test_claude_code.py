@@ -271,7 +271,7 @@ def test_an_empty_file_has_no_branch_and_an_empty_trace(tmp_path):
 
 @pytest.mark.parametrize("line, problem", [
     ("{not json", "line 2: not JSON"),
-    ("[1, 2]", "line 2: a JSON list where a record"),
+    ("[1, 2]", "line 2: a JSON list, not an object"),
     ('{"type": "user", "uuid": "u9", "message": {"role": "user"}}', "line 2: a user record without message.content"),
 ])
 def test_a_corrupt_line_is_an_error_naming_it(tmp_path, line, problem):
