@@ -751,7 +751,8 @@ def _runs(trace: Trace, slots: list[_Slot], endings: dict[str, _Record] | None =
         elif slot.max_turns and slot.tool_uses:  # Claude Code refused the next turn (--max-turns)
             turn = slot.max_turns if slot.max_turns > 0 else point.turn_count + 1
             point.terminal = Terminal(reason="max_turns", turn_count=turn)
-            point.notes.append(f"Claude Code's max_turns_reached record: turn {turn} was not started (Terminal max_turns)")
+            point.notes.append(f"Claude Code's max_turns_reached record: turn {turn} was not started "
+                               "(Terminal max_turns)")
         elif ending is not None:  # after tool results, the refused request was the next turn's
             reason, error = ending
             point.terminal = Terminal(reason=reason, turn_count=point.turn_count + (1 if slot.tool_uses else 0),

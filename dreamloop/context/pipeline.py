@@ -396,8 +396,9 @@ class ContextPipeline:
             failures += 1
             run.say(self._compact_failed(str(failure), failures, compact.max_failures, run.tokens))
         except Aborted:
-            run.end("aborted_streaming", SystemMessage(uuid=self.uuid(), subtype="interrupted", level="warning",
-                                                       content="Interrupted while the conversation was being compacted."))
+            stop = SystemMessage(uuid=self.uuid(), subtype="interrupted", level="warning",
+                                 content="Interrupted while the conversation was being compacted.")
+            run.end("aborted_streaming", stop)
             return
         else:
             run.record.compaction = {k: v for k, v in done.usage.items() if isinstance(v, int)}
