@@ -118,9 +118,9 @@ class _Pass:
         self.yielded.extend(messages)
         self.notices.extend(messages)
 
-    def end(self, reason: Any, notice: SystemMessage) -> None:
-        """End the run here (no request is sent), with ``notice`` saying why."""
-        self.say(notice)
+    def end(self, reason: Any, *told: Any) -> None:
+        """End the run here (no request is sent), with the messages ``told`` saying why."""
+        self.say(*told)
         self.terminal = Terminal(reason=reason, turn_count=self.state.turn_count)
 
 
