@@ -118,3 +118,16 @@ async def test_a_cancel_at_any_point_of_the_start_leaves_no_descriptor_to_the_lo
             assert not alive(int(pid.read_text()))
     assert open_fds() == before
     assert not [r for r in caplog.records if r.levelname == "ERROR"], [r.getMessage() for r in caplog.records]
+
+
+async def test_close_returns_only_once_its_readers_have_ended(tmp_path):
+    """A process that left the group keeps the output open, so its reader is still waiting when the command is
+    closed: close() cancels it and returns only once it has ended (none of a command's tasks outlives it)."""
+    child = await CommandProcess.start(f"setsid sleep 30 & echo $! > {tmp_path / 'left'}; sleep 30", cwd=tmp_path,
+                                       env=os.environ, limit=100)
+    left = int(await wait_for_file(tmp_path / "left"))
+    try:
+        assert await child.close(drain=False) == ""
+        assert asyncio.all_tasks() == {asyncio.current_task()}
+    finally:
+        os.kill(left, 9)

@@ -220,9 +220,9 @@ class CommandProcess:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.proc.wait(), DRAIN_S)
         finally:
-            for task in [*self._readers, *([self._feeder] if self._feeder else [])]:
+            tasks = [*self._readers, *([self._feeder] if self._feeder else [])]
+            for task in tasks:
                 task.cancel()
-                task.add_done_callback(_retrieved)
             for pipe in self._pipes:
                 pipe.close()  # a process that left the group may still hold the other end: cut it off
             for fd in self._fds:  # never handed to a transport (the start was cancelled first)
@@ -230,6 +230,7 @@ class CommandProcess:
             self._fds = []
             if self.proc.returncode is None:  # cancelled while reaping: take the group down once more
                 _kill_group(self.proc)
+            await asyncio.gather(*tasks, return_exceptions=True)  # none of its tasks outlives it
         return left
 
 
@@ -288,11 +289,6 @@ def _kill_started(starting: asyncio.Future) -> None:
 def _kill_group(proc: asyncio.subprocess.Process) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
-
-
-def _retrieved(future: asyncio.Future) -> None:
-    if not future.cancelled():
-        future.exception()  # a cancelled reader's or feeder's end is expected, not news
 
 
 def _left_running(read_end: int) -> str:
