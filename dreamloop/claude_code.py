@@ -30,14 +30,14 @@ from pydantic import ValidationError
 
 from .claude_code_requests import REQUEST_TYPES, RecordedRequest, content_hash, recorded_requests, request_summary
 from .errors import FileFormatError
-from .jsonl import loads, numbered_lines, read_text
+from .jsonl import read_jsonl
 from .fake_api.validation import validate_request
 from .messages import (AssistantMessage, SystemMessage, UserMessage, normalize_messages_for_api, tool_result_block,
                        withdrawn)
 from .state import Continue, Terminal
 from .trace import Checkpoint, SharedList, Trace
 
-__all__ = ["NOT_IN_THE_FILE", "REQUESTS_IN_THE_FILE", "SYNTHESIZED_RESULT", "Branch", "ClaudeCodeSession", "Step",
+__all__ = ["NOT_IN_THE_FILE", "REQUESTS_IN_THE_FILE", "SYNTHESIZED_RESULT", "Branch", "ClaudeCodeSession",
            "import_claude_code", "read_session"]
 
 NOT_IN_THE_FILE = (
@@ -126,24 +126,8 @@ class _Record:
 
 def _parse(path: Path) -> tuple[list[_Record], int | None]:
     """The records of ``path`` and the number of a torn last line (None if the file ends cleanly)."""
-    text = read_text(path)
-    numbered = numbered_lines(text)  # split on \n only: Claude Code writes U+2028 raw
-    records: list[_Record] = []
-    torn = None
-    for position, (number, line) in enumerate(numbered):
-        try:
-            data = loads(line)
-        except json.JSONDecodeError as error:
-            if position == len(numbered) - 1 and not text.endswith("\n"):
-                torn = number  # a crash while the last line was being written (no newline after it)
-                break
-            raise FileFormatError(path, number, f"not JSON ({error.msg} at column {error.colno}); "
-                                                "a session file holds one JSON object per line") from None
-        if not isinstance(data, dict):
-            raise FileFormatError(path, number, f"a JSON {type(data).__name__} where a record (a JSON object) belongs")
-        _check_record(path, number, data)
-        records.append(_Record(number, data))
-    return records, torn
+    lines = read_jsonl(path, check=lambda number, data: _check_record(path, number, data))  # U+2028: see jsonl
+    return [_Record(number, data) for number, data in lines.records], lines.torn.line if lines.torn else None
 
 
 def _check_record(path: Path, number: int, data: dict[str, Any]) -> None:
@@ -194,58 +178,12 @@ class Branch:
                 f"its own first prompt: {self.own_prompt or '-'}")
 
 
-@dataclass
-class Step:
-    """One model call of a branch, rebuilt (one checkpoint of the trace).
-
-    * ``messages_in``: the conversation messages it was sent (since the last
-      compaction), loop messages in order; ``output``: its response;
-      ``tool_results``: the user messages answering its tool_use blocks
-      (``synthesized``: the tool_use ids answered by dreamloop, not the file).
-    * ``turn_count`` / ``transition`` / ``terminal``: read from what surrounds
-      it (a new run starts at a prompt or after an interrupt; see ``NOT_IN_THE_FILE``).
-    * ``epoch``: compactions before it. ``rejection``: the offline API's
-      validation message if the real API would have rejected this exchange.
-    * ``lines``: the file lines of its assistant records; ``notes``: remarks for a reader.
-    * ``request``: the request it was sent, when the file records it (2.1.332);
-      ``sent``: that request's messages as loop messages (a message equal to one
-      of the conversation is that message; one that differs, such as one with the
-      reminders Claude Code 2.1.332 added in ``max_tokens_always``, is a new one), None when not recorded.
-    """
-
-    index: int
-    message_id: str
-    messages_in: list[Any]
-    output: AssistantMessage
-    tool_results: list[UserMessage] = field(default_factory=list)
-    attachments: list[Any] = field(default_factory=list)
-    synthesized: list[str] = field(default_factory=list)
-    turn_count: int = 1
-    transition: Continue | None = None
-    terminal: Terminal | None = None
-    epoch: int = 0
-    rejection: str | None = None
-    lines: list[int] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    request: RecordedRequest | None = None
-    sent: list[Any] | None = None
-
-    @property
-    def tool_uses(self) -> list[Any]:
-        return [b for b in self.output.message.content if b.type == "tool_use"]
-
-    @property
-    def interrupted(self) -> bool:
-        """The person interrupted the run right after (or during) this call."""
-        return self.terminal is not None and self.terminal.reason.startswith("aborted")
-
-
 class ClaudeCodeSession:
     """A session file, read: its records, branches and, per branch, its model calls.
 
     ``read_session(path)`` builds one. ``branches`` lists every branch (main
-    thread first, newest first; ``default`` marked); ``steps(branch)`` rebuilds
-    one branch's model calls; ``trace(branch)`` makes them a ``Trace``.
+    thread first, newest first; ``default`` marked); ``trace(branch)`` rebuilds
+    one branch's model calls, one ``Checkpoint`` each (``steps(branch)``: those checkpoints).
     ``torn_line``: the number of a torn last line that was skipped (or None).
     """
 
@@ -417,18 +355,18 @@ class ClaudeCodeSession:
 
     # -- rebuilding one branch -----------------------------------------------------
 
-    def steps(self, branch: str | None = None) -> list[Step]:
-        """The model calls of ``branch`` (default: the default branch), rebuilt; [] for an empty file."""
-        chosen = self.branch(branch)
-        if chosen is None:
-            return []
-        return _Rebuild(self, chosen, self._members(chosen)).steps()
+    def steps(self, branch: str | None = None) -> list[Checkpoint]:
+        """The checkpoints of ``trace(branch)``: one per model call of ``branch`` (default: the default branch),
+        [] for an empty file. Each says what the file shows beside the call in its ``notes``."""
+        return self.trace(branch).checkpoints
 
     def trace(self, branch: str | None = None) -> Trace:
-        """``steps(branch)`` as a ``Trace``: one checkpoint per model call, ``source`` saying what is missing."""
+        """One branch's model calls rebuilt as a ``Trace``: one checkpoint per call, ``source`` saying what is missing.
+
+        Raises ``KeyError`` for a ``branch`` that names none (``branch()``)."""
         chosen = self.branch(branch)
-        steps = self.steps(branch)
-        trace = Trace()
+        rebuild = _Rebuild(self, chosen, self._members(chosen)) if chosen is not None else None
+        trace = rebuild.trace() if rebuild is not None else Trace()
         trace.source = {
             "kind": "claude_code_session",
             "path": str(self.path),
@@ -439,35 +377,15 @@ class ClaudeCodeSession:
             "branches": len(self.branches),
             "records": len(self.records),
             "torn_line": self.torn_line,
-            "rejected_exchanges": [s.index for s in steps if s.rejection],
+            "rejected_exchanges": rebuild.rejected if rebuild is not None else [],
             "note": REQUESTS_IN_THE_FILE if self.requests else NOT_IN_THE_FILE,
         }
-        history_ids: dict[int, list[str]] = {}  # a history list (by id) -> the uuids of its items so far
         if self.requests:
+            used = {point.request["id"] for point in trace.checkpoints if point.request is not None}
             trace.source["requests"] = len(self.requests)
             trace.source["request_shapes"] = {
                 r.shape: {k: r.body[k] for k in ("system", "tools") if k in r.body}
-                for r in self.requests.values() if r.shape and any(s.request is r for s in steps)}
-        for step in steps:
-            ids = lambda messages: [trace.add_message(m) for m in messages]  # noqa: E731
-            messages_in = _shared_ids(trace, step.messages_in, history_ids)
-            trace.checkpoints.append(Checkpoint.model_construct(  # known good: no per-uuid validation
-                index=step.index,
-                turn_count=step.turn_count,
-                transition=step.transition,
-                state_messages=messages_in,
-                messages_for_query=ids(step.sent) if step.sent is not None else messages_in,
-                assistant_messages=ids([step.output]),
-                tool_results=ids(step.tool_results),
-                attachments=ids(step.attachments),
-                next_transition=steps[step.index + 1].transition if _continues(steps, step) else None,
-                terminal=step.terminal,
-                notes=step.notes,
-                request=request_summary(step.request) if step.request is not None else None,
-                events=[], counters={},  # given, not defaulted: a default factory costs pydantic a signature lookup
-            ))
-            if step.terminal is not None:
-                trace.terminal = step.terminal
+                for r in self.requests.values() if r.shape and r.id in used}
         return trace
 
 
@@ -513,7 +431,12 @@ def import_claude_code(path: str | Path, *, branch: str | None = None) -> Trace:
 
 @dataclass
 class _Slot:
-    """An assistant response and what follows it in the file, until the next response."""
+    """An assistant response and what follows it in the file, until the next response.
+
+    ``output``: the response as the SDK reads it (``dropped``: its blocks the SDK cannot read); ``synthesized``:
+    the ids of its calls the file answers nowhere (a result is made up for each). The loop's view of the call
+    (its turn, transition, ending, messages by uuid, notes) is its ``Checkpoint``, built beside it.
+    """
 
     message: dict[str, Any]
     records: list[_Record]
@@ -521,11 +444,22 @@ class _Slot:
     after: list[Any] = field(default_factory=list)
     answered: set[str] = field(default_factory=set)
     seen_blocks: set[str] = field(default_factory=set)
+    output: AssistantMessage | None = None
     dropped: Counter[str] = field(default_factory=Counter)
+    synthesized: list[str] = field(default_factory=list)
     bookkeeping: Counter[str] = field(default_factory=Counter)
     rendered: Counter[str] = field(default_factory=Counter)  # attachments rendered into the next request
     unsure: Counter[str] = field(default_factory=Counter)  # attachments of a file that does not say
     max_turns: int | None = None  # a max_turns_reached attachment's turnCount (the turn refused)
+
+    @property
+    def tool_uses(self) -> list[Any]:
+        return [b for b in self.output.message.content if b.type == "tool_use"] if self.output else []
+
+    @property
+    def lines(self) -> list[int]:
+        """The file lines of its assistant records."""
+        return [r.line for r in self.records]
 
 
 _BOUNDARY = "compact_boundary"
@@ -547,10 +481,11 @@ class _Rebuild:
         self.hash_of: dict[int, str] = {}  # id() of a conversation message -> its content hash (requests)
         self.sent_cache: dict[str, Any] = {}  # uuid -> a sent message that is none of the conversation's
         self.agents: dict[str, str] = {}  # tool_use id -> subagent id (toolUseResult.agentId, 2.x)
+        self.rejected: list[int] = []  # the calls the real API would have refused (their checkpoints' indexes)
 
     # -- in file order ----------------------------------------------------------
 
-    def steps(self) -> list[Step]:
+    def trace(self) -> Trace:
         for record in self.session.records:
             if record.is_message:
                 if record.uuid in self.members:
@@ -640,55 +575,67 @@ class _Rebuild:
             if isinstance(block, dict) and block.get("type") == "tool_use":
                 self.slot_of_tool_use[block.get("id")] = slot
 
-    # -- steps from slots -----------------------------------------------------------
+    # -- checkpoints from slots -----------------------------------------------------
 
-    def _build(self) -> list[Step]:
+    def _build(self) -> Trace:
+        """One checkpoint per slot, in file order; then the runs (``_runs``) and what the file leaves unanswered."""
+        trace = Trace()
+        ids = lambda messages: [trace.add_message(m) for m in messages]  # noqa: E731
         history: list[Any] = list(self.preamble)
+        history_ids: dict[int, list[str]] = {}  # the history list (by id) -> the uuids of its items so far
         epoch_start, epoch = 0, 0
-        steps: list[Step] = []
         requests = _Requests()
         for index, slot in enumerate(self.slots):
-            output, dropped = _assistant_message(slot, self.session.path)
+            slot.output, slot.dropped = _assistant_message(slot, self.session.path)
             messages_in = SharedList(history, epoch_start, len(history))  # a view: history is only appended to
-            step = Step(index=index, message_id=str(slot.message.get("id")), messages_in=messages_in,
-                        output=output, lines=[r.line for r in slot.records], epoch=epoch)
-            if self.session.requests:
-                self._sent(step, slot, messages_in)
-            missing = [b.id for b in step.tool_uses if b.id not in slot.answered]
-            if missing:
-                step.synthesized = missing
+            request, sent = self._sent(slot, messages_in) if self.session.requests else (None, None)
+            slot.synthesized = [b.id for b in slot.tool_uses if b.id not in slot.answered]
+            if slot.synthesized:
                 slot.results.insert(0, UserMessage(
-                    uuid=f"synthesized-{missing[0]}",
+                    uuid=f"synthesized-{slot.synthesized[0]}",
                     message={"role": "user", "content": [tool_result_block(i, SYNTHESIZED_RESULT, is_error=True)
-                                                         for i in missing]},
-                    is_meta=True, source_tool_use_ids=tuple(missing)))
-            step.tool_results = list(slot.results)
+                                                         for i in slot.synthesized]},
+                    is_meta=True, source_tool_use_ids=tuple(slot.synthesized)))
             if self.session.requests:
-                self.hash_of[id(output)] = content_hash({"role": "assistant", "content": slot.message["content"]})
-            history += [output, *slot.results]
+                self.hash_of[id(slot.output)] = content_hash({"role": "assistant", "content": slot.message["content"]})
+            state_messages = _shared_ids(trace, messages_in, history_ids)
+            point = Checkpoint.model_construct(  # known good: no per-uuid validation
+                index=index, turn_count=1, transition=None, state_messages=state_messages,
+                messages_for_query=ids(sent) if sent is not None else state_messages,
+                assistant_messages=ids([slot.output]), tool_results=ids(slot.results), attachments=[],
+                next_transition=None, terminal=None, notes=[],
+                request=request_summary(request) if request is not None else None,
+                events=[], counters={},  # given, not defaulted: a default factory costs pydantic a signature lookup
+            )
+            trace.checkpoints.append(point)
+            history += [slot.output, *slot.results]
+            called_at = epoch
             for item in slot.after:
                 history.append(item)
                 if isinstance(item, SystemMessage) and item.subtype == _BOUNDARY:
                     epoch += 1
                     epoch_start = len(history) - 1  # the new context starts at the boundary
-            step.rejection = requests.rejection(messages_in, output)
-            _describe(step, slot, dropped, self.preamble_bookkeeping if index == 0 else None)
-            self._subagents(step)
-            _describe_sent(step, slot, self.preamble_slot if index == 0 else None)
-            steps.append(step)
+            rejection = requests.rejection(messages_in, slot.output)
+            if rejection is not None:
+                self.rejected.append(index)
+            _describe(point, slot, called_at, rejection, self.preamble_bookkeeping if index == 0 else None)
+            self._subagents(point, slot)
+            _describe_sent(point, slot, request, self.preamble_slot if index == 0 else None)
         companions = frozenset(u for m in (x for slot in self.slots for x in slot.after) if isinstance(m, UserMessage)
                                for u in [m.uuid] if (self.session._by_uuid.get(u) or _NO_RECORD).data.get("turnCompanion"))
-        _runs(steps, self.slots, self.endings, companions)
-        self._refused(steps)
-        if steps:
+        _runs(trace, self.slots, self.endings, companions)
+        _link(trace)
+        self._refused(trace.checkpoints)
+        if trace.checkpoints:
             typed = [m for m in self.slots[-1].after if isinstance(m, UserMessage) and not _is_interrupt(m)]
             if typed:
-                steps[-1].notes.append(f"the file goes on with {len(typed)} user record(s) and no model call: "
-                                       f"{_shorten(_text_of(typed[0].message['content']), 60)}")
-        return steps
+                trace.checkpoints[-1].notes.append(f"the file goes on with {len(typed)} user record(s) and no model "
+                                                   f"call: {_shorten(_text_of(typed[0].message['content']), 60)}")
+        return trace
 
-    def _sent(self, step: Step, slot: _Slot, conversation: list[Any]) -> None:
-        """The request ``step`` was sent (its first record's ``requestRef``) and its messages as loop messages.
+    def _sent(self, slot: _Slot, conversation: list[Any]) -> tuple[RecordedRequest | None, list[Any] | None]:
+        """The request ``slot``'s call was sent (its first record's ``requestRef``) and its messages as loop
+        messages; ``(None, None)`` when the file does not record it.
 
         The request's messages are matched in order with the conversation's by the hash the file names
         messages by (``content_hash``): a match is that conversation message; a message that differs (reminder
@@ -697,15 +644,14 @@ class _Rebuild:
         ref = next((r.data.get("requestRef") for r in slot.records if r.data.get("requestRef")), None)
         request = self.session.requests.get(str(ref)) if ref else None
         if request is None:
-            return
+            return None, None
         hashes = []
         for message in conversation:
             known = self.hash_of.get(id(message))
             if known is None and isinstance(message, UserMessage):
                 known = self.hash_of[id(message)] = content_hash(message.message)
             hashes.append(known)
-        step.request = request
-        step.sent = []
+        sent: list[Any] = []
         at = 0
         seen: Counter[str] = Counter()
         for key, message in zip(request.hashes, request.messages):
@@ -713,19 +659,20 @@ class _Rebuild:
                 continue
             found = next((i for i in range(at, len(hashes)) if hashes[i] == key), None)
             if found is not None:
-                step.sent.append(conversation[found])
+                sent.append(conversation[found])
                 at = found + 1
                 continue
             seen[key] += 1
             uuid = f"sent-{key[:20]}-{seen[key]}"
             made = self.sent_cache.get(uuid)
             if made is None:
-                made = self.sent_cache[uuid] = _sent_message(uuid, message, step.output.message.model)
-            step.sent.append(made)
+                made = self.sent_cache[uuid] = _sent_message(uuid, message, slot.output.message.model)
+            sent.append(made)
+        return request, sent
 
-    def _refused(self, steps: list[Step]) -> None:
+    def _refused(self, points: list[Checkpoint]) -> None:
         """A recorded request no response answers (the API refused it) is noted on the call before it."""
-        by_request = {s.request.id: s for s in steps if s.request is not None}
+        by_request = {point.request["id"]: point for point in points if point.request is not None}
         for request in self.session.requests.values():
             base = by_request.get(request.base) if request.base else None
             if request.answered or base is None:
@@ -734,26 +681,27 @@ class _Rebuild:
             base.notes.append(f"then request {request.id[:8]} (line {request.line}, {len(request.messages)} "
                               f"messages) was sent and got no response: {_shorten(ending, 120)}")
 
-    def _subagents(self, step: Step) -> None:
+    def _subagents(self, point: Checkpoint, slot: _Slot) -> None:
         """Say where the conversation of each Task/Agent call's subagent is."""
         roots = self.session._sidechain_prompts() if not self.branch.sidechain else {}
-        for call in step.tool_uses:
+        for call in slot.tool_uses:
             prompt = call.input.get("prompt") if isinstance(call.input, dict) else None
             if call.name not in ("Task", "Agent") or not prompt:
                 continue
             found = roots.get(prompt.strip())
             if found is not None:
-                step.notes.append(f"{call.name} call {call.id}: its subagent's conversation is sidechain branch "
+                point.notes.append(f"{call.name} call {call.id}: its subagent's conversation is sidechain branch "
                                   f"{found.tip[:8]} in this file ({found.model_calls} model calls; "
                                   f"open it with branch={found.tip[:8]!r})")
             elif call.id in self.agents:
-                step.notes.append(f"{call.name} call {call.id}: its subagent's conversation is in its own file, "
+                point.notes.append(f"{call.name} call {call.id}: its subagent's conversation is in its own file, "
                                   f"agent-{self.agents[call.id]}.jsonl")
 
 
-def _runs(steps: list[Step], slots: list[_Slot], endings: dict[str, _Record] | None = None,
+def _runs(trace: Trace, slots: list[_Slot], endings: dict[str, _Record] | None = None,
           companions: frozenset[str] = frozenset()) -> None:
-    """turn_count, transition, Terminal and the attachments of each step, from what follows it.
+    """turn_count, transition, Terminal and the attachments of each checkpoint of ``trace`` (one per slot),
+    from what follows its call in the file.
 
     A run ends at an interrupt, at a synthetic API-error message (``endings``: the ending the file records, as
     when Claude Code 2.1.332's resumes ran out in ``max_tokens_always``), or at a call without tool_use that
@@ -763,76 +711,89 @@ def _runs(steps: list[Step], slots: list[_Slot], endings: dict[str, _Record] | N
     endings = endings or {}
     following: Continue | None = None
     same = False  # the previous call is resumed at the same turn (no transition of its own)
-    for k, (step, slot) in enumerate(zip(steps, slots)):
+    points = trace.checkpoints
+    for k, (point, slot) in enumerate(zip(points, slots)):
         if k and same:
-            step.turn_count, step.transition = steps[k - 1].turn_count, steps[k - 1].transition
-        elif k == 0 or steps[k - 1].terminal is not None or following is None:
-            step.turn_count, step.transition = 1, None
+            point.turn_count, point.transition = points[k - 1].turn_count, points[k - 1].transition
+        elif k == 0 or points[k - 1].terminal is not None or following is None:
+            point.turn_count, point.transition = 1, None
         else:
-            step.transition = following
-            step.turn_count = steps[k - 1].turn_count + (1 if following.reason == "next_turn" else 0)
+            point.transition = following
+            point.turn_count = points[k - 1].turn_count + (1 if following.reason == "next_turn" else 0)
         following = None
         markers = [m for m in [*slot.results, *slot.after] if _is_interrupt(m)]
         interrupted = bool(markers)
-        last = k == len(steps) - 1
+        last = k == len(points) - 1
         ending = next((_api_error_ending(endings[m.uuid]) for m in slot.after
                        if isinstance(m, SystemMessage) and m.uuid in endings), None)
         typed = any(isinstance(m, UserMessage) and not m.is_meta and not _is_interrupt(m)
                     and not m.source_tool_use_ids for m in slot.after)
         if ending is not None and not last and not typed:  # the same prompt goes on: not its end
-            step.notes.append(f"Claude Code wrote a synthetic API-error message here ({_shorten(ending[1], 80)}) "
+            point.notes.append(f"Claude Code wrote a synthetic API-error message here ({_shorten(ending[1], 80)}) "
                               "and went on with the same prompt")
             ending = None
         same = False
-        if not interrupted and ending is None and not step.tool_uses and not last:
-            following = _continuation(step, slot, step.transition, companions)
+        if not interrupted and ending is None and not slot.tool_uses and not last:
+            following = _continuation(slot, point.transition, companions)
             if following is not None and following.reason == "next_turn":  # a resume of another kind
-                same, following = True, step.transition
-        new_run = interrupted or ending is not None or (not step.tool_uses and following is None and not same)
+                same, following = True, point.transition
+        new_run = interrupted or ending is not None or (not slot.tool_uses and following is None and not same)
         during_tools = any(_INTERRUPT_FOR_TOOLS in _marker_text(m) for m in markers) \
-                or any(_is_interrupt(m) for m in slot.results) or bool(step.synthesized)
-        if step.tool_uses and interrupted and during_tools:
-            step.terminal = Terminal(reason="aborted_tools", turn_count=step.turn_count)
-        elif step.tool_uses and interrupted:  # the calls had finished: the next request was streaming
-            step.terminal = Terminal(reason="aborted_streaming", turn_count=step.turn_count + 1)
-            step.notes.append("the tools had finished: the person interrupted the next request while it was "
+                or any(_is_interrupt(m) for m in slot.results) or bool(slot.synthesized)
+        if slot.tool_uses and interrupted and during_tools:
+            point.terminal = Terminal(reason="aborted_tools", turn_count=point.turn_count)
+        elif slot.tool_uses and interrupted:  # the calls had finished: the next request was streaming
+            point.terminal = Terminal(reason="aborted_streaming", turn_count=point.turn_count + 1)
+            point.notes.append("the tools had finished: the person interrupted the next request while it was "
                               "streaming, before any of its response was written (so that call has no checkpoint)")
         elif interrupted:
-            step.terminal = Terminal(reason="aborted_streaming", turn_count=step.turn_count)
-        elif slot.max_turns and step.tool_uses:  # Claude Code refused the next turn (--max-turns)
-            turn = slot.max_turns if slot.max_turns > 0 else step.turn_count + 1
-            step.terminal = Terminal(reason="max_turns", turn_count=turn)
-            step.notes.append(f"Claude Code's max_turns_reached record: turn {turn} was not started (Terminal max_turns)")
+            point.terminal = Terminal(reason="aborted_streaming", turn_count=point.turn_count)
+        elif slot.max_turns and slot.tool_uses:  # Claude Code refused the next turn (--max-turns)
+            turn = slot.max_turns if slot.max_turns > 0 else point.turn_count + 1
+            point.terminal = Terminal(reason="max_turns", turn_count=turn)
+            point.notes.append(f"Claude Code's max_turns_reached record: turn {turn} was not started "
+                               "(Terminal max_turns)")
         elif ending is not None:  # after tool results, the refused request was the next turn's
             reason, error = ending
-            step.terminal = Terminal(reason=reason, turn_count=step.turn_count + (1 if step.tool_uses else 0),
+            point.terminal = Terminal(reason=reason, turn_count=point.turn_count + (1 if slot.tool_uses else 0),
                                      error=error)
-            step.notes.append(f"the run ended here with Claude Code's synthetic API-error message: "
+            point.notes.append(f"the run ended here with Claude Code's synthetic API-error message: "
                               f"{_shorten(error, 100)} (Terminal {reason})")
         elif same:
-            step.notes.append("Claude Code asked the model to resume (a message it wrote itself, of the same "
+            point.notes.append("Claude Code asked the model to resume (a message it wrote itself, of the same "
                               "prompt, e.g. after a stream cut): the next checkpoint goes on with this run, "
                               "at the same turn (none of the source's transition reasons names this)")
-        elif not step.tool_uses and following is None:
-            step.terminal = Terminal(reason="completed", turn_count=step.turn_count)
-        elif step.tool_uses:
+        elif not slot.tool_uses and following is None:
+            point.terminal = Terminal(reason="completed", turn_count=point.turn_count)
+        elif slot.tool_uses:
             following = Continue(reason="next_turn")
         if new_run:  # what follows begins the next run; only notices and the interrupt belong to this one
-            step.attachments = [m for m in slot.after if isinstance(m, SystemMessage) or _is_interrupt(m)]
+            point.attachments = [trace.add_message(m) for m in slot.after
+                                 if isinstance(m, SystemMessage) or _is_interrupt(m)]
         else:
-            step.attachments = list(slot.after)
+            point.attachments = [trace.add_message(m) for m in slot.after]
         if interrupted:
-            step.notes.append(f"the person interrupted here: {_shorten(_marker_text(markers[0]), 70)}")
+            point.notes.append(f"the person interrupted here: {_shorten(_marker_text(markers[0]), 70)}")
         if following is not None and not same and following.reason != "next_turn":
-            step.notes.append(f"the next call continues the same prompt: {following.detail}")
-        if last and step.terminal is None:
-            step.notes.append("the file ends after this call's tool results: the run was still going, "
+            point.notes.append(f"the next call continues the same prompt: {following.detail}")
+        if last and point.terminal is None:
+            point.notes.append("the file ends after this call's tool results: the run was still going, "
                               "or Claude Code stopped, when the file was last written (no Terminal)")
 
 
-def _continuation(step: Step, slot: _Slot, transition: Continue | None,
+def _link(trace: Trace) -> None:
+    """Each checkpoint's ``next_transition`` (the transition of the call that continues its run) and the
+    trace's Terminal (the last run's), once ``_runs`` has read them."""
+    points = trace.checkpoints
+    for k, point in enumerate(points):
+        if point.terminal is None and k + 1 < len(points) and points[k + 1].transition is not None:
+            point.next_transition = points[k + 1].transition
+        trace.terminal = point.terminal or trace.terminal
+
+
+def _continuation(slot: _Slot, transition: Continue | None,
                   companions: frozenset[str] = frozenset()) -> Continue | None:
-    """How the call after ``step`` (which asked for no tool) continues the same prompt, or None (a new prompt).
+    """How the call after ``slot``'s (which asked for no tool) continues the same prompt, or None (a new prompt).
 
     Between the two calls the file holds either nothing (after a ``max_tokens`` cut: the same request with a
     higher limit, ``max_output_tokens_escalate``) or only messages the program wrote itself (``isMeta``;
@@ -846,7 +807,7 @@ def _continuation(step: Step, slot: _Slot, transition: Continue | None,
     if any(not m.is_meta for m in users):
         return None
     attempt = (transition.attempt or 0) + 1 if transition is not None else 1
-    cut = step.output.message.stop_reason == "max_tokens"
+    cut = slot.output.message.stop_reason == "max_tokens"
     if cut and not users:
         return Continue(reason="max_output_tokens_escalate", detail="the cut response asked again (no message added)")
     if not users:
@@ -875,11 +836,6 @@ def _api_error_ending(record: _Record) -> tuple[str, str] | None:
     if _TOO_LONG in f"{text} {details}".lower():
         return "prompt_too_long", said
     return "model_error", said
-
-
-def _continues(steps: list[Step], step: Step) -> bool:
-    following = steps[step.index + 1] if step.index + 1 < len(steps) else None
-    return step.terminal is None and following is not None and following.transition is not None
 
 
 # ---------------------------------------------------------------------------
@@ -989,7 +945,7 @@ def _block_key(block: Any) -> str:
 
 
 # ---------------------------------------------------------------------------
-# Reading what a step shows
+# Reading what a call shows
 
 
 def _text_of(content: Any) -> str:
@@ -1036,7 +992,7 @@ def _marker_text(message: UserMessage) -> str:
 
 
 def _shared_ids(trace: Trace, messages: Any, history_ids: dict[int, list[str]]) -> Any:
-    """The uuids of a step's ``messages_in`` (a view of the rebuild's history) as a view of one uuid list."""
+    """The uuids of a call's ``messages`` (a view of the rebuild's history) as a view of one uuid list."""
     if not isinstance(messages, SharedList):
         return [trace.add_message(m) for m in messages]
     uuids = history_ids.setdefault(id(messages._base), [])
@@ -1045,9 +1001,9 @@ def _shared_ids(trace: Trace, messages: Any, history_ids: dict[int, list[str]]) 
 
 
 class _Requests:
-    """``_rejection`` for each step of one branch in turn, in time linear in the branch.
+    """``_rejection`` for each call of one branch in turn, in time linear in the branch.
 
-    Each step's request is the step before's plus what followed it (within a compaction's epoch), so
+    Each call's request is the one before's plus what followed it (within a compaction's epoch), so
     the normalized messages are extended, not rebuilt (``normalize_messages_for_api`` folds left: the
     last message may merge with the new ones), and validation skips the messages that passed in the
     request before (``validate_request(checked=)``) while every request so far has passed.
@@ -1099,52 +1055,52 @@ def _rejection(messages_in: list[Any], output: AssistantMessage) -> str | None:
     return problem.message if problem else None
 
 
-def _describe(step: Step, slot: _Slot, dropped: Counter[str], preamble: Counter[str] | None) -> None:
-    """The notes a reader sees beside the checkpoint."""
-    message = step.output.message
+def _describe(point: Checkpoint, slot: _Slot, epoch: int, rejection: str | None, preamble: Counter[str] | None) -> None:
+    """The notes a reader sees beside the checkpoint (``epoch``: compactions before the call)."""
+    message = slot.output.message
+    lines = slot.lines
     usage = message.usage
     cached = (usage.cache_read_input_tokens or 0) + (usage.cache_creation_input_tokens or 0)
-    lines = f"line {step.lines[0]}" if len(step.lines) == 1 else f"lines {step.lines[0]}–{step.lines[-1]}"
-    step.notes.append(f"model call {step.index + 1}: {message.model}, message {step.message_id}, "
-                      f"{len(step.lines)} record(s) in the file ({lines})")
-    step.notes.append(f"usage: input {usage.input_tokens + cached} tokens ({usage.input_tokens} new, "
+    shown = f"line {lines[0]}" if len(lines) == 1 else f"lines {lines[0]}–{lines[-1]}"
+    point.notes.append(f"model call {point.index + 1}: {message.model}, message {slot.message.get('id')}, "
+                       f"{len(lines)} record(s) in the file ({shown})")
+    point.notes.append(f"usage: input {usage.input_tokens + cached} tokens ({usage.input_tokens} new, "
                       f"{usage.cache_read_input_tokens or 0} cache read, {usage.cache_creation_input_tokens or 0} "
                       f"cache write), output {usage.output_tokens}")
-    if step.epoch:
-        step.notes.append(f"after {step.epoch} compaction(s): messages_for_query starts at the compaction boundary")
+    if epoch:
+        point.notes.append(f"after {epoch} compaction(s): messages_for_query starts at the compaction boundary")
     hidden = sum(1 for b in message.content if b.type == "thinking" and not b.thinking)
     if hidden:
-        step.notes.append(f"{hidden} thinking block(s) with a signature only: the text was not kept (thinking hidden)")
-    for kind, count in dropped.items():
-        step.notes.append(f"{count} content block(s) of type {kind!r} left out (not an API block the SDK knows)")
-    names = {b.id: b.name for b in step.tool_uses}
-    for result in _result_blocks(step.tool_results):
+        point.notes.append(f"{hidden} thinking block(s) with a signature only: the text was not kept (thinking hidden)")
+    for kind, count in slot.dropped.items():
+        point.notes.append(f"{count} content block(s) of type {kind!r} left out (not an API block the SDK knows)")
+    names = {b.id: b.name for b in slot.tool_uses}
+    for result in _result_blocks(slot.results):
         if result.get("is_error") and _text_of(result.get("content")).startswith(_REJECTED):
-            step.notes.append(f"{names.get(result.get('tool_use_id'), '?')} call {result.get('tool_use_id')} was "
+            point.notes.append(f"{names.get(result.get('tool_use_id'), '?')} call {result.get('tool_use_id')} was "
                               "rejected by the person at the permission prompt")
-    if step.synthesized:
-        step.notes.append(f"synthesized is_error tool_result for {', '.join(step.synthesized)}: "
+    if slot.synthesized:
+        point.notes.append(f"synthesized is_error tool_result for {', '.join(slot.synthesized)}: "
                           "the file holds no result for it (interrupted or crashed)")
     counts = (preamble or Counter()) + slot.bookkeeping
     if counts:
         listed = ", ".join(f"{n}× {label}" for label, n in sorted(counts.items()))
-        step.notes.append(f"UI-only records around this call, not sent to the model: {listed}")
-    if step.rejection:
-        step.notes.append(f"the real API would have rejected this exchange: {step.rejection}")
+        point.notes.append(f"UI-only records around this call, not sent to the model: {listed}")
+    if rejection:
+        point.notes.append(f"the real API would have rejected this exchange: {rejection}")
 
 
-def _describe_sent(step: Step, slot: _Slot, preamble: _Slot | None) -> None:
+def _describe_sent(point: Checkpoint, slot: _Slot, request: RecordedRequest | None, preamble: _Slot | None) -> None:
     """The notes on what went to the model besides the conversation: the recorded request, the attachments."""
     rendered = (preamble.rendered if preamble else Counter()) + slot.rendered
     unsure = (preamble.unsure if preamble else Counter()) + slot.unsure
     listed = lambda counts: ", ".join(f"{n}× {label}" for label, n in sorted(counts.items()))  # noqa: E731
     if rendered:
-        step.notes.append(f"attachment records rendered into the next request as <system-reminder> text "
+        point.notes.append(f"attachment records rendered into the next request as <system-reminder> text "
                           f"(sent to the model): {listed(rendered)}")
     if unsure:
-        step.notes.append(f"attachment records around this call (Claude Code renders some into the next request as "
+        point.notes.append(f"attachment records around this call (Claude Code renders some into the next request as "
                           f"reminder text; this file does not record which): {listed(unsure)}")
-    request = step.request
     if request is None:
         return
     summary = request_summary(request)
@@ -1153,14 +1109,14 @@ def _describe_sent(step: Step, slot: _Slot, preamble: _Slot | None) -> None:
     reminders = summary["reminders"]
     digest = {True: "its digest matches the recorded one", False: "its digest does NOT match the recorded one",
               None: "no digest recorded"}[request.digest_ok]
-    step.notes.append(
+    point.notes.append(
         f"the request as sent is recorded (api-request {request.id[:8]}, line {request.line}): "
         f"{params.get('model', '?')}, max_tokens {params.get('max_tokens', '?')}, system prompt "
         f"{len(system)} block(s) ({' + '.join(f'{n:,}' for n in system) or '0'} chars), "
         f"{len(summary['tools'])} tool(s), {summary['messages']} message(s) with {reminders} <system-reminder> "
         f"block(s), cache_control at {', '.join(summary['cache_control']) or 'none'}; {digest}")
     if request.missing:
-        step.notes.append(f"{len(request.missing)} message(s) of that request are not in the file: "
+        point.notes.append(f"{len(request.missing)} message(s) of that request are not in the file: "
                           f"{', '.join(m[:12] for m in request.missing)}")
 
 

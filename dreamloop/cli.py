@@ -41,6 +41,7 @@ from rich.syntax import Syntax
 from rich.text import Text
 
 from .context.options import STAGES
+from .tools.permissions import allow_test_commands  # the demo's policy (chapters import it from here too)
 
 RECOVERY_BRANCHES = ("max_output_tokens_escalate", "max_output_tokens_recovery", "collapse_drain_retry",
                      "reactive_compact_retry", "streaming_fallback")
@@ -51,7 +52,6 @@ those Claude Code 2.1.332 was seen to use (``RecoveryOptions.observed()``: all b
 __all__ = ["EXIT_CODES", "main"]
 
 DEMO_PROMPT = "change value to 2"
-TEST_COMMAND_PREFIXES = ("python -m unittest", "python3 -m unittest")
 
 EXIT_CODES: dict[str, int] = {
     "completed": 0,
@@ -550,36 +550,6 @@ def _one_error(error: Any) -> str:
         return f"{where}: {message}"
     field, sep, rest = message.partition(": ")
     return f"{_FLAGS[field]}: {rest}" if sep and field in _FLAGS else message
-
-
-SHELL_SYNTAX = frozenset(";|&$`<>\n\r")
-"""Characters a command allowed without asking may not hold: they chain, substitute or redirect."""
-
-
-def is_test_command(command: str, prefixes: tuple[str, ...] = TEST_COMMAND_PREFIXES) -> bool:
-    """Is ``command`` (stripped) the project's test command: a prefix, then a space or the end, no shell syntax?"""
-    return any(command == p or command.startswith(p + " ") for p in prefixes) and not SHELL_SYNTAX & set(command)
-
-
-def allow_test_commands(prefixes: tuple[str, ...] = TEST_COMMAND_PREFIXES) -> Any:
-    """A ``can_use_tool`` that allows Bash running the project's unittest command.
-
-    The command must be one of ``prefixes`` followed by a space or nothing (``python -m unittest_x`` runs
-    another module, maybe one the model just wrote) and hold no shell syntax that could run or redirect
-    anything else: none of ``; | & $ ` < >`` and no line break. Every other call gets the tool's own
-    decision under the permission mode (``check_permissions``), as if no ``can_use_tool`` were given.
-    """
-    from .tools import Allow
-
-    async def can_use_tool(tool: Any, input: dict[str, Any], context: Any) -> Any:
-        command = str(input.get("command", "")).strip()
-        if tool.name == "Bash" and is_test_command(command, prefixes):
-            return Allow()
-        if context.permission_mode == "bypass":
-            return Allow()
-        return await tool.check_permissions(tool.input_model.model_validate(input), context)
-
-    return can_use_tool
 
 
 async def _demo(args: argparse.Namespace) -> int:

@@ -33,6 +33,7 @@ from .transcript import (
     repair_messages,
     run_ended_record,
     set_aside_record,
+    torn_line_record,
     transcript_record,
 )
 
@@ -111,7 +112,7 @@ class QueryEngine:
                 if report.torn:  # cut the torn bytes off; the torn_line record keeps them
                     os.truncate(path, report.torn.offset)
                 engine.messages.extend(repair)
-                first = [record for record in (report.torn.record() if report.torn else None,
+                first = [record for record in (torn_line_record(report.torn) if report.torn else None,
                                                set_aside_record(report)) if record]
                 engine._save(first=first)
                 engine.repair = repair[-1]

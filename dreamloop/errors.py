@@ -7,8 +7,8 @@
     │                               block never started, a data frame that is not JSON, ...)
     ├── ScriptExhausted             the offline script has no item for this request (fake_api)
     ├── CompactionFailed            a compaction could not summarise the history (context/autocompact.py)
-    ├── FileFormatError             a line of a session file or cassette is not what it should be
-    │                               (also a ValueError; claude_code.py, fake_api/cassette.py)
+    ├── FileFormatError             a file dreamloop reads, or a line of it, is not what it should be
+    │                               (also a ValueError; jsonl.py: traces, cassettes, session files)
     ├── HookError                   a Python hook raised: your bug, raised out of the loop (hooks.py)
     ├── TranscriptError             a transcript line a crash cannot explain (transcript.py)
     └── TranscriptBusy              another writer holds the transcript, or wrote to it since this
@@ -86,7 +86,7 @@ class CompactionFailed(DreamloopError):
 
 
 class FileFormatError(DreamloopError, ValueError):
-    """A JSONL file dreamloop reads (a session file, a cassette) has a bad line.
+    """A file dreamloop reads (a trace, a session file, a cassette, a settings file) is not what it should be.
 
     The message names the file and the line (1-based): ``path, line 7: not JSON (...)``.
     ``path`` and ``line`` are kept as attributes (``line`` None: the file as a whole).

@@ -5,9 +5,11 @@ Owns the five hook events (``user_prompt_submit``, ``pre_tool_use``,
 pydantic model each), the two kinds of hook that share one contract (a Python
 callable; a ``type: command`` hook from a settings file, the kind ``dreamloop compare``
 gave Claude Code 2.1.332 in ``hook_pre_tool_use_deny``), how the
-decisions of several matching hooks combine, and one record per hook run. It
-knows nothing about the loop's State or how a tool runs: ``run_tools()``,
-``query()`` and ``QueryEngine`` call in at their phase and apply the decision.
+decisions of several matching hooks combine, and one record per hook run. A
+settings file's shape is ``hook_settings``'s and a command's process
+``tools.process``'s. It knows nothing about the loop's State or how a tool runs:
+``run_tools()``, ``query()`` and ``QueryEngine`` call in at their phase and apply
+the decision.
 
 Command hooks follow Claude Code's hooks reference (code.claude.com/docs/en/hooks)
 as published on 2025-11-24 (the Claude Code 2.0 series), in dreamloop's design; Claude
@@ -27,7 +29,6 @@ the person.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import inspect
 import json
 import os
@@ -41,11 +42,11 @@ from typing import Any, Awaitable, Callable, ClassVar, Literal, Mapping, Union
 from pydantic import AliasChoices, AliasPath, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .errors import HookError
-from .jsonl import loads, read_text
+from .hook_settings import read_settings_hooks
 from .messages import AttachmentMessage, SystemMessage, new_uuid, user_message
-from .tools.bash import _DRAIN_S, _Capture, _kill_group, _wait_for_exit, start_process
 from .tools.environment import command_environment, redact
 from .tools.permissions import Allow, Ask, Deny
+from .tools.process import run_command
 
 __all__ = [
     "DECISIONS",
@@ -475,29 +476,11 @@ class UnsupportedHookWarning(UserWarning):
     """A settings file holds hooks dreamloop does not run (listed in ``Hooks.unsupported``)."""
 
 
-class _SettingsHook(BaseModel):
-    model_config = ConfigDict(extra="allow")
-    type: str
-    command: str | None = None
-    timeout: float | None = Field(None, gt=0)
-
-
-class _SettingsMatcher(BaseModel):
-    model_config = ConfigDict(extra="allow")
-    matcher: str | None = None
-    hooks: list[_SettingsHook]
-
-
-class _Settings(BaseModel):
-    model_config = ConfigDict(extra="allow")
-    hooks: dict[str, list[_SettingsMatcher]] = Field(default_factory=dict)
-
-
 _SETTINGS_EVENTS = {name: event for event, name in EVENT_NAMES.items()}
 
 
 def load_hooks(*paths: str | Path, hooks: Hooks | None = None) -> Hooks:
-    """The hooks of one or more settings files (``{"hooks": {"PreToolUse": [...]}}``).
+    """The hooks of one or more settings files (``{"hooks": {"PreToolUse": [...]}}``; ``hook_settings``).
 
     Several files merge in order (user, project, local, as the hooks reference orders them); pass
     ``hooks`` to add to an existing ``Hooks``. Only ``type: command`` runs: other types, and events
@@ -508,33 +491,14 @@ def load_hooks(*paths: str | Path, hooks: Hooks | None = None) -> Hooks:
     """
     hooks = hooks if hooks is not None else Hooks()
     for path in map(Path, paths):
-        text = read_text(path)  # a directory, an unreadable file, bytes that are not UTF-8: named
-        try:
-            settings = _Settings.model_validate(loads(text))
-        except json.JSONDecodeError as error:
-            raise ValueError(f"{path}: not a Claude Code settings file (not JSON: {error.msg}, line {error.lineno} "
-                             f"column {error.colno})") from None
-        except ValidationError as error:
-            first = error.errors(include_url=False)[0]
-            where = ".".join(map(str, first["loc"])) or "the file"
-            raise ValueError(f"{path}: not a Claude Code settings file ({where}: {first['msg']})") from None
-        for name, matchers in settings.hooks.items():
-            event = _SETTINGS_EVENTS.get(name)
-            if event is None:
-                hooks.unsupported.append(f"{path}: {name} hooks (dreamloop has no {name} event)")
-                continue
-            for group in matchers:
-                for spec in group.hooks:
-                    if spec.type != "command" or not spec.command:
-                        what = f"type {spec.type!r}" if spec.type != "command" else "a command hook without a command"
-                        hooks.unsupported.append(f"{path}: {name} {what} (only type 'command' runs)")
-                        hooks.add(event, UnsupportedHook(spec.type), matcher=group.matcher, source=str(path))
-                        continue
-                    try:
-                        hooks.add(event, CommandHook(spec.command, spec.timeout), matcher=group.matcher,
-                                  source=str(path))
-                    except ValueError as error:  # a bad matcher: say which file holds it
-                        raise ValueError(f"{path}: {name}: {error}") from None
+        found, unsupported = read_settings_hooks(path, events=_SETTINGS_EVENTS)
+        hooks.unsupported += unsupported
+        for spec in found:
+            hook = CommandHook(spec.command, spec.timeout) if spec.runs else UnsupportedHook(spec.type)
+            try:
+                hooks.add(_SETTINGS_EVENTS[spec.event], hook, matcher=spec.matcher, source=str(path))
+            except ValueError as error:  # a bad matcher: say which file holds it
+                raise ValueError(f"{path}: {spec.event}: {error}") from None
     if hooks.unsupported:
         warnings.warn("these hooks will not run: " + "; ".join(hooks.unsupported), UnsupportedHookWarning,
                       stacklevel=2)
@@ -719,49 +683,17 @@ async def _run_command(command: str, input: HookInput, timeout: float) -> tuple[
     """(exit code or None on timeout, stdout, stderr) of ``bash -c command`` fed ``input`` on stdin.
 
     Its own process group, killed on timeout, on cancellation and when it ends (background jobs
-    don't outlive it); each stream kept to ``MAX_OUTPUT_CHARS``. A command that cannot be started
-    at all ends as exit code 126 (a non-blocking error), as a shell reports it.
+    don't outlive it); each stream kept to ``MAX_OUTPUT_CHARS`` (``tools.process.run_command``). A
+    command that cannot be started at all ends as exit code 126 (a non-blocking error), as a shell
+    reports it.
     """
     cwd = input.cwd or os.getcwd()
     try:
-        proc = await start_process(  # never cancelled mid-spawn: see start_process
-            "/bin/bash", "-c", command, cwd=cwd, env=hook_env(cwd),
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-            start_new_session=True)  # fmt: skip
+        done = await run_command(command, cwd=cwd, env=hook_env(cwd), timeout_s=timeout, limit=MAX_OUTPUT_CHARS,
+                                 stdin=input.model_dump_json().encode(), merge_stderr=False)
     except OSError as error:  # no bash, or the workspace is gone: the shell's "cannot execute"
         return 126, "", f"could not start the hook: {error}"
-    out, err = _Capture(MAX_OUTPUT_CHARS), _Capture(MAX_OUTPUT_CHARS)
-    readers = asyncio.gather(_feed(proc, input.model_dump_json().encode()), out.drain(proc.stdout),
-                             err.drain(proc.stderr))
-    try:
-        exited = await _wait_for_exit(proc, readers, timeout)
-        _kill_group(proc)
-        await asyncio.wait({readers}, timeout=_DRAIN_S)
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(proc.wait(), _DRAIN_S)
-        return (proc.returncode if exited else None), out.text(), err.text()
-    finally:
-        readers.cancel()
-        readers.add_done_callback(_retrieved)  # a cancelled gather's CancelledError is expected, not news
-        if proc.returncode is None:  # cancelled while running: take the group down
-            _kill_group(proc)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(proc.wait(), _DRAIN_S)
-
-
-def _retrieved(future: asyncio.Future) -> None:
-    if not future.cancelled():
-        future.exception()
-
-
-async def _feed(proc: asyncio.subprocess.Process, data: bytes) -> None:
-    """Write the input to stdin and close it; a command that does not read it is fine."""
-    assert proc.stdin is not None
-    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-        proc.stdin.write(data)
-        await proc.stdin.drain()
-    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-        proc.stdin.close()
+    return done.code, done.stdout, done.stderr
 
 
 def describe_record(attachment: Mapping[str, Any], width: int = 160) -> str:

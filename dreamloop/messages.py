@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 import uuid as _uuid
-from typing import Annotated, Any, Literal, Union, get_args
+from typing import Annotated, Any, Literal, Mapping, Union, get_args
 
 import anthropic
 from anthropic.types import ContentBlock, StopReason, ToolUseBlock
@@ -43,6 +43,7 @@ __all__ = [
     "UserMessage",
     "api_message",
     "assistant_tool_uses",
+    "block_field",
     "content_block",
     "new_uuid",
     "normalize_messages_for_api",
@@ -352,6 +353,21 @@ def user_message(content: str | list[dict[str, Any]], *, is_meta: bool = False, 
     """A ``UserMessage`` with ``content`` (a string or a list of block dicts)."""
     kwargs = {"uuid": uuid} if uuid else {}
     return UserMessage(message={"role": "user", "content": content}, is_meta=is_meta, **kwargs)
+
+
+_REQUIRED: Any = object()
+
+
+def block_field(block: Any, key: str, default: Any = _REQUIRED) -> Any:
+    """A content block's field, the block being the SDK's object (``block.id``) or the API's dict
+    (``block["id"]``): the one way dreamloop reads a block it may get in either shape.
+
+    Without ``default`` a missing field raises (``KeyError`` or ``AttributeError``, the block's own error); with
+    it, ``default`` is returned instead.
+    """
+    if isinstance(block, Mapping):
+        return block[key] if default is _REQUIRED else block.get(key, default)
+    return getattr(block, key) if default is _REQUIRED else getattr(block, key, default)
 
 
 def tool_result_block(tool_use_id: str, content: str | list[dict[str, Any]], *, is_error: bool = False) -> dict[str, Any]:

@@ -18,18 +18,17 @@ from __future__ import annotations
 
 import itertools
 import json
-import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, PlainSerializer, TypeAdapter, ValidationError
 
-from .jsonl import loads
+from .jsonl import read_jsonl
 from .messages import LoopMessage
 from .state import Continue, Terminal
 
-__all__ = ["COUNTERS", "TRACE_VERSION", "Checkpoint", "SharedList", "Trace", "jsonl_records"]
+__all__ = ["COUNTERS", "TRACE_VERSION", "Checkpoint", "SharedList", "Trace"]
 
 _MESSAGE = TypeAdapter(LoopMessage)
 
@@ -331,29 +330,24 @@ class Trace:
         """Read a trace written by ``save``.
 
         Blank lines are skipped; a torn last line (a write cut short: no final
-        newline and not JSON) is skipped with a ``UserWarning``. Anything else
+        newline and not a JSON object) is skipped with a ``UserWarning``. Anything else
         raises ``ValueError`` naming the file and the line: not a trace (no
         header), a newer trace version, a line that is not a JSON object with a
         known ``kind``, a message or checkpoint that is not valid, a checkpoint
-        that refers to a message the trace does not hold; also a directory or
-        an unreadable file. ``FileNotFoundError`` if there is no file.
+        that refers to a message the trace does not hold; also a directory, an
+        unreadable file or bytes that are not UTF-8 (``jsonl.read_jsonl``).
+        ``FileNotFoundError`` if there is no file.
         """
         trace = cls()
-        text = _read_text(path)
-        try:
-            header = loads(text.split("\n", 1)[0])
-        except json.JSONDecodeError:
-            header = None
-        if not isinstance(header, dict) or header.get("kind") != "trace":
-            raise ValueError(f"{path} is not a dreamloop trace (its first line must be the trace header)")
-        records = jsonl_records(path, text=text)
+        lines = read_jsonl(path, header="trace")
+        lines.warn_if_torn()
+        (_, header), *records = lines.records
         if not isinstance(header.get("version"), int) or header["version"] > TRACE_VERSION:
             raise ValueError(f"{path}: trace version {header.get('version')!r}; this dreamloop reads version "
                              f"{TRACE_VERSION} (a newer dreamloop wrote it?)")
         trace.switches = dict(header.get("switches") or {})
         trace.source = header.get("source")
-        trace.switches = dict(header.get("switches") or {})
-        for number, record in records[1:]:
+        for number, record in records:
             try:
                 trace._load_record(record)
             except (ValidationError, ValueError, KeyError) as error:
@@ -448,47 +442,6 @@ def _common_prefix(a: Any, b: Any) -> int:
 
 def _plain(value: Any) -> Any:
     return value.model_dump(mode="json") if isinstance(value, BaseModel) else value
-
-
-def jsonl_records(path: str | Path, *, text: str | None = None) -> list[tuple[int, dict[str, Any]]]:
-    """The JSON objects of a JSONL file, with their 1-based line numbers (``text``: its content, if read already).
-
-    Blank lines are skipped. A torn last line (no final newline, not JSON: a
-    write cut short by a crash) is skipped with a ``UserWarning``. Any other
-    line that is not a JSON object raises ``ValueError`` naming the line, as
-    do a directory, an unreadable file and bytes that are not UTF-8.
-    """
-    lines = (_read_text(path) if text is None else text).split("\n")
-    records = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            record = loads(line)
-        except json.JSONDecodeError as error:
-            if number == len(lines):  # the last line, without its newline: torn
-                warnings.warn(f"{path}, line {number}: skipped a torn last line (a write cut short)", stacklevel=2)
-                continue
-            raise ValueError(f"{path}, line {number}: not JSON ({error.msg})") from None
-        if not isinstance(record, dict):
-            raise ValueError(f"{path}, line {number}: a JSON {type(record).__name__}, not an object")
-        records.append((number, record))
-    return records
-
-
-def _read_text(path: str | Path) -> str:
-    path = Path(path)
-    try:
-        data = path.read_bytes()
-    except IsADirectoryError:
-        raise ValueError(f"{path} is a directory, not a JSONL file") from None
-    except PermissionError as error:
-        raise ValueError(f"{path} cannot be read: {error.strerror}") from None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        line = data.count(b"\n", 0, error.start) + 1
-        raise ValueError(f"{path}, line {line}: not UTF-8 text") from None
 
 
 def _why(error: Exception) -> str:

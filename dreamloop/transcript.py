@@ -66,15 +66,14 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from pydantic import TypeAdapter, ValidationError
 
-from .errors import TranscriptBusy, TranscriptError, TranscriptWarning
-from .jsonl import loads
+from .errors import FileFormatError, TranscriptBusy, TranscriptError, TranscriptWarning
+from .jsonl import TornLine, parse_record, read_jsonl, warn_torn
 from .messages import AssistantMessage, LoopMessage, ProgressMessage, SystemMessage, UserMessage, new_uuid
 from .tools.orchestration import tool_results_message
 
@@ -92,6 +91,7 @@ __all__ = [
     "repair_messages",
     "run_ended_record",
     "set_aside_record",
+    "torn_line_record",
     "transcript_record",
 ]
 
@@ -214,7 +214,7 @@ def last_chained_uuid(path: Path, *, chunk: int = 65_536) -> str | None:
             lines = tail.split(b"\n")
             complete = lines if start == 0 else lines[1:]  # the first piece may be a line's end
             for line in reversed(complete):
-                record = _parse(line) if line.strip() else None
+                record = parse_record(line) if line.strip() else None
                 if record is not None and isinstance(record.get("uuid"), str):
                     return record["uuid"]
             tail = lines[0] if start else b""
@@ -227,17 +227,9 @@ def last_chained_uuid(path: Path, *, chunk: int = 65_536) -> str | None:
 # Reading
 
 
-@dataclass(frozen=True)
-class TornLine:
-    """A last line cut short by a crash: ``line`` (1-based), ``offset`` (its first byte), ``data``."""
-
-    line: int
-    offset: int
-    data: bytes
-
-    def record(self) -> dict[str, Any]:
-        """The ``torn_line`` record that keeps it once a resume has set it aside."""
-        return {"type": "torn_line", "line": self.line, "text": self.data.decode("utf-8", "replace")}
+def torn_line_record(torn: TornLine) -> dict[str, Any]:
+    """The ``torn_line`` record that keeps a torn last line once a resume has set it aside."""
+    return {"type": "torn_line", "line": torn.line, "text": torn.data.decode("utf-8", "replace")}
 
 
 @dataclass(frozen=True)
@@ -311,18 +303,14 @@ def inspect_transcript(path: str | Path) -> TranscriptReport:
     ``FileNotFoundError`` if ``path`` is missing and ``TranscriptError`` for a line a crash cannot explain.
     """
     path = Path(path)
-    raw = path.read_bytes()
-    body, torn = _split_torn_tail(raw)
-    records: list[tuple[int, dict[str, Any]]] = []
-    for number, line in enumerate(body.split(b"\n"), start=1):
-        if not line.strip():
-            continue
-        record = _parse(line)
-        if record is None:
-            raise TranscriptError(
-                f"{path}, line {number}: not a JSON record. A crash only tears the last line, so "
-                "something else changed this file; fix or remove that line to resume.")
-        records.append((number, record))
+    try:
+        lines = read_jsonl(path)
+    except FileFormatError as error:
+        if error.line is None:  # a directory, an unreadable file
+            raise TranscriptError(str(error)) from None
+        raise TranscriptError(f"{error}. A crash only tears the last line, so something else changed this file; "
+                              "fix or remove that line to resume.") from None
+    records, torn = lines.records, lines.torn
     noted = frozenset(line for _, record in records if record.get("type") == "set_aside"
                       for line in record.get("lines") or [] if isinstance(line, int))
     skipped = _off_the_chain(records)
@@ -400,29 +388,8 @@ def load_transcript(path: str | Path) -> list[Any]:
     line a crash cannot explain. ``QueryEngine.resume`` reads the same file and repairs it.
     """
     report = inspect_transcript(path)
-    if report.torn:
-        warnings.warn(f"{report.path}: skipped a torn last line (line {report.torn.line}, "
-                      f"{len(report.torn.data)} bytes): the process was killed while writing it",
-                      TranscriptWarning, stacklevel=2)
+    warn_torn(report.path, report.torn, TranscriptWarning)
     return report.messages
-
-
-def _split_torn_tail(raw: bytes) -> tuple[bytes, TornLine | None]:
-    """Split off a last line without its newline that is not a record (a write cut short)."""
-    if not raw or raw.endswith(b"\n"):
-        return raw, None
-    start = raw.rfind(b"\n") + 1
-    if _parse(raw[start:]) is not None:  # complete, only its newline is missing
-        return raw, None
-    return raw[:start], TornLine(line=raw.count(b"\n", 0, start) + 1, offset=start, data=raw[start:])
-
-
-def _parse(line: bytes) -> dict[str, Any] | None:
-    try:
-        record = loads(line.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        return None
-    return record if isinstance(record, dict) else None
 
 
 def _message(record: dict[str, Any], path: Path, number: int) -> Any:

@@ -37,7 +37,7 @@ async def test_a_stream_that_fails_while_its_call_spawns_a_hook_ends_the_run():
 
 async def test_a_cancelled_spawn_kills_the_whole_group(tmp_path):
     """The task itself cancelled mid-spawn: the shell's child does not outlive it."""
-    from dreamloop.tools.bash import start_process
+    from dreamloop.tools.process import start_process
 
     for k in range(WINDOW):
         pid = tmp_path / f"pid{k}"

@@ -77,7 +77,7 @@ def test_a_malformed_cassette_is_named(tmp_path, workspace, capsys, case):
 
 
 @pytest.mark.parametrize("text, said", [
-    (DEEP + "\n", "is not a dreamloop trace"),
+    (DEEP + "\n", "line 1: not a dreamloop trace"),
     (json.dumps({"kind": "trace", "version": 1}) + '\n{"kind": "message", "message": ' + DEEP + "}\n",
      "line 2: not JSON (nested too deeply"),
     (b"\xff\n", "not UTF-8"),

@@ -43,13 +43,14 @@ from pathlib import Path
 import pytest
 
 from dreamloop.claude_code import NOT_IN_THE_FILE, REQUESTS_IN_THE_FILE, SYNTHESIZED_RESULT, import_claude_code, read_session
-from dreamloop.claude_code_requests import placeholder, scrub_records, scrub_text
 from dreamloop.cli import main
 from dreamloop.errors import FileFormatError
 from dreamloop.fake_api import validate_request
 from dreamloop.messages import normalize_messages_for_api
 from dreamloop.trace import Trace
 from dreamloop.widgets import StateInspector
+
+from conformance.scrub import placeholder, scrub_records, scrub_text
 
 SESSIONS = Path(__file__).parent / "fixtures" / "claude-code-sessions"
 
@@ -119,7 +120,8 @@ def test_02_lists_both_branches_and_opens_the_abandoned_one_by_prefix():
     assert default.default and (default.tip_line, default.model_calls) == (61, 6)
     assert (other.tip_line, other.model_calls, other.sidechain) == (33, 6, False)
     assert "I very much like this idea" in other.own_prompt
-    ids = [s.message_id[-6:] for s in session.steps(other.tip[:8])]
+    trace = session.trace(other.tip[:8])
+    ids = [m.message.id[-6:] for p in trace.checkpoints for m in trace.resolve(p.assistant_messages)]
     assert ids == ["hPo25U", "tNcLfH", "sjYcpf", "CXfoQx", "W4W25K", "Xxhnrm"]
     with pytest.raises(KeyError, match="no branch"):
         session.steps("ffffffff")
@@ -130,11 +132,12 @@ def test_05_keeps_sidechains_apart_and_opens_one_on_its_own():
     main_thread = session.steps()
     sidechain_uuids = {json.loads(line)["uuid"] for line in session_file("05").read_text().splitlines()
                        if json.loads(line).get("isSidechain")}
-    seen = {m.uuid for step in main_thread for m in [*step.messages_in, step.output, *step.tool_results]}
+    seen = {u for point in main_thread for u in [*point.state_messages, *point.assistant_messages,
+                                                  *point.tool_results]}
     assert len(sidechain_uuids) == 22 and not seen & sidechain_uuids  # SOURCES: 22 sidechain records
     sidechains = sorted((b.tip_line, b.model_calls) for b in session.branches if b.sidechain)
     assert sidechains == [(22, 3), (40, 7)]
-    notes = [n for step in main_thread for n in step.notes if "sidechain branch" in n]
+    notes = [n for point in main_thread for n in point.notes if "sidechain branch" in n]
     assert len(notes) == 2  # each Task call says where its subagent's conversation is
     trace = import_claude_code(session_file("05"), branch="1af6128d")
     assert figures(trace)["calls"] == 7 and figures(trace)["pairs"] == 6 and trace.source["sidechain"]
@@ -143,10 +146,12 @@ def test_05_keeps_sidechains_apart_and_opens_one_on_its_own():
 def test_parallel_results_fanned_out_in_2_1_are_all_found():
     # 07 (2.1.114): three Agent calls in one response; each result's parentUuid is its own tool_use
     # record, so a plain walk back from the leaf would keep one of them.
-    steps = read_session(session_file("07")).steps()
-    agents = next(s for s in steps if [b.name for b in s.tool_uses] == ["Agent"] * 3)
-    answered = {b["tool_use_id"] for m in agents.tool_results for b in m.message["content"]}
-    assert answered == {b.id for b in agents.tool_uses} and not agents.synthesized
+    trace = read_session(session_file("07")).trace()
+    calls = lambda point: [b for m in trace.resolve(point.assistant_messages) for b in m.message.content  # noqa: E731
+                           if b.type == "tool_use"]
+    agents = next(p for p in trace.checkpoints if [b.name for b in calls(p)] == ["Agent"] * 3)
+    answered = {b["tool_use_id"] for m in trace.resolve(agents.tool_results) for b in m.message["content"]}
+    assert answered == {b.id for b in calls(agents)} and not any("synthesized" in n for n in agents.notes)
 
 
 @pytest.mark.parametrize("path", sorted(SESSIONS.glob("*.jsonl")), ids=lambda p: p.name[:2])
@@ -216,15 +221,14 @@ def crashed_session():
 
 
 def test_a_dangling_tool_use_gets_a_synthesized_result_marked_as_such(tmp_path):
-    session = read_session(write(tmp_path / "s.jsonl", crashed_session()))
-    first, second = session.steps()
-    assert first.synthesized == ["toolu_1"]
-    [made] = first.tool_results
+    trace = read_session(write(tmp_path / "s.jsonl", crashed_session())).trace()
+    first, second = trace.checkpoints
+    [made] = trace.resolve(first.tool_results)
     assert made.uuid == "synthesized-toolu_1" and made.is_meta
     assert made.message["content"] == [{"type": "tool_result", "tool_use_id": "toolu_1",
                                         "content": SYNTHESIZED_RESULT, "is_error": True}]
     assert any(n.startswith("synthesized is_error tool_result for toolu_1") for n in first.notes)
-    assert second.rejection is None  # the synthesized result keeps the next exchange valid
+    assert trace.source["rejected_exchanges"] == []  # the synthesized result keeps the next exchange valid
 
 
 def test_an_exchange_the_api_would_reject_is_reported(tmp_path):
@@ -248,9 +252,9 @@ def test_api_errors_are_shown_beside_the_call_they_follow(tmp_path):
         record("assistant", "a9", "s1", [{"type": "text", "text": "API Error: Connection error."}], mid="msg_9"),
     ]
     records[-1]["message"]["model"] = "<synthetic>"
-    session = read_session(write(tmp_path / "s.jsonl", records))
-    [step] = session.steps()  # the synthetic message is not a model call
-    notices = [(m.subtype, m.content) for m in step.attachments]
+    trace = read_session(write(tmp_path / "s.jsonl", records)).trace()
+    [point] = trace.checkpoints  # the synthetic message is not a model call
+    notices = [(m.subtype, m.content) for m in trace.resolve(point.attachments)]
     assert notices == [("api_error", "API error: ECONNRESET (retry 1/10, next in 0.5 s)"),
                        ("api_error", "API Error: Connection error.")]
 
@@ -271,7 +275,7 @@ def test_an_empty_file_has_no_branch_and_an_empty_trace(tmp_path):
 
 @pytest.mark.parametrize("line, problem", [
     ("{not json", "line 2: not JSON"),
-    ("[1, 2]", "line 2: a JSON list where a record"),
+    ("[1, 2]", "line 2: a JSON list, not an object"),
     ('{"type": "user", "uuid": "u9", "message": {"role": "user"}}', "line 2: a user record without message.content"),
 ])
 def test_a_corrupt_line_is_an_error_naming_it(tmp_path, line, problem):
@@ -426,9 +430,9 @@ def test_import_claude_code_says_the_file_records_the_requests(capsys):
     assert "max_output_tokens_recovery" in out and "reason=model_error" in out and "reason=completed" not in out
 
 
-def test_each_step_is_validated_as_the_whole_request_would_be(tmp_path):
+def test_each_call_is_validated_as_the_whole_request_would_be(tmp_path):
     """The importer validates each request by extending the one before (time linear in the file); every
-    step's rejection is still what validating its whole request gives, on the fixtures and on a generated
+    call's rejection is still what validating its whole request gives, on the fixtures and on a generated
     session with defects (a lost result, a doubled one, a blank text) and compactions."""
     from dreamloop.claude_code import _rejection
 
@@ -460,8 +464,14 @@ def test_each_step_is_validated_as_the_whole_request_would_be(tmp_path):
     for path in [*sorted(SESSIONS.glob("*.jsonl")), generated]:
         session = read_session(path)
         for branch in session.branches:
-            for step in session.steps(branch.tip):
-                assert step.rejection == _rejection(list(step.messages_in), step.output), (path.name, step.index)
+            trace = session.trace(branch.tip)
+            for point in trace.checkpoints:
+                [output] = trace.resolve(point.assistant_messages)
+                whole = _rejection(trace.resolve(point.state_messages), output)
+                said = [n for n in point.notes if n.startswith("the real API would have rejected this exchange: ")]
+                assert said == ([f"the real API would have rejected this exchange: {whole}"] if whole else []), \
+                    (path.name, point.index)
+                assert (point.index in trace.source["rejected_exchanges"]) is (whole is not None)
                 checked += 1
-                rejected += step.rejection is not None
+                rejected += whole is not None
     assert checked > 50 and rejected >= 3

@@ -28,6 +28,7 @@ from dreamloop.context import (
 from dreamloop.context.autocompact import is_compact_boundary
 from dreamloop.deps import QueryDeps, counting_uuids
 from dreamloop.engine import QueryEngine, load_transcript
+from dreamloop.errors import CompactionFailed
 from dreamloop.messages import normalize_messages_for_api
 from dreamloop.state import State
 from dreamloop.tools import builtin_tools
@@ -429,6 +430,62 @@ async def test_a_pre_compact_hook_can_stop_the_run(offline, tmp_path):
     events = [event async for event in run]
     assert run.terminal.reason == "hook_stopped" and policy.compactions == 0
     assert events[-1].type == "system" and "no compaction" in events[-1].content
+
+
+@pytest.mark.parametrize("answer, asked, stops", [
+    (None, "Be brief.", False),
+    ("Keep every file name.", "Be brief.\n\nKeep every file name.", False),
+    ("PreCompactResult", "Be brief.\n\nKeep the paths.", False),
+    ("stop", None, True),
+], ids=["none", "a string", "a result", "a stop"])
+async def test_autocompact_and_the_reactive_compaction_ask_the_hooks_the_same_way(offline, tmp_path, answer, asked,
+                                                                                     stops):
+    """One pre_compact path for both compactions (issue 39, item 5): what each shape a hook callable may return
+    adds to the instructions, says to the person, or stops, the same for the automatic and the reactive one."""
+    from dreamloop.context import PreCompactResult
+
+    said = dl.SystemMessage(uuid="hook-note", subtype="hook_note", content="saving the transcript first")
+    triggers = []
+
+    async def pre_compact(trigger, instructions):
+        triggers.append((trigger, instructions))
+        if answer == "PreCompactResult":
+            return PreCompactResult(instructions="Keep the paths.", messages=(said,))
+        if answer == "stop":
+            return PreCompactResult(messages=(said,), stop=True, stop_reason="not now")
+        return answer
+
+    options = ContextOptions(context_window=6000, autocompact=Autocompact(threshold=500, keep_recent=4,
+                                                                          custom_instructions="Be brief."))
+    run, _, _, _ = await run_session(offline, tmp_path, ContextOptions(), LONG_SESSION[:6])
+    history = list(run.state.messages)
+    ends = {}
+    for trigger in ("auto", "reactive"):
+        summarise = offline([S.reply("Primary request: read the files.")])
+        pipeline = ContextPipeline(options, model=summarise, system_prompt=SYSTEM, tools=[read], workspace=tmp_path,
+                                   uuid=counting_uuids(50_000), clock=lambda: 0.0, pre_compact=pre_compact)
+        if trigger == "auto":
+            prepared = await pipeline.prepare(State(messages=history))
+            ends[trigger] = prepared.terminal.reason if prepared.terminal else None
+            hook_said = [m for m in prepared.yielded if m.uuid == "hook-note"]
+        else:
+            try:
+                done = await pipeline.reactive_compact(history)
+            except CompactionFailed as failure:
+                ends[trigger], hook_said = str(failure), []
+            else:
+                ends[trigger], hook_said = None, [m for m in done.hook_messages if m.uuid == "hook-note"]
+        requests = [r.body for r in summarise.api.requests if r.path.endswith("/v1/messages")]
+        if stops:
+            assert requests == []
+        else:
+            ask = requests[-1]["messages"][-1]["content"][-1]["text"]
+            assert ask.endswith(f"Additional instructions:\n{asked}"), (trigger, ask[-80:])
+        assert len(hook_said) == (1 if answer in ("PreCompactResult", "stop") and trigger == "auto"
+                                  or answer == "PreCompactResult" else 0), trigger
+    assert triggers == [("auto", "Be brief."), ("reactive", "Be brief.")]
+    assert ends == ({"auto": "hook_stopped", "reactive": "a pre_compact hook stopped the run: not now"} if stops
+                    else {"auto": None, "reactive": None})
 
 
 def test_a_state_holds_its_messages_as_a_tuple():

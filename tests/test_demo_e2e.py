@@ -112,7 +112,7 @@ def test_run_json_with_no_one_to_ask_denies_clearly(capsys, tmp_path):
     (["replay", "missing.jsonl"], "No such file"),
     (["run", "hi", "--live"], "--live needs ANTHROPIC_API_KEY"),
     (["run", "hi", "--workspace", "nowhere"], "--workspace nowhere is not a directory"),
-    (["replay", "README.md"], "is not a dreamloop trace"),
+    (["replay", "README.md"], "line 1: not a dreamloop trace"),
 ])
 def test_bad_arguments_fail_clearly(argv, says, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)

@@ -206,6 +206,18 @@ async def test_an_unsupported_hook_leaves_a_record_each_time_its_event_fires(tmp
     assert outcome.decision == StopDecision()
 
 
+@pytest.mark.parametrize("kind", ["command", "prompt"])
+def test_a_bad_matcher_names_its_file_whatever_the_hook(tmp_path, kind):
+    """Before the settings loader had its own module, an unsupported hook's bad matcher was refused without the
+    file's name (issue 39, item 2)."""
+    path = write_settings(tmp_path / "s.json", {"PreToolUse": [{"matcher": "[bad", "hooks": [
+        {"type": kind, "command": "true", "prompt": "ok?"}]}]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ValueError, match=r"s\.json: PreToolUse: matcher '\[bad' is not a valid regular"):
+            load_hooks(path)
+
+
 @pytest.mark.parametrize("text", ["{not json", '{"hooks": {"Stop": "x"}}', '{"hooks": {"Stop": [{"hooks": [{}]}]}}'])
 def test_a_broken_settings_file_is_a_clear_error(tmp_path, text):
     path = tmp_path / "settings.json"

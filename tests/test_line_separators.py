@@ -39,8 +39,10 @@ def test_a_claude_code_session_with_a_raw_separator_is_read(tmp_path, sep):
     ]
     path = tmp_path / "s.jsonl"
     path.write_text("".join(node_json(r) + "\n" for r in records), encoding="utf-8")
-    [step] = read_session(path).steps()
-    assert step.output.message.content[0].text == f"got it{sep}both" and step.rejection is None
+    trace = read_session(path).trace()
+    [point] = trace.checkpoints
+    [output] = trace.resolve(point.assistant_messages)
+    assert output.message.content[0].text == f"got it{sep}both" and trace.source["rejected_exchanges"] == []
 
 
 @pytest.mark.parametrize("sep", SEPARATORS)

@@ -1,5 +1,6 @@
 """normalize_messages_for_api(): the one place UI-only messages are dropped and user turns merged."""
 
+import pytest
 from anthropic.types import Message
 
 from dreamloop.messages import (
@@ -38,3 +39,20 @@ def test_ui_only_messages_are_dropped_and_users_merged_results_first():
 def test_assistant_message_with_only_empty_text_is_dropped():
     assert normalize_messages_for_api([user_message("hi"), assistant({"type": "text", "text": "  "})]) == [
         {"role": "user", "content": [{"type": "text", "text": "hi"}]}]
+
+
+def test_block_field_reads_a_block_in_either_shape():
+    """The one accessor for a content block given as the SDK's object or the API's dict (issue 39, item 6)."""
+    from anthropic.types import ToolUseBlock
+
+    from dreamloop.messages import block_field
+
+    as_dict = {"type": "tool_use", "id": "T1", "name": "Read", "input": {"path": "a"}}
+    as_object = ToolUseBlock(**as_dict)
+    for block in (as_dict, as_object):
+        assert [block_field(block, key) for key in ("id", "name", "input")] == ["T1", "Read", {"path": "a"}]
+        assert block_field(block, "text", None) is None and block_field(block, "text", "") == ""
+    with pytest.raises(KeyError):
+        block_field(as_dict, "text")
+    with pytest.raises(AttributeError):
+        block_field(as_object, "text")

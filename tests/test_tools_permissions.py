@@ -193,3 +193,43 @@ def test_unknown_permission_mode_is_refused():
 def test_decisions_have_a_behavior():
     assert (Allow().behavior, Deny("x").behavior, Ask("y").behavior) == ("allow", "deny", "ask")
     assert Allow({"a": 1}).updated_input == {"a": 1}
+
+
+# ---------------------------------------------------------------------------
+# The command rules (issue 39, item 2): one shell-syntax rule for the test-command policy and Bash's allowlist
+
+
+@pytest.mark.parametrize("command, syntax, test, read_only", [
+    ("python -m unittest", False, True, False),
+    ("python3 -m unittest discover -s tests", False, True, False),
+    ("python -m unittest_helpers", False, False, False),      # another module, maybe one the model just wrote
+    ("python -m unittest; rm -rf .", True, False, False),
+    ("python -m unittest\rrm -rf .", True, False, False),     # a line break of either kind
+    ("python -m unittest $(rm x)", True, False, False),
+    ("python -m unittest tests.test_(x)", False, True, False),  # grouping is no chaining: the policy allows it
+    ("ls src", False, False, True),
+    ("ls {a,b}", False, False, False),                         # but an allowlisted command's words must be plain
+    ("ls\rsrc", True, False, False),                          # a line break: one rule for both
+])
+def test_one_shell_syntax_rule(command, syntax, test, read_only):
+    from dreamloop.tools import is_read_only_command
+    from dreamloop.tools.permissions import has_shell_syntax, is_test_command
+
+    assert has_shell_syntax(command) is syntax
+    assert has_shell_syntax(command, expansion=True) is (syntax or any(c in command for c in "(){}~\\"))
+    assert is_test_command(command) is test
+    assert is_read_only_command(command) is read_only
+
+
+async def test_allow_test_commands_allows_the_test_command_and_defers_the_rest(tmp_path):
+    from dreamloop.tools.permissions import allow_test_commands
+
+    tools = {t.name: t for t in builtin_tools()}
+    policy = allow_test_commands()
+    for mode, command, expected in [("default", "python -m unittest", Allow), ("default", "rm x", Ask),
+                                    ("accept-edits", "python -m unittest | sh", Ask), ("bypass", "rm x", Allow)]:
+        context = ToolUseContext(tools=list(tools.values()), workspace=tmp_path, permission_mode=mode)
+        assert type(await policy(tools["Bash"], {"command": command}, context)) is expected, (mode, command)
+    context = ToolUseContext(tools=list(tools.values()), workspace=tmp_path, permission_mode="accept-edits")
+    edit = {"file_path": "a.txt", "old_string": "a", "new_string": "b"}
+    assert type(await policy(tools["Edit"], edit, context)) is Allow  # the tool's own decision

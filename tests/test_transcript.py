@@ -156,7 +156,7 @@ def test_a_bad_line_that_is_not_last_is_a_clear_error(tmp_path):
     good = json.dumps({"type": "user", "uuid": "u1", "parentUuid": None, "sessionId": "s",
                        "message": {"role": "user", "content": "hi"}})
     path.write_text(good + "\n{not json\n" + good + "\n")
-    with pytest.raises(TranscriptError, match=r"s\.jsonl, line 2: not a JSON record"):
+    with pytest.raises(TranscriptError, match=r"s\.jsonl, line 2: not JSON"):
         load_transcript(path)
     with pytest.raises(TranscriptError, match="line 2"):
         QueryEngine.resume(path, model=None)

@@ -11,7 +11,8 @@ is where every later request starts (``getMessagesAfterCompactBoundary``):
 the transcript keeps everything before the boundary, the model never sees it
 again. ``compact_conversation`` is the one entry point, for the autocompact
 stage, for the reactive recovery after a ``prompt is too long`` 400, and for a
-manual ``/compact``; ``pre_compact`` is where hooks run before it. This module
+manual ``/compact``; the ``pre_compact`` hooks run before it (``PreCompact``: the
+pipeline asks them, in one place, whichever compaction it is). This module
 knows nothing about thresholds or when it is called.
 """
 
@@ -218,7 +219,6 @@ async def compact_conversation(
     max_tokens: int = 2048,
     trigger: CompactTrigger = "auto",
     custom_instructions: str | None = None,
-    pre_compact: PreCompact | None = None,
     abort: AbortController | None = None,
     count: Callable[[list[Any]], int] | None = None,
     origins: Mapping[str, tuple[str, ...]] | None = None,
@@ -229,10 +229,9 @@ async def compact_conversation(
     ``messages``: the context after the last boundary (loop messages).
     ``model``: an ``AnthropicModel``; the summarising request has
     ``COMPACT_SYSTEM_PROMPT``, no tools, the head and ``compact_prompt()``, and
-    at most ``max_tokens`` of output. ``pre_compact`` (None by default) is
-    where hooks run: called first, with ``trigger`` and ``custom_instructions``;
-    its instructions are added (a caller that must yield the hooks' messages,
-    like the pipeline, calls it itself and passes ``pre_compact=None``). ``abort``: the run's signal (the
+    at most ``max_tokens`` of output (``custom_instructions`` added to the ask). The
+    ``pre_compact`` hooks are the caller's to run first (``ContextPipeline`` does, for
+    autocompact and the reactive compaction alike). ``abort``: the run's signal (the
     request is cancelled with it; ``abort.Aborted`` propagates).
     ``count(messages)`` sizes a request holding ``messages`` (default: the
     messages alone, ``TokenCounter().count``); the pipeline adds its system
@@ -257,11 +256,6 @@ async def compact_conversation(
     if not normalize_messages_for_api(head):
         raise CompactionFailed("nothing to summarise: every message is in the kept tail")
     sent = normalize_messages_for_api([opening, *head] if opening is not None else head)
-    if pre_compact is not None:
-        said = pre_compact_result(await pre_compact(trigger, custom_instructions))
-        if said.stop:
-            raise CompactionFailed(f"a pre_compact hook stopped the run: {said.stop_reason}")
-        custom_instructions = _joined(custom_instructions, said.instructions)
     ask = {"type": "text", "text": compact_prompt(custom_instructions)}
     if sent[-1]["role"] == "user":
         sent[-1] = {"role": "user", "content": [*sent[-1]["content"], ask]}

@@ -1,5 +1,10 @@
 """Phase 2 of the loop: ``prepare_context()`` runs the seven stages, light to heavy, before each request.
 
+The stages are a table (``_STAGES``: each stage's ``ContextOptions`` switch and the method that runs it), run
+in order by one loop over one ``_Pass`` (the turn's history, its token count, what is yielded and kept),
+until a stage ends the run. Both compactions (autocompact, recovery's reactive one) ask the ``pre_compact``
+hooks through one helper.
+
 ``ContextPipeline`` holds a run's context settings and what it remembers
 between iterations so that a turn costs what is new, not the whole history:
 each message's token estimate (by uuid), the total of the previous
@@ -7,7 +12,8 @@ each message's token estimate (by uuid), the total of the previous
 folds. Nothing it remembers changes a decision: the stages are the plain
 functions beside it, and a fresh pipeline on the same State decides the same.
 It yields what each stage changed as a ``SystemMessage`` and ends the run only
-at the blocking limit (or when the abort signal fires during a compaction).
+at the blocking limit, when a ``pre_compact`` hook stops it, or when the abort signal fires during a
+compaction.
 It knows nothing about streaming the model or running tools.
 """
 
@@ -15,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Awaitable, Callable, Sequence
 
 from .. import endings
 from ..abort import AbortController, Aborted
@@ -24,13 +30,13 @@ from ..messages import SystemMessage, UserMessage, normalize_messages_for_api, u
 from ..state import AutoCompactTracking, State, Terminal
 from ..tokens import TokenCounter, estimate_request_tokens
 from ..tools import tool_schemas
-from .autocompact import (PreCompact, _joined, compact_conversation, is_compact_boundary,
-                          messages_after_compact_boundary, pre_compact_result)
+from .autocompact import (CompactTrigger, PreCompact, PreCompactResult, _joined, compact_conversation,
+                          is_compact_boundary, messages_after_compact_boundary, pre_compact_result)
 from .blocking import blocking_message, is_at_blocking_limit
 from .budget import apply_tool_result_budget
 from .collapse import Fold, commit_folds, drain_collapses, find_folds, fold_savings, staged_collapses
 from .microcompact import clearable_tool_results, microcompact_messages, protected_from
-from .options import ContextOptions, Thresholds
+from .options import STAGES, ContextOptions, Thresholds
 from .records import ContextRecord, StageResult, stage_notice
 from .snip import snip_messages
 from .system_prompt import Preamble, add_cache_breakpoints, append_system_context, user_context_text
@@ -86,6 +92,37 @@ class _Memo:
     micro_from: int = 0
     collapse_from: int = 0
     staged: list[Fold] = field(default_factory=list)
+
+
+@dataclass
+class _Pass:
+    """One pass of the stages over a turn's history: what each stage reads, and leaves for the next.
+
+    ``history``: the messages after the last compact boundary (the State's own tuple until a stage rewrites
+    them); ``fresh``: the first one not seen last turn; ``tokens``: the request's size, kept right by each
+    stage; ``yielded``: what phase 2 yields, in order; ``notices``: what stays at the end of
+    ``messages_for_query``; ``terminal``: set by a stage that ends the run (the pass stops there).
+    """
+
+    state: State
+    history: Any
+    fresh: int
+    tokens: int
+    record: ContextRecord
+    tracking: AutoCompactTracking | None
+    yielded: list[Any] = field(default_factory=list)
+    notices: list[Any] = field(default_factory=list)
+    terminal: Terminal | None = None
+
+    def say(self, *messages: Any) -> None:
+        """Yield ``messages`` and keep them at the end of ``messages_for_query``."""
+        self.yielded.extend(messages)
+        self.notices.extend(messages)
+
+    def end(self, reason: Any, *told: Any) -> None:
+        """End the run here (no request is sent), with the messages ``told`` saying why."""
+        self.say(*told)
+        self.terminal = Terminal(reason=reason, turn_count=self.state.turn_count)
 
 
 class ContextPipeline:
@@ -204,17 +241,16 @@ class ContextPipeline:
         await self._start()
         settings = self.options.autocompact if self.options and self.options.autocompact else None
         keep = keep_recent if keep_recent is not None else (settings.keep_recent if settings else 4)
-        instructions = settings.custom_instructions if settings else None
-        said = pre_compact_result(await self.pre_compact("reactive", instructions)) if self.pre_compact else None
-        if said is not None and said.stop:
+        said = await self._pre_compact("reactive", settings.custom_instructions if settings else None)
+        if said.stop:
             raise CompactionFailed(f"a pre_compact hook stopped the run: {said.stop_reason}")
         done = await compact_conversation(
             messages_after_compact_boundary(messages), model=self.model, uuid=self.uuid, keep_recent=keep,
             max_tokens=settings.max_summary_tokens if settings else 2048, trigger="reactive",
-            custom_instructions=_joined(instructions, said.instructions if said else None),
-            abort=self.abort, count=self._request_tokens, origins=self._origins, opening=self._user_context)
+            custom_instructions=said.instructions, abort=self.abort, count=self._request_tokens,
+            origins=self._origins, opening=self._user_context)
         self._reset_memo()
-        return replace(done, hook_messages=said.messages if said else ())
+        return replace(done, hook_messages=said.messages)
 
     # -- setting up, once per run -------------------------------------------------
 
@@ -257,158 +293,172 @@ class ContextPipeline:
     # -- one iteration ---------------------------------------------------------------
 
     async def _run_stages(self, state: State, started: float) -> PreparedContext:
-        options, limits, memo = self.options, self.thresholds, self._memo
+        """The stages of ``_STAGES`` in order, each if its ``ContextOptions`` switch is on, until one ends the run."""
+        options, limits = self.options, self.thresholds
         assert options is not None and limits is not None
         history, fresh = self._history(state.messages)  # may reset memo (in place)
-        tokens = self._fixed + memo.total
-        record = ContextRecord(window=limits.window, thresholds=limits.lines(), tokens_in=tokens)
+        tokens = self._fixed + self._memo.total
         tracking = state.auto_compact_tracking
         if tracking is not None and tracking.compacted:
             tracking = tracking.model_copy(update={"turn_counter": tracking.turn_counter + 1})
-        yielded: list[Any] = []
-        notices: list[Any] = []  # the notices that stay at the end of messages_for_query
+        run = _Pass(state, history, fresh, tokens, ContextRecord(window=limits.window, thresholds=limits.lines(),
+                                                                 tokens_in=tokens), tracking)
+        counted = False
+        for stage in _STAGES:
+            if getattr(options, stage.name) is None:
+                continue
+            if stage.heavy and options.count_tokens == "api" and not counted:
+                run.tokens, counted = await self._api_tokens(run.history), True  # the server's count decides
+            await stage.run(self, run)
+            if run.terminal is not None:
+                break
+        if run.terminal is None:
+            run.record.tokens = run.tokens  # the request's size as sent
+        run.record.seconds = self.clock() - started
+        return self._prepared(run)
 
-        def applied(stage: str, result: StageResult, before: int, **metadata: Any) -> int:
-            """Record one stage's change; return the new token count."""
-            nonlocal history
-            history = result.messages
-            for new, old in result.replaced.items():
-                self._origins[new] = tuple(o for u in old for o in self._origins.get(u, (u,)))
-            after = self._fixed + self._memo.total
-            notice = stage_notice(stage, result.detail, before, after, uuid=self.uuid,
-                                  replaced=_lists(result.replaced), **metadata)
-            yielded.append(notice)
-            notices.append(notice)
-            record.stages.append({"stage": stage, "before": before, "after": after})
-            return after
+    # -- the stages, light to heavy (_STAGES): each reads and changes one _Pass ------------------------------
 
-        # 1. tool-result budget: only results not sent yet, so the cached prefix never changes.
-        budget = options.tool_result_budget
-        if budget is not None and limits.tool_result is not None:
-            result = apply_tool_result_budget(
-                history, max_result_tokens=limits.tool_result, directory=self._directory,
-                preview_chars=budget.preview_chars, uuid=self.uuid, start=fresh, root=self._root)
-            if result.changed:
-                self._replace_in_place(history, result)
-                tokens = applied("tool_result_budget", result, tokens)
+    async def _tool_result_budget(self, run: _Pass) -> None:
+        """1. Only results not sent yet are put on disk, so the cached prefix never changes."""
+        budget, limits = self.options.tool_result_budget, self.thresholds
+        if limits.tool_result is None:
+            return
+        result = apply_tool_result_budget(
+            run.history, max_result_tokens=limits.tool_result, directory=self._directory,
+            preview_chars=budget.preview_chars, uuid=self.uuid, start=run.fresh, root=self._root)
+        if result.changed:
+            self._replace_in_place(run.history, result)
+            self._applied(run, "tool_result_budget", result)
 
-        # 2. snip: over its threshold, old long contents are trimmed.
-        snip = options.snip
-        if snip is not None and tokens > (limits.snip or 0):
-            result = snip_messages(history, keep_recent=snip.keep_recent, max_chars=snip.max_chars,
-                                   keep_chars=snip.keep_chars, uuid=self.uuid, start=memo.snip_from)
-            memo.snip_from = max(len(history) - snip.keep_recent, memo.snip_from)
-            if result.changed:
-                self._replace_in_place(history, result)
-                tokens = applied("snip", result, tokens)
+    async def _snip(self, run: _Pass) -> None:
+        """2. Over its threshold, old long contents are trimmed."""
+        snip, memo = self.options.snip, self._memo
+        if run.tokens <= (self.thresholds.snip or 0):
+            return
+        result = snip_messages(run.history, keep_recent=snip.keep_recent, max_chars=snip.max_chars,
+                               keep_chars=snip.keep_chars, uuid=self.uuid, start=memo.snip_from)
+        memo.snip_from = max(len(run.history) - snip.keep_recent, memo.snip_from)
+        if result.changed:
+            self._replace_in_place(run.history, result)
+            self._applied(run, "snip", result)
 
-        # 3. microcompact: over its threshold, old tool results cleared, in one batch worth clearing.
-        micro = options.microcompact
-        if micro is not None and tokens > (limits.microcompact or 0):
-            clearable = clearable_tool_results(history, keep_recent=micro.keep_recent, start=memo.micro_from)
-            if sum(saved for _, _, saved in clearable) >= (limits.microcompact_savings or 0) and clearable:
-                result = microcompact_messages(history, keep_recent=micro.keep_recent, uuid=self.uuid,
-                                               start=memo.micro_from)
-                memo.micro_from = protected_from(history, micro.keep_recent)
-                self._replace_in_place(history, result)
-                tokens = applied("microcompact", result, tokens)
+    async def _microcompact(self, run: _Pass) -> None:
+        """3. Over its threshold, old tool results are cleared, in one batch worth clearing."""
+        micro, memo, limits = self.options.microcompact, self._memo, self.thresholds
+        if run.tokens <= (limits.microcompact or 0):
+            return
+        clearable = clearable_tool_results(run.history, keep_recent=micro.keep_recent, start=memo.micro_from)
+        if not clearable or sum(saved for _, _, saved in clearable) < (limits.microcompact_savings or 0):
+            return
+        result = microcompact_messages(run.history, keep_recent=micro.keep_recent, uuid=self.uuid,
+                                       start=memo.micro_from)
+        memo.micro_from = protected_from(run.history, micro.keep_recent)
+        self._replace_in_place(run.history, result)
+        self._applied(run, "microcompact", result)
 
-        # 4. context collapse: stage folds as the context grows, commit the oldest over the threshold.
-        collapse = options.context_collapse
-        if collapse is not None and tokens > (limits.collapse_stage or 0):
-            folds, memo.collapse_from = find_folds(history, collapse, start=memo.collapse_from)
+    async def _context_collapse(self, run: _Pass) -> None:
+        """4. Folds are staged as the context grows; over the threshold the oldest are committed."""
+        collapse, memo, limits = self.options.context_collapse, self._memo, self.thresholds
+        if run.tokens > (limits.collapse_stage or 0):
+            folds, memo.collapse_from = find_folds(run.history, collapse, start=memo.collapse_from)
             memo.staged.extend(folds)
-        if collapse is not None and memo.staged and tokens > (limits.context_collapse or 0):
+        if memo.staged and run.tokens > (limits.context_collapse or 0):
             # down to the staging threshold, not just under the commit one: fewer, larger commits break the
             # cached prefix less often
-            result = self._commit_oldest(history, tokens - (limits.collapse_stage or 0))
+            result = self._commit_oldest(run.history, run.tokens - (limits.collapse_stage or 0))
             if result.changed:
-                tokens = applied("context_collapse", result, tokens)
-        record.staged_folds = len(memo.staged)
+                self._applied(run, "context_collapse", result)
+        run.record.staged_folds = len(memo.staged)
 
-        # 5. system prompt: assembled once per run in _start() (byte-stable); nothing to do per turn.
+    async def _system_prompt(self, run: _Pass) -> None:
+        """5. Assembled once per run in ``_start()`` (byte-stable); nothing to do per turn."""
 
-        # 6. autocompact: over its threshold the model summarises the head; bounded by max_failures.
-        compact = options.autocompact
-        if options.count_tokens == "api" and (compact is not None or options.blocking_limit is not None):
-            tokens = await self._api_tokens(history)  # the server's count decides the heavy stages
-        if compact is not None and tokens > (limits.autocompact or 0):
-            failures = tracking.consecutive_failures if tracking else 0
-            if failures < compact.max_failures:
-                instructions = compact.custom_instructions
-                if self.pre_compact is not None:  # the pre_compact hooks: what they say is yielded first
-                    said = pre_compact_result(await self.pre_compact("auto", instructions))
-                    yielded.extend(said.messages)
-                    notices.extend(said.messages)
-                    if said.stop:
-                        stop = SystemMessage(uuid=self.uuid(), subtype="hook_stopped", level="warning",
-                                             content=f"A pre_compact hook stopped the run: {said.stop_reason}")
-                        record.seconds = self.clock() - started
-                        return self._prepared(history, [*notices, stop], [*yielded, stop], tracking, record,
-                                              Terminal(reason="hook_stopped", turn_count=state.turn_count))
-                    instructions = _joined(instructions, said.instructions)
-                try:
-                    done = await compact_conversation(
-                        history, model=self.model, uuid=self.uuid, keep_recent=compact.keep_recent,
-                        max_tokens=compact.max_summary_tokens, trigger="auto", custom_instructions=instructions,
-                        abort=self.abort, count=self._request_tokens, origins=self._origins,
-                        opening=self._user_context)
-                except CompactionFailed as failure:
-                    failures += 1
-                    notice = self._compact_failed(str(failure), failures, compact.max_failures, tokens)
-                    yielded.append(notice)
-                    notices.append(notice)
-                except Aborted:  # the model is told in a note, the person in a notice (endings.interrupted)
-                    told = endings.interrupted("compaction", self.uuid)
-                    record.seconds = self.clock() - started
-                    return self._prepared(history, [*notices, *told], [*yielded, *told], tracking, record,
-                                          Terminal(reason="aborted_streaming", turn_count=state.turn_count))
-                else:
-                    record.compaction = {k: v for k, v in done.usage.items() if isinstance(v, int)}
-                    record.stages.append({"stage": "autocompact", "before": tokens, "after": done.tokens_after})
-                    history, notices = list(done.messages), []
-                    yielded.extend([done.boundary, done.summary])
-                    self._reset_memo(keep=history)
-                    tokens = done.tokens_after
-                    failures = failures + 1 if tokens > (limits.autocompact or 0) else 0
-                    if failures:
-                        notice = self._compact_failed("the summary and the kept tail are still over the threshold",
-                                                      failures, compact.max_failures, tokens)
-                        yielded.append(notice)
-                        notices.append(notice)
-                if record.compaction is not None:
-                    tracking = AutoCompactTracking(compacted=True, turn_id=done.boundary.uuid,
-                                                   consecutive_failures=failures)
-                else:
-                    tracking = (tracking or AutoCompactTracking()).model_copy(
-                        update={"consecutive_failures": failures})
+    async def _autocompact(self, run: _Pass) -> None:
+        """6. Over its threshold the model summarises the head; bounded by ``max_failures`` in a row."""
+        compact, limits = self.options.autocompact, self.thresholds
+        if run.tokens <= (limits.autocompact or 0):
+            return
+        failures = run.tracking.consecutive_failures if run.tracking else 0
+        if failures >= compact.max_failures:
+            return
+        said = await self._pre_compact("auto", compact.custom_instructions)
+        run.say(*said.messages)
+        if said.stop:
+            run.end("hook_stopped", SystemMessage(uuid=self.uuid(), subtype="hook_stopped", level="warning",
+                                                  content=f"A pre_compact hook stopped the run: {said.stop_reason}"))
+            return
+        try:
+            done = await compact_conversation(
+                run.history, model=self.model, uuid=self.uuid, keep_recent=compact.keep_recent,
+                max_tokens=compact.max_summary_tokens, trigger="auto", custom_instructions=said.instructions,
+                abort=self.abort, count=self._request_tokens, origins=self._origins, opening=self._user_context)
+        except CompactionFailed as failure:
+            failures += 1
+            run.say(self._compact_failed(str(failure), failures, compact.max_failures, run.tokens))
+        except Aborted:  # the model is told in a note, the person in a notice (endings.interrupted)
+            run.end("aborted_streaming", *endings.interrupted("compaction", self.uuid))
+            return
+        else:
+            run.record.compaction = {k: v for k, v in done.usage.items() if isinstance(v, int)}
+            run.record.stages.append({"stage": "autocompact", "before": run.tokens, "after": done.tokens_after})
+            run.history, run.notices = list(done.messages), []
+            run.yielded.extend([done.boundary, done.summary])
+            self._reset_memo(keep=run.history)
+            run.tokens = done.tokens_after
+            failures = failures + 1 if run.tokens > (limits.autocompact or 0) else 0
+            if failures:
+                run.say(self._compact_failed("the summary and the kept tail are still over the threshold",
+                                             failures, compact.max_failures, run.tokens))
+        if run.record.compaction is not None:
+            run.tracking = AutoCompactTracking(compacted=True, turn_id=done.boundary.uuid,
+                                               consecutive_failures=failures)
+        else:
+            run.tracking = (run.tracking or AutoCompactTracking()).model_copy(update={"consecutive_failures": failures})
 
-        # 7. blocking limit: still over the hard limit, nothing is sent. Skipped when autocompact and
-        # reactive compaction are both on: they own an over-long context (the request goes, a 400 is recovered).
-        terminal = None
-        owned = self.reactive_compact_on and options.autocompact is not None
-        if options.blocking_limit is not None and not owned and is_at_blocking_limit(tokens, limits.blocking_limit):
-            notice = SystemMessage(uuid=self.uuid(), subtype="blocking_limit", level="error",
-                                   content=blocking_message(tokens, limits.blocking_limit or 0, limits.window),
-                                   metadata={"stage": "blocking_limit", "tokens_before": tokens,
-                                             "tokens_after": tokens, "limit": limits.blocking_limit})
-            yielded.append(notice)
-            notices.append(notice)
-            terminal = Terminal(reason="blocking_limit", turn_count=state.turn_count)
-
-        record.tokens = tokens
-        record.seconds = self.clock() - started
-        return self._prepared(history, notices, yielded, tracking, record, terminal)
+    async def _blocking_limit(self, run: _Pass) -> None:
+        """7. Still over the hard limit, nothing is sent. Skipped when autocompact and reactive compaction are
+        both on: they own an over-long context (the request goes, a 400 is recovered)."""
+        limits = self.thresholds
+        if self.reactive_compact_on and self.options.autocompact is not None:
+            return
+        if is_at_blocking_limit(run.tokens, limits.blocking_limit):
+            run.record.tokens = run.tokens  # the size that kept the request from being sent
+            run.end("blocking_limit", SystemMessage(
+                uuid=self.uuid(), subtype="blocking_limit", level="error",
+                content=blocking_message(run.tokens, limits.blocking_limit or 0, limits.window),
+                metadata={"stage": "blocking_limit", "tokens_before": run.tokens, "tokens_after": run.tokens,
+                          "limit": limits.blocking_limit}))
 
     # -- helpers ------------------------------------------------------------------------
 
-    def _prepared(self, history: Any, notices: list[Any], yielded: list[Any], tracking: Any, record: ContextRecord,
-                  terminal: Terminal | None) -> PreparedContext:
+    def _applied(self, run: _Pass, stage: str, result: StageResult, **metadata: Any) -> None:
+        """Record one stage's change: the new history and token count, its notice, its line in the record."""
+        run.history = result.messages
+        for new, old in result.replaced.items():
+            self._origins[new] = tuple(o for u in old for o in self._origins.get(u, (u,)))
+        before, after = run.tokens, self._fixed + self._memo.total
+        run.say(stage_notice(stage, result.detail, before, after, uuid=self.uuid, replaced=_lists(result.replaced),
+                             **metadata))
+        run.record.stages.append({"stage": stage, "before": before, "after": after})
+        run.tokens = after
+
+    async def _pre_compact(self, trigger: CompactTrigger, instructions: str | None) -> PreCompactResult:
+        """The ``pre_compact`` hooks before a compaction, the one place they are asked: what they said (one shape,
+        ``PreCompactResult``), their instructions joined after ``instructions`` (no hooks: just those)."""
+        if self.pre_compact is None:
+            return PreCompactResult(instructions=instructions)
+        said = pre_compact_result(await self.pre_compact(trigger, instructions))
+        return replace(said, instructions=_joined(instructions, said.instructions))
+
+    def _prepared(self, run: _Pass) -> PreparedContext:
         # No copy when nothing changed: the State's own tuple is what the model gets (a turn costs what is new).
+        history, notices = run.history, run.notices
         messages = history if not notices and isinstance(history, tuple) else tuple([*history, *notices])
         self._memo.output = messages
-        return PreparedContext(messages, yielded, self._system, self._user_context,  # type: ignore[arg-type]
-                               bool(self.options and self.options.prompt_caching), terminal, tracking, record)
+        return PreparedContext(messages, run.yielded, self._system, self._user_context,  # type: ignore[arg-type]
+                               bool(self.options and self.options.prompt_caching), run.terminal, run.tracking,
+                               run.record)
 
     def _history(self, messages: tuple[Any, ...]) -> tuple[Any, int]:
         """The messages after the last compact boundary, and the index of the first one not seen last turn.
@@ -517,6 +567,29 @@ class ContextPipeline:
         return SystemMessage(uuid=self.uuid(), subtype="autocompact_failed", level="warning", content=content,
                              metadata={"stage": "autocompact", "tokens_before": tokens, "tokens_after": tokens,
                                        "consecutive_failures": failures, "stopped": stopping})
+
+
+@dataclass(frozen=True)
+class _Stage:
+    """One row of the stage table: the ``ContextOptions`` switch that turns it on (``name``), what it does to a
+    ``_Pass`` (``run``), and whether it decides on the server's count when ``count_tokens="api"`` (``heavy``)."""
+
+    name: str
+    run: Callable[[ContextPipeline, _Pass], Awaitable[None]]
+    heavy: bool = False
+
+
+_STAGES = (
+    _Stage("tool_result_budget", ContextPipeline._tool_result_budget),
+    _Stage("snip", ContextPipeline._snip),
+    _Stage("microcompact", ContextPipeline._microcompact),
+    _Stage("context_collapse", ContextPipeline._context_collapse),
+    _Stage("system_prompt", ContextPipeline._system_prompt),
+    _Stage("autocompact", ContextPipeline._autocompact, heavy=True),
+    _Stage("blocking_limit", ContextPipeline._blocking_limit, heavy=True),
+)
+"""Phase 2's seven stages, light to heavy (``options.STAGES``' order), run by ``ContextPipeline._run_stages``."""
+assert tuple(stage.name for stage in _STAGES) == STAGES
 
 
 def _continues(messages: tuple[Any, ...], output: tuple[Any, ...]) -> bool:

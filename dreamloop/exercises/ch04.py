@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 from typing import Any
 
-from ..cli import allow_test_commands
+from ..tools.permissions import allow_test_commands
 from ..language import N_, tr
 from ..tools import (
     Allow,
@@ -200,7 +200,7 @@ _POLICY_CALLS = [
 def check_can_use_tool(fn: Any) -> Verdict:
     """Check ``async fn(tool, input, context) -> Allow | Deny | Ask``: allow Bash for the project's test command
     (``python -m unittest`` / ``python3 -m unittest`` followed by a space or nothing, no shell syntax, no line
-    break), else the tool's own decision. Compared with ``dreamloop.cli.allow_test_commands()`` on
+    break), else the tool's own decision. Compared with ``dreamloop.tools.permissions.allow_test_commands()`` on
     ``_POLICY_CALLS``, in the default mode and in accept-edits: the eight the chapter names and the ways a model
     (or whoever steers it) would try to slip another command past the rule."""
     todo = tr("return dl.Allow() for the project's test command in Bash; for every other call, the decision the "

@@ -12,7 +12,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from ..cli import allow_test_commands
+from ..tools.permissions import allow_test_commands
 from ..demo import copy_sample_project, demo_policy
 from ..errors import HookError
 from ..hooks import Hooks, load_hooks, run_hooks

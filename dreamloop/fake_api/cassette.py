@@ -23,7 +23,7 @@ from typing import Any
 from dreamloop.context.environment import without_environment
 from dreamloop.errors import FileFormatError, ScriptExhausted
 
-from ..jsonl import loads, numbered_lines, read_text
+from ..jsonl import read_jsonl
 from .recorded import RawTurn, RecordedInteraction, load_cassette
 
 __all__ = ["Cassette", "RequestDifference", "cassette"]
@@ -127,37 +127,20 @@ def cassette(path: str | Path) -> Cassette:
     path = Path(path)
     if path.suffix in (".yaml", ".yml"):
         return Cassette(load_cassette(path), source=path.name)
-    text = read_text(path)
-    lines = numbered_lines(text)  # split on \n only: a raw U+2028 stays inside its string
+    lines = read_jsonl(path, header="cassette")  # split on \n only: a raw U+2028 stays inside its string
+    (_, header), *records = lines.records  # a torn last line (a crash while recording) is left out
     exchanges: list[RecordedInteraction] = []
     results: list[dict[str, Any]] = []
-    model = None
-    for position, (number, line) in enumerate(lines):
-        try:
-            record = loads(line)
-        except json.JSONDecodeError as error:
-            if position == len(lines) - 1 and position > 0 and not text.endswith("\n"):
-                break  # torn while being written (a torn line has no newline after it)
-            raise FileFormatError(path, number, f"not JSON ({error.msg} at column {error.colno})") from None
-        if not isinstance(record, dict):
-            raise FileFormatError(path, number, "not a cassette record (a JSON object)")
-        if position == 0:
-            if record.get("kind") != "cassette":
-                raise FileFormatError(path, number, "not a dreamloop cassette (its first line must be the "
-                                                    '{"kind": "cassette", ...} header)')
-            model = record.get("model")
-            continue
+    for number, record in records:
         if record.get("kind") == "exchange":
             exchanges.append(_exchange(path, number, record))
         elif record.get("kind") == "tool_result":
             if not isinstance(record.get("tool_use_id"), str) or "content" not in record:
                 raise FileFormatError(path, number, "a tool_result record without tool_use_id and content")
             results.append(record)
-    if not lines:
-        raise FileFormatError(path, None, "empty: not a dreamloop cassette")
     if not exchanges:
         raise FileFormatError(path, None, "holds no exchange: nothing to replay")
-    return Cassette(exchanges, results, model=model, source=path.name)
+    return Cassette(exchanges, results, model=header.get("model"), source=path.name)
 
 
 def _exchange(path: Path, number: int, record: dict[str, Any]) -> RecordedInteraction:

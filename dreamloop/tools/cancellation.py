@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..messages import block_field
+
 __all__ = [
     "INTERRUPTED",
     "NOT_STARTED",
@@ -72,12 +74,12 @@ def cancels_siblings(tool_use: Any, result: dict[str, Any], ran: bool = True) ->
     call alone. An error of any other tool (a Read of a missing file, a Grep
     with no match) stops nothing either: those calls are independent.
     """
-    return ran and _field(tool_use, "name") in SIBLING_CANCELLING_TOOLS and bool(result.get("is_error"))
+    return ran and block_field(tool_use, "name", None) in SIBLING_CANCELLING_TOOLS and bool(result.get("is_error"))
 
 
 def describe_call(tool_use: Any, limit: int = 40) -> str:
     """``Bash(make test)``: the name and, for Bash, the command (cut at ``limit`` characters)."""
-    name, input = _field(tool_use, "name"), _field(tool_use, "input") or {}
+    name, input = block_field(tool_use, "name", None), block_field(tool_use, "input", None) or {}
     command = input.get("command") if isinstance(input, dict) else None
     if not isinstance(command, str):
         return str(name)
@@ -109,7 +111,3 @@ def model_failure(error: str) -> Unfinished:
                 "it may have made changes before it stopped.",
         not_started=f"Not run: {error}",
     )
-
-
-def _field(block: Any, key: str) -> Any:
-    return block.get(key) if isinstance(block, dict) else getattr(block, key, None)

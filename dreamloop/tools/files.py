@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import re
 import stat
 import threading
 import time
@@ -42,10 +41,10 @@ from pathlib import Path, PurePosixPath
 from typing import Any, AsyncIterator, Generator, Iterator
 
 import regex
-from re import _constants as _c, _parser  # the stdlib's own parse of a pattern (Grep's whole-text search)
 from pydantic import BaseModel, ConfigDict, Field
 
 from .base import BaseTool, ToolResult, ToolUseContext, cap_output
+from .patterns import check_pattern, finds_every_matching_line
 from .permissions import Allow, Ask, Deny, PermissionDecision
 from .workspace import display_path, open_in_workspace, resolve_in_workspace, workspace_root
 
@@ -474,11 +473,10 @@ class GrepTool(_ReadingTool):
     input_model = GrepInput
 
     def run(self, input: GrepInput, context: ToolUseContext, budget: _Budget) -> ToolResult:
-        try:
-            re.compile(input.pattern)  # Python's dialect and its error messages decide what is valid
-            matcher = _Matcher(input.pattern)
-        except (re.error, regex.error) as exc:
-            return _error(f"Invalid regular expression {input.pattern!r}: {exc}")
+        problem = check_pattern(input.pattern)  # Python's dialect and its error messages decide what is valid
+        if problem is not None:
+            return _error(f"Invalid regular expression {input.pattern!r}: {problem}")
+        matcher = _Matcher(input.pattern)
         try:
             root, base = _locate(context, input.path or ".")
         except ValueError as exc:
@@ -513,7 +511,7 @@ class _Matcher:
     """Grep's search of one file: which lines ``pattern`` matches, each line on its own (as ``grep`` does).
 
     Searching line by line costs a call into the engine per line (~10 µs with its timeout: 5 s for 50 MB).
-    So, when the pattern allows it (``_finds_every_matching_line``), the whole text is searched first, a
+    So, when the pattern allows it (``patterns.finds_every_matching_line``), the whole text is searched first, a
     megabyte at a time: a match in the whole text marks a line that *may* match, and only those lines are
     searched on their own. The whole-text search finds every line that matches on its own (it may find
     more: a match across a newline, a lookahead seeing the next line); the per-line search decides. Both
@@ -524,7 +522,7 @@ class _Matcher:
     def __init__(self, pattern: str) -> None:
         self.line = regex.compile(pattern, flags=regex.VERSION0)
         self.text = (regex.compile(pattern, flags=regex.VERSION0 | regex.MULTILINE)
-                     if _finds_every_matching_line(pattern) else None)
+                     if finds_every_matching_line(pattern) else None)
 
     def matching_lines(self, text: str, budget: _Budget, shown: str) -> Iterator[tuple[int, str]]:
         """(line number, line) of each line of ``text`` that the pattern matches, in order."""
@@ -576,33 +574,6 @@ class _Matcher:
 
 _CHUNK_CHARS = 1 << 20  # the whole-text search's step: a slow step is stopped after GREP_LINE_TIMEOUT_S
 _MAX_MISSES = 64  # lines the whole-text search marked that did not match, before a file goes line by line
-
-
-def _finds_every_matching_line(pattern: str) -> bool:
-    """Does a search of the whole text (with ``^``/``$`` at each line) find every line ``pattern`` matches?
-
-    A match inside one line is a match in the whole text at the same place, unless the pattern asks what is
-    *not* there (a negative lookaround: a newline may be what it finds), commits to one way of matching
-    (atomic groups, possessive repeats: taken over a newline, the commitment may differ), or anchors at the
-    string's ends (``\\A``, ``\\Z``, ``$`` with multiline turned off). Those patterns go line by line.
-    """
-    return _whole_text_safe(_parser.parse(pattern).data)
-
-
-def _whole_text_safe(items: Any) -> bool:
-    for op, av in items:
-        if op in (_c.ASSERT_NOT, _c.ATOMIC_GROUP, _c.POSSESSIVE_REPEAT):
-            return False
-        if op is _c.AT and av in (_c.AT_BEGINNING_STRING, _c.AT_END_STRING):
-            return False
-        if op is _c.SUBPATTERN and av[2] & _c.SRE_FLAG_MULTILINE:  # (?-m:...)
-            return False
-        inner = {_c.SUBPATTERN: lambda: [av[3]], _c.MAX_REPEAT: lambda: [av[2]], _c.MIN_REPEAT: lambda: [av[2]],
-                 _c.ASSERT: lambda: [av[1]], _c.BRANCH: lambda: av[1],
-                 _c.GROUPREF_EXISTS: lambda: [p for p in av[1:] if p is not None]}.get(op)
-        if inner is not None and not all(_whole_text_safe(part.data) for part in inner()):
-            return False
-    return True
 
 
 def _search(pattern: Any, line: str, budget: _Budget, where: str) -> bool:

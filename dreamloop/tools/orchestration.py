@@ -25,7 +25,7 @@ from pydantic import ValidationError
 
 from .. import hooks as _hooks  # a module, not names: hooks.py imports from this package too
 from ..errors import HookError
-from ..messages import AttachmentMessage, ProgressMessage, UserMessage, tool_result_block
+from ..messages import AttachmentMessage, ProgressMessage, UserMessage, block_field, tool_result_block
 from .base import Tool, ToolResult, ToolUseContext, find_tool
 from .cancellation import INTERRUPTED, NOT_STARTED, USER_INTERRUPT, Unfinished, cancels_siblings, sibling_failure
 from .environment import redact
@@ -116,7 +116,7 @@ async def run_tools(
     tool_uses = list(tool_uses)
     if not tool_uses:
         return
-    by_id = {_field(tool_use, "id"): tool_use for tool_use in tool_uses}
+    by_id = {block_field(tool_use, "id"): tool_use for tool_use in tool_uses}
     results: dict[str, dict[str, Any]] = {}
     failed: Unfinished | None = None  # set once a Bash call failed: nothing else starts
     for batch in partition_tool_calls(tool_uses, context.tools):
@@ -166,7 +166,8 @@ async def run_tool_use(tool_use: Any, context: ToolUseContext) -> AsyncIterator[
     ``BaseException`` propagate. If the abort signal has already fired, the call
     never starts: only its ``done`` is yielded, with ``NOT_STARTED``.
     """
-    tool_use_id, name, raw_input = _field(tool_use, "id"), _field(tool_use, "name"), _field(tool_use, "input")
+    tool_use_id, name = block_field(tool_use, "id"), block_field(tool_use, "name")
+    raw_input = block_field(tool_use, "input")
     if context.abort.aborted:
         yield unfinished_progress(tool_use, NOT_STARTED)
         return
@@ -271,7 +272,7 @@ def tool_results_message(
     finished; given, those results come first in that order, the rest after them in
     call order (None: call order). Raises ``ValueError`` if ``tool_uses`` is empty.
     """
-    ids = [_field(tool_use, "id") for tool_use in tool_uses]
+    ids = [block_field(tool_use, "id") for tool_use in tool_uses]
     if not ids:
         raise ValueError("tool_results_message() needs at least one tool_use to answer")
     if finished is not None:
@@ -289,10 +290,10 @@ def tool_results_message(
 
 def unfinished_progress(tool_use: Any, text: str) -> ProgressMessage:
     """The ``done`` progress of a call that got no result of its own: an ``is_error`` result saying ``text``."""
-    tool_use_id = _field(tool_use, "id")
+    tool_use_id = block_field(tool_use, "id")
     block = tool_result_block(tool_use_id, text, is_error=True)
     return ProgressMessage(uuid=progress_uuid(tool_use_id, "unfinished"), tool_use_id=tool_use_id,
-                           data={"stage": "done", "name": _field(tool_use, "name"), "result": block, "ran": False})
+                           data={"stage": "done", "name": block_field(tool_use, "name"), "result": block, "ran": False})
 
 
 _PROGRESS_IDS = _uuid.UUID("5b1f3c2e-8d47-4a6b-9c0e-7f2a1d3e4b5c")
@@ -424,11 +425,11 @@ def _validation_message(exc: ValidationError) -> str:
 
 
 def _is_concurrency_safe(tool_use: Any, tools: list[Tool]) -> bool:
-    tool = find_tool(tools, _field(tool_use, "name"))
+    tool = find_tool(tools, block_field(tool_use, "name"))
     if tool is None:
         return False
     try:
-        parsed = tool.input_model.model_validate(_field(tool_use, "input"))
+        parsed = tool.input_model.model_validate(block_field(tool_use, "input"))
         return bool(tool.is_concurrency_safe(parsed))
     except Exception:  # dreamloop's choice: a call we cannot judge runs alone
         return False
@@ -468,10 +469,6 @@ def _not_an_object(name: str, raw_input: Any) -> str:
     return f"Error: {name} was not run: its input must be a JSON object, but the model sent {sent}"
 
 
-def _field(block: Any, key: str) -> Any:
-    return block[key] if isinstance(block, dict) else getattr(block, key)
-
-
 # ---------------------------------------------------------------------------
 # A parallel batch: one task per call, progress merged in completion order
 
@@ -490,7 +487,7 @@ async def _run_parallel(tool_uses: tuple[Any, ...],
         finally:
             queue.put_nowait(None)  # this call is over, however it ended
 
-    tasks = {_field(t, "id"): asyncio.create_task(pump(t), name=f"tool {_field(t, 'id')}") for t in tool_uses}
+    tasks = {block_field(t, "id"): asyncio.create_task(pump(t), name=f"tool {block_field(t, 'id')}") for t in tool_uses}
     started: set[str] = set()
     done: set[str] = set()
     try:
@@ -510,7 +507,7 @@ async def _run_parallel(tool_uses: tuple[Any, ...],
             if stage != "done":
                 continue
             done.add(message.tool_use_id)
-            failed = next(t for t in tool_uses if _field(t, "id") == message.tool_use_id)
+            failed = next(t for t in tool_uses if block_field(t, "id") == message.tool_use_id)
             if context.sibling_rule and cancels_siblings(failed, message.data["result"],
                                                          message.data.get("ran", True)):
                 async for stopped in _stop_siblings(tool_uses, tasks, queue, started, done, sibling_failure(failed)):
@@ -548,6 +545,6 @@ async def _stop_siblings(tool_uses: tuple[Any, ...], tasks: dict[str, asyncio.Ta
                 done.add(message.tool_use_id)
         yield message
     for tool_use in tool_uses:
-        ident = _field(tool_use, "id")
+        ident = block_field(tool_use, "id")
         if ident not in done:
             yield unfinished_progress(tool_use, why.text(ident in started))

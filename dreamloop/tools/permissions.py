@@ -1,10 +1,11 @@
 """Permission decisions: may this tool call run, and who says so.
 
 Owns the three decisions (``Allow``, ``Deny``, ``Ask``), the permission
-modes, the two callback shapes (``CanUseTool``, ``AskUser``) and
-``decide_permission()``, the one place where they combine. It knows nothing
-about how a tool runs or how its result is delivered; a tool's own default
-lives in its ``check_permissions()``.
+modes, the two callback shapes (``CanUseTool``, ``AskUser``),
+``decide_permission()``, the one place where they combine, and the command
+rules a decision reads (the one shell-syntax rule, the project's test command,
+``allow_test_commands``). It knows nothing about how a tool runs or how its
+result is delivered; a tool's own default lives in its ``check_permissions()``.
 """
 
 from __future__ import annotations
@@ -24,7 +25,13 @@ __all__ = [
     "PERMISSION_MODES",
     "PermissionDecision",
     "PermissionMode",
+    "SHELL_EXPANSION",
+    "SHELL_SYNTAX",
+    "TEST_COMMAND_PREFIXES",
+    "allow_test_commands",
     "decide_permission",
+    "has_shell_syntax",
+    "is_test_command",
 ]
 
 PermissionMode = Literal["default", "accept-edits", "bypass"]
@@ -175,3 +182,54 @@ async def _policy_over_allow(tool: CheckedTool, input: BaseModel, as_dict: dict[
 def _check_decision(decision: object, source: str) -> None:
     if not isinstance(decision, (Allow, Deny, Ask)):
         raise TypeError(f"{source} must return Allow, Deny or Ask, not {decision!r}")
+
+
+# ---------------------------------------------------------------------------
+# Command rules: what a command holds that runs without asking
+
+SHELL_SYNTAX = frozenset(";|&$`<>\n\r")
+"""Characters that chain commands, substitute one's output or redirect, and line breaks: a command that runs
+without asking holds none of them (one command, nothing else run or written)."""
+
+SHELL_EXPANSION = frozenset("(){}~\\")
+"""Characters that group commands or expand a word into others (subshells, braces, ``~``, escapes): where a
+command's arguments must be plain words (``tools.bash.is_read_only_command``), they hold none of these either."""
+
+
+def has_shell_syntax(command: str, *, expansion: bool = False) -> bool:
+    """Does ``command`` hold any of ``SHELL_SYNTAX`` (with ``expansion``, of ``SHELL_EXPANSION`` too)?
+
+    The one shell-syntax rule: the test-command policy (``is_test_command``) refuses ``SHELL_SYNTAX``; the
+    Bash tool's read-only allowlist refuses both sets. Deliberately conservative: a false "yes" only means
+    the person is asked.
+    """
+    return not SHELL_SYNTAX.isdisjoint(command) or (expansion and not SHELL_EXPANSION.isdisjoint(command))
+
+
+TEST_COMMAND_PREFIXES = ("python -m unittest", "python3 -m unittest")
+"""The project's test command, as the demo and the chapters run it."""
+
+
+def is_test_command(command: str, prefixes: tuple[str, ...] = TEST_COMMAND_PREFIXES) -> bool:
+    """Is ``command`` (stripped) the project's test command: a prefix, then a space or the end, no shell syntax?"""
+    return any(command == p or command.startswith(p + " ") for p in prefixes) and not has_shell_syntax(command)
+
+
+def allow_test_commands(prefixes: tuple[str, ...] = TEST_COMMAND_PREFIXES) -> CanUseTool:
+    """A ``can_use_tool`` that allows Bash running the project's unittest command.
+
+    The command must be one of ``prefixes`` followed by a space or nothing (``python -m unittest_x`` runs
+    another module, maybe one the model just wrote) and hold no shell syntax that could run or redirect
+    anything else: none of ``; | & $ ` < >`` and no line break (``SHELL_SYNTAX``). Every other call gets the
+    tool's own decision under the permission mode (``check_permissions``), as if no ``can_use_tool`` were given.
+    """
+
+    async def can_use_tool(tool: Any, input: dict[str, Any], context: Any) -> PermissionDecision:
+        command = str(input.get("command", "")).strip()
+        if tool.name == "Bash" and is_test_command(command, prefixes):
+            return Allow()
+        if context.permission_mode == "bypass":
+            return Allow()
+        return await tool.check_permissions(tool.input_model.model_validate(input), context)
+
+    return can_use_tool

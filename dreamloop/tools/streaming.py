@@ -19,11 +19,11 @@ from typing import Any, AsyncIterator, Literal, Sequence
 
 from anthropic.types import Message
 
-from ..messages import AttachmentMessage, ProgressMessage, UserMessage
+from ..messages import AttachmentMessage, ProgressMessage, UserMessage, block_field
 from ..partial import PartialResponse
 from .base import ToolUseContext
 from .cancellation import Unfinished, cancels_siblings, sibling_failure
-from .orchestration import _field, _is_concurrency_safe, run_tool_use, tool_results_message, unfinished_progress
+from .orchestration import _is_concurrency_safe, run_tool_use, tool_results_message, unfinished_progress
 
 __all__ = ["CallStatus", "StreamingToolExecutor", "ready_to_start"]
 
@@ -72,7 +72,7 @@ class _Call:
 
     @property
     def id(self) -> str:
-        return _field(self.tool_use, "id")
+        return block_field(self.tool_use, "id")
 
 
 class StreamingToolExecutor:
@@ -146,7 +146,7 @@ class StreamingToolExecutor:
         if self._stopped:
             raise RuntimeError("this StreamingToolExecutor has ended (discarded or stopped early); "
                                "use a new one for the next response")
-        if any(call.id == _field(tool_use, "id") for call in self._calls):
+        if any(call.id == block_field(tool_use, "id") for call in self._calls):
             return  # a repeated tool_use id runs once; the loop keeps only the first block with it
         self._calls.append(_Call(tool_use, _is_concurrency_safe(tool_use, self.context.tools)))
         self._start_ready()

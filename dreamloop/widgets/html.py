@@ -18,6 +18,7 @@ from typing import Any, Iterable, Mapping
 
 from ..hooks import describe_record
 from ..language import tr
+from ..messages import block_field
 from ..tokens import usage_text
 
 __all__ = [
@@ -138,12 +139,6 @@ def _pre(text: str, *, cls: str = "", max_chars: int = MAX_CHARS) -> str:
     return f'<pre class="dl-pre{" " + cls if cls else ""}">{esc(preview(text, max_chars))}</pre>'
 
 
-def _field(block: Any, key: str, default: Any = None) -> Any:
-    if isinstance(block, Mapping):
-        return block.get(key, default)
-    return getattr(block, key, default)
-
-
 # ---------------------------------------------------------------------------
 # Blocks
 
@@ -160,9 +155,9 @@ def _result_text(content: Any) -> str:
         return content
     parts = []
     for block in content or []:
-        kind = _field(block, "type")
+        kind = block_field(block, "type", None)
         if kind == "text":
-            parts.append(str(_field(block, "text", "")))
+            parts.append(str(block_field(block, "text", "")))
         elif kind == "image":
             parts.append("[image]")
         else:
@@ -191,18 +186,19 @@ def block_html(block: Any, names: Mapping[str, str], *, max_chars: int = MAX_CHA
 
     ``names`` maps tool_use id → tool name, to pair a ``tool_result`` with its call.
     """
-    kind = _field(block, "type")
+    kind = block_field(block, "type", None)
     if kind == "text":
-        return _pre(str(_field(block, "text", "")), max_chars=max_chars)
+        return _pre(str(block_field(block, "text", "")), max_chars=max_chars)
     if kind in ("tool_use", "server_tool_use"):
-        return tool_use_html(_field(block, "name", "?"), _field(block, "id"), _field(block, "input", {}),
+        return tool_use_html(block_field(block, "name", "?"), block_field(block, "id", None),
+                             block_field(block, "input", {}),
                              max_chars=max_chars)
     if kind == "tool_result":
         data = block if isinstance(block, Mapping) else block.model_dump(mode="json")
         return tool_result_html(data, names.get(data.get("tool_use_id", "")), max_chars=max_chars)
     if kind == "thinking":
-        text = str(_field(block, "thinking", ""))
-        if not text and _field(block, "signature"):  # the text was not kept, only its signature
+        text = str(block_field(block, "thinking", ""))
+        if not text and block_field(block, "signature", None):  # the text was not kept, only its signature
             hidden = esc(tr("(hidden: only its signature was kept)"))
             return f'<div>{badge("thinking", "thinking")}<i class="dl-dim">{hidden}</i></div>'
         return f'<div>{badge("thinking", "thinking")}{_pre(text, cls="dl-think", max_chars=max_chars)}</div>'
@@ -233,7 +229,7 @@ def message_kind(message: Any) -> str:
 
 
 def _has_tool_result(content: Any) -> bool:
-    return isinstance(content, list) and any(_field(b, "type") == "tool_result" for b in content)
+    return isinstance(content, list) and any(block_field(b, "type", None) == "tool_result" for b in content)
 
 
 def _frame(label: str, kind: str, body: str, *, note: str = "", extra: str = "") -> str:

@@ -5,7 +5,7 @@
     .venv/bin/python tests/conformance/make_fixtures.py /tmp/runs
 
 Each kept run's session file (``<scenario>/claude-code/home/.claude/projects/*/*.jsonl``) goes through
-``dreamloop.claude_code_requests.scrub_records`` (Anthropic's text out, shapes and lengths kept, hashes
+``scrub.scrub_records`` (beside this script; Anthropic's text out, shapes and lengths kept, hashes
 and digests recomputed) into ``tests/fixtures/claude-code-sessions/`` as
 ``NN_dreamloop-compare_<scenario>_v<version>_scrubbed.jsonl``; the run folder's path is replaced by
 ``/tmp/runs``. ``tests/test_claude_code.py`` reads them in ``make test``; the unscrubbed files never
@@ -18,7 +18,9 @@ import json
 import sys
 from pathlib import Path
 
-from dreamloop.claude_code_requests import scrub_records
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from scrub import scrub_records  # noqa: E402
 
 SCENARIOS = {"09": "max_tokens_always", "10": "prompt_too_long_after_tools", "11": "hook_stop_exit_2_once"}
 OUT = Path(__file__).resolve().parents[1] / "fixtures" / "claude-code-sessions"

@@ -19,8 +19,10 @@ from pathlib import Path
 import pytest
 
 from dreamloop.claude_code import read_session
-from dreamloop.claude_code_requests import REQUEST_TYPES, scrub_records
+from dreamloop.claude_code_requests import REQUEST_TYPES
 from dreamloop.messages import normalize_messages_for_api
+
+from .scrub import scrub_records
 
 RUNS = os.environ.get("DREAMLOOP_CONFORMANCE_RUNS")
 
