@@ -17,12 +17,13 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import re
 import threading
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from anthropic.types import Message, ToolUseBlock
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from ..language import N_, tr
 from ..model import AnthropicModel
@@ -170,10 +171,35 @@ async def _call(what: str, fn: Callable[..., Any], *args: Any, hint: str, todo: 
     except NotImplementedError as exc:
         raise _Fail(tr("{what} raised NotImplementedError({error!r}): the exercise is not done yet.",
                        what=what, error=_short(exc)), _replace_stub(todo)) from None
+    except ValidationError as exc:  # a model built with a wrong field: said as a sentence, not pydantic's dump
+        raise _Fail(tr("{what} built a {model} that pydantic refused: {error}", what=what, model=exc.title,
+                       error=_validation_sentence(exc)), _validation_hint(exc) or hint) from None
     except BaseException as exc:  # noqa: BLE001 - the learner's exception becomes the verdict
         explained = _explain(exc)
         raise _Fail(tr("{what} raised {kind}: {error}", what=what, kind=type(exc).__name__, error=explained),
                     _api_hint(explained, hint)) from None
+
+
+def _validation_sentence(exc: ValidationError) -> str:
+    """A pydantic ``ValidationError`` as one line: each refused field, what it got, and pydantic's reason."""
+    said = []
+    for error in exc.errors()[:3]:
+        field = ".".join(str(part) for part in error["loc"]) or exc.title
+        said.append(tr("{field} got {value} ({reason})", field=field, value=_short(repr(error.get("input")), 60),
+                       reason=error["msg"]))
+    return "; ".join(said)
+
+
+def _validation_hint(exc: ValidationError) -> str | None:
+    """For a field given a plain value where a dreamloop class belongs (``transition="next_turn"``): build it."""
+    import dreamloop
+
+    for error in exc.errors():
+        found = re.search(r"instance of (\w+)", error["msg"])
+        if found and found.group(1) in dreamloop.__all__ and error["loc"]:
+            return tr("{field} takes a dl.{kind}, not a {given}: build one, dl.{kind}(...), as the chapter does.",
+                      field=error["loc"][0], kind=found.group(1), given=type(error.get("input")).__name__)
+    return None
 
 
 def _replace_stub(todo: str) -> str:

@@ -37,4 +37,8 @@ TEXTS = {
     "expected a function, got {kind} {value}.": "需要一个函数，收到的是 {kind} {value}。",
     "pass the function itself: check(...)({name}) without calling it first.":
         "传入函数本身：check(...)({name})，不要先调用它。",
+    "{what} built a {model} that pydantic refused: {error}": "{what} 构造的 {model} 被 pydantic 拒绝了：{error}",
+    "{field} got {value} ({reason})": "{field} 收到了 {value}（{reason}）",
+    "{field} takes a dl.{kind}, not a {given}: build one, dl.{kind}(...), as the chapter does.":
+        "{field} 要的是 dl.{kind}，不是 {given}：像本章那样构造一个 dl.{kind}(...)。",
 }
