@@ -1333,7 +1333,7 @@ CASES = [
         (memory_files_every_parent, "only as far as the repository root"),
         (memory_files_no_local, "the private .local one"),
         (memory_files_no_user, "the user's own memory file"),
-        (lambda paths, workspace: sorted(p for p in paths if p.endswith(".md")), "the run sends"),
+        (lambda paths, workspace: sorted(p for p in paths if p.endswith(".md")), "should not be there"),
     ]),
     (ex.check_next_attachments, next_attachments, [
         (next_attachments_every_change, "a change the model has not seen"),
@@ -1374,7 +1374,7 @@ CASES = [
         ({**PREDICTION, "B": [["a", "b"]]}, "did not run beside it"),  # chapter 04's batches, ignoring arrivals
         ({**PREDICTION, "C": [["a"], ["b", "c"]]}, "holds back the calls after it"),
         ({**PREDICTION, "D": [["a", "b", "c"]]}, "nothing starts beside a running non-safe call"),
-        ({**PREDICTION, "A": [["a", "b"]]}, "each in exactly one group"),
+        ({**PREDICTION, "A": [["a", "b"]]}, "belongs to exactly one group"),
         ([["a"]], "expected a dict of scenarios"),
     ]),
     (ex.check_ordering_rule, ready, [
@@ -1480,12 +1480,12 @@ CASES = [
         (after_cut_unbounded, "Three resumes are the bound"),
         (after_cut_resume_first, "The first cut of a turn escalates"),
         (lambda state: ESCALATE, "escalating again changes nothing"),
-        (after_cut_counting_from_zero, "attempt=1"),
+        (after_cut_counting_from_zero, "The attempt is off"),
         (lambda state: "escalate", "expected a dl.Continue or None"),
     ]),
     (ex.check_withdrawn, withdrawn, [
         (lambda events: [], "the failed attempt's partial text stays on screen"),
-        (withdrawn_partial_only, "the loop also withdraws"),
+        (withdrawn_partial_only, "2 progress message(s)"),
         (withdrawn_calls_by_id, "never showed as a message"),
         (lambda events: [e.uuid for e in events if e.type == "stream_event"], "has no attribute"),
         (lambda events: withdrawn(events)[::-1], "the right ids in another order"),
@@ -1754,3 +1754,198 @@ TELLS = ["the executor ran", "microcompact clears [", "the pipeline cuts at", "f
 """How a failed check used to print the right answer (issue 25): a ❌ says what is wrong with the learner's
 answer, never what the right one is."""
 
+
+
+# ---------------------------------------------------------------------------
+# No ❌ line gives the answer away (issue 35): for every check and every wrong answer in CASES, the message
+# names neither what the solution returns on the input the wrong answer failed on nor a part of it the wrong
+# answer lacks. The solution is run on the same inputs (a spy records each call's input and output, on both
+# runs); a value counts as given away when its text occurs in the message more often than in the input and the
+# learner's own output together (a check may show the input and what the learner returned, never the answer).
+
+import functools
+import inspect
+import re
+
+_ADDRESS = re.compile(r" at 0x[0-9a-f]+")
+
+
+def _fingerprint(args):
+    return _ADDRESS.sub("", repr(args))
+
+
+def _sent(args, before):
+    """The request bodies a model among ``args`` received since ``before`` (a loop's output is what it sent)."""
+    models = [a for a in args if hasattr(getattr(a, "api", None), "requests")]
+    return [[r.body for r in m.api.requests[n:] if r.path.endswith("/v1/messages")] for m, n in zip(models, before)]
+
+
+def _spy(fn, log):
+    """``fn`` with every call's (input fingerprint, input, output) appended to ``log``; same kind (sync/async).
+    Where a model is among the inputs, the output is (returned value, the requests it was sent)."""
+    def counts(args):
+        return [len(a.api.requests) for a in args if hasattr(getattr(a, "api", None), "requests")]
+
+    def output(args, before, value):
+        return (value, *_sent(args, before)) if before else value
+
+    if inspect.iscoroutinefunction(fn):
+        @functools.wraps(fn)
+        async def spied(*args):
+            key, before = _fingerprint(args), counts(args)
+            value = await fn(*args)
+            log.append((key, args, output(args, before, value)))
+            return value
+    else:
+        @functools.wraps(fn)
+        def spied(*args):
+            key, before = _fingerprint(args), counts(args)
+            value = fn(*args)
+            log.append((key, args, output(args, before, value)))
+            return value
+    return spied
+
+
+def _spied_tool(tool, log):
+    """A copy of a ``@dl.tool`` whose function is spied."""
+    import copy
+
+    spied = copy.copy(tool)
+    spied.fn = _spy(tool.fn, log)
+    return spied
+
+
+def _is_function(value):
+    return inspect.isfunction(value) or inspect.ismethod(value) or inspect.isbuiltin(value) or \
+        type(value).__name__ == "method-wrapper"
+
+
+def _plain(value):
+    """Pydantic models as their JSON dicts, at any depth (a script's Turns, a Continue)."""
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", exclude_none=True)
+    if isinstance(value, (list, tuple)):
+        return type(value)(_plain(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+def _parts(want, got):
+    """What of ``want`` (the solution's value) ``got`` (the learner's) lacks: the whole value, then the parts."""
+    want, got = _plain(want), _plain(got)
+    if want == got or want is None or isinstance(want, (bool, float)):
+        return []
+    out = [want]
+    if isinstance(want, dict):
+        other = got if isinstance(got, dict) else {}
+        for key, item in want.items():
+            out += _parts(item, other.get(key))
+    elif isinstance(want, tuple):  # a record: compared field by field
+        other = list(got) if isinstance(got, (list, tuple)) else []
+        for i, item in enumerate(want):
+            out += _parts(item, other[i] if i < len(other) else None)
+    elif isinstance(want, list):  # a collection: an item the learner lacks is a part
+        other = [_plain(g) for g in got] if isinstance(got, (list, tuple)) else []
+        for item in want:
+            if _plain(item) not in other:
+                out += _parts(item, None)
+    return out
+
+
+def _renderings(value):
+    """How a check may print ``value``: repr, JSON, the checks' own _short; a long string also bare."""
+    from dreamloop.exercises._checking import _short
+
+    if isinstance(value, str):
+        forms = {repr(value), json.dumps(value, ensure_ascii=False)}
+        return forms | ({value} if len(value) >= 24 else set())
+    if isinstance(value, int):  # a bare number under 10 is in every message (counts, turns): not matched alone
+        return {str(value)} if abs(value) >= 10 else set()
+    if not isinstance(value, (list, tuple, dict)) or not value:
+        return set()
+    forms = {repr(value), _short(value, 10_000)}
+    try:
+        forms.add(json.dumps(value, ensure_ascii=False))
+    except (TypeError, ValueError):
+        pass
+    return {form for form in forms if len(form) >= 4}
+
+
+def _count(form, text):
+    if form.isdigit():
+        return len(re.findall(rf"(?<![\w.,]){form}(?![\w.,]|,\d)", text))
+    return text.count(form)
+
+
+def _text_of(value):
+    """Every way the input or the learner's output may be printed, to count what they already show."""
+    plain = _plain(value)
+    texts = [repr(value), repr(plain)]
+    try:
+        texts.append(json.dumps(plain, ensure_ascii=False, default=repr))
+    except (TypeError, ValueError):
+        pass
+    return texts
+
+
+def _given_away(check, solution, wrong, out):
+    """The values the ❌ line ``out`` gives away (empty when it gives none)."""
+    tools = isinstance(solution, dl.tools.FunctionTool) and isinstance(wrong, dl.tools.FunctionTool)
+    if (_is_function(solution) and _is_function(wrong)) or tools:
+        right, learner = [], []
+        wrap = _spied_tool if tools else _spy
+        check(wrap(solution, right))
+        check(wrap(wrong, learner))
+        pairs = []
+        for i, (key, args, got) in enumerate(learner):
+            match = [w for k, _, w in right if k == key]
+            if match and len(match) == 1:
+                pairs.append((args, match[0], got))
+            elif i < len(right):
+                pairs.append((args, right[i][2], got))
+    else:
+        pairs = [((), solution, wrong)]
+    found = []
+    for args, want, got in pairs:
+        shown = {"args": _text_of(args), "got": _text_of(got)}
+        for part in _parts(want, got):
+            for form in _renderings(part):
+                allowed = max(_count(form, t) for t in shown["args"]) + max(_count(form, t) for t in shown["got"])
+                if form not in GIVEN.get(check, ()) and _count(form, out) > allowed:
+                    found.append(form)
+    return sorted(set(found))
+
+
+GIVEN = {
+    # what the exercise itself states, so printing it gives nothing away
+    ex.check_hello_script: ["'Hello, loop!'", '"Hello, loop!"'],  # "make the model say 'Hello, loop!'"
+    ex.check_tool_script: ["'config.py'", '"config.py"', "'Read'"],  # "Read config.py"
+    ex.check_settings_hook: ['"Bash"'],  # "a PreToolUse hook on Bash"
+    ex.check_cut_recovery: ["64000"],  # "a 64,000 escalation"
+    ex.check_where_decided: [repr(phase) for phase in PHASES],  # the phases to choose from
+}
+
+
+@pytest.mark.parametrize("check, solution, wrong", [(c, s, w) for c, s, wrongs in CASES for w, _ in wrongs],
+                         ids=[f"{c.__name__}-{i}" for i, (c, _, _) in enumerate(WRONG)])
+def test_no_message_gives_the_answer_away(check, solution, wrong, capsys):
+    check(wrong)
+    out = capsys.readouterr().out
+    assert out.startswith("❌ ")
+    found = _given_away(check, solution, wrong, out)
+    capsys.readouterr()
+    assert not found, f"{check.__name__} gives away {found} in:\n{out}"
+
+
+def test_a_model_refused_by_pydantic_is_a_sentence_that_points_at_the_class(capsys):
+    """Chapter 03's exercise 2 with ``transition="next_turn"``: no pydantic dump, a pointer at dl.Continue."""
+    def next_state_with_a_string(state, messages_for_query, assistant_messages, tool_results):
+        return dl.State(messages=(*messages_for_query, *assistant_messages, *tool_results),
+                        turn_count=state.turn_count + 1, transition="next_turn")
+
+    assert not ex.check_next_state(next_state_with_a_string)
+    out = capsys.readouterr().out
+    assert "built a State that pydantic refused: transition got 'next_turn'" in out
+    assert "transition takes a dl.Continue, not a str" in out
+    assert "errors.pydantic.dev" not in out and "validation error for" not in out
