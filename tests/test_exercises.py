@@ -11,6 +11,8 @@ The solutions here are the ones in notebooks/solutions/; the checks compare them
 from __future__ import annotations
 
 import json
+import re
+import shlex
 import subprocess
 import sys
 import time
@@ -265,8 +267,58 @@ def block_while_tests_fail(input):
                         reason="The tests fail:\n" + "\n".join(failures) + "\nmake the failing test pass")
 
 
+# chapter 07b's guard, as in notebooks/solutions/07b_command_hooks.ipynb
+
+RM_WRAPPERS = {  # each runs the command after it; these of its options take the next word as their value
+    "sudo": {"-u", "-g", "-h", "-p", "-C", "-D", "-R", "-T", "-U", "-r", "-t"}, "doas": {"-u", "-C"},
+    "env": {"-u", "-C"}, "command": set(), "exec": {"-a"}, "nohup": set(), "nice": {"-n"},
+    "time": {"-f", "-o"}, "xargs": {"-n", "-I", "-L", "-P", "-d", "-s", "-E", "-a"}, "timeout": {"-s", "-k"},
+}
+
+def shell_commands(line):
+    """The words of each command: shlex keeps quoted text one word and splits ; & | ( ) ` as words of their own."""
+    lexer = shlex.shlex(line.replace("\n", ";"), posix=True, punctuation_chars=";&|()`")
+    found, words = [], []
+    for token in lexer:
+        if token.strip(";&|()`") == "" or token in ("{", "}"):
+            found.append(words)
+            words = []
+        else:
+            words.append(token)
+            if "$(" in token:  # a command substitution inside double quotes still runs
+                found += shell_commands(token.split("$(", 1)[1])
+    return [*found, words]
+
+def rm_command_words(words):
+    """Past NAME=value and wrappers with their options: the command that runs."""
+    while words and (re.fullmatch(r"[A-Za-z_]\w*=.*", words[0]) or Path(words[0]).name in RM_WRAPPERS):
+        takes = RM_WRAPPERS.get(Path(words[0]).name, set())
+        timeout = Path(words[0]).name == "timeout"
+        words = words[1:]
+        while words and words[0].startswith("-"):
+            words = words[2:] if words[0] in takes else words[1:]
+        if timeout and words and re.fullmatch(r"[\d.]+[smhd]?", words[0]):
+            words = words[1:]
+    return words
+
+def solution_recursive_rm(command):
+    try:
+        lines = shell_commands(command)
+    except ValueError:  # unbalanced quotes: read it as plain words
+        lines = [command.split()]
+    for words in lines:
+        words = rm_command_words(words)
+        if words and Path(words[0]).name == "rm":
+            for word in words[1:]:
+                if word == "--":
+                    break
+                if word in ("-r", "-R") or (len(word) >= 3 and "--recursive".startswith(word)) \
+                        or (re.fullmatch(r"-[A-Za-z]+", word) and set("rR") & set(word)):
+                    return True
+    return False
+
 def no_recursive_rm(input):
-    if recursive_rm(input.tool_input.get("command", "")):
+    if solution_recursive_rm(input.tool_input.get("command", "")):
         return PreToolUseDecision(decision="deny", reason="A recursive rm is not allowed in this project.")
     return None
 
@@ -1065,6 +1117,65 @@ def any_word_rm(command):
     return "rm" in words and any(w == "--recursive" or re.fullmatch(r"-[A-Za-z]*[rR][A-Za-z]*", w) for w in words)
 
 
+def wrappers_by_name_only(command):
+    """Knows the wrappers' names, not their options: `sudo -u root rm -rf /` reads as the command `-u`."""
+    for words in shell_commands(command):
+        while words and (Path(words[0]).name in RM_WRAPPERS or "=" in words[0]):
+            words = words[1:]
+        if words and Path(words[0]).name == "rm" and any(re.fullmatch(r"-\w*[rR]\w*|--recur\w*", w) for w in words):
+            return True
+    return False
+
+
+def wrapper_flags_without_values(command):
+    """Skips a wrapper's options but never their values: `nice -n 5 rm -rf build` reads as the command `5`."""
+    for words in shell_commands(command):
+        while words and (Path(words[0]).name in RM_WRAPPERS or "=" in words[0]):
+            words = words[1:]
+            while words and words[0].startswith("-"):
+                words = words[1:]
+        if words and Path(words[0]).name == "rm" and any(re.fullmatch(r"-\w*[rR]\w*|--recur\w*", w) for w in words):
+            return True
+    return False
+
+
+def every_short_option_takes_a_value(command):
+    """Takes -u, -g and -n as valued for every wrapper: `sudo -n rm -rf build` reads as the command `-rf`."""
+    def words_of(words):
+        while words and (Path(words[0]).name in RM_WRAPPERS or "=" in words[0]):
+            words = words[1:]
+            while words and (words[0].startswith("-") or re.fullmatch(r"[\d.]+[smhd]?", words[0])):
+                words = words[2:] if words[0] in ("-u", "-g", "-n") else words[1:]
+        return words
+    return any([Path(x).name for x in words_of(w)[:1]] == ["rm"] and any(re.fullmatch(r"-\w*[rR]\w*|--recur\w*", x) for x in words_of(w))
+               for w in shell_commands(command))
+
+
+def split_before_the_quotes(command):
+    """Splits at ; & | before reading quotes: `echo "x; rm -rf y"` becomes a command `rm -rf y"`."""
+    return any(solution_recursive_rm(part) for part in re.split(r"[;&|\n]+", command))
+
+
+def any_recursive_flag_on_the_line(command):
+    """Finds rm and a recursive flag in the same command, whoever's flag it is: `xargs -r rm -f` is denied."""
+    return any(any(Path(w).name == "rm" for w in words) and any(re.fullmatch(r"-\w*[rR]\w*|--recur\w*", w)
+                                                               for w in words)
+               for words in shell_commands(command))
+
+
+def timeout_without_its_duration(command):
+    """Knows the wrappers and their options, but not that timeout takes a duration: `timeout 5 rm -rf x`."""
+    for words in shell_commands(command):
+        while words and (re.fullmatch(r"[A-Za-z_]\w*=.*", words[0]) or Path(words[0]).name in RM_WRAPPERS):
+            takes = RM_WRAPPERS.get(Path(words[0]).name, set())
+            words = words[1:]
+            while words and words[0].startswith("-"):
+                words = words[2:] if words[0] in takes else words[1:]
+        if words and Path(words[0]).name == "rm" and any(re.fullmatch(r"-\w*[rR]\w*|--recur\w*", w) for w in words):
+            return True
+    return False
+
+
 def rm_rf_substring(input):
     if "rm -rf" in input.tool_input["command"]:
         return PreToolUseDecision(decision="deny", reason="no rm -rf")
@@ -1438,6 +1549,12 @@ CASES = [
         (deny_if(first_flag_regex), "'rm -f -r build' was not denied"),
         (deny_if(flags_listed), "'rm -vR logs' was not denied"),
         (deny_if(any_word_rm), "'/bin/rm -rf build' was not denied"),
+        (deny_if(wrappers_by_name_only), "'sudo -u root rm -rf build' was not denied"),
+        (deny_if(wrapper_flags_without_values), "'sudo -u root rm -rf build' was not denied"),
+        (deny_if(every_short_option_takes_a_value), "'sudo -n rm -rf build' was not denied"),
+        (deny_if(split_before_the_quotes), "'echo \"x; rm -rf y\"' was denied"),
+        (deny_if(any_recursive_flag_on_the_line), "xargs -r rm -f notes.txt\" was denied"),
+        (deny_if(timeout_without_its_duration), "'timeout 5 rm -rf build' was not denied"),
     ]),
     (ex.check_settings_hook, settings_with(), [
         (settings_with("grep -q 'git push' && { echo 'no' >&2; exit 1; }; exit 0"), "fails open"),
@@ -1574,7 +1691,8 @@ GIVEAWAYS = {
     ex.check_interrupted: ['reason.startswith("aborted")', "trace.resolve(point.tool_results)", 'b.get("is_error")'],
     ex.check_model_calls: ['r["message"]["id"]', 'not r.get("isSidechain")', "len({"],
     ex.check_tests_stop_hook: ["subprocess.run(", "returncode", 'StopDecision(decision="block"', "cwd=input.cwd"],
-    ex.check_no_recursive_rm: ["shlex.split", "re.split(", 'PreToolUseDecision(decision="deny"'],
+    ex.check_no_recursive_rm: ["shlex.split", "re.split(", 'PreToolUseDecision(decision="deny"', "punctuation_chars",
+                               "shlex.shlex("],
     ex.check_settings_hook: ["grep -q 'git push'", ">&2; exit 2", '"matcher": "Bash"'],
     ex.check_predict: ['(4, "api_error")', '(3, "completed")', '(3, "api_error")', '(4, "completed")'],
     ex.check_reminders_added: ['k != "cache"', "messages[shared:]", "shared += 1"],
@@ -1949,3 +2067,25 @@ def test_a_model_refused_by_pydantic_is_a_sentence_that_points_at_the_class(caps
     assert "built a State that pydantic refused: transition got 'next_turn'" in out
     assert "transition takes a dl.Continue, not a str" in out
     assert "errors.pydantic.dev" not in out and "validation error for" not in out
+
+
+def test_the_rm_guard_is_held_against_every_wrapper_it_knows_bare_and_with_options_both_ways():
+    """Chapter 07b: each wrapper the answer key knows is tried bare and with its options, around a recursive rm
+    (denied) and around commands that delete nothing recursively (allowed); the key itself agrees."""
+    from dreamloop.exercises import ch07
+
+    assert set(ch07._WRAPPER_USES) == set(ch07._WRAPPERS)
+    for wrapper, uses in ch07._WRAPPER_USES.items():
+        assert any(use and use.startswith("-") for use in uses) or not ch07._WRAPPERS[wrapper] or wrapper == "timeout"
+        for use in uses:
+            assert ch07._wrapped(wrapper, use, "rm -rf build") in ch07._WRAPPED_DENY
+            assert ch07._wrapped(wrapper, use, "ls -R") in ch07._WRAPPED_ALLOW
+    for command in [*ch07._DENY, *ch07._WRAPPED_DENY]:
+        assert ch07.recursive_rm(command) and solution_recursive_rm(command), command
+    for command in [*ch07._ALLOW, *ch07._WRAPPED_ALLOW]:
+        assert not ch07.recursive_rm(command) and not solution_recursive_rm(command), command
+    # what a learner met (issue 35): a guard the check passed let these through, or denied the last
+    for command in ("sudo -u root rm -rf /", "nice -n 5 rm -rf build", "timeout 5 rm -rf x",
+                    "find . -print0 | xargs -0 rm -rf", "command rm -rf b"):
+        assert ch07.recursive_rm(command), command
+    assert not ch07.recursive_rm('echo "x; rm -rf y"')
