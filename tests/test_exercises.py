@@ -1207,6 +1207,18 @@ def cut_moved_forward(messages, keep_recent):
     return cut
 
 
+def stage_in_order(*order, staging=False):
+    """The first stage over its threshold, in ``order``; ``staging``: collapse's staging threshold for its own."""
+    def first(tokens, options):
+        limits = options.thresholds(options.context_window)
+        for name in order:
+            limit = limits.collapse_stage if staging and name == "context_collapse" else getattr(limits, name)
+            if limit is not None and tokens > limit:
+                return name
+        return None
+    return first
+
+
 def stage_by_lowest_threshold(tokens, options):
     limits = options.thresholds(options.context_window)
     over = [(getattr(limits, n), n) for n in ("snip", "microcompact", "context_collapse", "autocompact", "blocking_limit")
@@ -1525,6 +1537,12 @@ CASES = [
         (model_calls_by_runs, "tool_result records can sit between the blocks"),
         (lambda records: float(model_calls(records)), "expected a whole number"),
         (model_calls_by_text, "fewer than the model calls"),
+        (lambda records: len({r["message"]["id"] for r in records if r["type"] == "assistant"
+                              and not r.get("isSidechain") and any(b["type"] == "text" for b in r["message"]["content"])}),
+         "only tool_use blocks is a model call too"),
+        (lambda records: len({r["message"]["id"] for r in records if r["type"] == "assistant"})
+         - sum(r["type"] == "assistant" and bool(r.get("isSidechain")) for r in records),
+         "leave its records out"),
     ]),
     (ex.check_tests_stop_hook, block_while_tests_fail, [
         (lambda input: None, "never blocked"),
@@ -1585,6 +1603,14 @@ CASES = [
         (stage_from_fractions, "you said"),
         (stage_by_lowest_threshold, "the pipeline runs light to heavy"),
         (stage_without_the_blocking_limit, "over at least one threshold"),
+        (stage_in_order("snip", "microcompact", "autocompact", "blocking_limit"),
+         "a lighter stage that is on is over its own too"),
+        (stage_in_order("snip", "context_collapse", "microcompact", "autocompact", "blocking_limit"),
+         "a lighter stage that is on is over its own too"),
+        (stage_in_order("snip", "microcompact", "context_collapse", "autocompact", "blocking_limit", staging=True),
+         "context_collapse's threshold is 3,000"),
+        (stage_in_order("microcompact", "snip", "context_collapse", "autocompact", "blocking_limit"),
+         "a lighter stage that is on is over its own too"),
     ]),
     (ex.check_clearable, clearable, [
         (clear_all_but_last, "must stay"),
