@@ -2115,3 +2115,22 @@ def test_the_rm_guard_is_held_against_every_wrapper_it_knows_bare_and_with_optio
                     "find . -print0 | xargs -0 rm -rf", "command rm -rf b"):
         assert ch07.recursive_rm(command), command
     assert not ch07.recursive_rm('echo "x; rm -rf y"')
+
+
+def test_every_untouched_exercise_message_is_known_so_a_check_shows_it_in_the_learners_language(capsys):
+    """The chapters' `raise NotImplementedError("...")` messages are the package's _STUB_MESSAGES: a check
+    shows one in the chapter's language (issue 35, item 11: chapter 11's Chinese edition printed them in English)."""
+    from dreamloop.exercises._checking import _STUB_MESSAGES
+
+    written = {m.group(2) for path in sorted(NOTEBOOKS.glob("[01][0-9]*_*.ipynb"))
+               for cell in json.loads(path.read_text())["cells"] if cell["cell_type"] == "code"
+               for m in re.finditer(r'raise NotImplementedError\((["\'])(.*?)\1\)', "".join(cell["source"]))}
+    assert written == set(_STUB_MESSAGES)
+    assert {stub.__closure__[0].cell_contents for stub in STUBS.values() if callable(stub)} <= set(_STUB_MESSAGES)
+    ex.language("zh")
+    try:
+        ex.check_predict(STUBS[ex.check_predict])
+    finally:
+        ex.language("en")
+    out = capsys.readouterr().out
+    assert "Claude Code 在这个场景上的 (requests, ending)" in out and "on this scenario" not in out

@@ -21,7 +21,7 @@ from ..query import QueryParams, query
 from ..scratch import scratch_dir
 from ..scripts import reply, tool_use
 from ..tools import builtin_tools
-from ._checking import Verdict, _Fail, _require_callable, _run, _short, _verdict
+from ._checking import Verdict, _Fail, _require_callable, _run, _short, _stub_message, _verdict
 
 __all__ = ["check_no_recursive_rm", "check_settings_hook", "check_tests_stop_hook"]
 
@@ -169,7 +169,7 @@ def _unfinished(error: HookError, todo: str) -> None:
     """The untouched exercise cell: say what to do, not the answer."""
     if isinstance(error.__cause__, NotImplementedError):
         raise _Fail(tr("your hook raised NotImplementedError({error!r}): the exercise is not done yet.",
-                       error=_short(error.__cause__)),
+                       error=_stub_message(_short(error.__cause__))),
                     tr("replace the `raise NotImplementedError(...)` line with your code: {todo}", todo=todo)) from None
 
 
