@@ -68,6 +68,7 @@ _EXPORTS: dict[str, str] = {
     "load_hooks": "hooks",
     "normalize_messages_for_api": "messages",
     "observed_loop": "presets",
+    "observed_recovery": "presets",
     "offline": "model",
     "query": "query",
     "reply": "scripts",

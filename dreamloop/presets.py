@@ -21,18 +21,20 @@ from typing import Any
 from .context.environment import run_system_prompt
 from .context.options import ContextOptions
 from .hooks import Hooks
+from .language import N_
 from .query import QueryParams
 from .recovery import RecoveryOptions
 
 __all__ = ["OBSERVED_LOOP", "TEXTS_LOOP", "observed_fields", "observed_loop", "observed_recovery", "texts_fields",
            "texts_loop"]
 
-TEXTS_LOOP = "the texts' loop"
-"""The name of the loop as both source texts describe it (``texts_loop()``)."""
+TEXTS_LOOP = N_("the texts' loop")
+"""The name of the loop as both source texts describe it (``texts_loop()``; ``tr(TEXTS_LOOP)`` in the learner's
+language)."""
 
-OBSERVED_LOOP = "Claude Code 2.1.332 as observed"
+OBSERVED_LOOP = N_("Claude Code 2.1.332 as observed")
 """The name of the loop as ``dreamloop compare`` saw Claude Code 2.1.332 run it (``observed_loop()``,
-``dreamloop run``)."""
+``dreamloop run``; ``one_tool`` the simplest scenario)."""
 
 
 def observed_recovery(**changes: Any) -> RecoveryOptions:
