@@ -41,6 +41,7 @@ import re as _re
 
 _STATIC = _re.compile(r"<!-- dreamloop:static -->([\s\S]*?)<!-- /dreamloop:static -->")
 _VOLATILE = [
+    (_re.compile(r"<wbr>"), ""),  # a break opportunity is not a space
     (_re.compile(r"<img\b[^>]*>"), " "),  # pictures (SVG data URIs): their geometry is timing
     (_re.compile(r"<[^>]+>"), " "),
     (_re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"), "UUID"),
