@@ -59,6 +59,9 @@ COLORS = {
 
 _CSS = (
     ".dl{font-family:var(--jp-ui-font-family,sans-serif);font-size:13px;line-height:1.4;max-width:100%}"
+    # a live widget's HTML is a flex item as wide as its longest unbreakable word unless words may break anywhere;
+    # the stored copy (no stylesheet) has the inline break-word of pane()
+    ".dl *{overflow-wrap:anywhere}"
     ".dl pre.dl-pre{margin:2px 0;padding:0;background:none;white-space:pre-wrap;word-break:break-word;"
     "max-height:18em;overflow:auto;font-family:var(--jp-code-font-family,monospace);font-size:12px}"
     ".dl .dl-mono{font-family:var(--jp-code-font-family,monospace);font-size:12px}"
