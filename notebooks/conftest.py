@@ -41,6 +41,7 @@ import re as _re
 
 _STATIC = _re.compile(r"<!-- dreamloop:static -->([\s\S]*?)<!-- /dreamloop:static -->")
 _VOLATILE = [
+    (_re.compile(r"<style>[\s\S]*?</style>"), " "),  # the stylesheet is how, not what (an untrusted page drops it)
     (_re.compile(r"<wbr>"), ""),  # a break opportunity is not a space
     (_re.compile(r"<img\b[^>]*>"), " "),  # pictures (SVG data URIs): their geometry is timing
     (_re.compile(r"<[^>]+>"), " "),
@@ -52,7 +53,7 @@ _VOLATILE = [
 
 
 def snapshot_text(html: str) -> str:
-    """What a stored static copy says, as text: tags and pictures out, times and ids normalised."""
+    """What a stored static copy says, as text: tags, stylesheets and pictures out, times and ids normalised."""
     found = _STATIC.search(html)
     text = found.group(1) if found else html
     for pattern, replace in _VOLATILE:
