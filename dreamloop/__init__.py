@@ -7,6 +7,9 @@
     async for event in run: ...
     run.terminal                                       # Terminal(reason='completed', ...)
 
+    dl.texts_loop(messages="hi", model=model, workspace=folder)     # every branch on, as both texts have it
+    dl.observed_loop(messages="hi", model=model, workspace=folder)  # as `dreamloop run`: the presets module
+
 Importing has no side effects: nothing is started, read or sent. It is also
 cheap: a public name's module is imported the first time the name is used
 (``dl.query`` imports ``dreamloop.query``), so a kernel pays only for what its
@@ -64,11 +67,14 @@ _EXPORTS: dict[str, str] = {
     "live": "model",
     "load_hooks": "hooks",
     "normalize_messages_for_api": "messages",
+    "observed_loop": "presets",
+    "observed_recovery": "presets",
     "offline": "model",
     "query": "query",
     "reply": "scripts",
     "run_tools": "tools",
     "text": "scripts",
+    "texts_loop": "presets",
     "thinking": "scripts",
     "tool": "tools",
     "tool_result_block": "messages",

@@ -158,7 +158,7 @@ class Attachments:
 
     def _attach(self, kind: str, path: Path, change: str, text: str) -> AttachmentMessage:
         return AttachmentMessage(uuid=self.uuid(), attachment={
-            "type": kind, "path": str(path), "change": change,
+            "type": kind, "path": str(path), "name": _shown(path, self.workspace), "change": change,
             "text": f"<system-reminder>\n{text}\n</system-reminder>"})
 
     def _notice(self, subtype: str, said: str | None) -> SystemMessage:

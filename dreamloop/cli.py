@@ -6,7 +6,8 @@ directory and "change value to 2" runs through ``query()`` against the
 offline API with the real tools, printed turn by turn. ``sample DIR`` copies
 that project to DIR, a safe place to try ``run``, which runs any prompt,
 offline (the demo policy), ``--live`` (``--record`` writes a cassette) or
-from a recorded cassette (``--cassette``), as the production loop (every
+from a recorded cassette (``--cassette``), as the production loop: Claude Code
+2.1.332 as observed (``presets.observed_loop()``, the one place its defaults live; every
 branch that exists is on, each with a flag to turn it off: ``--no-hooks``,
 ``--no-context`` / ``--no-stage STAGE``, ``--no-recovery`` / ``--no-recovery-branch
 BRANCH``, ``--results-in-call-order``; ``--fallback-model NAME``, ``--token-budget N`` and
@@ -46,8 +47,8 @@ from .tools.permissions import allow_test_commands  # the demo's policy (chapter
 RECOVERY_BRANCHES = ("max_output_tokens_escalate", "max_output_tokens_recovery", "collapse_drain_retry",
                      "reactive_compact_retry", "streaming_fallback")
 """The recovery branches (``RecoveryOptions``' flags), each named as its transition. ``run`` turns on
-those Claude Code 2.1.332 was seen to use (``RecoveryOptions.observed()``: all but the escalation);
-``--recovery-branch`` turns on the others, ``--no-recovery-branch`` turns one off."""
+those Claude Code 2.1.332 was seen to use (``presets.observed_recovery()``: all but the escalation, as in
+``max_tokens_once``); ``--recovery-branch`` turns on the others, ``--no-recovery-branch`` turns one off."""
 
 __all__ = ["EXIT_CODES", "main"]
 
@@ -87,6 +88,9 @@ def _exit_codes_help() -> str:
 
 def _parser() -> argparse.ArgumentParser:
     from .model import DEFAULT_LIVE_MODEL
+    from .presets import observed_recovery
+
+    seen = observed_recovery()  # the defaults the help states are the preset's own
 
     parser = argparse.ArgumentParser(prog="dreamloop", description="The agent loop of a coding agent, running.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -139,13 +143,14 @@ def _parser() -> argparse.ArgumentParser:
                           "Without it the hooks branch is on with no hook: a workspace's own settings never run "
                           "unasked")
     run.add_argument("--no-hooks", action="store_true", help="turn the hooks branch off")
-    run.add_argument("--no-streaming-tools", dest="streaming_tools", action="store_false",
+    # A flag left out is None: the preset's value (presets.observed_fields()) holds, never a copy of it here.
+    run.add_argument("--no-streaming-tools", dest="streaming_tool_execution", action="store_const", const=False,
                      help="run tools after the whole response (default: each call starts as soon as its "
                           "tool_use block is complete, while the model still streams)")
-    run.add_argument("--sibling-rule", action="store_true",
+    run.add_argument("--sibling-rule", action="store_const", const=True,
                      help="a Bash call that ran and failed cancels the calls beside and after it (dreamloop's "
                           "reading of the executor; default: off, as Claude Code 2.1.332 was observed)")
-    run.add_argument("--results-in-call-order", dest="results_as_finished", action="store_false",
+    run.add_argument("--results-in-call-order", dest="results_as_finished", action="store_const", const=False,
                      help="send the results of parallel calls in call order (default: in the order the calls "
                           "finished, as Claude Code 2.1.332 sends them)")
     run.add_argument("--no-context", action="store_true",
@@ -167,18 +172,21 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--recovery-branch", action="append", default=[], choices=RECOVERY_BRANCHES, metavar="BRANCH",
                      help="turn on a branch the source text names that Claude Code 2.1.332 was not seen to use "
                           "(repeatable): max_output_tokens_escalate (the first cut raises the limit to 64,000)")
-    run.add_argument("--max-tokens-exhausted", choices=["api_error", "completed"], default="api_error",
-                     help="how a run ends when max_tokens cuts outlast the resumes: api_error (Claude Code "
-                          "2.1.332, the default) or completed (the source text)")
-    run.add_argument("--malformed-tool-use-retries", type=int, default=2, metavar="N",
+    run.add_argument("--max-tokens-exhausted", choices=["api_error", "completed"], default=None,
+                     help="how a run ends when max_tokens cuts outlast the resumes: api_error or completed (the "
+                          f"source text); default: {seen.max_tokens_exhausted}, as Claude Code 2.1.332 in "
+                          "max_tokens_always")
+    run.add_argument("--malformed-tool-use-retries", type=int, default=None, metavar="N",
                      help="stop_reason tool_use without a tool_use block: ask again N times, then end "
-                          "malformed_tool_use_exhausted (default 2, as Claude Code 2.1.332; 0: end completed at once)")
+                          f"malformed_tool_use_exhausted (default {seen.malformed_tool_use_retries}, as Claude Code "
+                          "2.1.332 in tool_use_without_block; 0: end completed at once)")
     run.add_argument("--max-tokens", type=_positive_int, default=None, metavar="TOKENS",
                      help="the output limit of each request (default: each model's own, as Claude Code 2.1.332 "
                           "sent it: 128,000 to claude-opus-5-5, 32,000 to claude-sonnet-4-5 and claude-haiku-4-5, "
                           "at most 64,000 on a request sent again without streaming; another model's from its "
                           "information)")
     run.add_argument("--no-observed-output-limits", dest="observed_output_limits", action="store_false",
+                     default=None,
                      help="with no --max-tokens, take each model's output limit from its information (the Models "
                           "API) alone, not as Claude Code 2.1.332 sent it")
     run.add_argument("--fallback-model", default=None, metavar="NAME",
@@ -193,16 +201,16 @@ def _parser() -> argparse.ArgumentParser:
                           "follows it unless --no-environment)")
     run.add_argument("--append-system-prompt", default=None, metavar="TEXT",
                      help="add TEXT to the end of the system prompt (after a blank line)")
-    run.add_argument("--no-environment", dest="environment", action="store_false",
+    run.add_argument("--no-environment", dest="environment", action="store_const", const=False,
                      help="tell the model nothing about where it runs (default: working directory, platform, git "
                           "repository or not, after the system prompt; the date before the first prompt)")
-    run.add_argument("--no-memory-files", dest="memory_files", action="store_false",
+    run.add_argument("--no-memory-files", dest="memory_files", action="store_const", const=False,
                      help="do not send the CLAUDE.md files (default: the workspace's, its parents' up to the "
                           "repository root, and ~/.claude/CLAUDE.md open the first user message)")
-    run.add_argument("--changed-files", action="store_true",
+    run.add_argument("--changed-files", action="store_const", const=True,
                      help="tell the model when a file it read, or a CLAUDE.md, changes on disk during the run "
                           "(default: off, as Claude Code 2.1.332 was seen to do within one run)")
-    run.add_argument("--tool-use-summaries", action="store_true",
+    run.add_argument("--tool-use-summaries", action="store_const", const=True,
                      help="make a one-line summary of each batch of tool calls (live: one small extra request per "
                           "batch, outside the conversation; default: off)")
 
@@ -321,7 +329,7 @@ def _prepare_run(args: argparse.Namespace) -> tuple[Any, argparse.Namespace, Any
     """
     from .context.environment import run_system_prompt
     from .model import live, offline
-    from .query import QueryParams
+    from .presets import observed_fields, observed_loop
     from .tools import builtin_tools
 
     if not args.prompt.strip():
@@ -346,7 +354,8 @@ def _prepare_run(args: argparse.Namespace) -> tuple[Any, argparse.Namespace, Any
     if args.model:
         options["model"] = args.model
     console = _console(stderr=args.json)
-    hooks = None if args.no_hooks else _load_hooks(args.settings, console)
+    preset = observed_fields()  # Claude Code 2.1.332 as observed; a flag changes only what it names
+    hooks = None if args.no_hooks else _load_hooks(args.settings, console, preset["hooks"])
     tools, replayed = builtin_tools(), None  # last: a recording model creates its cassette file
     if args.live:
         if args.cassette:
@@ -369,7 +378,12 @@ def _prepare_run(args: argparse.Namespace) -> tuple[Any, argparse.Namespace, Any
         model = offline(demo_policy, **options)
     interactive = sys.stdin.isatty() and not args.json
     nobody = _NobodyToAsk()
-    params = QueryParams(
+    flags = {name: getattr(args, name) for name in (
+        "streaming_tool_execution", "sibling_rule", "results_as_finished", "max_tokens", "fallback_model",
+        "token_budget", "environment", "memory_files", "changed_files", "tool_use_summaries", "observed_output_limits")}
+    if args.system_prompt is not None or args.append_system_prompt is not None:
+        flags["system_prompt"] = run_system_prompt(args.system_prompt, args.append_system_prompt)
+    params = observed_loop(
         messages=args.prompt,
         model=model,
         tools=tools,
@@ -378,36 +392,22 @@ def _prepare_run(args: argparse.Namespace) -> tuple[Any, argparse.Namespace, Any
         ask=_terminal_ask(console) if interactive else nobody,
         can_use_tool=None if args.live or args.cassette else allow_test_commands(),
         max_turns=args.max_turns,
-        max_tokens=args.max_tokens,
-        observed_output_limits=args.observed_output_limits,
         hooks=hooks,
-        streaming_tool_execution=args.streaming_tools,
-        sibling_rule=args.sibling_rule,
-        results_as_finished=args.results_as_finished,
-        context=_context_options(args, workspace),
-        recovery=_recovery_options(args),
-        fallback_model=args.fallback_model,
-        token_budget=args.token_budget,
-        system_prompt=run_system_prompt(args.system_prompt, args.append_system_prompt),
-        environment=args.environment,
-        memory_files=args.memory_files,
-        changed_files=args.changed_files,
-        tool_use_summaries=args.tool_use_summaries,
+        context=_context_options(args, preset["context"]),
+        recovery=_recovery_options(args, preset["recovery"]),
+        **{name: value for name, value in flags.items() if value is not None},
     )
     return params, args, console, nobody, replayed
 
 
-def _context_options(args: argparse.Namespace, workspace: Path) -> Any:
-    """The production pipeline: every context stage on (thresholds from the model's window), minus the
-    ones turned off. None with ``--no-context``. (The workspace is named by the ``environment`` switch's
-    block, which a cassette's replay leaves out of its comparison: ``context.environment.without_environment``.)"""
-    from .context import ContextOptions
-
+def _context_options(args: argparse.Namespace, preset: Any) -> Any:
+    """The preset's pipeline (every context stage on, thresholds from the model's window), minus the
+    ones turned off, with ``--context-window`` if given. None with ``--no-context``."""
     if args.no_context:
         _not_both("--no-context", "--no-stage", args.no_stage)
         return None
-    options = ContextOptions.all_on(context_window=args.context_window)
-    return options.model_copy(update={stage: None for stage in args.no_stage})
+    window = {} if args.context_window is None else {"context_window": args.context_window}
+    return preset.model_copy(update={**window, **{stage: None for stage in args.no_stage}})
 
 
 def _not_both(whole: str, part: str, parts: list[str]) -> None:
@@ -416,8 +416,9 @@ def _not_both(whole: str, part: str, parts: list[str]) -> None:
         raise ValueError(f"{part} {parts[0]} with {whole}: {whole} already turns every part off; give one of them")
 
 
-def _recovery_options(args: argparse.Namespace) -> Any:
-    """The production loop's recovery: every branch on, minus the ones turned off; None with ``--no-recovery``."""
+def _recovery_options(args: argparse.Namespace, preset: Any) -> Any:
+    """The preset's recovery (``presets.observed_recovery()``), with the branches and settings the flags
+    name; None with ``--no-recovery``."""
     from .recovery import RecoveryOptions
 
     if args.no_recovery:
@@ -427,27 +428,27 @@ def _recovery_options(args: argparse.Namespace) -> Any:
     both = set(args.recovery_branch) & set(args.no_recovery_branch)
     if both:
         raise ValueError(f"--recovery-branch and --no-recovery-branch both name {sorted(both)[0]}: give one")
-    if args.malformed_tool_use_retries < 0:
+    if args.malformed_tool_use_retries is not None and args.malformed_tool_use_retries < 0:
         raise ValueError(f"--malformed-tool-use-retries must be 0 or more, not {args.malformed_tool_use_retries}")
-    return RecoveryOptions.observed(**{branch: True for branch in args.recovery_branch},
-                                    **{branch: False for branch in args.no_recovery_branch},
-                                    max_tokens_exhausted=args.max_tokens_exhausted,
-                                    malformed_tool_use_retries=args.malformed_tool_use_retries)
+    settings = {name: getattr(args, name) for name in ("max_tokens_exhausted", "malformed_tool_use_retries")
+                if getattr(args, name) is not None}
+    return RecoveryOptions(**{**preset.model_dump(), **{branch: True for branch in args.recovery_branch},
+                              **{branch: False for branch in args.no_recovery_branch}, **settings})
 
 
-def _load_hooks(settings: list[Path], console: Console) -> Any:
-    """The hooks branch, on: the settings files' hooks (none given: no hook, the branch still on).
+def _load_hooks(settings: list[Path], console: Console, preset: Any) -> Any:
+    """The hooks branch, on: the settings files' hooks (none given: the preset's, no hook, the branch still on).
 
     Hooks that cannot run are said on the console, not dropped silently; a broken file is a
     usage error (``load_hooks`` raises ``ValueError`` / ``FileNotFoundError``).
     """
     import warnings
 
-    from .hooks import Hooks, load_hooks
+    from .hooks import load_hooks
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        hooks = load_hooks(*settings) if settings else Hooks()
+        hooks = load_hooks(*settings) if settings else preset
     for line in hooks.unsupported:
         console.print(Text("hook not run: ", style="yellow") + Text(line))
     return hooks

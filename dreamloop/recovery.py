@@ -77,8 +77,9 @@ def reminder(text: str) -> str:
 class RecoveryOptions(BaseModel):
     """Which recovery branches are on (``QueryParams.recovery``; each its own flag, the switch itself off by
     default: ``recovery=None``), and their bounds. ``RecoveryOptions()`` is the loop of both texts (every
-    branch they name on); ``RecoveryOptions.observed()`` is what Claude Code 2.1.332 did, as the
-    ``dreamloop compare`` scenarios saw it (``dreamloop run``'s default).
+    branch they name on); ``presets.observed_recovery()`` is what Claude Code 2.1.332 did, as the
+    ``dreamloop compare`` scenarios saw it (``max_tokens_once``; ``dreamloop run``'s default, part of
+    ``observed_loop()``).
 
     * ``max_output_tokens_escalate``: the first ``max_tokens`` cut of a turn sends the same request
       once more with ``max_tokens`` raised to ``escalated_max_tokens`` (64,000, dreamloop's default:
@@ -126,15 +127,6 @@ class RecoveryOptions(BaseModel):
     streaming_fallback_max_tokens: int = Field(default=64_000, ge=1)
     max_tokens_exhausted: Literal["completed", "api_error"] = "completed"
     malformed_tool_use_retries: int = Field(default=0, ge=0)
-
-    @classmethod
-    def observed(cls, **changes: Any) -> "RecoveryOptions":
-        """What Claude Code 2.1.332 did, as the ``dreamloop compare`` scenarios saw it: no escalation
-        (``max_tokens_*``), a run whose cuts outlast the resumes ends ``api_error``, a response that says
-        ``tool_use`` without the block is asked again twice (``tool_use_without_block``); every other
-        branch on. ``changes`` override fields (``observed(max_output_tokens_escalate=True)``)."""
-        return cls(**{"max_output_tokens_escalate": False, "max_tokens_exhausted": "api_error",
-                      "malformed_tool_use_retries": 2, **changes})
 
 
 class TokenBudget(BaseModel):

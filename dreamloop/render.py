@@ -210,7 +210,8 @@ class TurnPrinter:
             self.say(Text(f"  hook  {describe_record(message.attachment)}", style="magenta"))
         elif isinstance(message, AttachmentMessage) and "text" in message.attachment:  # phase 5's notices
             said = message.attachment
-            head = f"  attachment {said.get('type')} {said.get('path', '')} ({said.get('change', '')})"
+            where = said.get("name") or said.get("path", "")  # in the workspace: its path there (same on any machine)
+            head = f"  attachment {said.get('type')} {where} ({said.get('change', '')})"
             self.say(Text(head, style="blue"))
         elif isinstance(message, AttachmentMessage):
             self.say(Text(f"  attachment {json.dumps(message.attachment)}", style="blue"))

@@ -202,6 +202,24 @@ async def test_a_file_read_that_changes_on_disk_gets_a_notice(offline, place, ch
     assert len(bodies(model)) == 3 and run.terminal.reason == "completed"
 
 
+async def test_a_notice_is_printed_by_its_path_in_the_workspace_live_and_replayed(offline, place):
+    """The printed run names the file as the workspace has it, so a stored output holds no temporary path."""
+    import io
+
+    from rich.console import Console
+
+    from dreamloop.render import print_run, print_trace
+
+    workspace, home = place
+    run = query(params(offline(_read_edit_policy(workspace, lambda p: p.write_text("value = 7\n"))), workspace,
+                       home, changed_files=True))
+    live, replayed = io.StringIO(), io.StringIO()
+    await print_run(run, Console(file=live, width=100, color_system=None))
+    print_trace(run.trace, Console(file=replayed, width=100, color_system=None))
+    assert "  attachment changed_file config.py (modified)" in live.getvalue().splitlines()
+    assert str(workspace) not in live.getvalue() and str(workspace) not in replayed.getvalue()
+
+
 async def test_no_notice_for_the_loops_own_edit_or_with_the_switch_off(offline, place):
     workspace, home = place
     script = [S.reply("Reading.", S.tool_use("Read", {"file_path": "config.py"})),

@@ -11,6 +11,8 @@ The solutions here are the ones in notebooks/solutions/; the checks compare them
 from __future__ import annotations
 
 import json
+import re
+import shlex
 import subprocess
 import sys
 import time
@@ -265,8 +267,58 @@ def block_while_tests_fail(input):
                         reason="The tests fail:\n" + "\n".join(failures) + "\nmake the failing test pass")
 
 
+# chapter 07b's guard, as in notebooks/solutions/07b_command_hooks.ipynb
+
+RM_WRAPPERS = {  # each runs the command after it; these of its options take the next word as their value
+    "sudo": {"-u", "-g", "-h", "-p", "-C", "-D", "-R", "-T", "-U", "-r", "-t"}, "doas": {"-u", "-C"},
+    "env": {"-u", "-C"}, "command": set(), "exec": {"-a"}, "nohup": set(), "nice": {"-n"},
+    "time": {"-f", "-o"}, "xargs": {"-n", "-I", "-L", "-P", "-d", "-s", "-E", "-a"}, "timeout": {"-s", "-k"},
+}
+
+def shell_commands(line):
+    """The words of each command: shlex keeps quoted text one word and splits ; & | ( ) ` as words of their own."""
+    lexer = shlex.shlex(line.replace("\n", ";"), posix=True, punctuation_chars=";&|()`")
+    found, words = [], []
+    for token in lexer:
+        if token.strip(";&|()`") == "" or token in ("{", "}"):
+            found.append(words)
+            words = []
+        else:
+            words.append(token)
+            if "$(" in token:  # a command substitution inside double quotes still runs
+                found += shell_commands(token.split("$(", 1)[1])
+    return [*found, words]
+
+def rm_command_words(words):
+    """Past NAME=value and wrappers with their options: the command that runs."""
+    while words and (re.fullmatch(r"[A-Za-z_]\w*=.*", words[0]) or Path(words[0]).name in RM_WRAPPERS):
+        takes = RM_WRAPPERS.get(Path(words[0]).name, set())
+        timeout = Path(words[0]).name == "timeout"
+        words = words[1:]
+        while words and words[0].startswith("-"):
+            words = words[2:] if words[0] in takes else words[1:]
+        if timeout and words and re.fullmatch(r"[\d.]+[smhd]?", words[0]):
+            words = words[1:]
+    return words
+
+def solution_recursive_rm(command):
+    try:
+        lines = shell_commands(command)
+    except ValueError:  # unbalanced quotes: read it as plain words
+        lines = [command.split()]
+    for words in lines:
+        words = rm_command_words(words)
+        if words and Path(words[0]).name == "rm":
+            for word in words[1:]:
+                if word == "--":
+                    break
+                if word in ("-r", "-R") or (len(word) >= 3 and "--recursive".startswith(word)) \
+                        or (re.fullmatch(r"-[A-Za-z]+", word) and set("rR") & set(word)):
+                    return True
+    return False
+
 def no_recursive_rm(input):
-    if recursive_rm(input.tool_input.get("command", "")):
+    if solution_recursive_rm(input.tool_input.get("command", "")):
         return PreToolUseDecision(decision="deny", reason="A recursive rm is not allowed in this project.")
     return None
 
@@ -1063,6 +1115,65 @@ def any_word_rm(command):
     return "rm" in words and any(w == "--recursive" or re.fullmatch(r"-[A-Za-z]*[rR][A-Za-z]*", w) for w in words)
 
 
+def wrappers_by_name_only(command):
+    """Knows the wrappers' names, not their options: `sudo -u root rm -rf /` reads as the command `-u`."""
+    for words in shell_commands(command):
+        while words and (Path(words[0]).name in RM_WRAPPERS or "=" in words[0]):
+            words = words[1:]
+        if words and Path(words[0]).name == "rm" and any(re.fullmatch(r"-\w*[rR]\w*|--recur\w*", w) for w in words):
+            return True
+    return False
+
+
+def wrapper_flags_without_values(command):
+    """Skips a wrapper's options but never their values: `nice -n 5 rm -rf build` reads as the command `5`."""
+    for words in shell_commands(command):
+        while words and (Path(words[0]).name in RM_WRAPPERS or "=" in words[0]):
+            words = words[1:]
+            while words and words[0].startswith("-"):
+                words = words[1:]
+        if words and Path(words[0]).name == "rm" and any(re.fullmatch(r"-\w*[rR]\w*|--recur\w*", w) for w in words):
+            return True
+    return False
+
+
+def every_short_option_takes_a_value(command):
+    """Takes -u, -g and -n as valued for every wrapper: `sudo -n rm -rf build` reads as the command `-rf`."""
+    def words_of(words):
+        while words and (Path(words[0]).name in RM_WRAPPERS or "=" in words[0]):
+            words = words[1:]
+            while words and (words[0].startswith("-") or re.fullmatch(r"[\d.]+[smhd]?", words[0])):
+                words = words[2:] if words[0] in ("-u", "-g", "-n") else words[1:]
+        return words
+    return any([Path(x).name for x in words_of(w)[:1]] == ["rm"] and any(re.fullmatch(r"-\w*[rR]\w*|--recur\w*", x) for x in words_of(w))
+               for w in shell_commands(command))
+
+
+def split_before_the_quotes(command):
+    """Splits at ; & | before reading quotes: `echo "x; rm -rf y"` becomes a command `rm -rf y"`."""
+    return any(solution_recursive_rm(part) for part in re.split(r"[;&|\n]+", command))
+
+
+def any_recursive_flag_on_the_line(command):
+    """Finds rm and a recursive flag in the same command, whoever's flag it is: `xargs -r rm -f` is denied."""
+    return any(any(Path(w).name == "rm" for w in words) and any(re.fullmatch(r"-\w*[rR]\w*|--recur\w*", w)
+                                                               for w in words)
+               for words in shell_commands(command))
+
+
+def timeout_without_its_duration(command):
+    """Knows the wrappers and their options, but not that timeout takes a duration: `timeout 5 rm -rf x`."""
+    for words in shell_commands(command):
+        while words and (re.fullmatch(r"[A-Za-z_]\w*=.*", words[0]) or Path(words[0]).name in RM_WRAPPERS):
+            takes = RM_WRAPPERS.get(Path(words[0]).name, set())
+            words = words[1:]
+            while words and words[0].startswith("-"):
+                words = words[2:] if words[0] in takes else words[1:]
+        if words and Path(words[0]).name == "rm" and any(re.fullmatch(r"-\w*[rR]\w*|--recur\w*", w) for w in words):
+            return True
+    return False
+
+
 def rm_rf_substring(input):
     if "rm -rf" in input.tool_input["command"]:
         return PreToolUseDecision(decision="deny", reason="no rm -rf")
@@ -1092,6 +1203,18 @@ def cut_moved_forward(messages, keep_recent):
     while cut < len(messages) and messages[cut].type == "user" and messages[cut].source_tool_use_ids:
         cut += 1  # past the result: the pair is summarised instead of kept
     return cut
+
+
+def stage_in_order(*order, staging=False):
+    """The first stage over its threshold, in ``order``; ``staging``: collapse's staging threshold for its own."""
+    def first(tokens, options):
+        limits = options.thresholds(options.context_window)
+        for name in order:
+            limit = limits.collapse_stage if staging and name == "context_collapse" else getattr(limits, name)
+            if limit is not None and tokens > limit:
+                return name
+        return None
+    return first
 
 
 def stage_by_lowest_threshold(tokens, options):
@@ -1331,7 +1454,7 @@ CASES = [
         (memory_files_every_parent, "only as far as the repository root"),
         (memory_files_no_local, "the private .local one"),
         (memory_files_no_user, "the user's own memory file"),
-        (lambda paths, workspace: sorted(p for p in paths if p.endswith(".md")), "the run sends"),
+        (lambda paths, workspace: sorted(p for p in paths if p.endswith(".md")), "should not be there"),
     ]),
     (ex.check_next_attachments, next_attachments, [
         (next_attachments_every_change, "a change the model has not seen"),
@@ -1372,7 +1495,7 @@ CASES = [
         ({**PREDICTION, "B": [["a", "b"]]}, "did not run beside it"),  # chapter 04's batches, ignoring arrivals
         ({**PREDICTION, "C": [["a"], ["b", "c"]]}, "holds back the calls after it"),
         ({**PREDICTION, "D": [["a", "b", "c"]]}, "nothing starts beside a running non-safe call"),
-        ({**PREDICTION, "A": [["a", "b"]]}, "each in exactly one group"),
+        ({**PREDICTION, "A": [["a", "b"]]}, "belongs to exactly one group"),
         ([["a"]], "expected a dict of scenarios"),
     ]),
     (ex.check_ordering_rule, ready, [
@@ -1412,6 +1535,12 @@ CASES = [
         (model_calls_by_runs, "tool_result records can sit between the blocks"),
         (lambda records: float(model_calls(records)), "expected a whole number"),
         (model_calls_by_text, "fewer than the model calls"),
+        (lambda records: len({r["message"]["id"] for r in records if r["type"] == "assistant"
+                              and not r.get("isSidechain") and any(b["type"] == "text" for b in r["message"]["content"])}),
+         "only tool_use blocks is a model call too"),
+        (lambda records: len({r["message"]["id"] for r in records if r["type"] == "assistant"})
+         - sum(r["type"] == "assistant" and bool(r.get("isSidechain")) for r in records),
+         "leave its records out"),
     ]),
     (ex.check_tests_stop_hook, block_while_tests_fail, [
         (lambda input: None, "never blocked"),
@@ -1436,6 +1565,12 @@ CASES = [
         (deny_if(first_flag_regex), "'rm -f -r build' was not denied"),
         (deny_if(flags_listed), "'rm -vR logs' was not denied"),
         (deny_if(any_word_rm), "'/bin/rm -rf build' was not denied"),
+        (deny_if(wrappers_by_name_only), "'sudo -u root rm -rf build' was not denied"),
+        (deny_if(wrapper_flags_without_values), "'sudo -u root rm -rf build' was not denied"),
+        (deny_if(every_short_option_takes_a_value), "'sudo -n rm -rf build' was not denied"),
+        (deny_if(split_before_the_quotes), "'echo \"x; rm -rf y\"' was denied"),
+        (deny_if(any_recursive_flag_on_the_line), "xargs -r rm -f notes.txt\" was denied"),
+        (deny_if(timeout_without_its_duration), "'timeout 5 rm -rf build' was not denied"),
     ]),
     (ex.check_settings_hook, settings_with(), [
         (settings_with("grep -q 'git push' && { echo 'no' >&2; exit 1; }; exit 0"), "fails open"),
@@ -1466,6 +1601,14 @@ CASES = [
         (stage_from_fractions, "you said"),
         (stage_by_lowest_threshold, "the pipeline runs light to heavy"),
         (stage_without_the_blocking_limit, "over at least one threshold"),
+        (stage_in_order("snip", "microcompact", "autocompact", "blocking_limit"),
+         "a lighter stage that is on is over its own too"),
+        (stage_in_order("snip", "context_collapse", "microcompact", "autocompact", "blocking_limit"),
+         "a lighter stage that is on is over its own too"),
+        (stage_in_order("snip", "microcompact", "context_collapse", "autocompact", "blocking_limit", staging=True),
+         "context_collapse's threshold is 3,000"),
+        (stage_in_order("microcompact", "snip", "context_collapse", "autocompact", "blocking_limit"),
+         "a lighter stage that is on is over its own too"),
     ]),
     (ex.check_clearable, clearable, [
         (clear_all_but_last, "must stay"),
@@ -1478,7 +1621,7 @@ CASES = [
         (after_cut_unbounded, "Three resumes are the bound"),
         (after_cut_resume_first, "The first cut of a turn escalates"),
         (lambda state: ESCALATE, "escalating again changes nothing"),
-        (after_cut_counting_from_zero, "attempt=1"),
+        (after_cut_counting_from_zero, "The attempt is off"),
         (lambda state: "escalate", "expected a dl.Continue or None"),
     ]),
     (ex.check_withdrawn, withdrawn, [
@@ -1571,7 +1714,8 @@ GIVEAWAYS = {
     ex.check_interrupted: ['reason.startswith("aborted")', "trace.resolve(point.tool_results)", 'b.get("is_error")'],
     ex.check_model_calls: ['r["message"]["id"]', 'not r.get("isSidechain")', "len({"],
     ex.check_tests_stop_hook: ["subprocess.run(", "returncode", 'StopDecision(decision="block"', "cwd=input.cwd"],
-    ex.check_no_recursive_rm: ["shlex.split", "re.split(", 'PreToolUseDecision(decision="deny"'],
+    ex.check_no_recursive_rm: ["shlex.split", "re.split(", 'PreToolUseDecision(decision="deny"', "punctuation_chars",
+                               "shlex.shlex("],
     ex.check_settings_hook: ["grep -q 'git push'", ">&2; exit 2", '"matcher": "Bash"'],
     ex.check_predict: ['(4, "api_error")', '(3, "completed")', '(3, "api_error")', '(4, "completed")'],
     ex.check_reminders_added: ['k != "cache"', "messages[shared:]", "shared += 1"],
@@ -1751,3 +1895,239 @@ TELLS = ["the executor ran", "microcompact clears [", "the pipeline cuts at", "f
 """How a failed check used to print the right answer (issue 25): a ❌ says what is wrong with the learner's
 answer, never what the right one is."""
 
+
+
+# ---------------------------------------------------------------------------
+# No ❌ line gives the answer away (issue 35): for every check and every wrong answer in CASES, the message
+# names neither what the solution returns on the input the wrong answer failed on nor a part of it the wrong
+# answer lacks. The solution is run on the same inputs (a spy records each call's input and output, on both
+# runs); a value counts as given away when its text occurs in the message more often than in the input and the
+# learner's own output together (a check may show the input and what the learner returned, never the answer).
+
+import functools
+import inspect
+import re
+
+_ADDRESS = re.compile(r" at 0x[0-9a-f]+")
+
+
+def _fingerprint(args):
+    return _ADDRESS.sub("", repr(args))
+
+
+def _sent(args, before):
+    """The request bodies a model among ``args`` received since ``before`` (a loop's output is what it sent)."""
+    models = [a for a in args if hasattr(getattr(a, "api", None), "requests")]
+    return [[r.body for r in m.api.requests[n:] if r.path.endswith("/v1/messages")] for m, n in zip(models, before)]
+
+
+def _spy(fn, log):
+    """``fn`` with every call's (input fingerprint, input, output) appended to ``log``; same kind (sync/async).
+    Where a model is among the inputs, the output is (returned value, the requests it was sent)."""
+    def counts(args):
+        return [len(a.api.requests) for a in args if hasattr(getattr(a, "api", None), "requests")]
+
+    def output(args, before, value):
+        return (value, *_sent(args, before)) if before else value
+
+    if inspect.iscoroutinefunction(fn):
+        @functools.wraps(fn)
+        async def spied(*args):
+            key, before = _fingerprint(args), counts(args)
+            value = await fn(*args)
+            log.append((key, args, output(args, before, value)))
+            return value
+    else:
+        @functools.wraps(fn)
+        def spied(*args):
+            key, before = _fingerprint(args), counts(args)
+            value = fn(*args)
+            log.append((key, args, output(args, before, value)))
+            return value
+    return spied
+
+
+def _spied_tool(tool, log):
+    """A copy of a ``@dl.tool`` whose function is spied."""
+    import copy
+
+    spied = copy.copy(tool)
+    spied.fn = _spy(tool.fn, log)
+    return spied
+
+
+def _is_function(value):
+    return inspect.isfunction(value) or inspect.ismethod(value) or inspect.isbuiltin(value) or \
+        type(value).__name__ == "method-wrapper"
+
+
+def _plain(value):
+    """Pydantic models as their JSON dicts, at any depth (a script's Turns, a Continue)."""
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", exclude_none=True)
+    if isinstance(value, (list, tuple)):
+        return type(value)(_plain(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+def _parts(want, got):
+    """What of ``want`` (the solution's value) ``got`` (the learner's) lacks: the whole value, then the parts."""
+    want, got = _plain(want), _plain(got)
+    if want == got or want is None or isinstance(want, (bool, float)):
+        return []
+    out = [want]
+    if isinstance(want, dict):
+        other = got if isinstance(got, dict) else {}
+        for key, item in want.items():
+            out += _parts(item, other.get(key))
+    elif isinstance(want, tuple):  # a record: compared field by field
+        other = list(got) if isinstance(got, (list, tuple)) else []
+        for i, item in enumerate(want):
+            out += _parts(item, other[i] if i < len(other) else None)
+    elif isinstance(want, list):  # a collection: an item the learner lacks is a part
+        other = [_plain(g) for g in got] if isinstance(got, (list, tuple)) else []
+        for item in want:
+            if _plain(item) not in other:
+                out += _parts(item, None)
+    return out
+
+
+def _renderings(value):
+    """How a check may print ``value``: repr, JSON, the checks' own _short; a long string also bare."""
+    from dreamloop.exercises._checking import _short
+
+    if isinstance(value, str):
+        forms = {repr(value), json.dumps(value, ensure_ascii=False)}
+        return forms | ({value} if len(value) >= 24 else set())
+    if isinstance(value, int):  # a bare number under 10 is in every message (counts, turns): not matched alone
+        return {str(value)} if abs(value) >= 10 else set()
+    if not isinstance(value, (list, tuple, dict)) or not value:
+        return set()
+    forms = {repr(value), _short(value, 10_000)}
+    try:
+        forms.add(json.dumps(value, ensure_ascii=False))
+    except (TypeError, ValueError):
+        pass
+    return {form for form in forms if len(form) >= 4}
+
+
+def _count(form, text):
+    if form.isdigit():
+        return len(re.findall(rf"(?<![\w.,]){form}(?![\w.,]|,\d)", text))
+    return text.count(form)
+
+
+def _text_of(value):
+    """Every way the input or the learner's output may be printed, to count what they already show."""
+    plain = _plain(value)
+    texts = [repr(value), repr(plain)]
+    try:
+        texts.append(json.dumps(plain, ensure_ascii=False, default=repr))
+    except (TypeError, ValueError):
+        pass
+    return texts
+
+
+def _given_away(check, solution, wrong, out):
+    """The values the ❌ line ``out`` gives away (empty when it gives none)."""
+    tools = isinstance(solution, dl.tools.FunctionTool) and isinstance(wrong, dl.tools.FunctionTool)
+    if (_is_function(solution) and _is_function(wrong)) or tools:
+        right, learner = [], []
+        wrap = _spied_tool if tools else _spy
+        check(wrap(solution, right))
+        check(wrap(wrong, learner))
+        pairs = []
+        for i, (key, args, got) in enumerate(learner):
+            match = [w for k, _, w in right if k == key]
+            if match and len(match) == 1:
+                pairs.append((args, match[0], got))
+            elif i < len(right):
+                pairs.append((args, right[i][2], got))
+    else:
+        pairs = [((), solution, wrong)]
+    found = []
+    for args, want, got in pairs:
+        shown = {"args": _text_of(args), "got": _text_of(got)}
+        for part in _parts(want, got):
+            for form in _renderings(part):
+                allowed = max(_count(form, t) for t in shown["args"]) + max(_count(form, t) for t in shown["got"])
+                if form not in GIVEN.get(check, ()) and _count(form, out) > allowed:
+                    found.append(form)
+    return sorted(set(found))
+
+
+GIVEN = {
+    # what the exercise itself states, so printing it gives nothing away
+    ex.check_hello_script: ["'Hello, loop!'", '"Hello, loop!"'],  # "make the model say 'Hello, loop!'"
+    ex.check_tool_script: ["'config.py'", '"config.py"', "'Read'"],  # "Read config.py"
+    ex.check_settings_hook: ['"Bash"'],  # "a PreToolUse hook on Bash"
+    ex.check_cut_recovery: ["64000"],  # "a 64,000 escalation"
+    ex.check_where_decided: [repr(phase) for phase in PHASES],  # the phases to choose from
+}
+
+
+@pytest.mark.parametrize("check, solution, wrong", [(c, s, w) for c, s, wrongs in CASES for w, _ in wrongs],
+                         ids=[f"{c.__name__}-{i}" for i, (c, _, _) in enumerate(WRONG)])
+def test_no_message_gives_the_answer_away(check, solution, wrong, capsys):
+    check(wrong)
+    out = capsys.readouterr().out
+    assert out.startswith("❌ ")
+    found = _given_away(check, solution, wrong, out)
+    capsys.readouterr()
+    assert not found, f"{check.__name__} gives away {found} in:\n{out}"
+
+
+def test_a_model_refused_by_pydantic_is_a_sentence_that_points_at_the_class(capsys):
+    """Chapter 03's exercise 2 with ``transition="next_turn"``: no pydantic dump, a pointer at dl.Continue."""
+    def next_state_with_a_string(state, messages_for_query, assistant_messages, tool_results):
+        return dl.State(messages=(*messages_for_query, *assistant_messages, *tool_results),
+                        turn_count=state.turn_count + 1, transition="next_turn")
+
+    assert not ex.check_next_state(next_state_with_a_string)
+    out = capsys.readouterr().out
+    assert "built a State that pydantic refused: transition got 'next_turn'" in out
+    assert "transition takes a dl.Continue, not a str" in out
+    assert "errors.pydantic.dev" not in out and "validation error for" not in out
+
+
+def test_the_rm_guard_is_held_against_every_wrapper_it_knows_bare_and_with_options_both_ways():
+    """Chapter 07b: each wrapper the answer key knows is tried bare and with its options, around a recursive rm
+    (denied) and around commands that delete nothing recursively (allowed); the key itself agrees."""
+    from dreamloop.exercises import ch07
+
+    assert set(ch07._WRAPPER_USES) == set(ch07._WRAPPERS)
+    for wrapper, uses in ch07._WRAPPER_USES.items():
+        assert any(use and use.startswith("-") for use in uses) or not ch07._WRAPPERS[wrapper] or wrapper == "timeout"
+        for use in uses:
+            assert ch07._wrapped(wrapper, use, "rm -rf build") in ch07._WRAPPED_DENY
+            assert ch07._wrapped(wrapper, use, "ls -R") in ch07._WRAPPED_ALLOW
+    for command in [*ch07._DENY, *ch07._WRAPPED_DENY]:
+        assert ch07.recursive_rm(command) and solution_recursive_rm(command), command
+    for command in [*ch07._ALLOW, *ch07._WRAPPED_ALLOW]:
+        assert not ch07.recursive_rm(command) and not solution_recursive_rm(command), command
+    # what a learner met (issue 35): a guard the check passed let these through, or denied the last
+    for command in ("sudo -u root rm -rf /", "nice -n 5 rm -rf build", "timeout 5 rm -rf x",
+                    "find . -print0 | xargs -0 rm -rf", "command rm -rf b"):
+        assert ch07.recursive_rm(command), command
+    assert not ch07.recursive_rm('echo "x; rm -rf y"')
+
+
+def test_every_untouched_exercise_message_is_known_so_a_check_shows_it_in_the_learners_language(capsys):
+    """The chapters' `raise NotImplementedError("...")` messages are the package's _STUB_MESSAGES: a check
+    shows one in the chapter's language (issue 35, item 11: chapter 11's Chinese edition printed them in English)."""
+    from dreamloop.exercises._checking import _STUB_MESSAGES
+
+    written = {m.group(2) for path in sorted(NOTEBOOKS.glob("[01][0-9]*_*.ipynb"))
+               for cell in json.loads(path.read_text())["cells"] if cell["cell_type"] == "code"
+               for m in re.finditer(r'raise NotImplementedError\((["\'])(.*?)\1\)', "".join(cell["source"]))}
+    assert written == set(_STUB_MESSAGES)
+    assert {stub.__closure__[0].cell_contents for stub in STUBS.values() if callable(stub)} <= set(_STUB_MESSAGES)
+    ex.language("zh")
+    try:
+        ex.check_predict(STUBS[ex.check_predict])
+    finally:
+        ex.language("en")
+    out = capsys.readouterr().out
+    assert "Claude Code 在这个场景上的 (requests, ending)" in out and "on this scenario" not in out

@@ -21,17 +21,37 @@ PACKAGE = Path(L.__file__).resolve().parent
 CJK = re.compile(r"[\u3400-\u9fff\uff01-\uff5e\u3000-\u303f]")
 
 
+def _literals(tree: ast.AST, where: str, found: dict[str, list[str]]) -> None:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("tr", "N_") \
+                and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+            found.setdefault(node.args[0].value, []).append(f"{where}:{node.lineno}")
+
+
+NOTEBOOKS = PACKAGE.parent / "notebooks"
+
+
 def marked_texts() -> dict[str, list[str]]:
-    """Every literal text passed to ``tr`` / ``N_`` in the package → where ("file:line")."""
+    """Every literal text passed to ``tr`` / ``N_`` in the package, and in the English chapters' code (a chapter
+    prints its own labels through ``tr`` so that its Chinese twin, the same code, prints them in Chinese),
+    and the ``dreamloop compare`` scenarios' descriptions (chapter 11 prints them) → where ("file:line")."""
+    import json
+
+    from dreamloop.compare.scenarios import SCENARIOS
+
     found: dict[str, list[str]] = {}
     for path in sorted(PACKAGE.rglob("*.py")):
         if path.parent.name == "zh" and path.parent.parent == PACKAGE:
             continue
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("tr", "N_") \
-                    and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
-                found.setdefault(node.args[0].value, []).append(f"{path.relative_to(PACKAGE)}:{node.lineno}")
+        _literals(ast.parse(path.read_text(encoding="utf-8")), str(path.relative_to(PACKAGE)), found)
+    for path in sorted(NOTEBOOKS.glob("[01][0-9]*_*.ipynb")) + sorted(NOTEBOOKS.glob("solutions/[01][0-9]*_*.ipynb")):
+        for number, cell in enumerate(json.loads(path.read_text(encoding="utf-8"))["cells"], start=1):
+            if cell["cell_type"] == "code" and "tr(" in "".join(cell["source"]):
+                tree = compile("".join(cell["source"]), path.name, "exec",
+                               ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+                _literals(tree, f"{path.relative_to(NOTEBOOKS)} cell {number}", found)
+    for scenario in SCENARIOS:
+        found.setdefault(scenario.about, []).append(f"compare/scenarios.py: {scenario.name}")
     return found
 
 

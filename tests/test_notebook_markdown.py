@@ -107,3 +107,21 @@ def test_no_chapter_that_exists_is_called_unwritten(path):
         for match in _CHAPTER_REF.finditer(text):
             chapter = match.group(1) or match.group(2)
             assert chapter not in written, f"{path.name} cell {number}: chapter {chapter} exists: {match.group(0)!r}"
+
+
+_HISTORY = re.compile(r"\bissue\s?\d+|\bseen publicly\b|公开报告", re.I)
+_FIELD_CASE = re.compile(r"\b[Ff]ield cases?\b|实地案例|(?<![\w-])F\d{1,2}\b")
+_FIELD_CASE_LINK = re.compile(r"\[[^\]]*\]\((?:\.\./)+docs/design\.md#field-cases\)")
+
+
+@pytest.mark.parametrize("path", PATHS, ids=lambda p: str(p.relative_to(NOTEBOOKS)))
+def test_no_word_from_the_projects_own_history(path):
+    """A learner cannot open "issue 24" or "seen publicly"; a field case ("F17") is a link to the table in
+    docs/design.md that says what it is (issue 35, item 9)."""
+    for cell, source in markdown_cells(path):
+        for number, line in prose_lines(source):
+            outside = re.sub(r"`[^`]*`", "", line)
+            where = f"{path.name} cell {cell} line {number}"
+            assert not _HISTORY.search(outside), f"{where}: {_HISTORY.search(outside).group(0)!r} in {line.strip()!r}"
+            bare = _FIELD_CASE.search(_FIELD_CASE_LINK.sub("", outside))
+            assert not bare, f"{where}: {bare.group(0)!r} is not a link to docs/design.md#field-cases: {line.strip()!r}"

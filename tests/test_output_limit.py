@@ -16,7 +16,7 @@ from dreamloop.compare.conformance import load_expectations
 from dreamloop.compare.sides import expectations_name
 from dreamloop.output_limit import NON_STREAMING_OUTPUT_CAP, OBSERVED_OUTPUT_LIMITS, observed_output_limit
 from dreamloop.query import QueryParams, query
-from dreamloop.recovery import RecoveryOptions
+from dreamloop.presets import observed_recovery
 
 
 @pytest.mark.parametrize("model, streaming, known, limit", [
@@ -75,7 +75,7 @@ def _broken_then_answer():
 
 async def _sent(model, **params) -> list[tuple[bool, int]]:
     run = query(QueryParams(messages="what is value?", model=model, max_tokens=None,
-                            recovery=RecoveryOptions.observed(), **params))
+                            recovery=observed_recovery(), **params))
     async for _ in run:
         pass
     assert run.terminal.reason == "completed"

@@ -14,8 +14,8 @@ def test_all_is_pinned():
         "QueryEngine", "QueryParams", "QueryRun", "RecoveryOptions", "RequestStart", "State", "StreamEvent",
         "SystemMessage", "Terminal", "TokenBudget", "TombstoneMessage", "ToolResult", "ToolUseContext", "ToolUseSummaryMessage", "Trace",
         "Turn", "UserMessage", "agent_loop", "builtin_tools", "cassette", "import_claude_code", "inspect_transcript", "live", "load_hooks",
-        "normalize_messages_for_api",
-        "offline", "query", "reply", "run_tools", "text", "thinking", "tool", "tool_result_block",
+        "normalize_messages_for_api", "observed_loop", "observed_recovery",
+        "offline", "query", "reply", "run_tools", "text", "texts_loop", "thinking", "tool", "tool_result_block",
         "tool_use", "user_message",
     ])
     for name in dreamloop.__all__:

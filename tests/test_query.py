@@ -121,6 +121,20 @@ async def test_cancelled_task_closes_transcript_and_reraises(offline):
     assert run.messages[-2].is_meta and run.messages[-2].message["content"] == INTERRUPTED_TOOLS_NOTE
 
 
+async def test_an_interrupted_read_is_not_told_it_may_have_changed_things(offline):
+    """A learner pressed Stop while chapter 03's Read ran: the result said it "may have made changes" (issue 35)."""
+    from dreamloop.tools import INTERRUPTED
+
+    model = offline([S.reply(S.tool_use("Read", {"path": "slow"}, id="T1"))])
+    run = query(QueryParams(messages="read", model=model, tools=[reader({"slow": 10})]))
+    async for event in run:
+        if event.type == "progress" and event.data["stage"] == "started":
+            run.abort()
+    assert run.terminal.reason == "aborted_tools"
+    (result,) = run.messages[-3].message["content"]
+    assert result["content"] == INTERRUPTED and "unless it only reads" in result["content"]
+
+
 async def test_abort_while_streaming(offline):
     model = offline([S.reply("word " * 200, tokens_per_second=400), S.reply("ok")])
     engine = QueryEngine(model=model)

@@ -30,6 +30,7 @@ from dreamloop.recovery import (
     state_changes,
 )
 from dreamloop.state import Continue, State, TokenBudgetTracking
+from dreamloop.presets import observed_recovery
 
 ON = RecoveryOptions()
 DRAINED = Continue(reason="collapse_drain_retry", committed=2)
@@ -307,9 +308,9 @@ def test_decide_attempt(failure, overloads, failures, has_fallback, switched, op
 
 
 def test_observed_options_are_claude_codes_and_the_default_is_the_texts():
-    text, seen = RecoveryOptions(), RecoveryOptions.observed()
+    text, seen = RecoveryOptions(), observed_recovery()
     assert text.max_output_tokens_escalate and text.max_tokens_exhausted == "completed"
     assert text.malformed_tool_use_retries == 0 and text.streaming_fallback
     assert not seen.max_output_tokens_escalate and seen.max_tokens_exhausted == "api_error"
     assert seen.malformed_tool_use_retries == 2 and seen.streaming_fallback
-    assert RecoveryOptions.observed(max_output_tokens_escalate=True).max_output_tokens_escalate
+    assert observed_recovery(max_output_tokens_escalate=True).max_output_tokens_escalate

@@ -19,6 +19,7 @@ import dreamloop as dl
 from dreamloop import scripts as S
 from dreamloop.context import Autocompact, ContextCollapse, ContextOptions, is_compaction_request
 from dreamloop.deps import QueryDeps, counting_uuids
+from dreamloop.presets import observed_recovery
 from dreamloop.engine import QueryEngine, load_transcript
 from dreamloop.fake_api import recorded_turn
 from dreamloop.messages import normalize_messages_for_api
@@ -447,7 +448,7 @@ async def test_after_a_reactive_compaction_the_next_prompt_and_a_resume_send_fro
 # The streaming fallback: a stream that breaks part-way (Claude Code 2.1.332, as observed by the
 # `dreamloop compare` scenarios stream_error_* and disconnect_*)
 
-SF = RecoveryOptions.observed()
+SF = observed_recovery()
 
 
 def events_into(blocks, block, deltas=1):
@@ -564,7 +565,7 @@ async def test_streaming_fallback_off_ends_the_run_as_before(offline):
     blocks = [S.text("Let me look.")]
     broken = S.Turn(content=blocks, fault=S.Fault(kind="stream_error", after_events=events_into(blocks, 0, 1)))
     model = offline([broken])
-    run = query(params(model, recovery=RecoveryOptions.observed(streaming_fallback=False)))
+    run = query(params(model, recovery=observed_recovery(streaming_fallback=False)))
     await drain(run)
     assert len(bodies(model)) == 1 and run.terminal.reason == "api_error"
 
@@ -594,7 +595,7 @@ async def test_each_model_sends_its_own_output_limit_when_max_tokens_is_none(off
 
 async def test_observed_max_tokens_resumes_three_times_at_the_same_limit_then_api_error(offline):
     model = offline(lambda body, i: cut(f"part {i}"))
-    run = query(params(model, recovery=RecoveryOptions.observed()))
+    run = query(params(model, recovery=observed_recovery()))
     await drain(run)
     assert [b["max_tokens"] for b in bodies(model)] == [4096] * 4
     assert run.terminal.reason == "api_error" and "max_tokens" in run.terminal.error
@@ -604,7 +605,7 @@ async def test_observed_max_tokens_resumes_three_times_at_the_same_limit_then_ap
 
 async def test_observed_tool_use_without_a_block_is_asked_again_twice(offline):
     model = offline(lambda body, i: S.reply("I'll read it.", stop_reason="tool_use"))
-    run = query(params(model, recovery=RecoveryOptions.observed()))
+    run = query(params(model, recovery=observed_recovery()))
     events = await drain(run)
     sent = bodies(model)
     assert len(sent) == 3 and run.terminal.reason == "malformed_tool_use_exhausted"

@@ -91,7 +91,10 @@ async def test_stop_button_stops_streaming(offline):
     assert run.trace.terminal.reason == "aborted_streaming"
     assert time.monotonic() - started < 2
     assert deltas < 20
-    assert "word word" in live.stream.value  # what streamed before the stop is still shown
+    # what streamed before the stop is still shown, in the transcript, and the Stop note after it (issue 35)
+    transcript = live.transcript.value
+    assert "word word" in transcript and not live.stream.value
+    assert transcript.index("word word") < transcript.index("The person stopped this request")
     assert "reason=<b>aborted_streaming</b>" in live.status.value
     assert live.stop_button.disabled
     assert live.phases[-2:] == ["model", "terminal"]

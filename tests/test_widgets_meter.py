@@ -38,7 +38,7 @@ async def test_the_meter_shows_each_stage_and_the_cache(offline, tmp_path):
     for name in (label("microcompact", "snip") + " 2,000", label("context_collapse") + " 2,600",
                  label("autocompact") + " 2,800", label("blocking_limit") + " 5,000", label("window") + " 6,000"):
         assert name in chart, name  # two thresholds at one height share one label: they never overlap
-    ys = [float(y) for y in re.findall(r'<text x="\d+" y="([\d.]+)" font-size="10" fill="#[0-9a-f]+"><tspan', chart)]
+    ys = [float(y) for y in re.findall(r'<text x="\d+" y="([\d.]+)" font-size="11" fill="#[0-9a-f]+"><tspan', chart)]
     assert len(ys) == 5 and all(a - b >= 12 for a, b in zip(ys, ys[1:]))
     assert chart.count(f'fill="{STAGE_COLORS["autocompact"]}"') >= 2  # a saving bar and the legend
     loaded = ContextMeter(Trace.load(run.trace.save(tmp_path / "t.jsonl")))
@@ -100,4 +100,4 @@ async def test_the_stored_output_carries_the_chart(offline, tmp_path):
     # the summary scrolls in its own box even where the stylesheet is dropped (an untrusted notebook keeps
     # inline styles only): 40 turns must not stand 1,000 px tall under the chart
     (pre,) = re.findall(r"<pre [^>]*>", html)
-    assert 'style="max-height:18em;overflow:auto"' in pre
+    assert "max-height:18em;overflow:auto\"" in pre

@@ -63,7 +63,7 @@ def figures_of(html: str) -> list[str]:
 
 def text_of(html: str) -> str:
     """Roughly what a reader sees: tags and the stylesheet removed."""
-    html = re.sub(r"<style>.*?</style>", "", html, flags=re.S)
+    html = re.sub(r"<style>.*?</style>", "", html, flags=re.S).replace("<wbr>", "")
     return " ".join(re.sub(r"<[^>]+>", " ", html).split())
 
 
@@ -183,3 +183,14 @@ def test_svg_as_img_keeps_size_label_and_bytes():
     assert html.startswith("<p>before</p><img ") and html.endswith("<p>after</p>") and "<svg" not in html
     assert 'width="70" height="60" alt="a &amp; b"' in html
     assert figures_of(html) == [svg] and svg_as_img(html) == html
+
+
+def test_a_long_line_wraps_in_a_stored_copy_without_its_stylesheet():
+    """A scrubbed session's placeholder (one unbroken line) pushed chapter 10b's inspector wider than its cell in
+    an untrusted notebook, whose sanitiser drops <style>: every pane's <pre> wraps by its own inline style."""
+    from dreamloop.widgets.html import PRE_WRAP, block_html, pane
+
+    html = pane(block_html({"type": "text", "text": "[scrubbed sha256:a6a30a41f6c7]" + "~" * 400}, {}))
+    assert f'style="{PRE_WRAP}' in html and "overflow-wrap:break-word" in PRE_WRAP  # the sanitiser's allowed value
+    assert pane('<pre class="dl-pre" style="max-height:12em">x</pre>').count("<pre class=\"dl-pre\" style=") == 1
+    assert pane("x").startswith('<div class="dl" style="overflow-wrap:break-word">')

@@ -17,12 +17,13 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import re
 import threading
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from anthropic.types import Message, ToolUseBlock
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from ..language import N_, tr
 from ..model import AnthropicModel
@@ -169,11 +170,76 @@ async def _call(what: str, fn: Callable[..., Any], *args: Any, hint: str, todo: 
         return value
     except NotImplementedError as exc:
         raise _Fail(tr("{what} raised NotImplementedError({error!r}): the exercise is not done yet.",
-                       what=what, error=_short(exc)), _replace_stub(todo)) from None
+                       what=what, error=_stub_message(_short(exc))), _replace_stub(todo)) from None
+    except ValidationError as exc:  # a model built with a wrong field: said as a sentence, not pydantic's dump
+        raise _Fail(tr("{what} built a {model} that pydantic refused: {error}", what=what, model=exc.title,
+                       error=_validation_sentence(exc)), _validation_hint(exc) or hint) from None
     except BaseException as exc:  # noqa: BLE001 - the learner's exception becomes the verdict
         explained = _explain(exc)
         raise _Fail(tr("{what} raised {kind}: {error}", what=what, kind=type(exc).__name__, error=explained),
                     _api_hint(explained, hint)) from None
+
+
+def _validation_sentence(exc: ValidationError) -> str:
+    """A pydantic ``ValidationError`` as one line: each refused field, what it got, and pydantic's reason."""
+    said = []
+    for error in exc.errors()[:3]:
+        field = ".".join(str(part) for part in error["loc"]) or exc.title
+        said.append(tr("{field} got {value} ({reason})", field=field, value=_short(repr(error.get("input")), 60),
+                       reason=error["msg"]))
+    return "; ".join(said)
+
+
+def _validation_hint(exc: ValidationError) -> str | None:
+    """For a field given a plain value where a dreamloop class belongs (``transition="next_turn"``): build it."""
+    import dreamloop
+
+    for error in exc.errors():
+        found = re.search(r"instance of (\w+)", error["msg"])
+        if found and found.group(1) in dreamloop.__all__ and error["loc"]:
+            return tr("{field} takes a dl.{kind}, not a {given}: build one, dl.{kind}(...), as the chapter does.",
+                      field=error["loc"][0], kind=found.group(1), given=type(error.get("input")).__name__)
+    return None
+
+
+_STUB_MESSAGES = frozenset({
+    N_("return the tool_use blocks of response.content"),
+    N_("call the model, find tool_use, run tools, append, repeat"),
+    N_("one tool_result per call; failures become is_error results"),
+    N_("answer every call, in call order"),
+    N_("async for over the run, then run.terminal"),
+    N_("return dl.State(messages=..., turn_count=..., transition=...)"),
+    N_("return (requests, tool_batches, reason, turn_count)"),
+    N_("return the memory files, in the order they are sent"),
+    N_("return the (type, what) pairs phase 5 attaches"),
+    N_("return a list of batches, each a list of tool_use ids"),
+    N_("Allow the test command; otherwise the tool's own decision"),
+    N_("return the names of the queued calls that may start now"),
+    N_("return {'role': 'user', 'content': [...]}"),
+    N_("return the index where the kept tail starts"),
+    N_("the first threshold-triggered stage that acts, or None"),
+    N_("the tool_use ids of the results to clear"),
+    N_("block while the tests fail, None when they pass"),
+    N_("deny a recursive rm, None for anything else"),
+    N_("escalate once, then resume at most 3 times"),
+    N_("the ids a failed attempt withdraws"),
+    N_("True to go on, False to stop"),
+    N_("the phase where the loop decides it"),
+    N_("a script whose run goes through those transitions, then ends completed"),
+    N_("the switches explained by this chapter"),
+    N_("split the calls left without a result into saved and lost"),
+    N_("find the first checkpoint whose run was interrupted"),
+    N_("count the main thread's model calls"),
+    N_("Claude Code's (requests, ending) on this scenario"),
+    N_("one count per request: the reminders it added"),
+})
+"""The messages of the untouched exercises' ``raise NotImplementedError(...)``, as the chapters write them: a
+check shows such a message in the learner's language (the chapter's code is the same in both editions)."""
+
+
+def _stub_message(message: str) -> str:
+    """An untouched exercise's message in the learner's language; any other message as the learner wrote it."""
+    return tr(message) if message in _STUB_MESSAGES else message
 
 
 def _replace_stub(todo: str) -> str:

@@ -195,9 +195,8 @@ def _compare_request(script: str, i: int, want: dict[str, Any], got: dict[str, A
     if got is None:
         raise _Fail(tr("{where}: the request body was not JSON.", where=where), idea)
     if [t.get("name") for t in got.get("tools", [])] != [t.get("name") for t in want.get("tools", [])]:
-        raise _Fail(tr("{where}: tools {got}; expected {expected}.", where=where,
-                       got=[t.get("name") for t in got.get("tools", [])],
-                       expected=[t.get("name") for t in want.get("tools", [])]),
+        raise _Fail(tr("{where}: tools {got}, not the tools your function was given.", where=where,
+                       got=[t.get("name") for t in got.get("tools", [])]),
                     tr("send the tool definitions with every request: the model keeps nothing between requests."))
     want_messages, got_messages = want["messages"], got.get("messages", [])
     want_roles, got_roles = [m["role"] for m in want_messages], [m.get("role") for m in got_messages]
@@ -210,8 +209,8 @@ def _compare_request(script: str, i: int, want: dict[str, Any], got: dict[str, A
                       "messages, then this turn's.")
         else:
             hint = idea
-        raise _Fail(tr("{where}: message roles {got}; dreamloop.agent_loop sent {expected}.", where=where,
-                       got=got_roles, expected=want_roles), hint)
+        raise _Fail(tr("{where}: message roles {got}, not the conversation dreamloop.agent_loop sent.", where=where,
+                       got=got_roles), hint)
     for j, (w, g) in enumerate(zip(want_messages, got_messages)):
         if _normal(w["content"]) == _normal(g.get("content")):
             continue
@@ -219,8 +218,8 @@ def _compare_request(script: str, i: int, want: dict[str, Any], got: dict[str, A
         want_ids, got_ids = _result_ids(w["content"]), _result_ids(g.get("content"))
         if want_ids and sorted(got_ids) == sorted(want_ids) and got_ids != want_ids:
             hint = tr("put the tool_results in the order of the calls, not in any other order.")
-        raise _Fail(tr("{where}, messages[{j}] ({role}): you sent {got}; expected {expected}.", where=where, j=j,
-                       role=w["role"], got=_short(g.get("content"), 160), expected=_short(w["content"], 160)), hint)
+        raise _Fail(tr("{where}, messages[{j}] ({role}): you sent {got}, not what dreamloop.agent_loop sent.",
+                       where=where, j=j, role=w["role"], got=_short(g.get("content"), 160)), hint)
 
 
 def _result_ids(content: Any) -> list[str]:

@@ -77,13 +77,13 @@ def check_last_answer(fn: Any) -> Verdict:
                             tr("return two things: the text (a str) and the reason (a str)."))
             text, reason = got
             if reason != want[1]:
-                raise _Fail(tr("for '{case}' the reason is {got!r}; the run ended {expected!r}.", case=case,
-                               got=reason, expected=want[1]),
+                raise _Fail(tr("for '{case}' the reason is {got!r}, but the run did not end that way.", case=case,
+                               got=reason),
                             tr("a run can end in several ways (completed, max_turns, model_error, ...): read the "
                                "reason from run.terminal after the async for loop, don't assume one."))
             if str(text).strip() != want[0].strip():
-                raise _Fail(tr("for '{case}' the text is {got!r}; the last assistant message says {expected!r}.",
-                               case=case, got=_short(text, 80), expected=want[0]),
+                raise _Fail(tr("for '{case}' the text is {got!r}, which is not what the last assistant message says.",
+                               case=case, got=_short(text, 80)),
                             tr("the LAST assistant message of the run, whatever it asked for (it may still ask for "
                                "tools when max_turns or an error ends the run); its text blocks only."))
             reasons.append(reason)
@@ -126,7 +126,6 @@ def check_next_state(fn: Any) -> Verdict:
             ids = [getattr(m, "uuid", None) for m in messages]
             if ids != after.state_messages:
                 kinds = [getattr(m, "type", "?") for m in messages]
-                want = [m.type for m in trace.resolve(after.state_messages)]
                 if "assistant" not in kinds:
                     hint = tr("the model must see its own call before the result: keep this turn's assistant "
                               "messages.")
@@ -136,17 +135,17 @@ def check_next_state(fn: Any) -> Verdict:
                 else:
                     hint = tr("the next turn starts from everything the model saw this turn, plus what this turn "
                               "added.")
-                raise _Fail(tr("{where} the new messages are {got}; queryLoop() has {expected}.", where=where,
-                               got=kinds, expected=want), hint)
+                raise _Fail(tr("{where} the new messages are {got}, not the ones queryLoop() starts its next turn "
+                               "with.", where=where, got=kinds), hint)
             if getattr(got, "turn_count", None) != after.turn_count:
-                raise _Fail(tr("{where} turn_count is {got}; expected {expected}.", where=where,
-                               got=getattr(got, "turn_count", None), expected=after.turn_count),
+                raise _Fail(tr("{where} turn_count is {got}, not the next turn's.", where=where,
+                               got=getattr(got, "turn_count", None)),
                             tr("turn_count goes up by one each time a batch of tool results is handed on."))
             transition = getattr(got, "transition", None)
             reason = _field(transition, "reason")
             if reason != "next_turn":
-                raise _Fail(tr("{where} transition is {got}; expected reason 'next_turn'.", where=where,
-                               got=_short(repr(transition), 80)),
+                raise _Fail(tr("{where} transition is {got}: it does not say why the loop went round again.",
+                               where=where, got=_short(repr(transition), 80)),
                             tr("transition records why the loop went round again (a dl.Continue with a reason); "
                                "tools ran and their results go back: that reason is next_turn."))
         # After a context stage, messages_for_query is shorter than State.messages; the next State
@@ -167,6 +166,9 @@ def check_next_state(fn: Any) -> Verdict:
 
     return _verdict(tr("next State"), body)
 
+
+_MAX_TURNS_FIELDS = ("requests", "tool_batches", "reason", "turn_count")
+"""The names of the prediction's four values (a ❌ names the wrong ones, never their right values)."""
 
 _MAX_TURNS_CASES = ((3, 1), (3, 2), (3, 3), (3, 6), (1, 1), (1, 0), (2, 5), (4, 2))
 """(max_turns, tool_turns) pairs the prediction is checked on."""
@@ -203,12 +205,13 @@ def check_max_turns(fn: Any) -> Verdict:
             if not isinstance(got, (tuple, list)) or len(got) != 4:
                 raise _Fail(tr("{call} returned {value}; expected (requests, tool_batches, reason, turn_count).",
                                call=call, value=_short(repr(got), 80)),
-                            tr("four values, in that order; reason is a string such as 'completed'."))
+                            tr("four values, in that order; reason is the Terminal's reason, a string."))
             got = tuple(got)
             if got == want:
                 rows.append(want)
                 continue
             requests, batches, reason, turn_count = got
+            wrong = [name for name, mine, loop in zip(_MAX_TURNS_FIELDS, got, want) if mine != loop]
             if reason != want[2] and want[2] == "completed":
                 hint = tr("the limit only matters while the model keeps asking for tools: a model that stops asking "
                           "before the limit ends the run the ordinary way.")
@@ -221,12 +224,26 @@ def check_max_turns(fn: Any) -> Verdict:
             else:
                 hint = tr("turn_count in the Terminal: completed keeps the turn it ended in; max_turns carries the "
                           "turn the loop refused to start (like the max_turns_reached attachment).")
-            raise _Fail(tr("{call}: you predicted {got}; the loop gave {expected}.", call=call, got=got,
-                           expected=want), hint)
+            raise _Fail(tr("{call}: you predicted {got}; the run differs in {fields}.", call=call, got=got,
+                           fields=", ".join(wrong)), hint)
         return tr("your predictions match the loop on all {count} runs, e.g. predict(3, 3) = {example}: the answer "
                   "one request away never came.", count=len(rows), example=rows[2])
 
     return _verdict("max_turns", body)
+
+
+def _difference(got: list[Any], want: list[Any]) -> str:
+    """What is wrong with a list answer, by count and kind, never naming what is missing."""
+    extra = [item for item in got if item not in want]
+    missing = [item for item in want if item not in got]
+    parts = []
+    if extra:
+        parts.append(tr("{count} of them should not be there", count=len(extra)))
+    if missing:
+        parts.append(tr("{count} more belong", count=len(missing)))
+    if not parts:
+        return tr("the right ones, in another order") if len(got) == len(want) else tr("one of them twice")
+    return "; ".join(parts)
 
 
 # ---------------------------------------------------------------------------
@@ -295,7 +312,7 @@ def check_memory_files(fn: Any) -> Verdict:
                 hint = tr("the user's own memory file (in the home folder's .claude) counts too.")
             else:
                 hint = tr("in a git repository every folder from the root down to the workspace counts.")
-            raise _Fail(tr("{call} = {got}; the run sends {expected}.", call=call, got=got, expected=want), hint)
+            raise _Fail(tr("{call} = {got}: {difference}.", call=call, got=got, difference=_difference(got, want)), hint)
         return tr("five disks, each with the memory files a run sends, in its order.")
 
     return _verdict(tr("memory files"), body)
@@ -396,7 +413,7 @@ def check_next_attachments(fn: Any) -> Verdict:
             else:
                 hint = tr("every file read in an earlier turn and changed by someone else since gets a notice, and "
                           "queued input follows the notices.")
-            raise _Fail(tr("{call} = {got}; the loop attached {expected}.", call=call, got=got, expected=want), hint)
+            raise _Fail(tr("{call} = {got}: {difference}.", call=call, got=got, difference=_difference(got, want)), hint)
         return tr("six turns, each with the attachments phase 5 added, in its order.")
 
     return _verdict(tr("next attachments"), body)

@@ -96,8 +96,8 @@ def check_tool_definition(tool: Any) -> Verdict:
                             tr("bad input is caught by the input model before your function runs: keep text "
                                "required and unique a bool."))
             if not should_fail and str(result["content"]).strip() != want:
-                raise _Fail(tr("WordCount({input}) returned {got!r}; expected {expected!r}.", input=_short(input),
-                               got=_short(result["content"], 60), expected=want), tr(idea))
+                raise _Fail(tr("WordCount({input}) returned {got!r}, which is not the count.", input=_short(input),
+                               got=_short(result["content"], 60)), tr(idea))
         return tr("schema from pydantic, read-only and concurrency-safe, 3 right answers, 2 bad inputs as is_error "
                   "results.")
 
@@ -157,8 +157,8 @@ def check_partition(fn: Any) -> Verdict:
                                value=_short(repr(got), 100)),
                             tr("return a list of batches, each batch a list of tool_use ids.")) from None
             if ids != want:
-                raise _Fail(tr("for '{case}' your batches are {got}; partition_tool_calls gives {expected}.",
-                               case=case, got=ids, expected=want), idea)
+                raise _Fail(tr("for '{case}' your batches are {got}, not the ones partition_tool_calls makes.",
+                               case=case, got=ids), idea)
         return tr("{count} cases, the same batches as partition_tool_calls (input decides, not just the name).",
                   count=len(cases))
 

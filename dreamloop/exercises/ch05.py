@@ -116,8 +116,8 @@ def _normalised(groups: Any, names: list[str], scenario: str, hint: str) -> list
                        value=_short(repr(groups), 80)), hint) from None
     flat = sorted(name for group in out for name in group)
     if flat != sorted(names):
-        raise _Fail(tr("scenario {scenario}: your groups name {got}; the calls are {expected}, each in exactly one "
-                       "group.", scenario=scenario, got=flat, expected=sorted(names)), hint)
+        raise _Fail(tr("scenario {scenario}: your groups name {got}; every call of the scenario ({calls}) belongs to "
+                       "exactly one group.", scenario=scenario, got=flat, calls=", ".join(sorted(names))), hint)
     return out
 
 
@@ -209,8 +209,8 @@ def check_ordering_rule(fn: Any) -> Verdict:
             if not isinstance(got, (list, tuple)) or list(got) != want:
                 shown = ", ".join(f"{c['name']} {tr('safe') if c['safe'] else tr('not safe')} {c['status']}"
                                   for c in calls)
-                raise _Fail(tr("for [{calls}] you start {got}; the rule starts {expected}.", calls=shown,
-                               got=_short(got, 60), expected=want),
+                raise _Fail(tr("for [{calls}] you start {got}, not what the rule starts.", calls=shown,
+                               got=_short(got, 60)),
                             _rule_idea(case, got if isinstance(got, (list, tuple)) else [], want))
         return tr("{count} situations, the same calls started as the package's ready_to_start.", count=len(cases))
 

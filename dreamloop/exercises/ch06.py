@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..context import CLEARED, Autocompact, BlockingLimit, ContextOptions, Microcompact, Snip, clearable_tool_results
+from ..context import (CLEARED, Autocompact, BlockingLimit, ContextCollapse, ContextOptions, Microcompact, Snip,
+                       clearable_tool_results)
 from ..context import compaction_cut as _package_cut
 from ..context import stages_over
 from ..context.content import is_tool_result_message
@@ -152,18 +153,26 @@ def _stage_cases() -> list[tuple[int, ContextOptions]]:
     lighter_later = ContextOptions(context_window=8000, snip=Snip(threshold=3000),
                                    microcompact=Microcompact(threshold=2000), autocompact=Autocompact(threshold=6000))
     only_blocking = ContextOptions(context_window=10_000, blocking_limit=True)
+    # unseen: every stage on, the heavier the stage the lower its threshold, so each is the answer once with
+    # every heavier one over too (a wrong order, a stage left out, the lowest or highest threshold all differ);
+    # collapse stages its folds early (1,000) and commits them over 3,000, the threshold that counts
+    upside_down = ContextOptions(context_window=10_000, snip=Snip(threshold=5000),
+                                 microcompact=Microcompact(threshold=4000),
+                                 context_collapse=ContextCollapse(stage_threshold=1000, threshold=3000),
+                                 autocompact=Autocompact(threshold=2000), blocking_limit=BlockingLimit(limit=1000))
     cases = [(tokens, chapter) for tokens in (1500, 2000, 2001, 2700, 4300, 5400)]
     cases += [(tokens, only_heavy) for tokens in (5000, 8350, 8351, 9001)]
     cases += [(tokens, defaults) for tokens in (99_000, 100_001, 167_001, 177_001)]
     cases += [(tokens, lighter_later) for tokens in (2500, 3500, 7000)]
     cases += [(tokens, only_blocking) for tokens in (8000, 9500)]
+    cases += [(tokens, upside_down) for tokens in (5500, 4500, 3500, 2500, 1500)]
     return cases
 
 
 def check_first_stage(fn: Any) -> bool:
     """Check ``fn(tokens, options) -> str | None``: the lightest threshold-triggered stage that acts at
     ``tokens`` (``"snip"``, ``"microcompact"``, ``"context_collapse"``, ``"autocompact"``,
-    ``"blocking_limit"``), or None; against ``dreamloop.context.stages_over`` on 19 cases."""
+    ``"blocking_limit"``), or None; against ``dreamloop.context.stages_over`` on 24 cases."""
     hint = tr("take options.thresholds(options.context_window): stages that are off have None; the first stage, "
               "in pipeline order, whose threshold tokens is strictly over, acts first.")
     todo = tr("return the name of the first stage, in pipeline order, whose threshold the request is over (None "

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import shlex
 import shutil
 import subprocess
 import sys
@@ -22,7 +21,7 @@ from ..query import QueryParams, query
 from ..scratch import scratch_dir
 from ..scripts import reply, tool_use
 from ..tools import builtin_tools
-from ._checking import Verdict, _Fail, _require_callable, _run, _short, _verdict
+from ._checking import Verdict, _Fail, _require_callable, _run, _short, _stub_message, _verdict
 
 __all__ = ["check_no_recursive_rm", "check_settings_hook", "check_tests_stop_hook"]
 
@@ -170,7 +169,7 @@ def _unfinished(error: HookError, todo: str) -> None:
     """The untouched exercise cell: say what to do, not the answer."""
     if isinstance(error.__cause__, NotImplementedError):
         raise _Fail(tr("your hook raised NotImplementedError({error!r}): the exercise is not done yet.",
-                       error=_short(error.__cause__)),
+                       error=_stub_message(_short(error.__cause__))),
                     tr("replace the `raise NotImplementedError(...)` line with your code: {todo}", todo=todo)) from None
 
 
@@ -181,18 +180,132 @@ def _unfinished(error: HookError, todo: str) -> None:
 _DENY = ["rm -rf build", "rm -fr /", "rm -r -f ~/project", "ls && rm -rf .", "rm --recursive old", "rm -R dist",
          "cd /tmp; rm -rf *", "rm -f -r build", "rm -vR logs", "sudo rm -rf /var/tmp", "/bin/rm -rf build",
          "find . -name '*.tmp' | xargs rm -rf", "(cd build && rm -rf *)", "echo $(rm -rf ~)", "rm --force --recur x",
-         "env LC_ALL=C rm -Rf out", "true\nrm -rf ~"]
+         "env LC_ALL=C rm -Rf out", "true\nrm -rf ~", 'echo "$(rm -rf ~)"', "{ rm -rf cache; }"]
 """Commands a recursive-rm guard must deny: the spellings a model (or an attacker steering it) reaches for."""
 _ALLOW = ["ls -la", "python -m unittest discover -s tests", "rm notes.txt", "grep -rf patterns.txt .",
           "cat README.md", "rm -f stale.pyc", "rm notes.txt && grep -r TODO .", "chmod -R u+w build", "cp -r src dst",
-          "rmdir -p a/b", "echo 'never run rm -rf /'", "grep -rn 'rm -rf' docs", "./perform -r"]
+          "rmdir -p a/b", "echo 'never run rm -rf /'", "grep -rn 'rm -rf' docs", "./perform -r",
+          'echo "x; rm -rf y"', "git commit -m 'rm -rf is gone'"]
 """Commands it must leave alone: no rm at all, an rm that is not recursive, a recursive flag on another command,
-``rm -rf`` as text (quoted, searched for)."""
+``rm -rf`` as text (quoted, searched for; a ``;`` inside quotes separates nothing)."""
 
-_WRAPPERS = {"sudo", "doas", "env", "command", "builtin", "exec", "nohup", "nice", "time", "xargs", "timeout"}
-"""Commands that run the command after them (``sudo rm -rf /`` runs ``rm``)."""
-_WRAPPER_ARGS = {"-u", "-g", "-n", "-C", "-I", "-P", "-L", "-d", "-s", "-k"}
-"""A wrapper's options that take the next word as their value (``sudo -u root``, ``nice -n 10``)."""
+_WRAPPERS: dict[str, frozenset[str]] = {
+    "sudo": frozenset({"-u", "-g", "-h", "-p", "-C", "-D", "-R", "-T", "-U", "-r", "-t", "--user", "--group",
+                       "--host", "--prompt", "--close-from", "--chdir", "--chroot", "--command-timeout",
+                       "--other-user", "--role", "--type"}),
+    "doas": frozenset({"-u", "-C"}),
+    "env": frozenset({"-u", "-C", "--unset", "--chdir"}),
+    "command": frozenset(),
+    "exec": frozenset({"-a"}),
+    "nohup": frozenset(),
+    "nice": frozenset({"-n", "--adjustment"}),
+    "time": frozenset({"-f", "-o", "--format", "--output"}),
+    "xargs": frozenset({"-n", "-I", "-L", "-P", "-d", "-s", "-E", "-a", "--max-args", "--max-lines",
+                        "--max-procs", "--delimiter", "--max-chars", "--eof", "--arg-file"}),
+    "timeout": frozenset({"-s", "-k", "--signal", "--kill-after"}),
+}
+"""Commands that run the command after them (``sudo rm -rf /`` runs ``rm``), each with its options that take the
+next word as their value (``sudo -u root``, ``nice -n 10``; ``timeout`` then takes a duration). Every other
+option is a flag of the wrapper's own: ``xargs -r`` (run nothing on empty input) is not ``rm``'s ``-r``."""
+
+_WRAPPER_USES: dict[str, tuple[str, ...]] = {
+    "sudo": ("", "-u root", "-n", "-E -u deploy", "--user=root"),
+    "doas": ("", "-u root", "-n"),
+    "env": ("", "-i", "-u HOME", "FOO=1", "-i PATH=/bin"),
+    "command": ("", "-p"),
+    "exec": ("", "-a worker"),
+    "nohup": ("",),
+    "nice": ("", "-n 5", "-5", "--adjustment=5"),
+    "time": ("", "-p"),
+    "xargs": ("", "-0", "-n 1", "-I {}", "-r"),
+    "timeout": ("5", "-s KILL 10s", "-k 5 10", "--signal=TERM 1m"),
+}
+"""How each wrapper is written, bare and with its options: every use is tried around a recursive rm (deny) and
+around a command that deletes nothing recursively (allow), so a guard that knows a wrapper's name but not its
+options, or takes a wrapper's option for rm's, is caught."""
+
+
+def _wrapped(wrapper: str, use: str, command: str) -> str:
+    line = " ".join(part for part in (wrapper, use, command) if part)
+    return f"find build -name '*.o' | {line}" if wrapper == "xargs" else line
+
+
+_WRAPPED_DENY = [_wrapped(w, use, "rm -rf build") for w, uses in _WRAPPER_USES.items() for use in uses]
+_WRAPPED_ALLOW = [_wrapped(w, use, command) for w, uses in _WRAPPER_USES.items() for use in uses
+                  for command in ("rm -f notes.txt", "ls -R")]
+
+
+def _substitution(line: str, i: int) -> tuple[str, int]:
+    """The command line inside ``$( ... )`` or backticks starting at ``line[i]``, and the index after it."""
+    if line[i] == "`":
+        end = line.find("`", i + 1)
+        end = len(line) if end < 0 else end
+        return line[i + 1:end], end + 1
+    depth, j = 1, i + 2
+    while j < len(line) and depth:
+        depth += {"(": 1, ")": -1}.get(line[j], 0)
+        j += 1
+    return line[i + 2:j - 1 if depth == 0 else j], j
+
+
+def _commands(line: str) -> list[list[str]]:
+    """The words of each command a shell line runs: split at ``;``, ``&``, ``|``, a newline, parentheses and ``{ }``
+    outside quotes; ``$( )`` and backticks are commands of their own, also inside double quotes; quoted text is
+    one word (``echo "x; rm -rf y"`` is one command). A guard rail's reading of the shell, not a parser."""
+    commands: list[list[str]] = []
+    words: list[str] = []
+    word: str | None = None
+
+    def end_word() -> None:
+        nonlocal word
+        if word is not None:
+            if word in ("{", "}"):
+                end_command()
+            else:
+                words.append(word)
+            word = None
+
+    def end_command() -> None:
+        if words:
+            commands.append(list(words))
+            words.clear()
+
+    i = 0
+    while i < len(line):
+        c = line[i]
+        if c == "\\" and i + 1 < len(line):
+            word, i = (word or "") + line[i + 1], i + 2
+        elif c == "'":
+            end = line.find("'", i + 1)
+            end = len(line) if end < 0 else end
+            word, i = (word or "") + line[i + 1:end], end + 1
+        elif c == '"':
+            i, text = i + 1, ""
+            while i < len(line) and line[i] != '"':
+                if line[i] == "\\" and i + 1 < len(line):
+                    text, i = text + line[i + 1], i + 2
+                elif line.startswith("$(", i) or line[i] == "`":
+                    inner, i = _substitution(line, i)
+                    commands.extend(_commands(inner))
+                else:
+                    text, i = text + line[i], i + 1
+            word, i = (word or "") + text, i + 1
+        elif line.startswith("$(", i) or c == "`":
+            inner, i = _substitution(line, i)
+            commands.extend(_commands(inner))
+            word = word or ""
+        elif c in ";&|\n()":
+            end_word()
+            end_command()
+            i += 1
+        elif c.isspace():
+            end_word()
+            i += 1
+        else:
+            word, i = (word or "") + c, i + 1
+    end_word()
+    end_command()
+    return commands
 
 
 def _command_words(words: list[str]) -> list[str]:
@@ -200,14 +313,20 @@ def _command_words(words: list[str]) -> list[str]:
     i = 0
     while i < len(words):
         word = words[i]
-        if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", word) or Path(word).name in _WRAPPERS:
+        name = Path(word).name
+        if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", word):
             i += 1
-            while Path(word).name in _WRAPPERS and i < len(words) and words[i].startswith("-"):
-                i += 2 if words[i] in _WRAPPER_ARGS else 1
-            if Path(word).name == "timeout" and i < len(words) and re.fullmatch(r"[\d.]+[smhd]?", words[i]):
+        elif name in _WRAPPERS:
+            i += 1
+            while i < len(words) and words[i].startswith("-") and words[i] != "-":
+                if words[i] == "--":
+                    i += 1
+                    break
+                i += 2 if words[i] in _WRAPPERS[name] else 1
+            if name == "timeout" and i < len(words) and re.fullmatch(r"[\d.]+[smhd]?", words[i]):
                 i += 1  # timeout 10 rm -rf x
-            continue
-        break
+        else:
+            break
     return words[i:]
 
 
@@ -215,17 +334,14 @@ def recursive_rm(command: str) -> bool:
     """Does ``command`` run ``rm`` recursively anywhere (``-r``, ``-R``, ``--recursive`` or a prefix of it such
     as ``--recur``, in any flag group)?
 
-    The answer key of ``check_no_recursive_rm``: the line is split into commands at ``;``, ``&``, ``|``, a
-    newline, parentheses, braces, backticks and ``$(``; a command's first word, past ``NAME=value`` and wrappers
-    (``sudo``, ``env``, ``xargs``, ``nice`` ...), is ``rm`` (any path: ``/bin/rm``), and one of its flags before
-    ``--`` asks for recursion. Quoted text is not a command (``echo 'rm -rf /'``). A guard rail, not a sandbox:
-    ``eval``, ``bash -c``, ``find -delete`` and friends pass.
+    The answer key of ``check_no_recursive_rm``: the line is read as commands (``_commands``: split at ``;``,
+    ``&``, ``|``, a newline, parentheses and braces outside quotes; ``$( )`` and backticks are commands too);
+    a command's first word, past ``NAME=value`` and the wrappers of ``_WRAPPERS`` with their options
+    (``sudo -u root``, ``nice -n 5``, ``timeout 5``, ``xargs -0``), is ``rm`` (any path: ``/bin/rm``), and one
+    of its flags before ``--`` asks for recursion. Quoted text is not a command (``echo 'rm -rf /'``). A guard
+    rail, not a sandbox: ``eval``, ``bash -c``, ``find -delete`` and friends pass.
     """
-    for part in re.split(r"\$\(|[;&|\n()`{}]+", command):
-        try:
-            words = shlex.split(part)
-        except ValueError:
-            words = part.split()
+    for words in _commands(command):
         words = _command_words(words)
         if not words or Path(words[0]).name != "rm":
             continue
@@ -266,7 +382,7 @@ def check_no_recursive_rm(hook: Any) -> Verdict:
 
     def body() -> str:
         _require_callable(hook, "no_recursive_rm")
-        for command in _DENY:
+        for command in [*_DENY, *_WRAPPED_DENY]:
             got = decide(command)
             if got.decision != "deny":
                 raise _Fail(tr("{command!r} was not denied (decision={decision!r}).", command=command,
@@ -275,7 +391,7 @@ def check_no_recursive_rm(hook: Any) -> Verdict:
                 raise _Fail(tr("{command!r} was denied without a reason: the model reads only the reason.",
                                command=command),
                             tr('give reason="..." saying what is not allowed, so the model can do something else.'))
-        for command in _ALLOW:
+        for command in [*_ALLOW, *_WRAPPED_ALLOW]:
             got = decide(command)
             if got.decision == "deny":
                 raise _Fail(tr("{command!r} was denied, but it deletes nothing recursively.", command=command),
@@ -307,8 +423,9 @@ def check_no_recursive_rm(hook: Any) -> Verdict:
         if not (denied.get("is_error") and ran.get("content") == "ok" and run.terminal.reason == "completed"):
             raise _Fail(tr("in the loop the results were {results}.", results=_short(results, 160)), idea)
         return tr("{denied} recursive rm denied with a reason, {allowed} other commands left alone; in the loop the "
-                  "denied call got its is_error result ({content!r}), the other ran.", denied=len(_DENY),
-                  allowed=len(_ALLOW), content=_short(denied["content"], 50))
+                  "denied call got its is_error result ({content!r}), the other ran.",
+                  denied=len(_DENY) + len(_WRAPPED_DENY), allowed=len(_ALLOW) + len(_WRAPPED_ALLOW),
+                  content=_short(denied["content"], 50))
 
     return _verdict(tr("no recursive rm hook"), body)
 

@@ -490,12 +490,29 @@ def _call_sessions() -> dict[str, tuple[list[dict[str, Any]], int]]:
     same.result("toolu_task", "b is fine", parent=same.records[5]["uuid"])
     same.text("msg_3", "Both fine.")
 
+    quiet = _Session()  # unseen: responses with no text at all, and a subagent's response in two records
+    quiet.prompt("run the checks")
+    quiet.call("msg_1", "toolu_a")
+    quiet.result("toolu_a")
+    quiet.text("msg_2", "Asking a helper.")
+    task = quiet.call("msg_2", "toolu_task", "Task")
+    quiet.prompt("check the logs", parent=None, sidechain=True)
+    quiet.text("msg_s1", "Checking.", sidechain=True)
+    quiet.call("msg_s1", "toolu_s1", "Grep", sidechain=True)
+    quiet.result("toolu_s1", "no errors", sidechain=True)
+    quiet.text("msg_s2", "No errors.", sidechain=True)
+    quiet.result("toolu_task", "no errors", parent=task)
+    quiet.call("msg_3", "toolu_b")
+    quiet.result("toolu_b")
+    quiet.text("msg_4", "All clear.")
+
     return {
         N_("parallel calls, one record per block (1.0/2.0)"): (split.records, 3),
         N_("two responses that say the same, and a subagent"): (same.records, 3),
         N_("results between the blocks of one response (2.1.x)"): (streamed.records, 2),
         N_("an inline subagent (isSidechain)"): (subagent.records, 2),
         N_("one response written twice"): (twice.records, 2),
+        N_("responses without text, and a subagent's response in two records"): (quiet.records, 4),
     }
 
 
@@ -534,5 +551,11 @@ def _calls_hint(records: list[dict[str, Any]], got: int) -> str:
                   "all with the same message.id.")
     if got == len({r["message"]["id"] for r in assistant}):
         return tr("records with isSidechain: true are a subagent's own conversation, never the main thread's calls.")
+    main = [r for r in assistant if not r.get("isSidechain")]
+    if got == len({r["message"]["id"] for r in main if any(b.get("type") == "text" for b in r["message"]["content"])}):
+        return tr("a response need not say anything: one that holds only tool_use blocks is a model call too.")
+    if got == len({r["message"]["id"] for r in assistant}) - (len(assistant) - len(main)):
+        return tr("a subagent's response can be written in several records too: leave its records out, rather than "
+                  "taking their number off.")
     return tr("tool_result records can sit between the blocks of one response (2.1.x runs tools while the "
               "response streams), so runs of adjacent assistant records are not responses.")

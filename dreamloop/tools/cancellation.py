@@ -30,8 +30,9 @@ __all__ = [
     "sibling_failure",
 ]
 
-INTERRUPTED = "Interrupted by user while running; it may have made changes before it stopped."
-"""The result of a call that had started when the person interrupted the run (F14)."""
+INTERRUPTED = "Interrupted by user while running; unless it only reads, it may have made changes before it stopped."
+"""The result of a call that had started when the person interrupted the run (F14). One text for every tool (the
+loop's closing message does not know which tools only read), so it is true of a Read too."""
 
 NOT_STARTED = "Interrupted by user before it started; this call never ran."
 """The result of a call that had not started when the person interrupted the run (F14)."""

@@ -13,6 +13,7 @@ widgets, traces or the loop; callers pass the tool_use id → name map.
 from __future__ import annotations
 
 import json
+import re
 from html import escape
 from typing import Any, Iterable, Mapping
 
@@ -59,6 +60,9 @@ COLORS = {
 
 _CSS = (
     ".dl{font-family:var(--jp-ui-font-family,sans-serif);font-size:13px;line-height:1.4;max-width:100%}"
+    # a live widget's HTML is a flex item as wide as its longest unbreakable word unless words may break anywhere;
+    # the stored copy (no stylesheet) has the inline break-word of pane()
+    ".dl *{overflow-wrap:anywhere}"
     ".dl pre.dl-pre{margin:2px 0;padding:0;background:none;white-space:pre-wrap;word-break:break-word;"
     "max-height:18em;overflow:auto;font-family:var(--jp-code-font-family,monospace);font-size:12px}"
     ".dl .dl-mono{font-family:var(--jp-code-font-family,monospace);font-size:12px}"
@@ -87,12 +91,24 @@ STYLE = f"<style>{_CSS}</style>"
 """The stylesheet every fragment here relies on (scoped to ``.dl``); ``pane()`` includes it."""
 
 
+PRE_WRAP = "white-space:pre-wrap;overflow-wrap:break-word"
+"""How a ``<pre>`` of a pane wraps, inline on the tag: a sanitiser that drops ``<style>`` (an untrusted notebook's
+stored copy) keeps it, so a long line (a scrubbed session's placeholder) wraps instead of pushing the widget
+wider than its cell. Only values JupyterLab's sanitiser allows (``overflow-wrap: break-word``, not ``anywhere``)."""
+
+_PRE_STYLED = re.compile(r'<pre class="(dl-pre[^"]*)" style="')
+_PRE_BARE = re.compile(r'<pre class="(dl-pre[^"]*)"(?= ?>)')
+
+
 def pane(body: str) -> str:
     """A self-contained widget value: ``body`` inside ``<div class="dl">``, then the stylesheet.
 
-    The stylesheet goes last so the value's text starts with what a reader sees.
+    The stylesheet goes last so the value's text starts with what a reader sees. Each ``<pre class="dl-pre">``
+    gets ``PRE_WRAP`` inline, and the whole value may break a word too long for its line (inline too).
     """
-    return f'<div class="dl">{body}</div>{STYLE}'
+    body = _PRE_STYLED.sub(lambda m: f'<pre class="{m.group(1)}" style="{PRE_WRAP};', body)
+    body = _PRE_BARE.sub(lambda m: f'<pre class="{m.group(1)}" style="{PRE_WRAP}"', body)
+    return f'<div class="dl" style="overflow-wrap:break-word">{body}</div>{STYLE}'
 
 
 def esc(value: Any) -> str:

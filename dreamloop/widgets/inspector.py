@@ -158,10 +158,14 @@ class StateInspector(StaticHTML, W.VBox):
         points = self.trace.checkpoints
         if not points:
             return self.header.value
-        cell = 'style="padding:1px 8px;border-bottom:1px solid #e2e8f0;text-align:left"'
+        cell = 'style="padding:1px 4px;border-bottom:1px solid #e2e8f0;text-align:left"'
         heads = (tr("checkpoint"), "turn_count", "transition", "State.messages", "messages_for_query",
                  "assistant_messages", "tool_results", tr("then"))
-        rows = [f"<tr>{''.join(f'<th {cell}>{esc(h)}</th>' for h in heads)}</tr>"]
+
+        def breakable(value: Any) -> str:  # a long name may break after _ or . (the table fits a narrow notebook)
+            return esc(value).replace("_", "_<wbr>").replace(".", ".<wbr>")
+
+        rows = [f"<tr>{''.join(f'<th {cell}>{breakable(h)}</th>' for h in heads)}</tr>"]
         for point in points:
             then = (f"Terminal {point.terminal.reason}" if point.terminal is not None else
                     tr("continue: {reason}", reason=point.next_transition.reason)
@@ -169,7 +173,7 @@ class StateInspector(StaticHTML, W.VBox):
             values = (point.index, point.turn_count, point.transition.reason if point.transition else "None",
                       len(point.state_messages), len(point.messages_for_query), len(point.assistant_messages),
                       len(point.tool_results), then)
-            rows.append(f"<tr>{''.join(f'<td {cell}>{esc(v)}</td>' for v in values)}</tr>")
+            rows.append(f"<tr>{''.join(f'<td {cell}>{breakable(v)}</td>' for v in values)}</tr>")
         table = (f'<div style="max-height:{PANE_HEIGHT // 2}px;overflow-y:auto">'
                  f'<table style="border-collapse:collapse;font-size:12px;margin:4px 0">{"".join(rows)}</table></div>')
         panes = "".join(f'<div style="margin-top:8px">{self.panes[name].value}</div>' for name in PANES)

@@ -346,6 +346,8 @@ class LiveView(StaticHTML, W.VBox):
         elif kind == "attachment" and self._on_call_hook(event.attachment):
             self._render_transcript()
         else:
+            if (kind == "user" and getattr(event, "is_meta", False)) or (kind == "system" and event.subtype == "interrupted"):
+                self._settle_stream()  # the Stop note follows what streamed of the response, as in the history
             if kind == "system" and event.subtype == "model_fallback":
                 self._turn().detail = tr("falling back to {model}", model=(event.metadata or {}).get("to", "?"))
             elif kind == "system" and event.subtype == "api_retry":
@@ -359,6 +361,15 @@ class LiveView(StaticHTML, W.VBox):
             elif kind == "attachment" and event.attachment.get("hookEvent") == "Stop":
                 self._light("stop")
             self._render_transcript()
+
+    def _settle_stream(self) -> None:
+        """What streamed of a response the person stopped goes into the transcript, in its place, so the notes
+        that follow it read after it (no finished block: the loop keeps no message of it)."""
+        if self._blocks:
+            self._flush_stream(force=True, label=tr("stopped while streaming"))
+            self._turn().entries.append(self.stream.value)
+            self.stream.value = ""
+            self._blocks = {}
 
     def _on_tombstone(self, event: Any) -> None:
         """Strike out what the tombstone withdraws: a response shown, a call's progress, or the partial

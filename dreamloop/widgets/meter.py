@@ -214,11 +214,11 @@ class ContextMeter(StaticHTML, W.VBox):
             dash = "" if names == ["window"] else ' stroke-dasharray="4 3"'
             label = " · ".join(f'<tspan fill="{STAGE_COLORS.get(n, "#718096")}">{esc(n)}</tspan>' for n in names)
             parts.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{ly:.1f}" y2="{ly:.1f}" stroke="{color}"{dash}/>'
-                         f'<text x="{left + plot_w + 4}" y="{label_y:.1f}" font-size="10" fill="{color}">'
+                         f'<text x="{left + plot_w + 4}" y="{label_y:.1f}" font-size="11" fill="{color}">'
                          f"{label} {tokens:,}</text>")
         axis = (f'<line x1="{left}" x2="{left}" y1="{top}" y2="{top + main_h}" stroke="#a0aec0"/>'
-                f'<text x="{left - 4}" y="{top + 4}" font-size="10" text-anchor="end" fill="#718096">{ceiling:,}</text>'
-                f'<text x="{left - 4}" y="{top + main_h}" font-size="10" text-anchor="end" fill="#718096">0</text>')
+                f'<text x="{left - 4}" y="{top + 4}" font-size="11" text-anchor="end" fill="#718096">{ceiling:,}</text>'
+                f'<text x="{left - 4}" y="{top + main_h}" font-size="11" text-anchor="end" fill="#718096">0</text>')
         cache_top = top + main_h + gap
         biggest = max([t.cache_read + t.cache_write + t.uncached for t in self.turns] + [1])
         cy = lambda tokens: cache_h * tokens / biggest  # noqa: E731
@@ -234,14 +234,14 @@ class ContextMeter(StaticHTML, W.VBox):
                                           value=value)))
                     bottom -= cy(value)
             if k % max(1, len(self.turns) // 12) == 0:
-                parts.append(f'<text x="{x + bar / 2:.1f}" y="{cache_top + cache_h + 12}" font-size="9" '
+                parts.append(f'<text x="{x + bar / 2:.1f}" y="{cache_top + cache_h + 12}" font-size="11" '
                              f'text-anchor="middle" fill="#718096">{turn.turn_count}</text>')
         stages = [s for s in STAGE_COLORS if s not in ("window", "blocking_limit")]
-        legend = (f'<text x="4" y="12" font-size="10" fill="#4a5568">{esc(tr("tokens per request"))} · '
+        legend = (f'<text x="4" y="12" font-size="11" fill="#4a5568">{esc(tr("tokens per request"))} · '
                   f'<tspan fill="{_SENT}">■ {esc(tr("sent"))}</tspan> '
                   + " ".join(f'<tspan fill="{STAGE_COLORS[s]}">■ {s}</tspan>' for s in stages)
                   + "</text>"
-                  f'<text x="4" y="{cache_top - 6}" font-size="10" fill="#4a5568">{esc(tr("input by cache status"))} · '
+                  f'<text x="4" y="{cache_top - 6}" font-size="11" fill="#4a5568">{esc(tr("input by cache status"))} · '
                   f'<tspan fill="{_READ}">■ {esc(tr("read"))}</tspan> <tspan fill="{_WRITE}">■ {esc(tr("written"))}</tspan> '
                   f'<tspan fill="{_PLAIN}">■ {esc(tr("uncached"))}</tspan> · {esc(tr("turn_count below"))}</text>')
         height = cache_top + cache_h + 18

@@ -72,8 +72,9 @@ class Switchboard(StaticHTML, W.VBox):
         return self._table()
 
     def _table(self) -> str:
-        cell = 'style="padding:2px 8px;border-bottom:1px solid #e2e8f0;text-align:left"'
-        mid = 'style="padding:2px 8px;border-bottom:1px solid #e2e8f0;text-align:center"'
+        # narrow padding and 12 px: the table fits a notebook beside JupyterLab's file browser (about 830 px)
+        cell = 'style="padding:2px 4px;border-bottom:1px solid #e2e8f0;text-align:left"'
+        mid = 'style="padding:2px 4px;border-bottom:1px solid #e2e8f0;text-align:center"'
         heads = "".join(f"<th {mid}>{esc(title)}</th>" for title in self.columns)
         head = (f"<tr><th {cell}>{esc(tr('switch'))}</th><th {cell}>{esc(tr('chapter'))}</th>"
                 f"<th {cell}>{esc(tr('turns on'))}</th>{heads}</tr>")
@@ -89,6 +90,7 @@ class Switchboard(StaticHTML, W.VBox):
                 tip = esc(json.dumps(value, sort_keys=True)[:400]) if not isinstance(value, bool) else on
                 shown = esc(value) if isinstance(value, str) else on
                 cells.append(f'<td {mid} class="dl-sw-on" title="{tip}"><b style="color:#2f855a">● {shown}</b></td>')
-            rows.append(f'<tr><td {cell}><code>{esc(name)}</code></td><td {cell}>{esc(chapter)}</td>'
+            breakable = esc(name).replace("_", "_<wbr>")  # a long switch name may break after an underscore
+            rows.append(f'<tr><td {cell}><code>{breakable}</code></td><td {cell}>{esc(chapter)}</td>'
                         f'<td {cell}><span style="font-size:12px">{esc(tr(what) if what else what)}</span></td>{"".join(cells)}</tr>')
-        return f'<table style="border-collapse:collapse;font-size:13px;margin:4px 0">{"".join(rows)}</table>'
+        return f'<table style="border-collapse:collapse;font-size:12px;margin:4px 0">{"".join(rows)}</table>'

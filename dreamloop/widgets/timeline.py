@@ -258,10 +258,10 @@ class Timeline(StaticHTML, W.VBox):
         t = 0.0
         while t <= total + 1e-9:
             ticks.append(f'<line x1="{x(t):.1f}" x2="{x(t):.1f}" y1="14" y2="{y}" stroke="#edf2f7"/>'
-                         f'<text x="{x(t):.1f}" y="11" font-size="10" text-anchor="middle" fill="#718096">'
+                         f'<text x="{x(t):.1f}" y="11" font-size="11" text-anchor="middle" fill="#718096">'
                          f"{esc(tr('{seconds:g} s', seconds=t))}</text>")
             t += step
-        legend = (f'<text x="4" y="11" font-size="10" fill="#4a5568">{esc(tr("seconds since the run started"))} · '
+        legend = (f'<text x="4" y="11" font-size="11" fill="#4a5568">{esc(tr("seconds since the run started"))} · '
                   f'<tspan fill="{COLORS["user"]}">■ {esc(tr("model streaming"))}</tspan> '
                   f'<tspan fill="#dd6b20">■ {esc(tr("tool running"))}</tspan> '
                   f'<tspan fill="{COLORS["error"]}">■ {esc(tr("is_error / interrupted"))}</tspan></text>')

@@ -68,7 +68,7 @@ TEXTS = {
     "four steps": "四步循环",
     "script '{case}', request {n}": "脚本“{case}”，第 {n} 次请求",
     "{where}: the request body was not JSON.": "{where}：请求体不是 JSON。",
-    "{where}: tools {got}; expected {expected}.": "{where}：tools 是 {got}；应当是 {expected}。",
+    "{where}: tools {got}, not the tools your function was given.": "{where}：tools 是 {got}，不是传给你的函数的那些工具。",
     "send the tool definitions with every request: the model keeps nothing between requests.":
         "每次请求都要带上工具定义：两次请求之间，模型什么也不记得。",
     "append the model's response as an assistant message before the results: the model must see its own call to "
@@ -77,10 +77,10 @@ TEXTS = {
     "keep the whole history: the model remembers nothing, so every request carries all earlier messages, then this "
     "turn's.":
         "保留完整的历史：模型什么都不记得，所以每次请求都带上之前的全部消息，再加上这一轮的消息。",
-    "{where}: message roles {got}; dreamloop.agent_loop sent {expected}.":
-        "{where}：消息的 role 依次是 {got}；dreamloop.agent_loop 发的是 {expected}。",
+    "{where}: message roles {got}, not the conversation dreamloop.agent_loop sent.":
+        "{where}：消息的 role 依次是 {got}，与 dreamloop.agent_loop 发送的对话不同。",
     "put the tool_results in the order of the calls, not in any other order.":
         "按调用的顺序排列 tool_result，不要用别的顺序。",
-    "{where}, messages[{j}] ({role}): you sent {got}; expected {expected}.":
-        "{where}，messages[{j}]（{role}）：你发送的是 {got}；应当是 {expected}。",
+    "{where}, messages[{j}] ({role}): you sent {got}, not what dreamloop.agent_loop sent.":
+        "{where}，messages[{j}]（{role}）：你发送的是 {got}，与 dreamloop.agent_loop 发送的不同。",
 }

@@ -13,14 +13,14 @@ TEXTS = {
     "for '{case}' it returned {value}; expected a pair (text, reason).":
         "对于“{case}”，它返回了 {value}；应当是一个二元组 (text, reason)。",
     "return two things: the text (a str) and the reason (a str).": "返回两样东西：文本（str）和原因（str）。",
-    "for '{case}' the reason is {got!r}; the run ended {expected!r}.":
-        "对于“{case}”，原因是 {got!r}；这次运行实际以 {expected!r} 结束。",
+    "for '{case}' the reason is {got!r}, but the run did not end that way.":
+        "对于“{case}”，原因是 {got!r}，但这次运行并不是这样结束的。",
     "a run can end in several ways (completed, max_turns, model_error, ...): read the reason from run.terminal "
     "after the async for loop, don't assume one.":
         "一次运行有多种结束方式（completed、max_turns、model_error……）：在 async for 循环之后从 run.terminal "
         "读取原因，不要想当然。",
-    "for '{case}' the text is {got!r}; the last assistant message says {expected!r}.":
-        "对于“{case}”，文本是 {got!r}；最后一条 assistant 消息说的是 {expected!r}。",
+    "for '{case}' the text is {got!r}, which is not what the last assistant message says.":
+        "对于“{case}”，文本是 {got!r}，这不是最后一条 assistant 消息说的内容。",
     "the LAST assistant message of the run, whatever it asked for (it may still ask for tools when max_turns or an "
     "error ends the run); its text blocks only.":
         "是这次运行的【最后一条】assistant 消息，不管它请求了什么（max_turns 或错误结束运行时，它可能仍在请求工具）；"
@@ -40,13 +40,13 @@ TEXTS = {
         "顺序很重要：模型必须先看到调用，再看到结果（先是发出去的，再是返回的，最后是工具结果）。",
     "the next turn starts from everything the model saw this turn, plus what this turn added.":
         "下一轮从模型这一轮看到的全部消息开始，再加上这一轮新增的消息。",
-    "{where} the new messages are {got}; queryLoop() has {expected}.":
-        "{where}，新的消息是 {got}；queryLoop() 得到的是 {expected}。",
-    "{where} turn_count is {got}; expected {expected}.": "{where}，turn_count 是 {got}；应当是 {expected}。",
+    "{where} the new messages are {got}, not the ones queryLoop() starts its next turn with.":
+        "{where}，新的消息是 {got}，不是 queryLoop() 开始下一轮时用的那些。",
+    "{where} turn_count is {got}, not the next turn's.": "{where}，turn_count 是 {got}，不是下一轮的。",
     "turn_count goes up by one each time a batch of tool results is handed on.":
         "每交出一批工具结果，turn_count 加一。",
-    "{where} transition is {got}; expected reason 'next_turn'.":
-        "{where}，transition 是 {got}；应当是 reason 为 'next_turn' 的转换。",
+    "{where} transition is {got}: it does not say why the loop went round again.":
+        "{where}，transition 是 {got}：它没有说明循环为什么又转了一圈。",
     "transition records why the loop went round again (a dl.Continue with a reason); tools ran and their results "
     "go back: that reason is next_turn.":
         "transition 记录循环为什么又转了一圈（一个带 reason 的 dl.Continue）；工具执行完、结果要交回模型：这个原因就是 next_turn。",
@@ -64,8 +64,8 @@ TEXTS = {
         "模型先调用 tool_turns 次工具再回答。",
     "{call} returned {value}; expected (requests, tool_batches, reason, turn_count).":
         "{call} 返回了 {value}；应当是 (requests, tool_batches, reason, turn_count)。",
-    "four values, in that order; reason is a string such as 'completed'.":
-        "四个值，按这个顺序；reason 是字符串，例如 'completed'。",
+    "four values, in that order; reason is the Terminal's reason, a string.":
+        "四个值，按这个顺序；reason 是 Terminal 的原因，一个字符串。",
     "the limit only matters while the model keeps asking for tools: a model that stops asking before the limit "
     "ends the run the ordinary way.":
         "只有模型一直在请求工具时，这个上限才起作用：在达到上限之前就不再请求工具的模型，会以普通的方式结束运行。",
@@ -79,7 +79,7 @@ TEXTS = {
     "to start (like the max_turns_reached attachment).":
         "Terminal 里的 turn_count：completed 保留结束时所在的轮；max_turns 带的是循环拒绝开始的那一轮"
         "（与 max_turns_reached 附件相同）。",
-    "{call}: you predicted {got}; the loop gave {expected}.": "{call}：你预测的是 {got}；循环给出的是 {expected}。",
+    "{call}: you predicted {got}; the run differs in {fields}.": "{call}：你预测的是 {got}；实际运行在 {fields} 上不同。",
     "your predictions match the loop on all {count} runs, e.g. predict(3, 3) = {example}: the answer one request "
     "away never came.":
         "你的预测在全部 {count} 次运行上都与循环一致，例如 predict(3, 3) = {example}：只差一次请求的回答始终没有到来。",
@@ -102,7 +102,6 @@ TEXTS = {
         "用户自己的记忆文件（主目录的 .claude 里）也算。",
     "in a git repository every folder from the root down to the workspace counts.":
         "在 git 仓库里，从根目录到工作区之间的每个文件夹都算。",
-    "{call} = {got}; the run sends {expected}.": "{call} = {got}；这次运行发送的是 {expected}。",
     "five disks, each with the memory files a run sends, in its order.": "五块磁盘，每块都给出了一次运行发送的记忆文件，顺序也对。",
     "next attachments": "下一批附件",
     "return the list of (type, what) pairs phase 5 attaches after this turn: ('changed_file', file name) and "
@@ -123,6 +122,10 @@ TEXTS = {
     "every file read in an earlier turn and changed by someone else since gets a notice, and queued input follows "
     "the notices.":
         "之前某一轮读过、之后被别人改过的每个文件都会得到一条通知，排队的输入跟在通知后面。",
-    "{call} = {got}; the loop attached {expected}.": "{call} = {got}；循环附加的是 {expected}。",
+    "{call} = {got}: {difference}.": "{call} = {got}：{difference}。",
     "six turns, each with the attachments phase 5 added, in its order.": "六轮，每一轮都给出了阶段 5 加上的附件，顺序也对。",
+    "{count} of them should not be there": "其中 {count} 项不该出现",
+    "{count} more belong": "还缺 {count} 项",
+    "the right ones, in another order": "项目对了，但顺序不同",
+    "one of them twice": "其中有一项出现了两次",
 }

@@ -35,7 +35,7 @@ TEXTS = {
         "WordCount({input}) 应当得到一个 InputValidationError 结果，实际是 {content}。",
     "bad input is caught by the input model before your function runs: keep text required and unique a bool.":
         "错误的输入在你的函数运行之前就被输入模型拦下：保持 text 必填、unique 为 bool。",
-    "WordCount({input}) returned {got!r}; expected {expected!r}.": "WordCount({input}) 返回了 {got!r}；应当是 {expected!r}。",
+    "WordCount({input}) returned {got!r}, which is not the count.": "WordCount({input}) 返回了 {got!r}，这不是正确的计数。",
     "schema from pydantic, read-only and concurrency-safe, 3 right answers, 2 bad inputs as is_error results.":
         "schema 来自 pydantic，只读且并发安全，3 个答案正确，2 个错误输入得到 is_error 结果。",
     "WordCount tool": "WordCount 工具",
@@ -60,8 +60,8 @@ TEXTS = {
         "按顺序把调用分成批次返回（由 tool_use id 列表组成的列表）：连续的并发安全调用放在一起，其他调用各自单独。",
     "for '{case}' it returned {value}; expected a list of lists.": "对于“{case}”，它返回了 {value}；应当是由列表组成的列表。",
     "return a list of batches, each batch a list of tool_use ids.": "返回批次列表，每个批次是一个 tool_use id 列表。",
-    "for '{case}' your batches are {got}; partition_tool_calls gives {expected}.":
-        "对于“{case}”，你的批次是 {got}；partition_tool_calls 给出的是 {expected}。",
+    "for '{case}' your batches are {got}, not the ones partition_tool_calls makes.":
+        "对于“{case}”，你的批次是 {got}，与 partition_tool_calls 分出的批次不同。",
     "{count} cases, the same batches as partition_tool_calls (input decides, not just the name).":
         "{count} 种情况，批次与 partition_tool_calls 相同（由输入决定，而不只看工具名）。",
     "partition tool calls": "划分工具调用",

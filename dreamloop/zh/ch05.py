@@ -5,8 +5,9 @@ TEXTS = {
         "场景 {scenario} 还没有预测：这道练习还没有做。",
     "scenario {scenario}: {value} is not a list of groups (lists of names).":
         "场景 {scenario}：{value} 不是分组列表（由名字列表组成）。",
-    "scenario {scenario}: your groups name {got}; the calls are {expected}, each in exactly one group.":
-        "场景 {scenario}：你的分组里出现的是 {got}；调用是 {expected}，每个恰好属于一个分组。",
+    "scenario {scenario}: your groups name {got}; every call of the scenario ({calls}) belongs to exactly one "
+    "group.":
+        "场景 {scenario}：你的分组里出现的是 {got}；这个场景的每个调用（{calls}）恰好属于一个分组。",
     'for each scenario, write a list of groups of call names, like [["x", "y"], ["z"]]: calls that run at the same '
     "time share a group. Draw each call on a line of ticks: it may start when its block is complete (its tick), if "
     "the ordering rule lets it.":
@@ -29,7 +30,7 @@ TEXTS = {
         "按顺序走过这些调用，应用顺序规则的两半，返回现在可以开始的排队调用的名字。",
     "safe": "安全",
     "not safe": "非安全",
-    "for [{calls}] you start {got}; the rule starts {expected}.": "对于 [{calls}]，你开始的是 {got}；规则开始的是 {expected}。",
+    "for [{calls}] you start {got}, not what the rule starts.": "对于 [{calls}]，你开始的是 {got}，与规则开始的调用不同。",
     "{count} situations, the same calls started as the package's ready_to_start.":
         "{count} 种情形，开始的调用与包里的 ready_to_start 相同。",
     "the ordering rule": "顺序规则",

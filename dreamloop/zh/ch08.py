@@ -31,7 +31,7 @@ TEXTS = {
         "本轮第一次截断时提升输出上限：空间更大，回答也许能一次写完。",
     " The limit was already raised this turn: escalating again changes nothing.":
         "本轮已经提升过上限：再提升一次什么也不会改变。",
-    "for '{case}' you said {got}; the loop does {want}.": "对于“{case}”，你的答案是 {got}；循环的做法是 {want}。",
+    "for '{case}' you said {got}, which is not what the loop does.": "对于“{case}”，你的答案是 {got}，循环不是这样做的。",
     "against a model that always hits max_tokens your rule goes round more than 8 times in one turn: an unbounded "
     "resume loop.":
         "面对一个总是触到 max_tokens 的模型，你的规则在一轮里转了 8 次以上：这是一个没有上限的恢复循环。",
@@ -55,11 +55,11 @@ TEXTS = {
     "runs once, to its end, and the model reads its result.":
         "对于“{case}”，你撤回了 {extra}，这是一个已经开始的调用的进度消息。这样的调用从不被撤回：它只执行一次、"
         "执行到底，模型会读到它的结果。",
-    "for '{case}' you withdraw {twice} more than once; each shown message is withdrawn once: {want}.":
-        "对于“{case}”，你把 {twice} 撤回了不止一次；每条展示过的消息只撤回一次：{want}。",
-    "for '{case}' you withdraw the right ids in another order, {got}; the loop withdraws them as they were shown: "
-    "{want}.":
-        "对于“{case}”，你撤回的 id 对了，但顺序不同：{got}；循环按它们展示的顺序撤回：{want}。",
+    "for '{case}' you withdraw {twice} more than once; each shown message is withdrawn once.":
+        "对于“{case}”，你把 {twice} 撤回了不止一次；每条展示过的消息只撤回一次。",
+    "for '{case}' you withdraw the right ids in another order, {got}; the loop withdraws them in the order "
+    "they were shown.":
+        "对于“{case}”，你撤回的 id 对了，但顺序不同：{got}；循环按它们展示的顺序撤回。",
     "return the ids to withdraw, in order: the partial response's id (from message_start), if one began.":
         "按顺序返回要撤回的 id：如果部分响应开始了，就是它的 id（来自 message_start）。",
     "for '{case}' it returned {got}; expected a list of ids.": "对于“{case}”，它返回了 {got}；应当返回一个 id 列表。",
@@ -67,10 +67,10 @@ TEXTS = {
     "beside the fallback model's.":
         "对于“{case}”，你什么都没有撤回：失败那次尝试的部分文本会留在屏幕上，像是回答的一部分，"
         "和回退模型的回答并排出现。",
-    "for '{case}' you withdraw {extra}, which the attempt never showed as a message; the loop withdraws {want}.":
-        "对于“{case}”，你撤回了 {extra}，但这次尝试从未把它们作为消息展示过；循环撤回的是 {want}。",
-    "for '{case}' you withdraw {got}; the loop also withdraws {missing} (in order: {want}).":
-        "对于“{case}”，你撤回了 {got}；循环还会撤回 {missing}（按顺序是：{want}）。",
+    "for '{case}' you withdraw {extra}, which the attempt never showed as a message.":
+        "对于“{case}”，你撤回了 {extra}，但这次尝试从未把它们作为消息展示过。",
+    "for '{case}' you withdraw {got}; {count} more of what the attempt showed stay on screen ({kinds}).":
+        "对于“{case}”，你撤回了 {got}；这次尝试展示过的内容还有 {count} 项留在屏幕上（{kinds}）。",
     "three failed attempts: the partial response withdrawn by its message_start id, a call that had started kept, "
     "nothing withdrawn when nothing was shown.":
         "三次失败的尝试：部分响应按它的 message_start id 撤回，已经开始的调用被保留，什么都没显示时什么也不撤回。",
@@ -102,4 +102,10 @@ TEXTS = {
     "eight cases decided as the loop does; a 40-token model stops after {passes} continuations.":
         "八种情况的判断都与循环一致；每次 40 个 token 的模型在续跑 {passes} 次后停止。",
     "token budget continuation": "Token 预算续跑",
+    " The attempt is off: it numbers this turn's resumes, this one included.": "attempt 不对：它给本轮的恢复编号，这一次也算在内。",
+    " The escalated limit is the one the exercise gives.": "提升后的上限就是练习里给出的那个数。",
+    " This turn has a rung left to try: giving up now ends a run that could still finish.":
+        "本轮还有一级可以尝试：现在放弃，会结束一次本来还能完成的运行。",
+    "the partial response": "部分响应",
+    "{count} progress message(s)": "{count} 条进度消息",
 }

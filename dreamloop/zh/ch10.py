@@ -135,4 +135,10 @@ TEXTS = {
         '多',
     'fewer':
         '少',
+    "responses without text, and a subagent's response in two records": "没有文本的响应，以及一个分成两条记录写下的子智能体响应",
+    "a response need not say anything: one that holds only tool_use blocks is a model call too.":
+        "响应不一定说话：只含 tool_use 块的响应也是一次模型调用。",
+    "a subagent's response can be written in several records too: leave its records out, rather than taking "
+    "their number off.":
+        "子智能体的响应同样可能分成几条记录写下：把这些记录排除掉，而不是减去它们的条数。",
 }

@@ -75,4 +75,81 @@ TEXTS = {
     "previous request had filled (look at how many messages each request sends, and whether they are the same).":
         "一次请求不一定保留上一次请求的消息：变了的消息就是新的，哪怕它所在的位置上一次请求也有消息"
         "（看看每次请求发送了几条消息，它们是否相同）。",
+    "recorded: Claude Code {version}, {count} scenarios; the Claude Code cells run":
+        "录制的是 Claude Code {version}，共 {count} 个场景；Claude Code 的单元格会运行",
+    "recorded: Claude Code {version}, {count} scenarios; the Claude Code cells skip":
+        "录制的是 Claude Code {version}，共 {count} 个场景；Claude Code 的单元格跳过",
+    "{count} scenarios; the first six:": "{count} 个场景；前六个：",
+    "{name}: prompt {prompt!r}, model {model}": "{name}：提示词 {prompt!r}，模型 {model}",
+    "script turn {number}: {kinds} · stop_reason {reason}": "脚本第 {number} 轮：{kinds} · stop_reason {reason}",
+    "dreamloop ended {reason} after {count} requests": "dreamloop 在 {count} 次请求后以 {reason} 结束",
+    "request {number}: {messages} messages, max_tokens {max_tokens}, fields {fields}":
+        "第 {number} 次请求：{messages} 条消息，max_tokens {max_tokens}，字段 {fields}",
+    "request {number} adds": "第 {number} 次请求新增",
+    "as recorded:": "与录制的一致：",
+    "Claude Code {version} ended {reason} after {count} requests; as recorded: {same}":
+        "Claude Code {version} 在 {count} 次请求后以 {reason} 结束；与录制的一致：{same}",
+    "Claude Code cell skipped: install it (make conformance) and start Jupyter with DREAMLOOP_CLAUDE_CODE=1 to "
+    "run it; the chapter goes on from the recorded runs.":
+        "Claude Code 的单元格已跳过：要运行它，先安装（make conformance），再用 DREAMLOOP_CLAUDE_CODE=1 启动 Jupyter；本章接着用录制的运行讲下去。",
+    "request {number}: max_tokens {max_tokens}, {tools} tools, system blocks {system}, context reminders "
+    "{context}, cache_control on {marks}, reminders inside results {inside}":
+        "第 {number} 次请求：max_tokens {max_tokens}，{tools} 个工具，系统提示块 {system}，上下文提醒块 {context}，cache_control 在 "
+        "{marks}，结果里的提醒块 {inside}",
+    "fields only Claude Code sends:": "只有 Claude Code 发送的字段：",
+    "the message after the Read:": "Read 之后的那条消息：",
+    "{count} inside": "内含 {count} 个",
+    "{loop}: ended {reason}; max_tokens of each request: {limits}":
+        "{loop}：以 {reason} 结束；每次请求的 max_tokens：{limits}",
+    "Claude Code request {number}: one user message; past its {context} context reminders:":
+        "Claude Code 第 {number} 次请求：一条 user 消息；跳过开头 {context} 个上下文提醒块之后：",
+    "Claude Code ended {theirs} | dreamloop ended {ours}": "Claude Code 的结束 {theirs} | dreamloop 的结束 {ours}",
+    "{count} req{probe} -> {ending}": "{count} 次请求{probe} -> {ending}",
+    "? (you predict it: exercise 1)": "?（由你预测：练习 1）",
+    "scenario": "场景",
+    "verdict": "结论",
+    "  (deliberate: {chapter})": "  （有意为之：{chapter}）",
+    "{matched} of the {shown} rows shown MATCH; {hidden} rows wait for exercise 1":
+        "显示的 {shown} 行里有 {matched} 行 MATCH；还有 {hidden} 行等着练习 1",
+    "the texts' loop": "原文的循环",
+    "Claude Code 2.1.332 as observed": "观察到的 Claude Code 2.1.332",
+    "a text answer, no tool": "一个文本回答，不用工具",
+    "one Read, then the answer": "一次 Read，接着回答",
+    "a Read, an Edit, then the answer": "一次 Read、一次 Edit，然后回答",
+    "two Reads in one response": "一个响应里两次 Read",
+    "parallel: a Read, a Read of a missing file, an unknown tool": "并行：一次 Read、一次读不存在文件的 Read、一个未知工具",
+    "a Read whose input lacks file_path": "输入缺少 file_path 的 Read",
+    "a failing Bash call beside a running Bash call and a Read": "一个失败的 Bash 调用，旁边是一个正在运行的 Bash 调用和一次 Read",
+    "a failing Bash call, then an Edit waiting its turn": "一个失败的 Bash 调用，之后是一个排队等候的 Edit",
+    "a text answer cut by max_tokens once": "一个文本回答被 max_tokens 截断一次",
+    "every answer cut by max_tokens": "每个回答都被 max_tokens 截断",
+    "max_tokens cuts inside an Edit's JSON": "max_tokens 截断在 Edit 的 JSON 中间",
+    "max_tokens cuts an answer after a thinking block": "max_tokens 在一个 thinking 块之后截断回答",
+    "HTTP 529 on every request, no fallback model": "每次请求都是 HTTP 529，没有回退模型",
+    "HTTP 529 from the main model; a fallback model answers": "主模型返回 HTTP 529；回退模型作答",
+    "HTTP 404 (an unknown model) from the main model; a fallback model answers": "主模型返回 HTTP 404（未知模型）；回退模型作答",
+    "HTTP 429 with retry-after, then the answer": "带 retry-after 的 HTTP 429，然后是回答",
+    "HTTP 500 once, then the answer": "一次 HTTP 500，然后是回答",
+    "an overloaded_error event while the first text streams": "第一段文本流式输出时出现 overloaded_error 事件",
+    "an overloaded_error event inside a tool_use, after a finished text":
+        "一段文本结束之后，在 tool_use 里面出现 overloaded_error 事件",
+    "an overloaded_error event after a complete tool_use block": "一个完整的 tool_use 块之后出现 overloaded_error 事件",
+    "the connection drops while text streams": "文本流式输出时连接断开",
+    "the connection drops inside a tool_use": "在 tool_use 里面连接断开",
+    "the connection drops after a complete tool_use block": "一个完整的 tool_use 块之后连接断开",
+    "'prompt is too long' once, then the answer": "一次 'prompt is too long'，然后是回答",
+    "'prompt is too long' on every request": "每次请求都是 'prompt is too long'",
+    "'prompt is too long' for ever after three tool turns": "三轮工具之后一直是 'prompt is too long'",
+    "stop_reason tool_use with no tool_use block, every time": "stop_reason 是 tool_use 却没有 tool_use 块，每次都这样",
+    "an answer that is one empty text block": "回答是一个空的文本块",
+    "a model that never stops calling tools, --max-turns 2": "一个不停调用工具的模型，--max-turns 2",
+    "a PreToolUse hook blocks the Edit (exit 2)": "一个 PreToolUse Hook 阻止 Edit（exit 2）",
+    "a PreToolUse hook denies the Edit (JSON)": "一个 PreToolUse Hook 拒绝 Edit（JSON）",
+    "a PreToolUse hook points the Read at another file": "一个 PreToolUse Hook 让 Read 改读另一个文件",
+    "a PostToolUse hook adds context to a Read's result": "一个 PostToolUse Hook 给 Read 的结果加上上下文",
+    "a Stop hook blocks the first end (exit 2), then lets it end": "一个 Stop Hook 阻止第一次结束（exit 2），然后让它结束",
+    "a signed thinking block before a tool call, sent back with its signature": "工具调用之前有一个带签名的 thinking 块，连同签名一起送回",
+    "a text answer with an Opus model (Claude Code probes first)": "用 Opus 模型的一个文本回答（Claude Code 会先发探测请求）",
+    "a workspace with a CLAUDE.md: one Read, then the answer": "一个有 CLAUDE.md 的工作区：一次 Read，然后回答",
+    "config.py (read) and CLAUDE.md change on disk between turns": "config.py（读过的）和 CLAUDE.md 在两轮之间被改动",
 }

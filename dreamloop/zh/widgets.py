@@ -235,4 +235,5 @@ TEXTS = {
     "a short summary of each batch of tool calls, yielded in the next iteration": "每批工具调用的简短摘要，在下一次迭代中产出",
     "the system prompt says where the agent works: directory, platform, git, the date":
         "系统提示词说明 Agent 在哪里工作：目录、平台、是否 git 仓库、日期",
+    "stopped while streaming": "流式输出时被停止",
 }
