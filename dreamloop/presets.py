@@ -109,7 +109,8 @@ def texts_fields() -> dict[str, Any]:
       (the conversation-loop text; the ending, dreamloop's reading of the four-step-loop text); a ``tool_use``
       stop without a block ends ``completed`` with a warning (dreamloop's reading of the four-step-loop text:
       ``needsFollowUp`` comes from the blocks).
-    * ``max_tokens``: 4096 (``QueryParams``' default, dreamloop's choice: the texts give no figure).
+    * ``max_tokens``: 4096 (``QueryParams``' default, dreamloop's choice: the texts give no figure), and
+      ``observed_output_limits`` off.
     * ``system_prompt``: none (the texts give no words); ``environment`` and ``memory_files`` on (the
       conversation-loop text's system-prompt assembly and memory files).
     * ``changed_files`` and ``tool_use_summaries`` on (the conversation-loop text's phase 5: file-change notices;
@@ -123,6 +124,7 @@ def texts_fields() -> dict[str, Any]:
         "hooks": Hooks(),
         "recovery": RecoveryOptions(),
         "max_tokens": 4096,
+        "observed_output_limits": False,
         "system_prompt": None,
         "environment": True,
         "memory_files": True,

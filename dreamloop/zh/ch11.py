@@ -143,8 +143,8 @@ TEXTS = {
     "stop_reason tool_use with no tool_use block, every time": "stop_reason 是 tool_use 却没有 tool_use 块，每次都这样",
     "an answer that is one empty text block": "回答是一个空的文本块",
     "a model that never stops calling tools, --max-turns 2": "一个不停调用工具的模型，--max-turns 2",
-    "a PreToolUse hook blocks the Edit (exit 2)": "一个 PreToolUse Hook 阻止 Edit（exit 2）",
-    "a PreToolUse hook denies the Edit (JSON)": "一个 PreToolUse Hook 拒绝 Edit（JSON）",
+    "a PreToolUse hook blocks an Edit of the file just read (exit 2)": "一个 PreToolUse Hook 阻止对刚读过的文件的 Edit（exit 2）",
+    "a PreToolUse hook denies an Edit of the file just read (JSON)": "一个 PreToolUse Hook 拒绝对刚读过的文件的 Edit（JSON）",
     "a PreToolUse hook points the Read at another file": "一个 PreToolUse Hook 让 Read 改读另一个文件",
     "a PostToolUse hook adds context to a Read's result": "一个 PostToolUse Hook 给 Read 的结果加上上下文",
     "a Stop hook blocks the first end (exit 2), then lets it end": "一个 Stop Hook 阻止第一次结束（exit 2），然后让它结束",
@@ -152,4 +152,16 @@ TEXTS = {
     "a text answer with an Opus model (Claude Code probes first)": "用 Opus 模型的一个文本回答（Claude Code 会先发探测请求）",
     "a workspace with a CLAUDE.md: one Read, then the answer": "一个有 CLAUDE.md 的工作区：一次 Read，然后回答",
     "config.py (read) and CLAUDE.md change on disk between turns": "config.py（读过的）和 CLAUDE.md 在两轮之间被改动",
+    "parallel calls that finish in another order than called (a command waiting 2 s, a Read, a command waiting 1 s)":
+        "并行的调用按与调用不同的顺序完成（一个等 2 秒的命令、一次 Read、一个等 1 秒的命令）",
+    "HTTP 429 on every request to the main model; a fallback model is set": "发给主模型的每次请求都是 HTTP 429；设置了回退模型",
+    "HTTP 529 from claude-opus-5-5; claude-sonnet-4-5, the fallback model, answers: each model's max_tokens":
+        "claude-opus-5-5 返回 HTTP 529；回退模型 claude-sonnet-4-5 作答：每个模型的 max_tokens",
+    "claude-opus-5-5's stream breaks before a block is complete: the max_tokens of the request sent again":
+        "claude-opus-5-5 的流在任何内容块完成之前断开：重新发送的请求的 max_tokens",
+    "the connection drops in a text after a Bash call that counts its runs has run":
+        "一个记录自己执行次数的 Bash 调用执行完之后，连接在一段文本里断开",
+    "the connection drops while a slow Bash call that counts its runs still runs":
+        "一个记录自己执行次数的慢 Bash 调用还在运行时，连接断开",
+    "a content block of a type no SDK knows, between a text and a Read": "一个任何 SDK 都不认识的类型的内容块，位于一段文本和一次 Read 之间",
 }
