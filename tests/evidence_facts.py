@@ -1,0 +1,555 @@
+"""The registry of evidence (docs/evidence.md): what the recordings show, what the texts say, and which
+sentence of the book rests on which.
+
+FACTS: key -> ``Observed`` (one side of one scenario, read from the conformance file and its request
+anatomies) or ``Derived`` (a value computed from the recordings, the kept session files or a scenario's script).
+QUOTES: key -> ``Quote`` (a few words of a source text) or ``Absent`` (a name neither text holds).
+CLAIMS: one entry per claim, locating its sentence in each edition (file, cell id, a fragment) and listing the
+keys it rests on. NAMES: names of a TypeScript look that a chapter or docstring may use, with where each comes
+from (none of them Claude Code's internals).
+"""
+
+from __future__ import annotations
+
+import json
+
+from evidence_registry import (CC, CONV, DL, FOUR, Absent, Derived, Observed, Quote, Registry, chapter, document,
+                               every, session_blocks_per_message, session_record_types, session_tool_names, zh_only)
+
+# == quotations: a few words of each text (whitespace is ignored when they are looked for) =====================
+
+QUOTES: dict = {
+    # the four-step-loop text (four-step-loop.zh.txt): DreamCoder's queryLoop()
+    "four.in_chinese": Quote(FOUR, "模型本身只生成文字"),
+    "four.dreamcoder": Quote(FOUR, "把每一步对应到 DreamCoder 的 queryLoop()"),
+    "four.desktop": Quote(FOUR, "DreamCoder 桌面版先将用户输入经 WebSocket 和 Sidecar 送入 CLI 会话"),
+    "four.path": Quote(FOUR, "阅读主线是 QueryEngine.submitMessage() → query() → queryLoop()"),
+    "four.files": Quote(FOUR, "src/query.ts"),
+    "four.call_model": Quote(FOUR, "生产环境中，productionDeps() 把 callModel 指向 queryModelWithStreaming()"),
+    "four.run_tools": Quote(FOUR, "第 3 步的普通和流式工具执行，把结果交回循环"),
+    "four.return_reason": Quote(FOUR, "return 给出循环的终止原因"),
+    # the conversation-loop text (conversation-loop.zh.txt): Claude Code's conversation loop
+    "conv.in_chinese": Quote(CONV, "Claude Code 的对话主循环是一个以 async function* 定义的异步生成器"),
+    "conv.claude_code": Quote(CONV, "Claude Code 的对话主循环"),
+    "conv.function_names": Quote(CONV, "理解 queryLoop 函数内部的完整流程"),
+    "conv.return_reason": Quote(CONV, "生成器的 return 值即为终止原因"),
+    "four.state": Quote(FOUR, "State 还要记住工具上下文、轮数、上下文压缩状态和部分恢复状态"),
+    "four.step_one": Quote(FOUR, "模型调用发生在 deps.callModel()"),
+    "four.needs_follow_up": Quote(FOUR, "API 响应的 stop_reason === 'tool_use' 并不总是可靠，所以 needsFollowUp 根据实际收到的内容块设置"),
+    "four.msg_tool_use_blocks": Quote(FOUR, "const msgToolUseBlocks = message.message.content.filter("),
+    "four.two_paths_meet": Quote(FOUR, "两种工具执行路径在 queryLoop() 的同一位置汇合"),
+    "four.next_state": Quote(FOUR, "messages: [...messagesForQuery, ...assistantMessages, ...toolResults]"),
+    "four.pseudo_code": Quote(FOUR, "这段是为说明结构写的简化代码，不是 DreamCoder 源码"),
+    "four.user_context": Quote(FOUR, "最后经 prependUserContext() 附加用户上下文"),
+    "four.stream_upward": Quote(FOUR, "deps.callModel() 返回异步消息流。循环逐项向上层输出"),
+    "four.yield_to_engine": Quote(FOUR, "yield 把执行中的消息和流式事件交给 QueryEngine"),
+    "conv.while_true": Quote(CONV, "queryLoop 是一个 while(true) 无限循环"),
+    "conv.stream_events": Quote(CONV, "模型调用函数返回一个异步生成器，逐个产出流式事件"),
+    "conv.heartbeat": Quote(CONV, "每一次 yield 就像心跳的一次搏动，将流式事件推向调用方"),
+    "four.parallel_order": Quote(FOUR, "可并发的调用还会按完成先后产出结果"),
+    "four.run_tools_layers": Quote(FOUR, "普通路径由 runTools() 编排，工具查找、输入校验和权限决定发生在下层"),
+    "four.missing_results": Quote(FOUR, "未被恢复逻辑处理的模型错误会调用 yieldMissingToolResultBlocks()，为本轮已经输出的每个 "
+                                        "tool_use 生成错误结果"),
+    "four.model_error": Quote(FOUR, "产出 API 错误消息，返回 model_error"),
+    "four.unknown_tool": Quote(FOUR, "工具名称不存在时，runToolUse() 会生成带原 tool_use.id 的错误结果，让模型在下一轮知道哪次调用失败"),
+    "four.pairing": Quote(FOUR, "用 tool_use_id 指回原调用"),
+    "four.normalize": Quote(FOUR, "只有转换后的 user 消息进入 toolResults"),
+    "four.yield_each": Quote(FOUR, "执行层返回的 update.message 先由循环 yield 给上层"),
+    "four.abort_streaming": Quote(FOUR, "如果模型仍在流式输出，循环先消费或补齐已出现工具调用的结果，再返回 aborted_streaming"),
+    "four.undoes_nothing": Quote(FOUR, "补齐消息是对记录结构的处理，不会撤销已经发生的文件写入或命令副作用"),
+    "four.query_async_generator": Quote(FOUR, "query() 是一个异步生成器"),
+    "four.for_await": Quote(FOUR, "上面的 for await 只读取 yield 项，不直接取得返回值"),
+    "four.four_arrays": Quote(FOUR, "这一行用到的四个数组职责不同"),
+    "four.results_and_attachments": Quote(FOUR, "保存后续模型请求要看到的工具结果和相关附件"),
+    "four.checkpoint": Quote(FOUR, "每次模型请求之前都有一个固定的检查点，中断、Hook 和 maxTurns 都在这里判断"),
+    "four.three_fields": Quote(FOUR, "用下面三个字段建立新的 State"),
+    "four.next_turn_count": Quote(FOUR, "循环在本轮工具执行后计算 nextTurnCount = turnCount + 1"),
+    "four.max_turns": Quote(FOUR, "产出 max_turns_reached 附件，返回 max_turns"),
+    "four.turn_count_one": Quote(FOUR, "初始 turnCount 是 1"),
+    "four.transcript_later": Quote(FOUR, "磁盘 transcript 与模型上下文的关系见第四篇"),
+    "conv.phases": Quote(CONV, "阶段5："),
+    "conv.phase5": Quote(CONV, "工具执行完毕后，循环执行附件注入（内存文件、文件变更通知、排队命令等）"),
+    "conv.claude_md_example": Quote(CONV, "在工具执行期间，用户修改了 CLAUDE.md 文件"),
+    "conv.five_kinds": Quote(CONV, "可向外产出五种类型的事件（流式事件、请求开始事件、消息、墓碑消息、工具调用摘要）"),
+    "conv.message_kinds": Quote(CONV, "AttachmentMessage：附件消息"),
+    "conv.tombstone": Quote(CONV, "当流式回退（streaming fallback）发生时，部分已产出的消息需要被标记为废弃"),
+    "conv.summary": Quote(CONV, "在一批工具执行完成后，异步生成的简要摘要，用于在 UI 中折叠展示工具调用结果"),
+    "conv.return_terminal": Quote(CONV, "返回类型 Terminal"),
+    "conv.destructure": Quote(CONV, "在循环顶部，函数从状态对象中解构出当前迭代所需的变量"),
+    "conv.new_state": Quote(CONV, "每次 continue 回到循环顶部时，都会写入一个新的状态对象"),
+    "conv.own_module": Quote(CONV, "Terminal 和 Continue 类型定义在独立的模块中"),
+    "conv.seven_paths": Quote(CONV, "7. token_budget_continuation"),
+    "four.can_use_tool": Quote(FOUR, "QueryEngine.submitMessage() 把本次消息、系统提示、工具上下文和权限函数传给 query()"),
+    "four.wrapped_can_use_tool": Quote(FOUR, "canUseTool: wrappedCanUseTool"),
+    "four.next_article": Quote(FOUR, "多个工具调用怎样安排顺序，下一篇《代码工具系统》沿这条调用链继续"),
+    # <quotes-end>
+}
+
+
+# == what a Derived fact computes ============================================================================
+
+def library_recorded(r) -> tuple[str, bool]:
+    """The first recorded scenario, and whether the recording holds every scenario of the library."""
+    from dreamloop.compare.scenarios import SCENARIOS
+
+    return r.scenario_names[0], sorted(r.scenario_names) == sorted(s.name for s in SCENARIOS)
+
+
+def verdicts(r) -> dict:
+    """How many scenarios MATCH of how many, and each difference's chapter."""
+    scenarios = r.conformance["scenarios"]
+    return {"match": sum(1 for v in scenarios.values() if v["match"]), "of": len(scenarios),
+            "differ": {k: (v.get("deliberate") or {}).get("chapter") for k, v in scenarios.items() if not v["match"]}}
+
+
+def kept_run(r, session: str, scenario: str) -> dict:
+    """A kept session file as the run of ``scenario`` it is: Claude Code's version, whether its prompt is the
+    scenario's, whether it records requests as sent, and how many (its ``api-request`` records) of the requests
+    the conformance file counts for Claude Code's side."""
+    records = r.session(session)
+    prompts = [x["message"]["content"] for x in records if x.get("type") == "user" and
+               isinstance((x.get("message") or {}).get("content"), str)]
+    recorded = r.side(scenario, CC)
+    return {"versions": sorted({x["version"] for x in records if x.get("version")}),
+            "prompt": prompts[:1] == [r.scenario(scenario).prompt],
+            "request records": {"api-request", "api-request-blob", "api-request-shape"} <= set(session_record_types(records)),
+            "requests": [sum(1 for x in records if x.get("type") == "api-request"), recorded["requests"]]}
+
+
+def kept(requests: int, of: int) -> dict:
+    """What ``kept_run`` finds for a kept run whose file records ``requests`` of the ``of`` requests the
+    conformance file counts."""
+    return {"versions": ["2.1.332"], "prompt": True, "request records": True, "requests": [requests, of]}
+
+OLDER_SESSIONS = ("01_fasthooks_c45af7b1_v2.0.76_manual-compact_thinking_parallel.jsonl",
+                  "02_claude-code-log_03eb5929_v2.1.42_rewind-branch_thinking_hook-progress.jsonl",
+                  "03_spotter_tool-heavy_v2.1.38_interrupts_queue-ops_local-commands.jsonl",
+                  "04_sniffly_fed8ce56_v1.0.17_interrupt-for-tool-use_rejected-tools.jsonl",
+                  "05_claude-code-viewer_5c0375b4_v1.0.108_inline-sidechain-task.jsonl",
+                  "07_claude-code-log_ef958aa1_v2.1.114_attachments_agent-teams.jsonl",
+                  "08_claude-code-log_ef958aa1_subagent-a4ca7529859c158c2_v2.1.114.jsonl")
+S01, S02, S03, S04, S05, S07, S08 = OLDER_SESSIONS
+S09 = "09_dreamloop-compare_max_tokens_always_v2.1.332_scrubbed.jsonl"
+S10 = "10_dreamloop-compare_prompt_too_long_after_tools_v2.1.332_scrubbed.jsonl"
+S11 = "11_dreamloop-compare_hook_stop_exit_2_once_v2.1.332_scrubbed.jsonl"
+
+
+def holds_requests(r, session: str) -> bool:
+    """Whether a session file holds a request as sent: a system prompt or tool definitions anywhere in it."""
+    records = r.session(session)
+    text = "\n".join(json.dumps(x) for x in records)
+    return "api-request-shape" in session_record_types(records) or '"input_schema"' in text
+
+
+def session_versions(r) -> list[str]:
+    """The Claude Code versions of the kept session files, oldest and newest."""
+    found = set()
+    for name in (*OLDER_SESSIONS, S09, S10, S11):
+        found |= {x["version"] for x in r.session(name) if x.get("version")}
+    ordered = sorted(found, key=lambda v: tuple(int(p) for p in v.split(".")))
+    return [ordered[0], ordered[-1]]
+
+
+def calls(r, scenario: str, turn: int = 1) -> list:
+    """The tool calls of turn ``turn`` (1-based) of a scenario's script: ``[name, sorted input keys]`` each;
+    with the turn's fault (``stream_error``, ``disconnect``) last when it has one."""
+    answer = r.script(scenario)[turn - 1]
+    found = [[name, keys] for kind, name, keys in answer["blocks"] if kind == "tool_use"]
+    return found + ([answer["fault"]] if answer["fault"] else [])
+
+
+def order_free(r, *names: str) -> list[bool]:
+    """Whether the recording keeps each scenario's tool_result ids as a set (``Scenario.order_free``)."""
+    return [r.scenario(name).order_free for name in names]
+def interrupt_marker(r, session: str) -> dict:
+    """In a session file: the ``is_error`` flags of the tool_result records just before the first user text that
+    opens with "[Request interrupted", and whether that text is there."""
+    records = r.session(session)
+    for index, record in enumerate(records):
+        content = (record.get("message") or {}).get("content")
+        if record.get("type") == "user" and isinstance(content, list) and content and \
+                content[0].get("type") == "text" and content[0].get("text", "").startswith("[Request interrupted"):
+            flags = []
+            for before in reversed(records[:index]):
+                blocks = (before.get("message") or {}).get("content")
+                if before.get("type") != "user" or not isinstance(blocks, list) or blocks[0].get("type") != "tool_result":
+                    break
+                flags.insert(0, bool(blocks[0].get("is_error")))
+            return {"marker": True, "results before it, is_error": flags}
+    return {"marker": False}
+
+
+def one_block_per_record(r, session: str) -> dict:
+    """Whether every assistant record of a session file holds one content block, and the most records one
+    response (``message.id``) spans."""
+    records = [x for x in r.session(session) if x.get("type") == "assistant" and not x.get("isApiErrorMessage")]
+    return {"one block each": all(len(x["message"]["content"]) == 1 for x in records),
+            "most records for one response": max(session_blocks_per_message(records))}
+
+
+def lines_are_records(r, session: str) -> bool:
+    """Whether each line of a session file is one JSON object."""
+    from evidence_registry import SESSIONS
+
+    lines = [line for line in (SESSIONS / session).read_text(encoding="utf-8").splitlines() if line.strip()]
+    return all(isinstance(json.loads(line), dict) for line in lines)
+
+
+def request_counts_that_differ(r) -> dict:
+    """Each scenario whose two sides sent a different number of requests: ``[Claude Code's, dreamloop's]``."""
+    found = {}
+    for name in r.scenario_names:
+        cc, dl = r.side(name, CC)["requests"], r.side(name, DL)["requests"]
+        if cc != dl:
+            found[name] = [cc, dl]
+    return found
+# <helpers-end>
+
+
+# == facts: what the recordings show ==========================================================================
+
+FACTS: dict = {
+    "plain_answer.cc": Observed("plain_answer", CC, "one streamed request, then completed",
+                                {"requests": 1, "request[1].streamed": True, "ending": "completed"}),
+    "one_tool.cc": Observed("one_tool", CC, "two streamed requests; the second adds the assistant message (text, "
+                            "tool_use) and a user message with its tool_result, not is_error; completed",
+                            {"requests": 2, "request[*].streamed": every(True),
+                             "request[2].added": "assistant[text, tool_use] user[tool_result]",
+                             "request[2].results": ["toolu_fake_0001"], "ending": "completed"}),
+    "recording.library": Derived(("plain_answer",), "the conformance file holds every scenario of the library, "
+                                 "plain_answer first", library_recorded, ("plain_answer", True)),
+    "recording.version": Derived((), "the conformance file is Claude Code 2.1.332's",
+                                 lambda r: r.conformance["claude_code"], "2.1.332"),
+    "recording.verdicts": Derived(("prompt_too_long_after_tools", "tool_use_without_block", "empty_text_block"),
+                                  "35 of 38 scenarios MATCH; the three that differ are labelled with chapters 06 and 09",
+                                  verdicts, {"match": 35, "of": 38, "differ": {
+                                      "prompt_too_long_after_tools": "06_context_pipeline",
+                                      "tool_use_without_block": "09_every_ending", "empty_text_block": "09_every_ending"}}),
+    "recording.anatomies": Derived(("max_tokens_once", "stream_error_inside_tool_use", "tool_use_without_block"),
+                                   "the request anatomies hold chapter 11's scenarios, both sides",
+                                   lambda r: sorted(k for k, v in r.anatomy["scenarios"].items()
+                                                    if CC in v and DL in v),
+                                   ["hook_post_tool_use_context", "http_500", "max_tokens_once", "one_tool",
+                                    "prompt_too_long_once", "stream_error_inside_tool_use", "tool_use_without_block"]),
+    "max_tokens_always.cc": Observed("max_tokens_always", CC, "four requests at one max_tokens, each after the first "
+                                     "adding the cut answer and one reminder; api_error; num_turns 4",
+                                     {"requests": 4, "request[*].max_tokens_change": every("="),
+                                      "request[2].added": "assistant[text] user[reminder]",
+                                      "request[3].added": "assistant[text] user[reminder]",
+                                      "request[4].added": "assistant[text] user[reminder]",
+                                      "ending": "api_error", "turns": 4}),
+    "max_tokens_always.match": Observed("max_tokens_always", DL, "dreamloop run matches", {"match": True}),
+    "http_529_fallback.cc": Observed("http_529_fallback", CC, "three 529s on the main model, then the fallback "
+                                     "model answers; completed",
+                                     {"request[*].status": [529, 529, 529, 200],
+                                      "request[*].model": ["main", "main", "main", "fallback"], "ending": "completed"}),
+    "http_529_fallback.match": Observed("http_529_fallback", DL, "dreamloop run matches", {"match": True}),
+    "stream_error_before_block.cc": Observed("stream_error_before_block", CC, "an overloaded_error event in a 200 "
+                                             "stream, then the same request again without streaming; completed",
+                                             {"requests": 2, "request[1].status": 200,
+                                              "request[1].error": "overloaded_error", "request[2].streamed": False,
+                                              "request[2].added": "nothing", "ending": "completed"}),
+    "stream_error_before_block.match": Observed("stream_error_before_block", DL, "dreamloop run matches",
+                                                {"match": True}),
+    "session09.run": Derived(("max_tokens_always", S09), "session 09 is Claude Code 2.1.332's run of "
+                             "max_tokens_always, with each of its 4 requests as sent", lambda r: kept_run(r, S09,
+                                                                                              "max_tokens_always"),
+                             kept(4, 4)),
+    "session10.run": Derived(("prompt_too_long_after_tools", S10), "session 10 is Claude Code 2.1.332's run of "
+                             "prompt_too_long_after_tools: it records the 4 requests of the conversation as sent, not "
+                             "the 4 summarising requests that followed (8 in the conformance file)",
+                             lambda r: kept_run(r, S10, "prompt_too_long_after_tools"), kept(4, 8)),
+    "session11.run": Derived(("hook_stop_exit_2_once", S11), "session 11 is Claude Code 2.1.332's run of "
+                             "hook_stop_exit_2_once, with each of its 2 requests as sent",
+                             lambda r: kept_run(r, S11, "hook_stop_exit_2_once"), kept(2, 2)),
+    "sessions.older_hold_no_request": Derived(OLDER_SESSIONS, "the files of Claude Code 1.0.17 to 2.1.114 hold no "
+                                              "request as sent (no api-request-shape, no tool definitions)",
+                                              lambda r: [holds_requests(r, s) for s in OLDER_SESSIONS],
+                                              [False] * len(OLDER_SESSIONS)),
+    "sessions.versions": Derived((S04,), "the kept session files span Claude Code 1.0.17 (session 04) to 2.1.332",
+                                 lambda r: session_versions(r) + [r.session(S04)[0].get("version")
+                                                                  or r.session(S04)[1].get("version")],
+                                 ["1.0.17", "2.1.332", "1.0.17"]),
+    "plain_answer.cc.context": Observed("plain_answer", CC, "the first user message opens with eight reminders",
+                                        {"context": 8}),
+    "memory_file.cc.context": Observed("memory_file", CC, "with a CLAUDE.md, nine leading reminders", {"context": 9}),
+    "tool_use_without_block.cc": Observed("tool_use_without_block", CC, "three requests, no tool_result in any; each "
+                                          "retry resends the first user message with one more reminder; "
+                                          "malformed_tool_use_exhausted",
+                                          {"requests": 3, "request[*].results": every([]),
+                                           "request[2].added": "user[reminder×8, text, reminder]",
+                                           "request[3].added": "user[reminder×8, text, reminder×2]",
+                                           "ending": "malformed_tool_use_exhausted"}),
+    "parallel_reads.cc": Observed("parallel_reads", CC, "both Reads answered in one user message of the next request",
+                                  {"requests": 2, "request[2].added": "assistant[text, tool_use×2] user[tool_result×2]",
+                                   "request[2].results": ["toolu_fake_0001", "toolu_fake_0002"]}),
+    "parallel_and_unknown.order_free": Derived(("parallel_reads", "missing_and_unknown"), "the recording keeps the "
+                                               "tool_result ids of both scenarios as a set (sorted), not in the order "
+                                               "sent", lambda r: order_free(r, "parallel_reads", "missing_and_unknown"),
+                                               [True, True]),
+    "missing_and_unknown.script": Derived(("missing_and_unknown",), "the script's calls: a Read, a Read of a missing "
+                                          "file, an unknown tool", lambda r: calls(r, "missing_and_unknown"),
+                                          [["Read", ["file_path"]], ["Read", ["file_path"]], ["Frobnicate", ["x"]]]),
+    "missing_and_unknown.cc": Observed("missing_and_unknown", CC, "the Read's result ordinary, the missing file's and "
+                                       "the unknown tool's is_error, all in the next request",
+                                       {"request[2].results": ["toolu_fake_0001", "toolu_fake_0002:error",
+                                                               "toolu_fake_0003:error"]}),
+    "invalid_tool_input.script": Derived(("invalid_tool_input",), "the script's Read has `path`, not `file_path`",
+                                         lambda r: calls(r, "invalid_tool_input"), [["Read", ["path"]]]),
+    "invalid_tool_input.cc": Observed("invalid_tool_input", CC, "the Read without file_path got an is_error result",
+                                      {"request[2].results": ["toolu_fake_0001:error"], "ending": "completed"}),
+    "stream_error_after_tool_use.script": Derived(("stream_error_after_tool_use",), "the first answer breaks (an "
+                                                  "error event) after its Read block", lambda r: calls(
+                                                      r, "stream_error_after_tool_use"),
+                                                  [["Read", ["file_path"]], "stream_error"]),
+    "stream_error_after_tool_use.cc": Observed("stream_error_after_tool_use", CC, "after the error event, the next "
+                                               "request carries the broken answer's call with an ordinary result; "
+                                               "three requests; completed",
+                                               {"requests": 3, "request[1].error": "overloaded_error",
+                                                "request[2].added": "assistant[text, tool_use] user[tool_result]",
+                                                "request[2].results": ["toolu_fake_0001"], "ending": "completed"}),
+    "stream_error_after_tool_use.match": Observed("stream_error_after_tool_use", DL, "dreamloop run matches",
+                                                  {"match": True}),
+    "disconnect_after_tool_use.script": Derived(("disconnect_after_tool_use",), "the first answer's connection drops "
+                                                "after its Read block", lambda r: calls(r, "disconnect_after_tool_use"),
+                                                [["Read", ["file_path"]], "disconnect"]),
+    "disconnect_after_tool_use.cc": Observed("disconnect_after_tool_use", CC, "after the drop, the same request again "
+                                             "(nothing added); no request answers the dropped call (only the next "
+                                             "answer's call, toolu_fake_0002, gets a result); completed",
+                                             {"requests": 3, "request[2].added": "nothing",
+                                              "request[*].results": [[], [], ["toolu_fake_0002"]],
+                                              "ending": "completed"}),
+    "disconnect_after_tool_use.match": Observed("disconnect_after_tool_use", DL, "dreamloop run matches",
+                                                {"match": True}),
+    "http_529.cc": Observed("http_529", CC, "three 529s (the harness allows two retries), no fallback model; api_error",
+                            {"request[*].status": [529, 529, 529], "ending": "api_error"}),
+    "tool_use_without_block.dl": Observed("tool_use_without_block", DL, "dreamloop run: three requests, the same ending",
+                                          {"requests": 3, "ending": "malformed_tool_use_exhausted"}),
+    "max_turns.definition": Derived(("max_turns",), "the scenario gives --max-turns 2; its model never stops calling "
+                                    "tools", lambda r: [r.scenario("max_turns").max_turns,
+                                                        all(calls(r, "max_turns", n) for n in (1, 2, 3))], [2, True]),
+    "max_turns.cc": Observed("max_turns", CC, "two requests, the second carrying the first turn's result; max_turns",
+                             {"requests": 2, "request[2].added": "assistant[text, tool_use] user[tool_result]",
+                              "ending": "max_turns"}),
+    "files_changed_between_turns.cc": Observed("files_changed_between_turns", CC, "the request after the change adds "
+                                               "the answer and one tool_result, nothing else; completed",
+                                               {"requests": 3,
+                                                "request[3].added": "assistant[text, tool_use] user[tool_result]",
+                                                "ending": "completed"}),
+    "files_changed_between_turns.no_anatomy": Derived(("files_changed_between_turns",), "its requests' anatomies "
+                                                      "(reminders inside a result) are not recorded",
+                                                      lambda r: "files_changed_between_turns" in r.anatomy["scenarios"],
+                                                      False),
+    "recording.extra_requests": Derived(("prompt_too_long_after_tools", "empty_text_block"), "the only scenarios where "
+                                        "Claude Code sent more requests than dreamloop (which sends no summaries)",
+                                        request_counts_that_differ,
+                                        {"prompt_too_long_after_tools": [8, 5], "empty_text_block": [2, 1]}),
+    "stream_error_inside_tool_use.cc": Observed("stream_error_inside_tool_use", CC, "after the error event inside the "
+                                                "tool_use: the finished text back as an assistant message with one "
+                                                "reminder after it; then the script's Read; three requests; completed",
+                                                {"requests": 3, "request[1].error": "overloaded_error",
+                                                 "request[2].added": "assistant[text] user[reminder]",
+                                                 "request[3].added": "assistant[text, tool_use] user[tool_result]",
+                                                 "request[3].results": ["toolu_fake_0002"], "ending": "completed"}),
+    "session04.interrupt": Derived((S04,), "session 04: two rejected calls' is_error results, then the interrupt "
+                                   "marker as a user text", lambda r: interrupt_marker(r, S04),
+                                   {"marker": True, "results before it, is_error": [False, True, True]}),
+    "session10.records": Derived((S10,), "session 10: one JSON record per line; one assistant record per content "
+                                 "block, a response spanning two", lambda r: [lines_are_records(r, S10),
+                                                                              one_block_per_record(r, S10)],
+                                 [True, {"one block each": True, "most records for one response": 2}]),
+    "parallel_reads.order_free": Derived(("parallel_reads",), "the recording keeps parallel_reads' tool_result ids as "
+                                         "a set", lambda r: order_free(r, "parallel_reads"), [True]),
+    "read_then_edit.script": Derived(("read_then_edit",), "the script's second answer is an Edit (after a Read)",
+                                     lambda r: [calls(r, "read_then_edit", 1)[0][0], calls(r, "read_then_edit", 2)[0][0]],
+                                     ["Read", "Edit"]),
+    "read_then_edit.cc": Observed("read_then_edit", CC, "the Edit's result is ordinary (not is_error); completed",
+                                  {"requests": 3, "request[3].results": ["toolu_fake_0002"], "ending": "completed"}),
+    "bash_fails_parallel.definition": Derived(("bash_fails_parallel",), "Bash is allowed (--allowedTools Bash); the "
+                                              "calls: a slow Bash, a Bash that exits 3, a Read",
+                                              lambda r: [list(r.scenario("bash_fails_parallel").allow),
+                                                         [c[0] for c in calls(r, "bash_fails_parallel")]],
+                                              [["Bash"], ["Bash", "Bash", "Read"]]),
+    "bash_fails_parallel.cc": Observed("bash_fails_parallel", CC, "the slow Bash and the Read ordinary, the failing "
+                                       "Bash is_error, all three answered in the next request",
+                                       {"request[2].results": ["toolu_fake_0001", "toolu_fake_0002:error",
+                                                               "toolu_fake_0003"], "ending": "completed"}),
+    # <facts-end>
+}
+
+
+# == the claims and what each rests on, chapter by chapter ====================================================
+
+CLAIMS: list = [
+    # -- README.md
+    # -- 00 setup and tour
+    chapter("00_setup_and_tour", "c00-00", "as two source texts take it apart (Claude Code's loop",
+            "《对话循环》讲的是 Claude Code 的循环", "conv.claude_code", "four.dreamcoder"),
+    chapter("00_setup_and_tour", "c00-terms", "The four-step-loop text and the conversation-loop text are in Chinese",
+            "两篇原文都是用中文写的", "four.in_chinese", "conv.in_chinese"),
+    chapter("00_setup_and_tour", "c00-19", "Each chapter ends with a table like this one",
+            "每一章都以这样一张表结束", "four.files", "conv.function_names"),
+    chapter("00_setup_and_tour", "c00-19", "| whose loop |", "| 谁的循环 |", "conv.claude_code", "four.dreamcoder"),
+    chapter("00_setup_and_tour", "c00-19", "| before the loop |", "| 循环之前 |", "four.desktop"),
+    chapter("00_setup_and_tour", "c00-19", "| one input's path |", "| 一次输入的路径 |", "four.path"),
+    chapter("00_setup_and_tour", "c00-19", "| the model call |", "| 模型调用 |", "four.call_model", "plain_answer.cc",
+            "one_tool.cc"),
+    chapter("00_setup_and_tour", "c00-19", "| running the tools |", "| 执行工具 |", "four.run_tools", "one_tool.cc"),
+    chapter("00_setup_and_tour", "c00-19", "| the conclusion |", "| 结论 |", "four.return_reason", "conv.return_reason",
+            "plain_answer.cc"),
+    # -- README.md
+    document("README.md", "the loop the conversation-loop text calls `queryLoop()`", "conv.function_names"),
+    document("README.md", "What the loop does is held against Claude Code 2.1.332 itself", "recording.library"),
+    document("README.md", "Where a chapter, this README or a docstring says what Claude Code", "four.in_chinese",
+             "conv.in_chinese"),
+    document("README.md", "the whole book is also in Chinese, in the terms of both texts", "four.in_chinese",
+             "conv.in_chinese"),
+    document("README.md", "`dreamloop run` is the production loop: every branch the package has is on",
+             "max_tokens_always.cc", "max_tokens_always.match", "http_529_fallback.cc", "http_529_fallback.match",
+             "stream_error_before_block.cc", "stream_error_before_block.match"),
+    document("README.md", "`dreamloop compare` runs Claude Code itself (2.1.332 is pinned", "recording.version",
+             "recording.library"),
+    document("README.md", "Held against Claude Code 2.1.332, dreamloop matches in 35 of the 38", "recording.verdicts"),
+    document("README.md", "Files up to version 2.1.114 hold neither the system prompt", "sessions.older_hold_no_request"),
+    document("README.md", "Claude Code 2.1.332 records the requests of the conversation as sent", "session09.run",
+             "session10.run", "session11.run"),
+    document("README.md", "| `00_setup_and_tour` |", "four.path", "conv.claude_code"),
+    document("README.md", "| `10b_claude_code_sessions` |", "sessions.versions"),
+    document("README.md", "| `11_the_real_loop` |", "recording.anatomies"),
+    document("README.md", "a table of what the source texts say, what Claude Code 2.1.332 did", "four.files",
+             "conv.function_names"),
+    # -- 01 the four-step loop
+    chapter("01_four_step_loop", "c01-00", "In the four-step-loop text the same steps live in `queryLoop()`",
+            "在《四步循环》里，同样的四步位于 `queryLoop()`", "four.step_one", "four.needs_follow_up", "four.next_state"),
+    chapter("01_four_step_loop", "c01-08", "The four-step-loop text says the same of `queryLoop()`",
+            "《四步循环》说 `queryLoop()` 也是这样", "four.needs_follow_up"),
+    chapter("01_four_step_loop", "c01-24", "The loop both texts take apart does the same four steps",
+            "两篇原文拆解的那个循环做的是同样的四步", "four.yield_to_engine", "conv.heartbeat", "four.state"),
+    chapter("01_four_step_loop", "c01-27b", "The four steps as the four-step-loop text finds them",
+            "《四步循环》在 `queryLoop()`", "four.dreamcoder", "four.files"),
+    chapter("01_four_step_loop", "c01-27b", "| the loop |", "| 循环本身 |", "conv.while_true", "four.pseudo_code"),
+    chapter("01_four_step_loop", "c01-27b", "| step 1: call the model |", "| 第 1 步：请求模型 |", "four.call_model",
+            "one_tool.cc"),
+    chapter("01_four_step_loop", "c01-27b", "| the user context |", "| 用户上下文 |", "four.user_context",
+            "plain_answer.cc.context", "memory_file.cc.context"),
+    chapter("01_four_step_loop", "c01-27b", "| waiting or streaming |", "| 等待还是流式 |", "four.stream_upward",
+            "conv.stream_events", "one_tool.cc"),
+    chapter("01_four_step_loop", "c01-27b", "| step 2: find `tool_use` |", "| 第 2 步：识别 `tool_use` |",
+            "four.msg_tool_use_blocks", "four.needs_follow_up", "tool_use_without_block.cc"),
+    chapter("01_four_step_loop", "c01-27b", "| step 3: run the tools |", "| 第 3 步：执行工具 |", "four.two_paths_meet",
+            "one_tool.cc"),
+    chapter("01_four_step_loop", "c01-27b", "| step 4: append |", "| 第 4 步：追加 |", "four.next_state", "one_tool.cc"),
+    # -- 02 tool_use and tool_result
+    chapter("02_tool_use_and_tool_result", "c02-00", "in the four-step-loop text their results come out as they "
+            "complete", "《四步循环》里，它们的结果按完成的先后产出", "four.parallel_order"),
+    chapter("02_tool_use_and_tool_result", "c02-07", "The package's `run_tools()` (after `runTools()`",
+            "包里的 `run_tools()`（对应《四步循环》里的 `runTools()`）", "four.run_tools_layers", "four.unknown_tool"),
+    chapter("02_tool_use_and_tool_result", "c02-27", "The four-step-loop text closes such a turn",
+            "《四步循环》会给这样的一轮收尾", "four.missing_results", "four.model_error", "http_529.cc"),
+    chapter("02_tool_use_and_tool_result", "c02-27", "Claude Code 2.1.332 itself did not end on these two faults",
+            "Claude Code 2.1.332 自己遇到这两种故障时并没有结束", "stream_error_after_tool_use.script",
+            "stream_error_after_tool_use.cc", "disconnect_after_tool_use.script", "disconnect_after_tool_use.cc"),
+    chapter("02_tool_use_and_tool_result", "c02-30b", "What the four-step-loop text says about the pairing",
+            "《四步循环》关于配对怎么说", "four.pairing"),
+    chapter("02_tool_use_and_tool_result", "c02-30b", "| pairing by id |", "| 按 id 配对 |", "four.pairing",
+            "one_tool.cc", "parallel_reads.cc"),
+    chapter("02_tool_use_and_tool_result", "c02-30b", "| a call that fails |", "| 失败的调用 |", "four.unknown_tool",
+            "missing_and_unknown.script", "missing_and_unknown.cc", "invalid_tool_input.script",
+            "invalid_tool_input.cc"),
+    chapter("02_tool_use_and_tool_result", "c02-30b", "| how the results are yielded |", "| 结果怎样产出 |",
+            "four.yield_each", "four.normalize"),
+    chapter("02_tool_use_and_tool_result", "c02-30b", "| the order of the results |", "| 结果的顺序 |",
+            "four.parallel_order", "parallel_reads.cc", "parallel_and_unknown.order_free", "missing_and_unknown.cc"),
+    chapter("02_tool_use_and_tool_result", "c02-30b", "| a turn that stopped halfway |", "| 中途停下的一轮 |",
+            "four.missing_results", "four.abort_streaming", "four.undoes_nothing", "stream_error_after_tool_use.script",
+            "stream_error_after_tool_use.cc", "stream_error_after_tool_use.match", "disconnect_after_tool_use.script",
+            "disconnect_after_tool_use.cc", "disconnect_after_tool_use.match"),
+    # -- 03 queryLoop()
+    chapter("03_query_loop", "c03-00", "So the loop both texts take apart, `queryLoop()`, is an **async generator**",
+            "所以两篇原文拆解的那个循环 `queryLoop()` 是一个**异步生成器**", "four.query_async_generator",
+            "conv.in_chinese"),
+    chapter("03_query_loop", "c03-00", "The numbers are the five phases of `dreamloop/query.py`",
+            "图中的编号是 `dreamloop/query.py` 的五个阶段", "conv.phases"),
+    chapter("03_query_loop", "c03-11", "The conversation-loop text names five kinds of thing",
+            "《对话循环》列出了循环产出的五类东西", "conv.five_kinds", "conv.message_kinds", "conv.tombstone",
+            "conv.summary"),
+    chapter("03_query_loop", "c03-19", "The four-step-loop text names four arrays",
+            "《四步循环》点出了一次迭代要用到的四个数组", "four.four_arrays", "four.results_and_attachments"),
+    chapter("03_query_loop", "c03-19", "They go into the next State right after the tool results",
+            "它们紧跟在工具结果之后进入下一个 State", "four.results_and_attachments"),
+    chapter("03_query_loop", "c03-19", "The trace keeps one **checkpoint** per iteration",
+            "trace 每次迭代保存一个**检查点**", "four.checkpoint"),
+    chapter("03_query_loop", "c03-19", "builds the next State from three fields, and so does `query.py`",
+            "《四步循环》用三个字段构造下一个 State", "four.three_fields", "four.next_state"),
+    chapter("03_query_loop", "c03-25", "`stop_reason` is not trusted for that", "这件事不信任 `stop_reason`",
+            "four.needs_follow_up"),
+    chapter("03_query_loop", "c03-25", "(Claude Code 2.1.332 sent no `tool_result` either",
+            "（Claude Code 2.1.332 同样没有发出 `tool_result`", "tool_use_without_block.cc",
+            "tool_use_without_block.dl"),
+    chapter("03_query_loop", "c03-29", "has the loop compute `nextTurnCount = turnCount + 1`",
+            "《四步循环》让循环在工具执行之后计算", "four.next_turn_count", "four.max_turns"),
+    chapter("03_query_loop", "c03-29", "Claude Code 2.1.332 also sent as many requests as its limit",
+            "Claude Code 2.1.332 发出的请求次数同样等于它的上限", "max_turns.definition", "max_turns.cc"),
+    chapter("03_query_loop", "c03-p5-intro", "phase 5 of the conversation-loop text **injects attachments**",
+            "《对话循环》的阶段 5 会**注入附件**", "conv.phase5", "conv.claude_md_example"),
+    chapter("03_query_loop", "c03-p5-design", "The conversation-loop text names the attachments and the summary",
+            "《对话循环》给出了这几种附件和摘要", "conv.phase5", "conv.summary"),
+    chapter("03_query_loop", "c03-p5-design", "as observed by the `dreamloop compare` scenario `memory_file`, opened",
+            "据 `dreamloop compare` 场景 `memory_file` 的观察", "memory_file.cc.context", "plain_answer.cc.context",
+            "files_changed_between_turns.cc", "files_changed_between_turns.no_anatomy", "recording.extra_requests"),
+    chapter("03_query_loop", "c03-33", "| `api_error` |", "| `api_error` |", "http_529.cc", "four.model_error"),
+    chapter("03_query_loop", "c03-33", "| `malformed_tool_use_exhausted` |", "| `malformed_tool_use_exhausted` |",
+            "tool_use_without_block.cc"),
+    chapter("03_query_loop", "c03-33", "Each `transition` other than `next_turn` is a path",
+            "每一种 `transition` 都是一条由后面的章节", "conv.seven_paths", "stream_error_inside_tool_use.cc",
+            "tool_use_without_block.cc"),
+    chapter("03_query_loop", "c03-33", "Claude Code 1.0.17's session file", "Claude Code 1.0.17 的会话文件",
+            "session04.interrupt"),
+    chapter("03_query_loop", "c03-36b", "`queryLoop()` as the two texts describe it", "两篇原文描述的 `queryLoop()`",
+            "four.dreamcoder", "conv.function_names"),
+    chapter("03_query_loop", "c03-36b", "| an async generator |", "| 异步生成器 |", "four.query_async_generator",
+            "four.for_await", "conv.in_chinese", "conv.return_terminal"),
+    chapter("03_query_loop", "c03-36b", "| what it yields |", "| 产出什么 |", "conv.five_kinds", "conv.tombstone",
+            "session10.records"),
+    chapter("03_query_loop", "c03-36b", "| State, Continue, Terminal |", "| State、Continue、Terminal |",
+            "conv.while_true", "conv.destructure", "conv.new_state", "conv.own_module", "conv.seven_paths"),
+    chapter("03_query_loop", "c03-36b", "| the arrays of one iteration |", "| 一次迭代的数组 |", "four.four_arrays",
+            "four.results_and_attachments"),
+    chapter("03_query_loop", "c03-36b", "| going round again |", "| 再转一圈 |", "four.needs_follow_up",
+            "tool_use_without_block.cc"),
+    chapter("03_query_loop", "c03-36b", "| turns and `maxTurns` |", "| 轮数与 `maxTurns` |", "four.turn_count_one",
+            "four.next_turn_count", "four.max_turns", "max_turns.definition", "max_turns.cc"),
+    chapter("03_query_loop", "c03-36b", "| the checkpoint |", "| 检查点 |", "four.checkpoint"),
+    chapter("03_query_loop", "c03-36b", "| the record of a run |", "| 一次运行的记录 |", "four.transcript_later",
+            "session10.records"),
+    # -- 04 tools
+    chapter("04_tools", "c04-00", "The life of one call in `run_tool_use()`", "一个调用在 `run_tool_use()`",
+            "four.unknown_tool"),
+    chapter("04_tools", "c04-12", "In the four-step-loop text, one permission function is handed in",
+            "在《四步循环》里，交进来的是一个权限函数", "four.can_use_tool", "four.wrapped_can_use_tool"),
+    chapter("04_tools", "c04-19", "(dreamloop calls this step `partition_tool_calls()`",
+            "（dreamloop 把这一步叫作 `partition_tool_calls()`", "four.next_article"),
+    chapter("04_tools", "c04-23", "In the four-step-loop text, calls that may run in parallel",
+            "在《四步循环》里，可以并行的调用按完成的先后产出结果", "four.parallel_order"),
+    chapter("04_tools", "c04-23", "In which order Claude Code 2.1.332 sent them", "Claude Code 2.1.332 按什么顺序交回",
+            "parallel_reads.cc", "parallel_reads.order_free"),
+    chapter("04_tools", "c04-26b", "Step 3 as the four-step-loop text describes it", "《四步循环》描述的第 3 步",
+            "four.run_tools"),
+    chapter("04_tools", "c04-26b", "| where step 3 runs |", "| 第 3 步在哪里执行 |", "four.two_paths_meet",
+            "four.run_tools"),
+    chapter("04_tools", "c04-26b", "| find, validate, permit |", "| 查找、校验、许可 |", "four.run_tools_layers",
+            "four.unknown_tool", "missing_and_unknown.script", "missing_and_unknown.cc", "invalid_tool_input.script",
+            "invalid_tool_input.cc"),
+    chapter("04_tools", "c04-26b", "| who decides permission |", "| 谁决定权限 |", "four.can_use_tool",
+            "four.wrapped_can_use_tool", "read_then_edit.script", "read_then_edit.cc",
+            "bash_fails_parallel.definition", "bash_fails_parallel.cc"),
+    chapter("04_tools", "c04-26b", "| batches |", "| 批次 |", "four.next_article"),
+    chapter("04_tools", "c04-26b", "| the order of the results |", "| 结果的顺序 |", "four.parallel_order",
+            "parallel_reads.cc", "parallel_reads.order_free"),
+    chapter("04_tools", "c04-33", "Progress arrives in completion order", "进度按完成顺序到达", "four.parallel_order"),
+    # <claims-end>
+]
+
+NAMES: dict[str, str] = {}
+
+REGISTRY = Registry(FACTS, QUOTES, CLAIMS, NAMES)
