@@ -82,6 +82,42 @@ QUOTES: dict = {
     "four.can_use_tool": Quote(FOUR, "QueryEngine.submitMessage() 把本次消息、系统提示、工具上下文和权限函数传给 query()"),
     "four.wrapped_can_use_tool": Quote(FOUR, "canUseTool: wrappedCanUseTool"),
     "four.next_article": Quote(FOUR, "多个工具调用怎样安排顺序，下一篇《代码工具系统》沿这条调用链继续"),
+    "four.streaming_executor": Quote(FOUR, "启用流式工具执行时，StreamingToolExecutor 在模型响应尚未结束时就可以接收工具请求并开始执行"),
+    "conv.streaming_execution": Quote(CONV, "如果启用了流式工具执行，在收到工具调用块时立即开始执行工具，而不必等待整个响应完成"),
+    "four.results_meet": Quote(FOUR, "但交给模型的结果仍在这里汇合"),
+    "four.entry": Quote(FOUR, "query() 是对外的入口；内部 queryLoop() 实现四步循环"),
+    "four.tool_updates": Quote(FOUR, "const toolUpdates = streamingToolExecutor"),
+    "four.remaining_results": Quote(FOUR, "这里取得剩余结果；详细机制见第五篇"),
+    "conv.yield_and_collect": Quote(CONV, "每产出一个结果消息，循环就将其 yield 给上层消费者（UI），同时收集到工具结果数组中"),
+    "conv.progress": Quote(CONV, "ProgressMessage：工具执行的进度消息，用于实时反馈工具运行状态"),
+    "four.abort_endings": Quote(FOUR, "清理或补齐相应工具结果，返回 aborted_streaming 或 aborted_tools"),
+    "neither.sibling": Absent("兄弟"),
+    "neither.sibling_en": Absent("sibling"),
+    "conv.pipeline": Quote(CONV, "压缩手段从轻量到重量排列，每一步都先尝试最小代价的方案"),
+    "conv.pipeline_name": Quote(CONV, "这些步骤构成了一个精心设计的”压缩管线”"),
+    "conv.stable_order": Quote(CONV, "如果组装顺序不稳定，每次调用生成的 Prompt 字节内容可能不同，导致缓存失效"),
+    "conv.blocking": Quote(CONV, "Token 阻断检查：如果 token 数超过硬性限制，直接返回错误消息，不再发起 API 调用"),
+    "conv.threshold": Quote(CONV, "如果上下文超过阈值，自动压缩机制会触发"),
+    "conv.budget": Quote(CONV, "工具结果预算：对过大的工具结果进行截断或持久化到磁盘"),
+    "conv.snip": Quote(CONV, "Snip 压缩：如果启用了历史裁剪功能，会对过长的历史消息进行裁剪"),
+    "four.snip": Quote(FOUR, "可选的历史裁剪与自动压缩"),
+    "conv.microcompact": Quote(CONV, "Microcompact：在自动压缩之前进行轻量级压缩，利用缓存编辑技术减少 token 消耗"),
+    "conv.collapse": Quote(CONV, "它在不丢失信息的情况下将连续消息折叠为紧凑视图"),
+    "conv.collapse_first": Quote(CONV, "collapse_drain_retry：上下文折叠的溢出恢复路径。优先于响应式压缩执行"),
+    "conv.autocompact": Quote(CONV, "将历史对话摘要为压缩后的消息，然后替换待发送的消息列表"),
+    "conv.autocompact_tracking": Quote(CONV, "自动压缩追踪状态"),
+    "four.compact_boundary": Quote(FOUR, "每次迭代从 State.messages 取压缩边界之后的消息"),
+    "conv.phase2": Quote(CONV, "在调用模型之前，循环执行一系列预处理步骤"),
+    "neither.figure_8": Absent("83.5"),
+    "neither.figure_200k": Absent("200,000"),
+    "conv.stop_hook_blocking": Quote(CONV, "stop_hook_blocking：Stop hook 返回阻塞错误时，将错误注入消息列表后继续"),
+    "conv.stop_hook_active": Quote(CONV, "stop hook 是否激活"),
+    "conv.no_tools_exit": Quote(CONV, "如果模型没有请求调用工具，进入终止路径，检查各种退出条件（stop hooks、token budget 等）后返回"),
+    "four.stop_hooks_when": Quote(FOUR, "进入停止 hook 等判断"),
+    "four.hook_endings": Quote(FOUR, "或返回 stop_hook_prevented、hook_stopped"),
+    "four.no_stop_flag": Absent("stop hook 是否激活", (FOUR,)),
+    "four.below_run_tool_use": Quote(FOUR, "runTools() 怎样找到 Read 的实现、在哪里校验参数"),
+    "four.submit_message": Quote(FOUR, "submitMessage() 准备本次输入、会话状态和权限函数，调用 query()"),
     # <quotes-end>
 }
 
@@ -203,6 +239,17 @@ def request_counts_that_differ(r) -> dict:
         if cc != dl:
             found[name] = [cc, dl]
     return found
+def stop_hook_sequence(r, session: str) -> list[str]:
+    """A session file's answers, meta user messages (feedback) and ``stop_hook_summary`` records, in order."""
+    found = []
+    for record in r.session(session):
+        if record.get("type") == "assistant" and not record.get("isApiErrorMessage"):
+            found.append("answer")
+        elif record.get("type") == "user" and record.get("isMeta"):
+            found.append("feedback")
+        elif record.get("type") == "system" and record.get("subtype") == "stop_hook_summary":
+            found.append("stop_hook_summary")
+    return found
 # <helpers-end>
 
 
@@ -221,8 +268,8 @@ FACTS: dict = {
     "recording.version": Derived((), "the conformance file is Claude Code 2.1.332's",
                                  lambda r: r.conformance["claude_code"], "2.1.332"),
     "recording.verdicts": Derived(("prompt_too_long_after_tools", "tool_use_without_block", "empty_text_block"),
-                                  "35 of 38 scenarios MATCH; the three that differ are labelled with chapters 06 and 09",
-                                  verdicts, {"match": 35, "of": 38, "differ": {
+                                  "37 of 40 scenarios MATCH; the three that differ are labelled with chapters 06 and 09",
+                                  verdicts, {"match": 37, "of": 40, "differ": {
                                       "prompt_too_long_after_tools": "06_context_pipeline",
                                       "tool_use_without_block": "09_every_ending", "empty_text_block": "09_every_ending"}}),
     "recording.anatomies": Derived(("max_tokens_once", "stream_error_inside_tool_use", "tool_use_without_block"),
@@ -374,6 +421,80 @@ FACTS: dict = {
                                        "Bash is_error, all three answered in the next request",
                                        {"request[2].results": ["toolu_fake_0001", "toolu_fake_0002:error",
                                                                "toolu_fake_0003"], "ending": "completed"}),
+    "bash_fails_parallel.one_message": Observed("bash_fails_parallel", CC, "the three results went back as one user "
+                                                "message", {"request[2].added": "assistant[text, tool_use×3] "
+                                                                                "user[tool_result×3]"}),
+    "bash_fails_serial.script": Derived(("bash_fails_serial",), "a Read, then one answer with a failing Bash and an "
+                                        "Edit after it", lambda r: [[c[0] for c in calls(r, "bash_fails_serial", n)]
+                                                                    for n in (1, 2)], [["Read"], ["Bash", "Edit"]]),
+    "bash_fails_serial.cc": Observed("bash_fails_serial", CC, "the failing Bash is_error, the Edit after it ordinary",
+                                     {"request[3].results": ["toolu_fake_0002:error", "toolu_fake_0003"],
+                                      "ending": "completed"}),
+    "disconnect_inside_tool_use.script": Derived(("disconnect_inside_tool_use",), "the first answer's connection drops "
+                                                 "inside its Read block", lambda r: calls(r, "disconnect_inside_tool_use"),
+                                                 [["Read", ["file_path"]], "disconnect"]),
+    "disconnect_inside_tool_use.cc": Observed("disconnect_inside_tool_use", CC, "after the drop inside the tool_use, the "
+                                              "same request again (nothing added); only the next answer's call gets a "
+                                              "result; completed",
+                                              {"requests": 3, "request[2].added": "nothing",
+                                               "request[*].results": [[], [], ["toolu_fake_0002"]],
+                                               "ending": "completed"}),
+    "usage_past_the_window.script": Derived(("usage_past_the_window",), "the script's two answers report 990,000 "
+                                            "input tokens; the messages themselves stay small (a Read, an answer)",
+                                            lambda r: [t.usage["input_tokens"] for t in
+                                                       r.scenario("usage_past_the_window").script("/ws")],
+                                            [990_000, 990_000]),
+    "usage_past_the_window.cc": Observed("usage_past_the_window", CC, "two requests as usual: no summarising request, "
+                                         "no refusal; completed",
+                                         {"requests": 2, "request[*].model": every("main"),
+                                          "request[2].added": "assistant[text, tool_use] user[tool_result]",
+                                          "ending": "completed"}),
+    "prompt_too_long_after_tools.cc": Observed(
+        "prompt_too_long_after_tools", CC, "three tool turns, the fourth request refused; four summarising requests at "
+        "the same max_tokens: the instruction appended to the last message, then the first message rewritten (one "
+        "reminder), then without the oldest round twice, one round left; prompt_too_long",
+        {"requests": 8, "request[*].status": [200, 200, 200, 400, 400, 400, 400, 400],
+         "request[*].max_tokens_change": every("="), "request[5].added": "user+[text]",
+         "request[6].added": "user[reminder, text] assistant[text, tool_use] user[tool_result] assistant[text, tool_use] "
+                             "user[tool_result] assistant[text, tool_use] user[tool_result, text]",
+         "request[7].added": "assistant[text, tool_use] user[tool_result] assistant[text, tool_use] user[tool_result, "
+                             "text]",
+         "request[8].added": "assistant[text, tool_use] user[tool_result, text]", "ending": "prompt_too_long"}),
+    "prompt_too_long_after_tools.cc.first_context": Observed("prompt_too_long_after_tools", CC, "its first message "
+                                                             "opened with eight reminders", {"context": 8}),
+    "prompt_too_long_after_tools.dl": Observed("prompt_too_long_after_tools", DL, "dreamloop: one summarising request "
+                                               "(a lower max_tokens), then prompt_too_long; labelled, chapter 06",
+                                               {"requests": 5, "request[5].max_tokens_change": "-",
+                                                "ending": "prompt_too_long", "deliberate": "06_context_pipeline"}),
+    "one_tool.cc.result_reminder": Observed("one_tool", CC, "its Read's result held one reminder inside",
+                                            {"anatomy.request[2].shape.result_reminders": 1}),
+    "hook_post_tool_use_context.cc": Observed("hook_post_tool_use_context", CC, "with the PostToolUse hook, the Read's "
+                                              "result held two reminders inside", {
+                                                  "anatomy.request[2].shape.result_reminders": 2,
+                                                  "request[2].added": "assistant[text, tool_use] user[tool_result]"}),
+    "hook_stop_exit_2_once.cc": Observed("hook_stop_exit_2_once", CC, "the answer, then the Stop hook's feedback as one "
+                                         "reminder in a user message; the second answer ends it; completed",
+                                         {"requests": 2, "request[2].added": "assistant[text] user[reminder]",
+                                          "ending": "completed"}),
+    "session11.stop_hooks": Derived((S11,), "session 11: the answer, the feedback, a stop_hook_summary; the second "
+                                    "answer, another stop_hook_summary", lambda r: stop_hook_sequence(r, S11),
+                                    ["answer", "feedback", "stop_hook_summary", "answer", "stop_hook_summary"]),
+    "hook_pre_tool_use.script": Derived(("hook_pre_tool_use_exit_2", "hook_pre_tool_use_deny"), "the blocked Edit is "
+                                        "the script's first call: no Read of the file comes before it",
+                                        lambda r: [[c[0] for c in calls(r, name)] for name in
+                                                   ("hook_pre_tool_use_exit_2", "hook_pre_tool_use_deny")],
+                                        [["Edit"], ["Edit"]]),
+    "hook_pre_tool_use.cc": Derived(("hook_pre_tool_use_exit_2", "hook_pre_tool_use_deny"), "the Edit got an is_error "
+                                    "result in both", lambda r: [r.side(name, CC)["request"][1]["results"] for name in
+                                                                 ("hook_pre_tool_use_exit_2", "hook_pre_tool_use_deny")],
+                                    [["toolu_fake_0001:error"], ["toolu_fake_0001:error"]]),
+    "hook_pre_tool_use_updated_input.cc": Observed("hook_pre_tool_use_updated_input", CC, "the Read the hook pointed "
+                                                   "elsewhere got an ordinary result",
+                                                   {"request[2].results": ["toolu_fake_0001"], "ending": "completed"}),
+    "hook_pre_tool_use_updated_input.no_anatomy": Derived(("hook_pre_tool_use_updated_input",), "its requests' "
+                                                          "anatomies (what the result held) are not recorded",
+                                                          lambda r: "hook_pre_tool_use_updated_input" in
+                                                          r.anatomy["scenarios"], False),
     # <facts-end>
 }
 
@@ -409,7 +530,7 @@ CLAIMS: list = [
              "stream_error_before_block.cc", "stream_error_before_block.match"),
     document("README.md", "`dreamloop compare` runs Claude Code itself (2.1.332 is pinned", "recording.version",
              "recording.library"),
-    document("README.md", "Held against Claude Code 2.1.332, dreamloop matches in 35 of the 38", "recording.verdicts"),
+    document("README.md", "Held against Claude Code 2.1.332, dreamloop matches in 37 of the 40", "recording.verdicts"),
     document("README.md", "Files up to version 2.1.114 hold neither the system prompt", "sessions.older_hold_no_request"),
     document("README.md", "Claude Code 2.1.332 records the requests of the conversation as sent", "session09.run",
              "session10.run", "session11.run"),
@@ -547,6 +668,116 @@ CLAIMS: list = [
     chapter("04_tools", "c04-26b", "| the order of the results |", "| 结果的顺序 |", "four.parallel_order",
             "parallel_reads.cc", "parallel_reads.order_free"),
     chapter("04_tools", "c04-33", "Progress arrives in completion order", "进度按完成顺序到达", "four.parallel_order"),
+    # -- 05 streaming tool execution
+    chapter("05_streaming_tools", "23aa6228", "In both texts the `StreamingToolExecutor` takes a call",
+            "按两篇原文的描述，`StreamingToolExecutor`", "four.streaming_executor", "conv.streaming_execution"),
+    chapter("05_streaming_tools", "23aa6228", "The results still meet the loop at one checkpoint",
+            "结果仍然在同一个检查点与循环汇合", "four.results_meet"),
+    chapter("05_streaming_tools", "9156dc0e", "Calls that run side by side can fail side by side",
+            "dreamloop 为此有一条规则", "neither.sibling", "neither.sibling_en", "bash_fails_parallel.cc",
+            "bash_fails_serial.cc"),
+    chapter("05_streaming_tools", "9156dc0e", "as observed by the `dreamloop compare` scenarios `bash_fails_parallel`",
+            "而 Claude Code 2.1.332（见 `dreamloop compare` 的场景", "bash_fails_parallel.definition",
+            "bash_fails_parallel.cc", "bash_fails_serial.script", "bash_fails_serial.cc"),
+    chapter("05_streaming_tools", "ad3b4e9b", "Each point of the chapter, with what the two texts say",
+            "本章的每个要点：两篇原文怎么说", "four.dreamcoder", "conv.function_names"),
+    chapter("05_streaming_tools", "ad3b4e9b", "| the entry and the loop |", "| 入口与循环 |", "four.entry"),
+    chapter("05_streaming_tools", "ad3b4e9b", "| two ways to run tools |", "| 两种执行工具的方式 |", "four.run_tools"),
+    chapter("05_streaming_tools", "ad3b4e9b", "| where the two paths meet |", "| 两条路径的汇合点 |", "four.two_paths_meet",
+            "four.tool_updates"),
+    chapter("05_streaming_tools", "ad3b4e9b", "| when a call starts |", "| 调用何时开始 |", "four.streaming_executor",
+            "conv.streaming_execution", "four.remaining_results", "disconnect_inside_tool_use.script",
+            "disconnect_inside_tool_use.cc"),
+    chapter("05_streaming_tools", "ad3b4e9b", "| results: yielded, then collected |", "| 结果：先产出，再收集 |",
+            "four.yield_each", "four.normalize", "four.parallel_order", "conv.yield_and_collect", "parallel_reads.cc",
+            "bash_fails_parallel.one_message"),
+    chapter("05_streaming_tools", "ad3b4e9b", "| progress while the model is silent |", "| 模型沉默时的进度 |",
+            "conv.progress"),
+    chapter("05_streaming_tools", "ad3b4e9b", "| the sibling rule", "| 兄弟调用规则",
+            "bash_fails_parallel.definition", "bash_fails_parallel.cc", "bash_fails_serial.script",
+            "bash_fails_serial.cc"),
+    chapter("05_streaming_tools", "ad3b4e9b", "| an interrupt", "| 中断", "four.abort_endings"),
+    chapter("05_streaming_tools", "ad3b4e9b", "| a model error after calls started |", "| 调用开始之后的模型错误 |",
+            "four.missing_results", "stream_error_after_tool_use.script", "stream_error_after_tool_use.cc",
+            "stream_error_after_tool_use.match"),
+    chapter("05_streaming_tools", "ad3b4e9b", "| the executor's other parts |", "| 执行器的其他部分 |",
+            "four.remaining_results"),
+    chapter("05_streaming_tools", "7e7f046b", "Claude Code 2.1.332 was not seen doing it",
+            "没有观察到 Claude Code 2.1.332 这样做", "bash_fails_parallel.cc", "bash_fails_serial.cc"),
+    # -- 06 the context pipeline
+    zh_only("06_context_pipeline", "8580c7ad", "《对话循环》把这称为“压缩管线”", "conv.pipeline_name"),
+    chapter("06_context_pipeline", "ab4339df", "dreamloop's defaults put autocompact at 83.5 %",
+            "dreamloop 的默认值是 Autocompact 为 83.5%", "neither.figure_8", "neither.figure_200k",
+            "usage_past_the_window.script", "usage_past_the_window.cc"),
+    chapter("06_context_pipeline", "343ca284", "The conversation-loop text asks for the base system prompt",
+            "《对话循环》要求基础系统提示与动态上下文", "conv.stable_order", "four.user_context"),
+    chapter("06_context_pipeline", "26a5f351", "as observed by the `dreamloop compare` scenario "
+            "`prompt_too_long_after_tools`, sends", "则用它的普通请求来写摘要", "prompt_too_long_after_tools.cc",
+            "prompt_too_long_after_tools.cc.first_context", "prompt_too_long_after_tools.dl"),
+    chapter("06_context_pipeline", "d3021ecc", "Still over the hard limit after everything else",
+            "如果其他一切都做完之后仍然超过硬性上限", "conv.blocking"),
+    zh_only("06_context_pipeline", "d3021ecc", "（当自动压缩和第 08b 章的响应式压缩都打开时", "conv.blocking", "four.snip"),
+    chapter("06_context_pipeline", "9f5c7409", "Each point of the chapter, with what the two texts say",
+            "本章的每个要点：两篇原文怎么说", "conv.phase2", "four.snip"),
+    chapter("06_context_pipeline", "9f5c7409", "| where the history starts |", "| 历史从哪里开始 |",
+            "four.compact_boundary"),
+    chapter("06_context_pipeline", "9f5c7409", "| the order |", "| 顺序 |", "conv.pipeline", "conv.phase2"),
+    chapter("06_context_pipeline", "9f5c7409", "| 1 · tool-result budget |", "| 1 · 工具结果预算 |", "conv.budget"),
+    chapter("06_context_pipeline", "9f5c7409", "| 2 · snip |", "| 2 · Snip 压缩 |", "conv.snip", "four.snip"),
+    chapter("06_context_pipeline", "9f5c7409", "| 3 · microcompact |", "| 3 · Microcompact |", "conv.microcompact"),
+    chapter("06_context_pipeline", "9f5c7409", "| 4 · context collapse |", "| 4 · Context Collapse", "conv.collapse",
+            "conv.collapse_first"),
+    chapter("06_context_pipeline", "9f5c7409", "| 5 · system prompt |", "| 5 · 系统提示组装 |", "conv.stable_order",
+            "four.user_context", "plain_answer.cc.context", "memory_file.cc.context"),
+    chapter("06_context_pipeline", "9f5c7409", "| 6 · autocompact |", "| 6 · Autocompact", "conv.autocompact",
+            "conv.autocompact_tracking", "prompt_too_long_after_tools.cc", "prompt_too_long_after_tools.cc.first_context"),
+    chapter("06_context_pipeline", "9f5c7409", "| 7 · blocking limit |", "| 7 · Token 阻断检查 |", "conv.blocking"),
+    chapter("06_context_pipeline", "9f5c7409", "| thresholds |", "| 阈值 |", "conv.threshold", "conv.blocking",
+            "neither.figure_8", "usage_past_the_window.script", "usage_past_the_window.cc"),
+    chapter("06_context_pipeline", "9f5c7409", "| the prompt cache |", "| 提示缓存 |", "conv.stable_order"),
+    # -- 07 hooks
+    chapter("07_hooks", "c07-00", "These five events, and what each may answer", "这五个事件以及每个事件可以回答什么",
+            "hook_post_tool_use_context.cc", "one_tool.cc.result_reminder", "hook_stop_exit_2_once.cc",
+            "session11.stop_hooks"),
+    chapter("07_hooks", "c07-00", "That last one is a branch of `queryLoop()` itself", "最后这一种是 `queryLoop()` 本身的一个分支",
+            "conv.stop_hook_blocking"),
+    chapter("07_hooks", "c07-05", "In the conversation-loop text it is one of `queryLoop()`'s continue paths",
+            "在《对话循环》里，它是 `queryLoop()` 的继续路径之一", "conv.stop_hook_blocking"),
+    chapter("07_hooks", "c07-06", "In Claude Code 2.1.332's runs of `hook_pre_tool_use_exit_2`",
+            "在 Claude Code 2.1.332 对 `hook_pre_tool_use_exit_2`", "hook_pre_tool_use.script", "hook_pre_tool_use.cc"),
+    chapter("07_hooks", "c07-12", "That is where Claude Code 2.1.332 puts the feedback", "Claude Code 2.1.332 也把反馈放在这里",
+            "hook_stop_exit_2_once.cc", "session11.stop_hooks"),
+    zh_only("07_hooks", "c07-14", "从阻断开始，`stop_hook_active` 一直为 True", "conv.stop_hook_active", "four.no_stop_flag"),
+    chapter("07_hooks", "c07-34", "The conversation-loop text's answer is a flag in the State",
+            "《对话循环》的对策是 State 里的一个标志", "conv.stop_hook_active"),
+    zh_only("07_hooks", "c07-34", "dreamloop 另加了自己的一道保护（两篇原文里都没有）", "conv.stop_hook_active",
+            "four.no_stop_flag"),
+    chapter("07_hooks", "c07-39", "Each point of the chapter, with what the two texts say", "本章的每个要点：两篇原文怎么说",
+            "four.stop_hooks_when", "conv.stop_hook_blocking"),
+    chapter("07_hooks", "c07-39", "| when the stop hooks run |", "| 停止 hook 何时运行 |", "four.stop_hooks_when",
+            "four.needs_follow_up", "conv.no_tools_exit", "hook_stop_exit_2_once.cc", "session11.stop_hooks"),
+    chapter("07_hooks", "c07-39", "| a stop hook's block |", "| 停止 hook 的阻断 |", "conv.stop_hook_blocking",
+            "conv.stop_hook_active", "hook_stop_exit_2_once.cc"),
+    chapter("07_hooks", "c07-39", "| a hook prevents the stop |", "| hook 阻止停下之后的继续 |", "four.hook_endings"),
+    chapter("07_hooks", "c07-39", "| a hook stops the loop while tools run |", "| 工具运行期间 hook 停止循环 |",
+            "four.hook_endings"),
+    chapter("07_hooks", "c07-39", "| command hooks |", "| 命令 hook |", "hook_stop_exit_2_once.cc", "session11.stop_hooks",
+            "hook_pre_tool_use.script", "hook_pre_tool_use.cc"),
+    chapter("07_hooks", "c07-39", "| records |", "| 记录 |", "session11.stop_hooks"),
+    chapter("07_hooks", "c07-39", "| the runaway guard |", "| 防失控保护 |", "conv.stop_hook_active"),
+    # -- 07b command hooks
+    chapter("07b_command_hooks", "c07-32", "where Claude Code 2.1.332 puts it (as observed by",
+            "这也是 Claude Code 2.1.332 放它的位置", "hook_post_tool_use_context.cc", "one_tool.cc.result_reminder"),
+    chapter("07b_command_hooks", "c07b-39", "Each point of the chapter, with what the two texts say",
+            "本章的每个要点：两篇原文怎么说", "four.submit_message", "conv.phase2"),
+    chapter("07b_command_hooks", "c07b-39", "| `pre_tool_use` |", "| `pre_tool_use` |", "four.below_run_tool_use",
+            "four.run_tools_layers", "hook_pre_tool_use.script", "hook_pre_tool_use.cc",
+            "hook_pre_tool_use_updated_input.cc", "hook_pre_tool_use_updated_input.no_anatomy"),
+    chapter("07b_command_hooks", "c07b-39", "| `post_tool_use` |", "| `post_tool_use` |",
+            "hook_post_tool_use_context.cc", "one_tool.cc.result_reminder"),
+    chapter("07b_command_hooks", "c07b-39", "| prompt hooks |", "| 提示词 hook |", "four.submit_message"),
+    chapter("07b_command_hooks", "c07b-39", "| which hooks run |", "| 哪些 hook 会运行 |", "hook_post_tool_use_context.cc",
+            "hook_stop_exit_2_once.cc", "session11.stop_hooks"),
     # <claims-end>
 ]
 

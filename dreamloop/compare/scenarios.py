@@ -311,6 +311,19 @@ def _stop_hook(ws: str) -> Script:
     return [reply("value is 1."), reply("Checked again: value is 1.")]
 
 
+def _usage_past_the_window(ws: str) -> Script:
+    """A Read and the answer, the model reporting 990,000 input tokens each time (usage figures only: the
+    messages stay small). Does either loop compact or refuse on what the API says it was sent?"""
+    big = {"input_tokens": 990_000, "output_tokens": 20}
+    return [reply("Reading.", _read(ws), usage=big), reply("value is 1.", usage=big)]
+
+
+def _image_rejected(ws: str) -> Script:
+    """The API refuses the first request as an image it could not process (HTTP 400): which ending?"""
+    return [Turn(fault=Fault(kind="http_error", status=400, error_type="invalid_request_error",
+                             message="Could not process image")), reply("value is 1.")]
+
+
 def _signed_thinking(ws: str) -> Script:
     return [reply(thinking("I should read the file first."), "Reading.", _read(ws)), reply("value is 1.")]
 
@@ -395,6 +408,9 @@ SCENARIOS: tuple[Scenario, ...] = (
              files={"config.py": CONFIG, "greeter.py": GREETER, "CLAUDE.md": MEMORY}),
     Scenario("files_changed_between_turns", "config.py (read) and CLAUDE.md change on disk between turns", ASK,
              _changed_behind, files={"config.py": CONFIG, "greeter.py": GREETER, "CLAUDE.md": MEMORY}),
+    Scenario("usage_past_the_window", "the model reports 990,000 input tokens after a tool call (usage only)", ASK,
+             _usage_past_the_window),
+    Scenario("image_rejected", "HTTP 400 'Could not process image' on the first request", ASK, _image_rejected),
 )
 
 
