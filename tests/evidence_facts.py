@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import json
 
-from evidence_registry import (CC, CONV, DL, FOUR, Absent, Derived, Observed, Quote, Registry, chapter, document,
-                               every, session_blocks_per_message, session_record_types, session_tool_names, zh_only)
+from evidence_registry import (CC, CONV, DL, FOUR, Absent, Derived, Observed, Quote, Registry, Shipped, chapter,
+                               document, every, session_blocks_per_message, session_record_types, session_tool_names,
+                               zh_only)
 
 # == quotations: a few words of each text (whitespace is ignored when they are looked for) =====================
 
@@ -110,6 +111,8 @@ QUOTES: dict = {
     "conv.phase2": Quote(CONV, "在调用模型之前，循环执行一系列预处理步骤"),
     "neither.figure_8": Absent("83.5"),
     "neither.figure_200k": Absent("200,000"),
+    "neither.figure_64000": Absent("64,000"),
+    "neither.figure_64000_plain": Absent("64000"),
     "conv.stop_hook_blocking": Quote(CONV, "stop_hook_blocking：Stop hook 返回阻塞错误时，将错误注入消息列表后继续"),
     "conv.stop_hook_active": Quote(CONV, "stop hook 是否激活"),
     "conv.no_tools_exit": Quote(CONV, "如果模型没有请求调用工具，进入终止路径，检查各种退出条件（stop hooks、token budget 等）后返回"),
@@ -118,6 +121,35 @@ QUOTES: dict = {
     "four.no_stop_flag": Absent("stop hook 是否激活", (FOUR,)),
     "four.below_run_tool_use": Quote(FOUR, "runTools() 怎样找到 Read 的实现、在哪里校验参数"),
     "four.submit_message": Quote(FOUR, "submitMessage() 准备本次输入、会话状态和权限函数，调用 query()"),
+    "conv.escalate": Quote(CONV, "max_output_tokens_escalate：首次截断时尝试提升输出 token 限制，而非注入恢复消息"),
+    "conv.resume_three": Quote(CONV, "注入恢复消息后继续循环。恢复消息指导模型从截断处继续。最多重试 3 次"),
+    "conv.recovery_rungs": Quote(CONV, "关键的转换路径包括"),
+    "four.completed_path": Quote(FOUR, "模型没有提出工具调用时，循环还会检查可恢复的错误、停止 Hook 和可能启用的 token budget 续跑；"
+                                       "这些分支都处理完，才会返回 completed"),
+    "conv.state_fields": Quote(CONV, "输出 token 恢复计数器、是否已尝试响应式压缩、输出 token 覆盖限制"),
+    "conv.next_turn_counts": Quote(CONV, "next_turn：正常的工具调用后继续。消息列表扩展为原始消息加上助手消息和工具结果，turn 计数递增"),
+    "four.recovery_not_turns": Quote(FOUR, "模型回退和部分恢复分支也不一定按普通工具轮次计数"),
+    "four.collect_messages": Quote(FOUR, "循环逐项向上层输出，同时收集完整的助手消息"),
+    "conv.reactive_compact": Quote(CONV, "reactive_compact_retry：上下文过长时，通过响应式压缩恢复。压缩失败则终止循环"),
+    "four.fallback_option": Quote(FOUR, "fallbackModel、maxTurns 等参数控制可选分支"),
+    "four.retries_own_branch": Quote(FOUR, "模型回退、错误重试和停止 Hook 的续跑也有自己的分支"),
+    "conv.system_message": Quote(CONV, "SystemMessage：系统级通知，如权限变更、模型回退提示等"),
+    "conv.budget_nudge": Quote(CONV, "Token 预算管理触发的继续，注入一个提示消息提醒模型注意预算"),
+    "conv.low_balance": Quote(CONV, "这类似于手机流量套餐的”余额不足提醒”"),
+    "conv.streaming_fallback": Quote(CONV, "TombstoneMessage：当流式回退（streaming fallback）发生时"),
+    "conv.ten_endings": Quote(CONV, "异常终止：其余七种"),
+    "conv.three_named": Quote(CONV, "用户主动终止：aborted_streaming、aborted_tools"),
+    "four.endings_table": Quote(FOUR, "或返回 stop_hook_prevented、hook_stopped"),
+    "four.max_turns_ending": Quote(FOUR, "产出 max_turns_reached 附件，返回 max_turns"),
+    "neither.image": Absent("图片"),
+    "neither.image_en": Absent("image"),
+    "neither.prompt_too_long": Absent("prompt_too_long"),
+    "neither.api_error": Absent("api_error"),
+    "neither.malformed": Absent("malformed_tool_use_exhausted"),
+    "conv.enabled_snip": Quote(CONV, "如果启用了历史裁剪功能"),
+    "four.budget_enabled": Quote(FOUR, "可能启用的 token budget 续跑"),
+    "four.signal": Quote(FOUR, "signal 使请求能响应用户取消"),
+    "four.abort_two_points": Quote(FOUR, "取消信号在两个时点有不同处理"),
     # <quotes-end>
 }
 
@@ -250,6 +282,27 @@ def stop_hook_sequence(r, session: str) -> list[str]:
         elif record.get("type") == "system" and record.get("subtype") == "stop_hook_summary":
             found.append("stop_hook_summary")
     return found
+def api_error_message(r, session: str) -> list[str]:
+    """A session file's assistant records, in order: ``answer`` or ``API error message`` (``isApiErrorMessage``)."""
+    return ["API error message" if x.get("isApiErrorMessage") else "answer" for x in r.session(session)
+            if x.get("type") == "assistant"]
+def harness_retries(r) -> bool:
+    """Whether ``dreamloop compare`` gives Claude Code ``CLAUDE_CODE_MAX_RETRIES=2`` (the harness's bound)."""
+    from evidence_registry import ROOT
+
+    return '"CLAUDE_CODE_MAX_RETRIES": "2"' in (ROOT / "dreamloop" / "compare" / "sides.py").read_text(encoding="utf-8")
+
+
+def has_thinking(r, scenario: str) -> bool:
+    """Whether any answer of a scenario's script holds a thinking block."""
+    return any(b[0] == "thinking" for turn in r.script(scenario) for b in turn["blocks"])
+def harness_flags(r) -> bool:
+    """Whether ``dreamloop compare`` passes a scenario's fallback model and turn limit to both sides as
+    ``--fallback-model`` and ``--max-turns``."""
+    from evidence_registry import ROOT
+
+    source = (ROOT / "dreamloop" / "compare" / "sides.py").read_text(encoding="utf-8")
+    return '"--fallback-model"' in source and '"--max-turns"' in source
 # <helpers-end>
 
 
@@ -495,6 +548,74 @@ FACTS: dict = {
                                                           "anatomies (what the result held) are not recorded",
                                                           lambda r: "hook_pre_tool_use_updated_input" in
                                                           r.anatomy["scenarios"], False),
+    "max_tokens_once.cc": Observed("max_tokens_once", CC, "the cut answer back as an assistant message and one "
+                                   "reminder after it, max_tokens unchanged; completed; num_turns 2",
+                                   {"requests": 2, "request[*].max_tokens_change": every("="),
+                                    "request[2].added": "assistant[text] user[reminder]", "ending": "completed",
+                                    "turns": 2}),
+    "max_tokens_once.match": Observed("max_tokens_once", DL, "dreamloop run matches; its turn_count 1",
+                                      {"match": True, "turns": 1}),
+    "max_tokens_in_tool_json.script": Derived(("max_tokens_in_tool_json",), "a Read, then an answer cut by max_tokens "
+                                              "inside its Edit, then the Edit whole",
+                                              lambda r: [(t["fault"], [b[1] for b in t["blocks"] if b[1]])
+                                                         for t in r.script("max_tokens_in_tool_json")[:3]],
+                                              [[None, ["Read"]], ["max_tokens_cut", ["Edit"]], [None, ["Edit"]]]),
+    "max_tokens_in_tool_json.cc": Observed("max_tokens_in_tool_json", CC, "after the cut, its text back without the cut "
+                                           "call and one reminder, at the same max_tokens; then the whole Edit",
+                                           {"request[*].max_tokens_change": every("="),
+                                            "request[3].added": "assistant[text] user[reminder]",
+                                            "request[4].results": ["toolu_fake_0003"], "ending": "completed"}),
+    "max_tokens_in_tool_json.match": Observed("max_tokens_in_tool_json", DL, "dreamloop run matches", {"match": True}),
+    "max_tokens_always.dl_turns": Observed("max_tokens_always", DL, "dreamloop run's turn_count stays 1", {"turns": 1}),
+    "session09.api_error": Derived((S09,), "session 09: four answers, then a synthetic API error message",
+                                   lambda r: api_error_message(r, S09),
+                                   ["answer", "answer", "answer", "answer", "API error message"]),
+    "harness.retries": Derived(("http_529", "http_529_fallback"), "dreamloop compare runs Claude Code with "
+                               "CLAUDE_CODE_MAX_RETRIES=2 (three attempts a request)", harness_retries, True),
+    "http_404_fallback.cc": Observed("http_404_fallback", CC, "a 404 from the main model, then the fallback model at "
+                                     "once; completed", {"request[*].status": [404, 200],
+                                                         "request[*].model": ["main", "fallback"],
+                                                         "ending": "completed"}),
+    "http_404_fallback.match": Observed("http_404_fallback", DL, "dreamloop run matches", {"match": True}),
+    "http_429_retry_after.definition": Derived(("http_429_retry_after",), "the 429 scenario has no fallback model",
+                                               lambda r: r.scenario("http_429_retry_after").fallback_model, None),
+    "http_429_retry_after.cc": Observed("http_429_retry_after", CC, "a 429, then the same model again; completed",
+                                        {"request[*].status": [429, 200], "request[*].model": ["main", "main"],
+                                         "ending": "completed"}),
+    "http_529_fallback.no_thinking": Derived(("http_529_fallback",), "no thinking block in http_529_fallback's script",
+                                             lambda r: has_thinking(r, "http_529_fallback"), False),
+    "stream_error_before_block.limit": Observed("stream_error_before_block", CC, "the non-streaming request at the "
+                                                "first attempt's max_tokens", {"request[2].max_tokens_change": "="}),
+    "stream_error_inside_tool_use.match": Observed("stream_error_inside_tool_use", DL, "dreamloop run matches",
+                                                   {"match": True}),
+    "disconnect_during_text.cc": Observed("disconnect_during_text", CC, "after the drop during text, the same request "
+                                          "again, streaming; completed",
+                                          {"requests": 2, "request[2].added": "nothing", "request[2].streamed": True,
+                                           "ending": "completed"}),
+    "disconnect_streamed_again": Derived(("disconnect_inside_tool_use", "disconnect_after_tool_use"), "after each "
+                                         "drop, the same request again, streaming",
+                                         lambda r: [[q["streamed"] for q in r.side(n, CC)["request"]]
+                                                    for n in ("disconnect_inside_tool_use", "disconnect_after_tool_use")],
+                                         [[True, True, True], [True, True, True]]),
+    "prompt_too_long_once.cc": Observed("prompt_too_long_once", CC, "the first request refused as too long: "
+                                        "prompt_too_long at once", {"requests": 1, "request[1].status": 400,
+                                                                    "ending": "prompt_too_long"}),
+    "image_rejected.cc": Observed("image_rejected", CC, "HTTP 400 'Could not process image' on the first request: "
+                                  "image_error", {"requests": 1, "request[1].status": 400, "ending": "image_error"}),
+    "image_rejected.match": Observed("image_rejected", DL, "dreamloop run matches", {"match": True}),
+    "program.blocking_limit": Shipped(("blocking_limit",), "Claude Code 2.1.332's program holds the ending name "
+                                      "blocking_limit (no scenario reaches it)"),
+    "http_529_fallback.definition": Derived(("http_529_fallback", "max_turns"), "the scenarios give a fallback model "
+                                            "and --max-turns 2, which the harness passes as flags to both sides",
+                                            lambda r: [r.scenario("http_529_fallback").fallback_model,
+                                                       r.scenario("max_turns").max_turns, harness_flags(r)],
+                                            ["claude-haiku-4-5", 2, True]),
+    "empty_text_block.script": Derived(("empty_text_block",), "the script's one answer is one empty text block, and "
+                                       "there is no second", lambda r: r.script("empty_text_block"),
+                                       [{"blocks": [["text", None, []]], "fault": None, "stop_reason": "auto"}]),
+    "empty_text_block.cc": Observed("empty_text_block", CC, "asked again; the exhausted script answered 500: api_error",
+                                    {"request[*].status": [200, 500], "request[2].error": "api_error",
+                                     "ending": "api_error", "deliberate": "09_every_ending"}),
     # <facts-end>
 }
 
@@ -778,6 +899,137 @@ CLAIMS: list = [
     chapter("07b_command_hooks", "c07b-39", "| prompt hooks |", "| 提示词 hook |", "four.submit_message"),
     chapter("07b_command_hooks", "c07b-39", "| which hooks run |", "| 哪些 hook 会运行 |", "hook_post_tool_use_context.cc",
             "hook_stop_exit_2_once.cc", "session11.stop_hooks"),
+    # -- 08 recovery
+    chapter("08_recovery", "87393b69", "Its branch is a switch, off by default", "它的分支是一个开关，默认关闭",
+            "conv.recovery_rungs", "conv.escalate"),
+    chapter("08_recovery", "87393b69", "watched on the same scripts with `dreamloop compare`, sometimes recovered",
+            "用 `dreamloop compare` 在同样的脚本上观察", "conv.escalate", "max_tokens_always.cc"),
+    chapter("08_recovery", "87393b69", "`dreamloop run` follows what the binary did", "`dreamloop run` 按这个程序的实际做法来",
+            "conv.escalate", "max_tokens_always.match", "max_tokens_once.match", "max_tokens_in_tool_json.match"),
+    chapter("08_recovery", "c65147a2", "This rung is the conversation-loop text's", "这一级来自《对话循环》",
+            "conv.escalate", "neither.figure_64000", "neither.figure_64000_plain"),
+    chapter("08_recovery", "c65147a2", "as observed by the `dreamloop compare` scenarios `max_tokens_once` and",
+            "Claude Code 2.1.332（`dreamloop compare` 的场景 `max_tokens_once` 和", "max_tokens_once.cc",
+            "max_tokens_in_tool_json.script", "max_tokens_in_tool_json.cc"),
+    chapter("08_recovery", "c65147a2", "By the conversation-loop text's account", "按《对话循环》的说法",
+            "conv.escalate", "conv.resume_three"),
+    zh_only("08_recovery", "c65147a2", "恢复次数用完之后运行怎样结束，两篇原文都没有说", "conv.resume_three",
+            "four.completed_path"),
+    chapter("08_recovery", "c65147a2", "`RecoveryOptions()` then shows the withheld error",
+            "这时 `RecoveryOptions()` 把暂扣的错误", "four.completed_path"),
+    chapter("08_recovery", "548922b9", "**As Claude Code 2.1.332 did it**", "**Claude Code 2.1.332 的做法**",
+            "max_tokens_always.cc", "max_tokens_always.match"),
+    chapter("08_recovery", "a88552e0", "| where recovery happens |", "| 恢复发生在哪里 |", "four.files",
+            "conv.recovery_rungs", "conv.new_state", "conv.state_fields"),
+    chapter("08_recovery", "a88552e0", "| `turn_count` in a recovery pass |", "| 恢复时的 `turn_count` |",
+            "conv.next_turn_counts", "four.recovery_not_turns", "max_tokens_always.cc", "max_tokens_always.dl_turns"),
+    chapter("08_recovery", "a88552e0", "| one response, one message |", "| 一个响应，一条消息 |", "four.collect_messages"),
+    chapter("08_recovery", "a88552e0", "| a recoverable error |", "| 可恢复的错误 |", "four.completed_path",
+            "max_tokens_always.cc", "session09.run", "session09.api_error"),
+    chapter("08_recovery", "a88552e0", "| the first `max_tokens` cut: escalate |", "| 第一次 `max_tokens` 截断：提升上限 |",
+            "conv.escalate", "neither.figure_64000", "max_tokens_once.cc", "max_tokens_in_tool_json.script",
+            "max_tokens_in_tool_json.cc"),
+    chapter("08_recovery", "a88552e0", "| later cuts: resume |", "| 之后的截断：截断恢复 |", "conv.resume_three",
+            "max_tokens_always.cc"),
+    chapter("08_recovery", "a88552e0", "| cuts that outlast the resumes |", "| 截断次数超过恢复上限 |",
+            "max_tokens_always.cc", "max_tokens_always.match"),
+    chapter("08_recovery", "a88552e0", "Five requests at most for a model that always writes too much",
+            "一个总是写得太多的模型最多花五次请求", "conv.escalate", "conv.resume_three", "max_tokens_always.cc"),
+    # -- 08b fallbacks
+    chapter("08b_fallbacks", "8b0a7c31", "Where the conversation-loop text leaves a step open",
+            "《对话循环》没有说清的步骤", "conv.streaming_fallback", "stream_error_before_block.cc"),
+    chapter("08b_fallbacks", "395de9bf", "(Claude Code 2.1.332 sent four summarising requests",
+            "（Claude Code 2.1.332 在放弃之前发了四个写摘要的请求", "prompt_too_long_after_tools.cc"),
+    zh_only("08b_fallbacks", "1d86b8b6", "循环自己给每一次过载计数", "four.retries_own_branch", "conv.system_message"),
+    chapter("08b_fallbacks", "1d86b8b6", "as observed by the\n`dreamloop compare` scenario `http_529_fallback`",
+            "`http_529_fallback` 观察到的", "http_529_fallback.cc", "http_529_fallback.match", "harness.retries",
+            "http_404_fallback.cc", "http_404_fallback.match"),
+    chapter("08b_fallbacks", "1d86b8b6", "Whether a 429 hands over, no scenario shows", "429 会不会交给回退模型",
+            "http_429_retry_after.definition", "http_429_retry_after.cc"),
+    chapter("08b_fallbacks", "1d86b8b6", "The conversation-loop text ties tombstones to the *streaming* fallback",
+            "《对话循环》把墓碑消息和*流式*回退联系在一起", "conv.tombstone"),
+    chapter("08b_fallbacks", "5a09283b", "Every row ends `api_error`", "每一行都以 `api_error` 结束", "http_529.cc",
+            "four.model_error"),
+    chapter("08b_fallbacks", "9b45de25", "The conversation-loop text names a branch for this",
+            "《对话循环》为此列出了一个分支", "conv.streaming_fallback", "conv.tombstone"),
+    chapter("08b_fallbacks", "9b45de25", "Claude Code 2.1.332 did this in six `dreamloop compare` scenarios",
+            "Claude Code 2.1.332 在 `dreamloop compare` 的六个场景里是这样做的", "stream_error_before_block.cc"),
+    chapter("08b_fallbacks", "9b45de25", "| an error event before any block was complete |",
+            "| 任何内容块完成之前出现错误事件 |", "stream_error_before_block.cc", "stream_error_before_block.limit"),
+    chapter("08b_fallbacks", "9b45de25", "| an error event inside a tool_use, after a complete text |",
+            "| 一段完整文本之后、在 tool_use 内部出现错误事件 |", "stream_error_inside_tool_use.cc"),
+    chapter("08b_fallbacks", "9b45de25", "| an error event after a complete tool_use |",
+            "| 一个完整的 tool_use 之后出现错误事件 |", "stream_error_after_tool_use.script",
+            "stream_error_after_tool_use.cc"),
+    chapter("08b_fallbacks", "9b45de25", "| a dropped connection |", "| 连接断开 |", "disconnect_during_text.cc",
+            "disconnect_inside_tool_use.script", "disconnect_inside_tool_use.cc", "disconnect_after_tool_use.script",
+            "disconnect_after_tool_use.cc", "disconnect_streamed_again"),
+    chapter("08b_fallbacks", "91123e21", "The conversation-loop text likens the nudge to a low-balance",
+            "《对话循环》把这条提示比作“余额不足提醒”", "conv.budget_nudge", "conv.low_balance"),
+    chapter("08b_fallbacks", "40983504", "`dreamloop run` recovers as Claude Code 2.1.332 was observed to",
+            "`dreamloop run` 按观察到的 Claude Code 2.1.332 的方式恢复", "max_tokens_always.cc",
+            "max_tokens_always.match", "tool_use_without_block.cc", "tool_use_without_block.dl"),
+    chapter("08b_fallbacks", "40983504", "Each rung can be turned off", "每一级都可以关掉", "conv.escalate"),
+    chapter("08b_fallbacks", "8b9f3a53", "| a prompt too long |", "| 提示词过长 |", "conv.collapse_first",
+            "conv.reactive_compact", "prompt_too_long_after_tools.cc", "prompt_too_long_once.cc"),
+    chapter("08b_fallbacks", "8b9f3a53", "| overloads, and the fallback model |", "| 过载与回退模型 |",
+            "four.fallback_option", "four.retries_own_branch", "conv.system_message", "http_529_fallback.cc",
+            "harness.retries", "http_529.cc", "http_404_fallback.cc", "http_429_retry_after.definition",
+            "http_429_retry_after.cc"),
+    chapter("08b_fallbacks", "8b9f3a53", "| what the fallback model is sent |", "| 发给回退模型的内容 |",
+            "http_529_fallback.no_thinking"),
+    chapter("08b_fallbacks", "8b9f3a53", "| tombstones |", "| 墓碑消息 |", "conv.tombstone"),
+    chapter("08b_fallbacks", "8b9f3a53", "| the streaming fallback |", "| 流式回退 |", "conv.streaming_fallback",
+            "conv.tombstone", "stream_error_before_block.cc", "stream_error_inside_tool_use.cc",
+            "stream_error_after_tool_use.cc", "disconnect_during_text.cc", "disconnect_inside_tool_use.cc",
+            "disconnect_after_tool_use.cc", "neither.figure_64000"),
+    chapter("08b_fallbacks", "8b9f3a53", "| an API error that ends the run |", "| 结束运行的 API 错误 |",
+            "four.missing_results", "four.model_error", "http_529.cc", "max_tokens_always.cc"),
+    chapter("08b_fallbacks", "8b9f3a53", "| the token budget |", "| Token 预算 |", "conv.budget_nudge"),
+    # -- 09 every ending
+    chapter("09_every_ending", "111f4e17", "The conversation-loop text counts **ten** ways the loop ends",
+            "《对话循环》数出循环结束的**十**种方式", "conv.ten_endings", "conv.seven_paths"),
+    chapter("09_every_ending", "111f4e17", "Of the ten endings it names three", "十种结束里它只写出了三种的名字",
+            "conv.three_named", "four.endings_table", "four.max_turns_ending", "four.model_error"),
+    chapter("09_every_ending", "111f4e17", "The names of the other three come from Claude Code 2.1.332",
+            "剩下三种的名字来自 Claude Code 2.1.332", "prompt_too_long_once.cc", "image_rejected.cc", "neither.image",
+            "neither.prompt_too_long",
+            "neither.image_en", "program.blocking_limit", "conv.blocking"),
+    chapter("09_every_ending", "111f4e17", "Claude Code 2.1.332 also reports two endings beyond the ten",
+            "还报告十种之外的两种结束", "http_529.cc", "tool_use_without_block.cc", "stream_error_inside_tool_use.cc",
+            "stream_error_inside_tool_use.match"),
+    chapter("09_every_ending", "3a026871", "The four-step-loop text calls every unrecovered model error",
+            "《四步循环》把所有未恢复的模型错误都叫作", "four.model_error", "four.missing_results"),
+    chapter("09_every_ending", "3a026871", "No `dreamloop compare` scenario made Claude Code 2.1.332 end so",
+            "Claude Code 2.1.332 从没有以这个名字结束", "http_529.cc", "disconnect_during_text.cc"),
+    chapter("09_every_ending", "ba1c976c", "Claude Code 2.1.332 reports this name", "Claude Code 2.1.332 报告的是这个名字",
+            "http_529.cc", "max_tokens_always.cc", "four.model_error"),
+    chapter("09_every_ending", "e2f1434d", "as observed by the scenario `tool_use_without_block`",
+            "场景 `tool_use_without_block` 观察到的", "tool_use_without_block.cc", "tool_use_without_block.dl"),
+    chapter("09_every_ending", "df678432", "A cut after the escalation", "提升上限之后的截断", "max_tokens_once.cc"),
+    chapter("09_every_ending", "452b45b6", "| the endings |", "| 各种结束 |", "four.files", "conv.ten_endings",
+            "conv.three_named", "four.endings_table", "four.max_turns_ending", "max_turns.cc", "prompt_too_long_once.cc",
+            "http_529.cc", "image_rejected.cc", "image_rejected.match", "tool_use_without_block.cc",
+            "program.blocking_limit"),
+    chapter("09_every_ending", "452b45b6", "| the ways round again |", "| 再转一圈的方式 |", "conv.seven_paths",
+            "conv.new_state", "stream_error_inside_tool_use.cc", "tool_use_without_block.cc"),
+    chapter("09_every_ending", "452b45b6", "| what turns a branch on |", "| 什么打开一个分支 |", "conv.streaming_execution",
+            "conv.enabled_snip", "four.snip", "four.budget_enabled", "four.fallback_option",
+            "http_529_fallback.definition", "http_529_fallback.cc", "max_turns.cc"),
+    chapter("09_every_ending", "452b45b6", "| the abort signal |", "| 中断信号 |", "four.checkpoint", "four.signal",
+            "four.abort_two_points"),
+    chapter("09_every_ending", "452b45b6", "| when `max_tokens` recovery runs out |", "| `max_tokens` 恢复用尽 |",
+            "max_tokens_always.cc"),
+    chapter("09_every_ending", "452b45b6", "| `api_error`, `malformed_tool_use_exhausted` |",
+            "| `api_error`、`malformed_tool_use_exhausted` |", "four.model_error", "neither.api_error", "neither.malformed",
+            "http_529.cc", "tool_use_without_block.cc"),
+    chapter("09_every_ending", "452b45b6", "| `hook_stopped` from a `pre_compact` hook |",
+            "| `pre_compact` hook 造成的 `hook_stopped` |", "four.hook_endings"),
+    chapter("09_every_ending", "452b45b6", "| an answer that is one empty text block |", "| 只有一个空文本块的回答 |",
+            "empty_text_block.script", "empty_text_block.cc"),
+    chapter("09_every_ending", "452b45b6", "* The ten endings the conversation-loop text counts",
+            "* 《对话循环》数出的十种结束", "conv.ten_endings", "four.endings_table", "conv.seven_paths", "http_529.cc",
+            "tool_use_without_block.cc", "program.blocking_limit"),
     # <claims-end>
 ]
 

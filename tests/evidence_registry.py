@@ -142,7 +142,47 @@ class Derived:
         return [] if matches(actual, self.expect) else [f"expected {_show(self.expect)}, found {_show(actual)}"]
 
 
-Fact = Observed | Derived
+@dataclass(frozen=True)
+class Shipped:
+    """Names Claude Code's program holds (an ending's name no scenario has reached): found in the files of the
+    pinned version as ``make conformance`` installs it (``.claude-code/``). It shows the name is the program's,
+    not what the program does with it. Checked by its own test, skipped (saying so) where the program is not
+    installed."""
+
+    names: tuple[str, ...]
+    says: str
+
+    @property
+    def subjects(self) -> tuple[str, ...]:
+        return ()
+
+    def failures(self, recordings: "Recordings") -> list[str]:
+        return []  # not a recording's fact: see program_failures
+
+    def program_failures(self, program: list[Path]) -> list[str]:
+        import mmap
+
+        missing = list(self.names)
+        for path in program:
+            with path.open("rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+                missing = [name for name in missing if data.find(name.encode("utf-8")) < 0]
+        return [f"{name} is not in Claude Code's installed files" for name in missing]
+
+
+def claude_code_program(version: str = "2.1.332") -> list[Path] | None:
+    """The files of Claude Code ``version`` as ``make conformance`` installs it under ``.claude-code/`` (its
+    executable and scripts), or None when that version is not installed here."""
+    package = ROOT / ".claude-code" / "node_modules" / "@anthropic-ai" / "claude-code"
+    try:
+        if json.loads((package / "package.json").read_text(encoding="utf-8")).get("version") != version:
+            return None
+    except (OSError, ValueError):
+        return None
+    files = [p for p in (package / "bin").glob("*") if p.is_file()] + sorted(package.glob("*.cjs"))
+    return files or None
+
+
+Fact = Observed | Derived | Shipped
 
 
 def matches(actual: Any, expected: Any) -> bool:

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from evidence_registry import CONV, FOUR, SESSIONS, At, Absent, Recordings, Registry, source_texts
+from evidence_registry import CONV, FOUR, SESSIONS, At, Recordings, Registry, Shipped, claude_code_program, source_texts
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -38,7 +38,7 @@ _NOT_A_CLAIM = re.compile(r"\bnpm\b|make conformance|--claude\b|ANTHROPIC_|~/\.c
 _TEXT = re.compile(r"conversation-loop text|four-step-loop text|\bboth texts\b|\bthe two texts\b|"
                    r"《对话循环》|《四步循环》|《执行循环》|两篇原文", re.I)
 _CHOICE = re.compile(r"dreamloop's (?:own|choice|name|names|words|design|default)|"
-                     r"dreamloop (?:的选择|自己的|的命名|的设计|的用词)")
+                     r"dreamloop (?:的选择|自己的|的命名|的设计|的用词|的默认值)")
 _VERSION = re.compile(r"\b\d+\.\d+\.\d+\b")
 _TICKED = re.compile(r"`([^`\n]+)`")
 _CODE_BLOCK = re.compile(r"```.*?```", re.S)
@@ -77,8 +77,9 @@ def names_evidence(text: str, observed: set[str]) -> bool:
     return bool(_VERSION.search(text)) and bool(ticked & observed)
 
 
-def units(markdown: str) -> list[str]:
-    """The sentences, list items and table rows of ``markdown`` (code blocks and headings left out)."""
+def units(markdown: str, headers: dict[str, str] | None = None) -> list[str]:
+    """The sentences, list items and table rows of ``markdown`` (code blocks and headings left out).
+    ``headers``, when given, receives each table row's header line (by the row's text)."""
     markdown = _CODE_BLOCK.sub("", markdown)
     found: list[str] = []
     for block in re.split(r"\n\s*\n", markdown):
@@ -88,7 +89,10 @@ def units(markdown: str) -> list[str]:
         if all(line.lstrip("> ").startswith("|") for line in lines):  # a table: one unit per row, header left out
             separator = re.compile(r"[>\s]*\|[\s:|-]+\|?\s*")
             header = len(lines) > 1 and separator.fullmatch(lines[1])
-            found += [line for line in lines[2 if header else 0:] if not separator.fullmatch(line)]
+            rows = [line for line in lines[2 if header else 0:] if not separator.fullmatch(line)]
+            if header and headers is not None:
+                headers.update({row: lines[0] for row in rows})
+            found += rows
             continue
         items = re.split(r"\n(?=[>\s]*(?:[*-]|\d+\.)\s)", "\n".join(lines))  # list items
         for item in items:
@@ -102,10 +106,17 @@ _NAMES_FOUR = re.compile(r"four-step-loop text|《四步循环》|《执行循�
                          re.I)
 
 
+_AMBIGUOUS = {"max_turns"}  # a scenario's name that is also an ending's
+_AS_A_SCENARIO = re.compile(r"scenario|场景|--max-turns")
+
+
 def cited_names(text: str, observed: set[str]) -> frozenset[str]:
-    """The scenarios and session files ``text`` names in backticks."""
+    """The scenarios and session files ``text`` names in backticks (``max_turns``, also an ending's name, only
+    where the text speaks of a scenario or of ``--max-turns``)."""
     ticked = {name.strip() for name in _TICKED.findall(text)}
     ticked |= {name.rsplit("/", 1)[-1] for name in ticked}
+    if not _AS_A_SCENARIO.search(text):
+        ticked -= _AMBIGUOUS
     return frozenset(ticked & observed)
 
 
@@ -115,13 +126,23 @@ def cited_texts(text: str) -> frozenset[str]:
     return frozenset(key for key, pattern in ((CONV, _NAMES_CONV), (FOUR, _NAMES_FOUR)) if pattern.search(bare))
 
 
+_EVIDENCE_HEADER = re.compile(r"\b(?:evidence|依据)\s*\|\s*$")
+
+
 def claims_in(markdown: str, path: str, where: str, observed: set[str], cell: str | None = None) -> list[Claim]:
+    """The claims of ``markdown``. A row of a table whose header names Claude Code or a text (``| what broke the
+    stream | what Claude Code 2.1.332 did | scenario |``) is a claim, the header's words counting as its own; an
+    evidence table's header only names its columns."""
     found = []
-    for unit in units(markdown):
-        bare = _TICKED.sub("", unit)
+    headers: dict[str, str] = {}
+    for unit in units(markdown, headers):
+        header = headers.get(unit, "")
+        if _EVIDENCE_HEADER.search(header):
+            header = ""
+        bare = _TICKED.sub("", unit + " " + header)
         if _SUBJECT.search(bare) and not _NOT_A_CLAIM.search(unit):
-            found.append(Claim(path, where, unit, names_evidence(unit, observed), cell, cited_names(unit, observed),
-                               cited_texts(unit)))
+            found.append(Claim(path, where, unit, names_evidence(unit + " " + header, observed), cell,
+                               cited_names(unit, observed), cited_texts(unit)))
     return found
 
 
@@ -205,7 +226,10 @@ def test_the_detector_knows_a_claim_and_its_evidence():
     rows = claim("| point | evidence |\n|---|---|\n| retries | Claude Code 2.1.332, `bash_fails_parallel` |")
     assert [c.evidence for c in rows] == [True]
     header = claim("| point | the source texts | Claude Code 2.1.332 | evidence |\n|---|---|---|---|\n| x | y | z | w |")
-    assert header == []  # a header names columns, not a claim
+    assert header == []  # an evidence table's header names columns, not a claim
+    rows = claim("| what broke | what Claude Code 2.1.332 did | scenario |\n|---|---|---|\n| x | resent | `bash_fails_parallel` |")
+    assert [c.evidence for c in rows] == [True]  # another table's header is part of each row's claim
+    assert claim("| what broke | what it did |\n|---|---|\n| x | resent |") == []
     assert [c.evidence for c in claim("源码在固定的检查点检查它的信号。")] == [False]
     assert [c.evidence for c in claim("《对话循环》在固定的检查点检查信号。")] == [True]
 
@@ -372,6 +396,21 @@ def test_the_quotations_are_in_the_texts(claims, registry):
             failed.append(f"{key}: {quote.words!r}: {'; '.join(problems)}\n  cited by:\n"
                           + _citations(key, registry, claims))
     assert not failed, "quotations the texts do not hold:\n" + "\n".join(failed)
+
+
+def test_the_names_shipped_are_in_claude_codes_program(claims, registry):
+    """A name said to be Claude Code's own (an ending no scenario reaches) is in its installed program."""
+    program = claude_code_program()
+    if program is None:
+        pytest.skip("Claude Code 2.1.332 is not installed here (make conformance): shipped names unchecked")
+    failed = []
+    for key, fact in registry.facts.items():
+        if isinstance(fact, Shipped):
+            problems = fact.program_failures(program)
+            if problems:
+                failed.append(f"{key}: {fact.says}\n  " + "\n  ".join(problems) + "\n  cited by:\n"
+                              + _citations(key, registry, claims))
+    assert not failed, "names Claude Code's program does not hold:\n" + "\n".join(failed)
 
 
 def test_a_changed_recording_fails_and_names_both_editions(tmp_path, claims, registry):
