@@ -112,6 +112,7 @@ QUOTES: dict = {
     "neither.figure_8": Absent("83.5"),
     "neither.figure_200k": Absent("200,000"),
     "neither.figure_64000": Absent("64,000"),
+    "neither.version": Absent("2.1."),
     "neither.figure_64000_plain": Absent("64000"),
     "conv.stop_hook_blocking": Quote(CONV, "stop_hook_blocking：Stop hook 返回阻塞错误时，将错误注入消息列表后继续"),
     "conv.stop_hook_active": Quote(CONV, "stop hook 是否激活"),
@@ -150,6 +151,11 @@ QUOTES: dict = {
     "four.budget_enabled": Quote(FOUR, "可能启用的 token budget 续跑"),
     "four.signal": Quote(FOUR, "signal 使请求能响应用户取消"),
     "four.abort_two_points": Quote(FOUR, "取消信号在两个时点有不同处理"),
+    "four.engine": Quote(FOUR, "submitMessage() 准备本次输入、会话状态和权限函数，调用 query()，消费执行期间产出的消息"),
+    "four.transcript": Quote(FOUR, "磁盘 transcript"),
+    "conv.queued": Quote(CONV, "附件注入（内存文件、文件变更通知、排队命令等）"),
+    "four.thinking_config": Quote(FOUR, "thinkingConfig: toolUseContext.options.thinkingConfig"),
+    "conv.memory_attachments": Quote(CONV, "AttachmentMessage：附件消息，承载文件变更通知、内存文件（CLAUDE.md）内容"),
     # <quotes-end>
 }
 
@@ -303,6 +309,54 @@ def harness_flags(r) -> bool:
 
     source = (ROOT / "dreamloop" / "compare" / "sides.py").read_text(encoding="utf-8")
     return '"--fallback-model"' in source and '"--max-turns"' in source
+def main_thread_calls(r, session: str) -> int:
+    """The model calls of a session file's main thread: distinct ``message.id``s of its assistant records (not a
+    sidechain's, not a synthetic API error)."""
+    seen = []
+    for record in r.session(session):
+        if record.get("type") == "assistant" and not record.get("isSidechain") and not record.get("isApiErrorMessage"):
+            message_id = (record.get("message") or {}).get("id")
+            if message_id and message_id not in seen:
+                seen.append(message_id)
+    return len(seen)
+
+
+def first_response_blocks(r, session: str) -> list[str]:
+    """The block types of a session file's first model response, one per record it spans."""
+    records = [x for x in r.session(session) if x.get("type") == "assistant"]
+    first = records[0]["message"]["id"]
+    return [x["message"]["content"][0]["type"] for x in records if x["message"]["id"] == first]
+
+
+def request_records(r, session: str) -> dict:
+    """What a 2.1.332 session file's request records hold: the shape's parts, whether every message blob is named
+    by a hash, and each api-request's keys of note."""
+    records = r.session(session)
+    shapes = [x for x in records if x.get("type") == "api-request-shape"]
+    blobs = [x for x in records if x.get("type") == "api-request-blob"]
+    requests = [x for x in records if x.get("type") == "api-request"]
+    return {"shape": sorted(shapes[0]["shape"]), "blobs named by hash": all(x.get("hash") for x in blobs),
+            "params": sorted({"model", "max_tokens", "thinking"} & set(requests[0]["params"])),
+            "every request": all({"cacheControl", "requestDigest", "keep", "tail"} <= set(x) for x in requests),
+            "later requests extend a base": all("base" in x for x in requests[1:])}
+def attachments_before_first_request(r, session: str) -> list[str]:
+    """The attachment kinds a session file records before its first ``api-request``, sorted."""
+    found = set()
+    for record in r.session(session):
+        if record.get("type") == "api-request":
+            break
+        if record.get("type") == "attachment":
+            found.add(record["attachment"]["type"])
+    return sorted(found)
+
+
+def contexts(r) -> dict:
+    """Claude Code's leading reminders per scenario: how many, as the set of counts and the scenarios with
+    other than eight; and how many distinct hashes the first one has across the anatomies' scenarios."""
+    counts = {name: r.side(name, CC)["context"] for name in r.scenario_names}
+    firsts = {v[CC]["requests"][0]["messages"][0]["blocks"][0]["hash"] for v in r.anatomy["scenarios"].values()}
+    return {"counts": sorted(set(counts.values())), "not eight": {k: v for k, v in counts.items() if v != 8},
+            "first hashes": len(firsts), "of": len(r.anatomy["scenarios"])}
 # <helpers-end>
 
 
@@ -616,6 +670,113 @@ FACTS: dict = {
     "empty_text_block.cc": Observed("empty_text_block", CC, "asked again; the exhausted script answered 500: api_error",
                                     {"request[*].status": [200, 500], "request[2].error": "api_error",
                                      "ending": "api_error", "deliberate": "09_every_ending"}),
+    "session09.envelope": Derived((S09,), "session 09's user and assistant records carry type, uuid, parentUuid, "
+                                  "sessionId and the message",
+                                  lambda r: all({"type", "uuid", "parentUuid", "sessionId", "message"} <= set(x)
+                                                for x in r.session(S09) if x.get("type") in ("user", "assistant")),
+                                  True),
+    "session09.queue": Derived((S09,), "session 09 records queue operations",
+                               lambda r: "queue-operation" in session_record_types(r.session(S09)), True),
+    "session03.records": Derived((S03,), "session 03 (Claude Code 2.1.38): one assistant record per content block, "
+                                 "and progress, file-history snapshot and queue-operation records",
+                                 lambda r: [one_block_per_record(r, S03)["one block each"],
+                                            sorted({"progress", "file-history-snapshot", "queue-operation"}
+                                                   & set(session_record_types(r.session(S03)))),
+                                            r.session(S03)[1].get("version") or r.session(S03)[2].get("version")],
+                                 [True, ["file-history-snapshot", "progress", "queue-operation"], "2.1.38"]),
+    "one_tool.cc.thinking_field": Derived(("one_tool",), "each of one_tool's requests has a thinking field",
+                                          lambda r: ["thinking" in q["fields"] for q in
+                                                     r.side("one_tool", CC)["anatomy"]["request"]], [True, True]),
+    "session04.prompt": Derived((S04,), "session 04 is Claude Code 1.0.17's 'push to github'",
+                                lambda r: [[x["message"]["content"] for x in r.session(S04) if x.get("type") == "user"][0],
+                                           sorted({x.get("version") for x in r.session(S04) if x.get("version")})],
+                                ["push to github", ["1.0.17"]]),
+    "session04.one_response": Derived((S04,), "session 04's first response is three records: a text and two tool_use",
+                                      lambda r: first_response_blocks(r, S04), ["text", "tool_use", "tool_use"]),
+    "session09.request_records": Derived((S09,), "session 09's request records: the shape holds the system prompt and "
+                                         "tools; blobs named by hash; each request its params (model, max_tokens, "
+                                         "thinking), cacheControl, a digest, and from the second on its base",
+                                         lambda r: request_records(r, S09),
+                                         {"shape": ["system", "tools"], "blobs named by hash": True,
+                                          "params": ["max_tokens", "model", "thinking"], "every request": True,
+                                          "later requests extend a base": True}),
+    "max_tokens_always.cc.context": Observed("max_tokens_always", CC, "eight reminders opened its first message",
+                                            {"context": 8}),
+    "session09.no_ending": Derived((S09,), "session 09 holds no terminal_reason (the ending is in the run's result "
+                                   "line, which the conformance file keeps)",
+                                   lambda r: "terminal_reason" in "\n".join(json.dumps(x) for x in r.session(S09)),
+                                   False),
+    "session01.parallel_compact": Derived((S01,), "session 01 (Claude Code 2.0.76): a response with three tool_use "
+                                          "blocks and a compact_boundary", lambda r: [
+                                              sorted({x["version"] for x in r.session(S01) if x.get("version")}),
+                                              max(sum(1 for y in r.session(S01) if y.get("type") == "assistant" and
+                                                      y["message"]["id"] == x["message"]["id"] and
+                                                      y["message"]["content"][0]["type"] == "tool_use")
+                                                  for x in r.session(S01) if x.get("type") == "assistant"),
+                                              "compact_boundary" in [x.get("subtype") for x in r.session(S01)]],
+                                          [["2.0.76"], 3, True]),
+    "sessions.model_calls": Derived((S01, S05, S07), "main-thread model calls: session 01 12, 05 10, 07 (2.1.114) 17",
+                                    lambda r: [main_thread_calls(r, s) for s in (S01, S05, S07)], [12, 10, 17]),
+    "one_tool.anatomy": Observed("one_tool", CC, "its requests: fields (three more than dreamloop's), max_tokens "
+                                 "32000, three system blocks (74, 62, 28,320 characters; the last two cached), twelve "
+                                 "tools; eight leading reminders of 64 to 6,312 characters; cache_control on the newest "
+                                 "message each time", {
+                                     "anatomy.request[1].fields": ["context_management", "max_tokens", "messages",
+                                                                   "metadata", "model", "stream", "system",
+                                                                   "thinking", "tools"],
+                                     "anatomy.request[*].max_tokens": [32000, 32000],
+                                     "anatomy.request[1].system[*].length": [74, 62, 28320],
+                                     "anatomy.request[1].system[*].cache": [False, True, True],
+                                     "anatomy.request[1].tools.count": 12,
+                                     "anatomy.request[1].messages[1].blocks[*].kind": ["reminder"] * 8 + ["text"],
+                                     "anatomy.request[1].messages[1].blocks[*].length": [833, 168, 443, 1880, 6312, 86,
+                                                                                        64, 582, 27],
+                                     "anatomy.request[*].shape.cache_control": [["system", "messages[0]"],
+                                                                               ["system", "messages[2]"]]}),
+    "one_tool.dl_anatomy": Observed("one_tool", DL, "dreamloop run: six fields, 64000, two system blocks (422, 134), six "
+                                    "tools, one leading reminder; cache_control on the newest message too", {
+                                        "anatomy.request[1].fields|len": 6, "anatomy.request[*].max_tokens": [64000,
+                                                                                                            64000],
+                                        "anatomy.request[1].system[*].length": [422, 134],
+                                        "anatomy.request[1].tools.count": 6, "anatomy.request[1].shape.context": 1,
+                                        "anatomy.request[*].shape.cache_control": [["system", "messages[0]"],
+                                                                                  ["system", "messages[2]"]]}),
+    "one_tool.match": Observed("one_tool", DL, "the row is a MATCH", {"match": True}),
+    "contexts": Derived(("opus_probe", "memory_file"), "Claude Code's leading reminders: 7, 8 or 9 (seven in "
+                        "opus_probe, nine in memory_file and files_changed_between_turns); the first one's hash "
+                        "differs in each of the anatomies' seven scenarios", contexts,
+                        {"counts": [7, 8, 9], "not eight": {"opus_probe": 7, "memory_file": 9,
+                                                            "files_changed_between_turns": 9},
+                         "first hashes": 7, "of": 7}),
+    "session11.context_kinds": Derived((S11,), "session 11's attachments before its first request include "
+                                       "environment, date, model, tool, agent and skill listings",
+                                       lambda r: sorted({"environment", "date", "model", "deferred_tools_delta",
+                                                         "agent_listing_delta", "skill_listing"}
+                                                        & set(attachments_before_first_request(r, S11))),
+                                       ["agent_listing_delta", "date", "deferred_tools_delta", "environment", "model",
+                                        "skill_listing"]),
+    "max_tokens_once.reminder": Observed("max_tokens_once", CC, "the resume note: one reminder of 220 characters",
+                                         {"anatomy.request[2].messages[3].blocks[*].kind": ["reminder"],
+                                          "anatomy.request[2].messages[3].blocks[1].length": 220}),
+    "tool_use_without_block.anatomy": Observed("tool_use_without_block", CC, "each retry the one user message, its "
+                                               "prompt's text one character longer, one more reminder at its end",
+                                               {"anatomy.request[1].messages|len": 1,
+                                               "anatomy.request[2].messages|len": 1,
+                                               "anatomy.request[3].messages|len": 1,
+                                                "anatomy.request[1].messages[1].blocks[9].length": 27,
+                                                "anatomy.request[2].messages[1].blocks[9].length": 28,
+                                                "anatomy.request[3].messages[1].blocks[*].kind|len": 11}),
+    "tool_use_without_block.differ": Observed("tool_use_without_block", DL, "DIFFER on the rewritten message, "
+                                              "labelled (chapter 09); dreamloop appends",
+                                              {"match": False, "deliberate": "09_every_ending",
+                                               "request[2].added": "user+[reminder]"}),
+    "disconnect_inside_tool_use.requests": Observed("disconnect_inside_tool_use", CC, "three requests, completed",
+                                                    {"requests": 3, "ending": "completed"}),
+    "http_529_fallback.requests": Observed("http_529_fallback", CC, "four requests, completed",
+                                           {"requests": 4, "ending": "completed"}),
+    "http_500.cc": Observed("http_500", CC, "a 500, then the same request answered; completed",
+                            {"request[*].status": [500, 200], "ending": "completed",
+                             "anatomy.retries": 1}),
     # <facts-end>
 }
 
@@ -1030,6 +1191,127 @@ CLAIMS: list = [
     chapter("09_every_ending", "452b45b6", "* The ten endings the conversation-loop text counts",
             "* 《对话循环》数出的十种结束", "conv.ten_endings", "four.endings_table", "conv.seven_paths", "http_529.cc",
             "tool_use_without_block.cc", "program.blocking_limit"),
+    # -- 10 sessions
+    chapter("10_sessions", "c10-00", "The four-step-loop text calls it `QueryEngine`", "《四步循环》把它叫作 `QueryEngine`",
+            "four.engine", "four.transcript", "conv.queued"),
+    chapter("10_sessions", "c10-02", "In the four-step-loop text the path is", "在《四步循环》里，路径是", "four.path",
+            "four.engine"),
+    chapter("10_sessions", "c10-04", "Input typed during a run does not interrupt anything", "运行期间输入的内容不会打断任何东西",
+            "conv.queued"),
+    chapter("10_sessions", "c10-08", "shaped like the session files Claude Code 2.1.332 writes", "引擎在每条",
+            "session09.run", "session09.envelope"),
+    chapter("10_sessions", "c10-47", "| the session layer |", "| 会话层 |", "four.engine", "four.path"),
+    chapter("10_sessions", "c10-47", "| queued input |", "| 排队的输入 |", "conv.queued", "session09.queue"),
+    chapter("10_sessions", "c10-47", "| the model call |", "| 模型调用 |", "four.call_model", "four.thinking_config",
+            "one_tool.cc.thinking_field"),
+    chapter("10_sessions", "c10-47", "| the transcript |", "| transcript |", "four.transcript", "session03.records"),
+    chapter("10_sessions", "c10-47", "| calls left without a result |", "| 没有结果的调用 |", "four.missing_results"),
+    chapter("10_sessions", "c10-47", "Next: **10b", "下一章：**10b", "sessions.versions"),
+    # -- 10b Claude Code's session files
+    chapter("10b_claude_code_sessions", "c10-17", "First, by hand: session 04", "先手", "session04.prompt"),
+    chapter("10b_claude_code_sessions", "c10-19", "**One response is several records**", "**一次", "session04.one_response"),
+    chapter("10b_claude_code_sessions", "c10-23", "Its header also says what this file does not hold", "它的标题",
+            "sessions.older_hold_no_request", "sessions.versions"),
+    chapter("10b_claude_code_sessions", "c10-23", "2.1.332 does record the requests of the conversation as sent",
+            "Claude Code 2.1.332 则会把对话里的请求", "session09.run", "session10.run", "session11.run"),
+    chapter("10b_claude_code_sessions", "c10-25", "Each rejected call still got a `tool_result`", "每个",
+            "session04.interrupt"),
+    chapter("10b_claude_code_sessions", "c10-24a", "Claude Code 2.1.332 writes each request of the conversation",
+            "Claude Code 2.1.332 在发出对话里的每次请求时", "session09.run", "session10.run", "session11.run",
+            "session09.request_records"),
+    chapter("10b_claude_code_sessions", "c10-24a", "So an import can show **the request as sent**",
+            "所以导入时可以显示**实际发出的请求**", "max_tokens_always.cc.context", "session09.run"),
+    chapter("10b_claude_code_sessions", "c10-24a", "Session 09 is `dreamloop compare`'s scenario `max_tokens_always`",
+            "会话 09 是 `dreamloop compare` 的场景 `max_tokens_always`", "session09.run", "max_tokens_always.cc"),
+    chapter("10b_claude_code_sessions", "c10-24a", "answered each cut with a \"resume\" reminder",
+            "Claude Code 2.1.332 对每次截断都回以一条", "max_tokens_always.cc", "session09.api_error",
+            "session09.no_ending"),
+    chapter("10b_claude_code_sessions", "c10-27", "Session 01 (Claude Code 2.0.76", "会话 01", "session01.parallel_compact"),
+    chapter("10b_claude_code_sessions", "c10-45", "Then try yours on the real files", "然后在真", "sessions.model_calls"),
+    chapter("10b_claude_code_sessions", "c10b-50", "| after a compaction |", "| 压缩之后 |", "four.compact_boundary",
+            "session01.parallel_compact"),
+    chapter("10b_claude_code_sessions", "c10b-50", "| what a session file holds |", "| 会话文件里有什么 |",
+            "sessions.older_hold_no_request", "session09.run", "session10.run", "session11.run",
+            "session09.request_records"),
+    chapter("10b_claude_code_sessions", "c10b-50", "| turns, transitions, endings |", "| 轮数、转换、结束 |",
+            "four.turn_count_one", "conv.own_module", "session09.no_ending", "max_tokens_always.cc"),
+    chapter("10b_claude_code_sessions", "c10b-50", "* An interrupt is in the file as what follows the call",
+            "* 中断在文件里表现为调用之后的内容", "session04.interrupt"),
+    chapter("10b_claude_code_sessions", "c10b-50", "* Up to 2.1.114 the file lacks the system prompt",
+            "* 到 2.1.114 为止，文件里没有系统提示词", "sessions.older_hold_no_request", "session09.run",
+            "session09.api_error"),
+    # -- 11 the real loop
+    chapter("11_the_real_loop", "c11-00", "Every chapter so far said what the loop does from both texts",
+            "到目前为止，每一章讲循环做了什么", "four.dreamcoder", "conv.claude_code", "neither.version"),
+    chapter("11_the_real_loop", "c11-00", "**Learning goal:** after this chapter you can read a request",
+            "**学习目标：** 学完这一章，你能把一次请求读成一个形状", "one_tool.anatomy", "one_tool.dl_anatomy"),
+    chapter("11_the_real_loop", "c11-10", "The package's version is `request_shapes`", "包里的版本是 `request_shapes`",
+            "one_tool.anatomy"),
+    chapter("11_the_real_loop", "c11-18", "What Claude Code 2.1.332 sent, as observed by",
+            "Claude Code 2.1.332 发送了什么，由", "one_tool.anatomy", "one_tool.dl_anatomy",
+            "one_tool.cc.result_reminder"),
+    chapter("11_the_real_loop", "c11-18", "* **The context.**", "第一条 user 消息在提示词自己的文本块之前",
+            "session11.context_kinds", "one_tool.anatomy"),
+    chapter("11_the_real_loop", "c11-18", "did not send the same ones in every scenario", "并不是在每个场景里都发送同样的这些块",
+            "contexts", "plain_answer.cc.context"),
+    chapter("11_the_real_loop", "c11-18", "* **Reminders inside a result.**", "的 Read 返回文件内容时",
+            "one_tool.cc.result_reminder"),
+    chapter("11_the_real_loop", "c11-18", "Between the two turns of `one_tool`, then", "所以在 `one_tool` 的两轮之间",
+            "one_tool.cc", "one_tool.match"),
+    chapter("11_the_real_loop", "c11-20", "(as observed by `hook_post_tool_use_context`) puts",
+            "（由 `hook_post_tool_use_context`", "hook_post_tool_use_context.cc", "one_tool.cc.result_reminder"),
+    chapter("11_the_real_loop", "c11-22", "Claude Code 2.1.332, as observed by `max_tokens_once`: request 2",
+            "Claude Code 2.1.332，由 `max_tokens_once` 观察到", "max_tokens_once.cc", "max_tokens_once.reminder",
+            "max_tokens_once.match"),
+    chapter("11_the_real_loop", "c11-22", "The conversation-loop text's way, which `dl.RecoveryOptions()` keeps",
+            "《对话循环》的做法由 `dl.RecoveryOptions()` 保留", "conv.escalate", "conv.resume_three"),
+    chapter("11_the_real_loop", "c11-22", "Both end `completed`; Claude Code 2.1.332's `num_turns`",
+            "两方都以 `completed` 结束", "max_tokens_once.cc", "max_tokens_once.match"),
+    chapter("11_the_real_loop", "c11-22", "In the State inspector, dreamloop's side of the same script",
+            "在 State 检查器里看 dreamloop 这一方", "conv.tombstone"),
+    chapter("11_the_real_loop", "c11-26", "Claude Code 2.1.332, as observed by `stream_error_inside_tool_use`: it kept",
+            "Claude Code 2.1.332，由 `stream_error_inside_tool_use` 观", "stream_error_inside_tool_use.cc",
+            "stream_error_inside_tool_use.match"),
+    chapter("11_the_real_loop", "c11-26", "The conversation-loop text ties the streaming fallback to tombstones",
+            "《对话循环》把流式回退和墓碑消息联系在一起", "conv.tombstone", "stream_error_inside_tool_use.cc"),
+    chapter("11_the_real_loop", "c11-28", "Claude Code 2.1.332, as observed by `tool_use_without_block`: the response",
+            "Claude Code 2.1.332，由 `tool_use_without_block` 观察到", "tool_use_without_block.cc"),
+    chapter("11_the_real_loop", "c11-28", "Each retry resends the one user message, rewritten",
+            "每次重试都重发那唯一一条 user 消息", "tool_use_without_block.anatomy", "tool_use_without_block.cc",
+            "neither.malformed"),
+    chapter("11_the_real_loop", "c11-28", "The row still DIFFERs on a detail, labelled deliberate",
+            "这一行在一个细节上仍是 DIFFER", "tool_use_without_block.cc", "tool_use_without_block.differ"),
+    chapter("11_the_real_loop", "c11-28", "The whole table, from the recording", "完整的表，来自录制的结果",
+            "max_tokens_always.cc", "disconnect_inside_tool_use.requests", "http_529.cc", "http_529_fallback.requests"),
+    chapter("11_the_real_loop", "c11-30", "The loop now follows the observation", "现在循环跟随观察", "conv.escalate",
+            "four.model_error"),
+    chapter("11_the_real_loop", "c11-30", "**Exercise 1: predict the other loop.**", "写出 `predict(name)`",
+            "max_tokens_always.cc", "disconnect_inside_tool_use.requests", "http_529.cc", "harness.retries",
+            "http_529_fallback.requests"),
+    chapter("11_the_real_loop", "c11-34", "The loop this book follows is the one both texts describe",
+            "本书跟随的循环就是两篇原文描述的那个", "four.dreamcoder", "conv.claude_code", "neither.version"),
+    chapter("11_the_real_loop", "c11-34", "| the loop |", "| 循环本身 |", "four.path", "one_tool.cc"),
+    chapter("11_the_real_loop", "c11-34", "| a cut answer (`max_tokens`) |", "| 被截断的回答（`max_tokens`） |",
+            "conv.escalate", "conv.resume_three", "max_tokens_once.cc", "max_tokens_once.match",
+            "neither.figure_64000"),
+    chapter("11_the_real_loop", "c11-34", "| a prompt too long |", "| 提示过长 |", "conv.reactive_compact",
+            "prompt_too_long_after_tools.cc", "prompt_too_long_after_tools.dl"),
+    chapter("11_the_real_loop", "c11-34", "| an error event inside a streamed `tool_use` |",
+            "| 流式 `tool_use` 中途的错误事件 |", "conv.streaming_fallback", "conv.tombstone",
+            "stream_error_inside_tool_use.cc", "stream_error_inside_tool_use.match"),
+    chapter("11_the_real_loop", "c11-34", "| HTTP errors |", "| HTTP 错误 |", "four.retries_own_branch",
+            "four.recovery_not_turns", "harness.retries", "http_500.cc", "http_429_retry_after.cc"),
+    chapter("11_the_real_loop", "c11-34", "| system prompt, tools, context |", "| 系统提示词、工具、上下文 |",
+            "conv.stable_order", "conv.memory_attachments", "one_tool.anatomy", "one_tool.dl_anatomy"),
+    chapter("11_the_real_loop", "c11-34", "| `stop_reason: tool_use` without a `tool_use` block |",
+            "| stop_reason 是 `tool_use`", "four.needs_follow_up", "four.completed_path", "neither.malformed",
+            "tool_use_without_block.cc", "tool_use_without_block.differ"),
+    chapter("11_the_real_loop", "c11-34", "* Around its loop Claude Code 2.1.332 sends", "* 在循环之外，Claude Code 2.1.332",
+            "one_tool.anatomy", "one_tool.dl_anatomy", "one_tool.match"),
+    chapter("11_the_real_loop", "c11-34", "Claude Code 2.1.332's `num_turns` is 2 on `max_tokens_once`",
+            "2. 在 `max_tokens_once` 上", "max_tokens_once.cc", "max_tokens_once.match"),
+    chapter("11_the_real_loop", "c11-34", "After an error event inside a `tool_use` (`stream_error_inside_tool_use`)",
+            "3. 在 `tool_use` 中途出现错误事件后", "stream_error_inside_tool_use.cc"),
     # <claims-end>
 ]
 
