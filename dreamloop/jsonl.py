@@ -2,8 +2,8 @@
 
 Owns three rules that every reader (transcripts, traces, cassettes, session files, settings)
 follows: a JSONL file is split on ``\\n`` only (dreamloop's choice: never on U+2028, U+2029 or
-U+0085, which Node's ``JSON.stringify`` writes raw inside strings, and Claude Code is a Node
-program), JSON nested too deeply to read is a
+U+0085, which JavaScript's ``JSON.stringify`` writes raw inside strings), JSON nested too
+deeply to read is a
 decode error rather than a ``RecursionError``, and a file that is a directory, unreadable or not
 UTF-8 is a ``FileFormatError`` naming it (and the line). It knows nothing of what the records mean.
 """

@@ -156,6 +156,9 @@ QUOTES: dict = {
     "conv.queued": Quote(CONV, "附件注入（内存文件、文件变更通知、排队命令等）"),
     "four.thinking_config": Quote(FOUR, "thinkingConfig: toolUseContext.options.thinkingConfig"),
     "conv.memory_attachments": Quote(CONV, "AttachmentMessage：附件消息，承载文件变更通知、内存文件（CLAUDE.md）内容"),
+    "four.flowchart": Quote(FOUR, "A[取当前 State] --> B[组织发送给模型的消息]"),
+    "conv.cleanup": Quote(CONV, "对于异常终止，系统在返回终止状态之前会执行清理逻辑：取消正在执行的工具、释放资源引用、记录终止原因到日志"),
+    "four.tool_use_context": Quote(FOUR, "toolUseContext。后者提供工具集合及执行所需的上下文"),
     # <quotes-end>
 }
 
@@ -357,6 +360,37 @@ def contexts(r) -> dict:
     firsts = {v[CC]["requests"][0]["messages"][0]["blocks"][0]["hash"] for v in r.anatomy["scenarios"].values()}
     return {"counts": sorted(set(counts.values())), "not eight": {k: v for k, v in counts.items() if v != 8},
             "first hashes": len(firsts), "of": len(r.anatomy["scenarios"])}
+def blob_hashes(r, session: str) -> bool:
+    """Whether each ``api-request-blob`` of a session file is named by the SHA-256 of its message's JSON (sorted
+    keys, no spaces)."""
+    import hashlib
+
+    blobs = [x for x in r.session(session) if x.get("type") == "api-request-blob"]
+    return bool(blobs) and all(
+        hashlib.sha256(json.dumps(x["message"], sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+                       .encode("utf-8")).hexdigest() == x["hash"] for x in blobs)
+
+
+def meta_prompt_ids(r, session: str) -> bool:
+    """Whether every meta user record of a session file carries the prompt's own ``promptId``."""
+    users = [x for x in r.session(session) if x.get("type") == "user"]
+    metas = [x for x in users if x.get("isMeta")]
+    return bool(metas) and all(x.get("promptId") == users[0].get("promptId") for x in metas)
+
+
+def recorded_tool_names(r) -> list[str]:
+    """The tool names Claude Code 2.1.332's recorded requests list (sessions 09 to 11), sorted."""
+    return sorted({name for s in (S09, S10, S11) for name in session_tool_names(r.session(s))})
+
+
+HOOK_SCENARIOS = ("hook_pre_tool_use_exit_2", "hook_pre_tool_use_deny", "hook_pre_tool_use_updated_input",
+                  "hook_post_tool_use_context", "hook_stop_exit_2_once")
+
+
+def hook_kinds(r) -> list[str]:
+    """The ``type`` of every hook the five hook scenarios give both sides, as a set."""
+    return sorted({hook["type"] for name in HOOK_SCENARIOS for entries in r.scenario(name).hooks.values()
+                   for entry in entries for hook in entry["hooks"]})
 # <helpers-end>
 
 
@@ -657,6 +691,8 @@ FACTS: dict = {
     "image_rejected.cc": Observed("image_rejected", CC, "HTTP 400 'Could not process image' on the first request: "
                                   "image_error", {"requests": 1, "request[1].status": 400, "ending": "image_error"}),
     "image_rejected.match": Observed("image_rejected", DL, "dreamloop run matches", {"match": True}),
+    "program.error_names": Shipped(("No such tool available", "InputValidationError"), "Claude Code 2.1.332's program "
+                                   "holds the error names dreamloop's tools use for an unknown tool and a bad input"),
     "program.blocking_limit": Shipped(("blocking_limit",), "Claude Code 2.1.332's program holds the ending name "
                                       "blocking_limit (no scenario reaches it)"),
     "http_529_fallback.definition": Derived(("http_529_fallback", "max_turns"), "the scenarios give a fallback model "
@@ -777,6 +813,30 @@ FACTS: dict = {
     "http_500.cc": Observed("http_500", CC, "a 500, then the same request answered; completed",
                             {"request[*].status": [500, 200], "ending": "completed",
                              "anatomy.retries": 1}),
+    "opus_probe.cc": Observed("opus_probe", CC, "with an Opus model: one probe skipped, then the request as usual; "
+                              "seven leading reminders", {"probes": 1, "requests": 1, "request[1].added": "user[text]",
+                                                          "context": 7, "ending": "completed"}),
+    "one_tool.cc.context": Observed("one_tool", CC, "eight leading reminders", {"context": 8}),
+    "session09.prompt_ids": Derived((S09,), "session 09's meta user records carry the prompt's own promptId",
+                                    lambda r: meta_prompt_ids(r, S09), True),
+    "session09.synthetic": Derived((S09,), "session 09's API error message has the model <synthetic>",
+                                   lambda r: [x["message"].get("model") for x in r.session(S09)
+                                              if x.get("isApiErrorMessage")], ["<synthetic>"]),
+    "session09.blob_hashes": Derived((S09,), "session 09's message blobs are named by the SHA-256 of their JSON",
+                                     lambda r: blob_hashes(r, S09), True),
+    "sessions.tool_names": Derived((S09,), "the tools Claude Code 2.1.332's recorded requests list: Read, Edit, Write "
+                                   "among them, no Glob or Grep", lambda r: [
+                                       [n for n in ("Read", "Edit", "Write", "Glob", "Grep") if n in
+                                        recorded_tool_names(r)], len(recorded_tool_names(r))],
+                                   [["Read", "Edit", "Write"], 12]),
+    "read_then_edit.inputs": Derived(("read_then_edit",), "the scripted calls: Read(file_path), Edit(file_path, "
+                                     "old_string, new_string)", lambda r: [calls(r, "read_then_edit", 1)[0],
+                                                                           calls(r, "read_then_edit", 2)[0]],
+                                     [["Read", ["file_path"]], ["Edit", ["file_path", "new_string", "old_string"]]]),
+    "hooks.command_kind": Derived(HOOK_SCENARIOS, "the five hook scenarios give both sides command hooks",
+                                  hook_kinds, ["command"]),
+    "hooks.match": Derived(HOOK_SCENARIOS, "dreamloop run matches Claude Code 2.1.332 in the five hook scenarios",
+                           lambda r: [r.side(n, DL)["match"] for n in HOOK_SCENARIOS], [True] * 5),
     # <facts-end>
 }
 
@@ -867,6 +927,7 @@ CLAIMS: list = [
             "four.missing_results", "four.abort_streaming", "four.undoes_nothing", "stream_error_after_tool_use.script",
             "stream_error_after_tool_use.cc", "stream_error_after_tool_use.match", "disconnect_after_tool_use.script",
             "disconnect_after_tool_use.cc", "disconnect_after_tool_use.match"),
+    chapter("02_tool_use_and_tool_result", "c02-30b", "| the error texts |", "| 错误文字 |", "program.error_names"),
     # -- 03 queryLoop()
     chapter("03_query_loop", "c03-00", "So the loop both texts take apart, `queryLoop()`, is an **async generator**",
             "所以两篇原文拆解的那个循环 `queryLoop()` 是一个**异步生成器**", "four.query_async_generator",
@@ -1240,6 +1301,11 @@ CLAIMS: list = [
     chapter("10b_claude_code_sessions", "c10b-50", "* Up to 2.1.114 the file lacks the system prompt",
             "* 到 2.1.114 为止，文件里没有系统提示词", "sessions.older_hold_no_request", "session09.run",
             "session09.api_error"),
+    zh_only("02_tool_use_and_tool_result", "c02-27", "dreamloop 的循环在恢复分支关闭时", "four.missing_results",
+            "http_529.cc"),
+    zh_only("00_setup_and_tour", "c00-terms", "本书中文版沿用两篇原文对循环各部分的叫法", "four.in_chinese", "conv.in_chinese"),
+    chapter("11_the_real_loop", "c11-34", "This chapter ran Claude Code 2.1.332 with `dreamloop compare`",
+            "本章用 `dreamloop compare` 运行的是 Claude Code 2.1.332", "one_tool.cc"),
     # -- 11 the real loop
     chapter("11_the_real_loop", "c11-00", "Every chapter so far said what the loop does from both texts",
             "到目前为止，每一章讲循环做了什么", "four.dreamcoder", "conv.claude_code", "neither.version"),
@@ -1312,9 +1378,150 @@ CLAIMS: list = [
             "2. 在 `max_tokens_once` 上", "max_tokens_once.cc", "max_tokens_once.match"),
     chapter("11_the_real_loop", "c11-34", "After an error event inside a `tool_use` (`stream_error_inside_tool_use`)",
             "3. 在 `tool_use` 中途出现错误事件后", "stream_error_inside_tool_use.cc"),
+    # -- docstrings of the package
+    document("dreamloop/__init__.py", "(`queryLoop()` of both texts)", "four.dreamcoder", "conv.function_names"),
+    document("dreamloop/attachments.py", "The conversation-loop text's phase 5 injects attachments", "conv.phase5"),
+    document("dreamloop/claude_code.py", "the files it is tested on were written by Claude Code 1.0.17 to 2.1.332",
+             "sessions.versions"),
+    document("dreamloop/claude_code.py", "A file that records the requests as sent (Claude Code 2.1.332's did",
+             "session09.run", "session09.api_error"),
+    document("dreamloop/claude_code.py", "* `request`: the request it was sent, when the file records it",
+             "session09.run", "max_tokens_always.cc.context"),
+    document("dreamloop/claude_code.py", "A file of Claude Code 1.0.17 to 2.1.114", "sessions.older_hold_no_request",
+             "session09.run", "session10.run", "session11.run"),
+    document("dreamloop/claude_code.py", "A run ends at an interrupt, at a synthetic API-error message",
+             "session09.api_error", "session09.run"),
+    document("dreamloop/claude_code.py", "Between the two calls the file holds either nothing", "session09.prompt_ids",
+             "session09.run"),
+    document("dreamloop/claude_code.py", "A message written locally, not by a model", "session09.synthetic",
+             "session09.run"),
+    document("dreamloop/claude_code.py", "The requests the file records as sent, by id, in file order",
+             "sessions.older_hold_no_request", "session09.run"),
+    document("dreamloop/claude_code_requests.py", "The requests a session file records, rebuilt as sent",
+             "session09.run"),
+    document("dreamloop/claude_code_requests.py", "Claude Code 2.1.332 wrote each request it sent into the session",
+             "session09.run", "session10.run", "session11.run", "session09.request_records", "session09.blob_hashes"),
+    document("dreamloop/cleanup.py", "The conversation-loop text: before an abnormal Terminal", "conv.cleanup"),
+    document("dreamloop/cli.py", "`sample DIR` copies that project to DIR", "max_tokens_once.cc", "max_tokens_once.match",
+             "tool_use_without_block.cc", "tool_use_without_block.dl", "conv.escalate", "four.needs_follow_up"),
+    document("dreamloop/compare/scenarios.py", "A `Scenario` is what a learner would type", "one_tool.cc"),
+    document("dreamloop/compare/shapes.py", "Reminders *inside* a tool_result's content", "one_tool.cc.result_reminder",
+             "hook_post_tool_use_context.cc"),
+    document("dreamloop/compare/shapes.py", "* the same number of requests reach the model", "opus_probe.cc"),
+    document("dreamloop/compare/shapes.py", "The first user message's leading reminder blocks", "one_tool.cc.context",
+             "contexts"),
+    document("dreamloop/compare/shapes.py", "The probe: with an Opus model", "opus_probe.cc"),
+    document("dreamloop/compare/shapes.py", "`extends`: the blocks were appended", "prompt_too_long_after_tools.cc"),
+    document("dreamloop/compare/shapes.py", "The probe of Claude Code 2.1.332 (`opus_probe`)", "opus_probe.cc"),
+    document("dreamloop/context/__init__.py", "Before every request the loop trims what it sends", "conv.pipeline",
+             "conv.pipeline_name"),
+    document("dreamloop/context/autocompact.py", "Stage 6, autocompact", "conv.autocompact"),
+    document("dreamloop/context/autocompact.py", "`messages_after_compact_boundary` is where every later request",
+             "four.compact_boundary"),
+    document("dreamloop/context/autocompact.py", "The tail never starts with a `tool_result` message", "four.pairing"),
+    document("dreamloop/context/blocking.py", "Stage 7, the blocking limit", "conv.blocking"),
+    document("dreamloop/context/budget.py", "Stage 1, the tool-result budget", "conv.budget"),
+    document("dreamloop/context/collapse.py", "Stage 4, context collapse", "conv.collapse"),
+    document("dreamloop/context/memory.py", "With a `CLAUDE.md` in the workspace, Claude Code 2.1.332",
+             "memory_file.cc.context", "plain_answer.cc.context"),
+    document("dreamloop/context/microcompact.py", "Stage 3, microcompact", "conv.microcompact"),
+    document("dreamloop/context/options.py", "The fractions (0.835, 0.885) are dreamloop's defaults",
+             "usage_past_the_window.script", "usage_past_the_window.cc"),
+    document("dreamloop/context/snip.py", "Stage 2, snip", "conv.snip"),
+    document("dreamloop/context/system_prompt.py", "The order is the texts'", "conv.stable_order", "four.user_context"),
+    document("dreamloop/context/system_prompt.py", "The form is dreamloop's design", "one_tool.cc.context"),
+    document("dreamloop/context/system_prompt.py", "The user context as the first message's text", "four.user_context"),
+    document("dreamloop/diagram.py", "The loop's flowchart as SVG", "four.flowchart"),
+    document("dreamloop/exercises/ch02.py", "Check `fn(tool_uses, results) -> user message`", "four.missing_results"),
+    document("dreamloop/exercises/ch11.py", "`(requests, ending)` of `side`", "opus_probe.cc"),
+    document("dreamloop/exercises/ch11.py", "Check `fn(name) -> (requests, ending)`", "max_tokens_always.cc"),
+    document("dreamloop/hooks.py", "Owns the five hook events", "hooks.command_kind"),
+    document("dreamloop/hooks.py", "Command hooks follow Claude Code's hooks reference", "hooks.match",
+             "hook_pre_tool_use.script"),
+    document("dreamloop/hooks.py", "`in_tool_result`: the lines also went inside", "hook_post_tool_use_context.cc"),
+    document("dreamloop/hooks.py", "The meta user message a blocking stop hook sends", "hook_stop_exit_2_once.cc"),
+    document("dreamloop/hooks.py", "The end-of-turn stop hooks, decided", "conv.no_tools_exit"),
+    document("dreamloop/messages.py", "Mirrors the conversation-loop text's `TombstoneMessage`", "conv.tombstone"),
+    document("dreamloop/model.py", "This is `deps.callModel()` of the four-step-loop text's", "four.step_one",
+             "four.stream_upward"),
+    document("dreamloop/model.py", "The SDK retries 429 and 5xx itself, but not 529", "http_529_fallback.cc",
+             "harness.retries"),
+    document("dreamloop/query.py", "query(): the production agent loop", "four.dreamcoder", "conv.function_names"),
+    document("dreamloop/query.py", "One `while True`, five phases", "conv.while_true", "conv.phases"),
+    document("dreamloop/query.py", "* `max_tokens`: output limit per request", "one_tool.anatomy", "one_tool.dl_anatomy"),
+    document("dreamloop/query.py", "* `results_as_finished` (chapter 04)", "four.parallel_order", "parallel_reads.cc",
+             "parallel_reads.order_free"),
+    document("dreamloop/query.py", "* `sibling_rule` (chapter 05)", "bash_fails_parallel.cc", "bash_fails_serial.cc"),
+    document("dreamloop/query.py", "The one place the loop builds the next State", "conv.new_state"),
+    document("dreamloop/query.py", "A `MaxTokensCut` when the response stopped", "four.needs_follow_up"),
+    document("dreamloop/query.py", "A response still cut at `max_tokens` after the recovery", "four.completed_path",
+             "max_tokens_always.cc"),
+    document("dreamloop/query.py", "Both paths meet here, as in the four-step-loop text", "four.two_paths_meet"),
+    document("dreamloop/query.py", "If the results message was already delivered", "four.checkpoint"),
+    document("dreamloop/query.py", "As the four-step-loop text has it, every dangling tool_use", "four.missing_results"),
+    document("dreamloop/query.py", "`stop_reason` says `tool_use` but no tool_use block came",
+             "tool_use_without_block.cc"),
+    document("dreamloop/recovery.py", "`text` as a `<system-reminder>` block", "max_tokens_once.cc",
+             "hook_stop_exit_2_once.cc"),
+    document("dreamloop/recovery.py", "`RecoveryOptions()` is the loop of both texts", "conv.recovery_rungs",
+             "four.completed_path"),
+    document("dreamloop/recovery.py", "* `max_output_tokens_escalate`: the first", "conv.escalate",
+             "neither.figure_64000", "max_tokens_once.cc"),
+    document("dreamloop/recovery.py", "* `max_output_tokens_recovery`: after that", "conv.resume_three"),
+    document("dreamloop/recovery.py", "* `overloads_before_fallback`", "http_529_fallback.cc", "harness.retries"),
+    document("dreamloop/recovery.py", "* `streaming_fallback` (the conversation-loop text's branch", "conv.tombstone",
+             "stream_error_before_block.cc", "stream_error_before_block.limit"),
+    document("dreamloop/recovery.py", "* `max_tokens_exhausted`", "four.completed_path", "max_tokens_always.cc"),
+    document("dreamloop/recovery.py", "* `malformed_tool_use_retries`", "tool_use_without_block.cc"),
+    document("dreamloop/recovery.py", "A turn that ends under `completion_threshold`", "conv.budget_nudge"),
+    document("dreamloop/recovery.py", "`overloads`: overloaded attempts in a row so far", "http_529.cc",
+             "harness.retries"),
+    document("dreamloop/recovery.py", "A broken stream, with `streaming_fallback` on", "disconnect_during_text.cc",
+             "stream_error_after_tool_use.cc", "stream_error_inside_tool_use.cc", "stream_error_before_block.cc"),
+    document("dreamloop/recovery.py", "`stop_hook_active` is set by `stop_hook_blocking`", "conv.stop_hook_active"),
+    document("dreamloop/recovery.py", "What Claude Code 2.1.332 did, as the `dreamloop compare` scenarios saw it",
+             "max_tokens_once.cc", "max_tokens_always.cc", "tool_use_without_block.cc"),
+    document("dreamloop/state.py", "`turn_count` is the State's turn when it ended", "four.next_turn_count"),
+    document("dreamloop/state.py", "Compaction's bookkeeping", "conv.autocompact_tracking"),
+    document("dreamloop/state.py", "The conversation-loop text names the fields in Chinese only", "conv.state_fields"),
+    document("dreamloop/state.py", "* `pending_tool_use_summary`", "conv.summary"),
+    document("dreamloop/state.py", "* `stop_hook_blocks`", "conv.state_fields"),
+    document("dreamloop/state.py", "* `token_budget_tracking`", "conv.state_fields"),
+    document("dreamloop/summaries.py", "The conversation-loop text: after a batch of tools", "conv.summary"),
+    document("dreamloop/tools/base.py", "Everything a tool call may need besides its input", "four.tool_use_context"),
+    document("dreamloop/tools/cancellation.py", "Owns the texts of the `is_error` results", "bash_fails_parallel.cc",
+             "bash_fails_serial.cc"),
+    document("dreamloop/tools/cancellation.py", "True when the tool is Bash", "bash_fails_parallel.definition",
+             "bash_fails_parallel.cc"),
+    document("dreamloop/tools/files.py", "Read, Edit and Write are named and shaped as Claude Code 2.1.332's",
+             "sessions.tool_names", "session09.run", "read_then_edit.inputs", "read_then_edit.cc"),
+    document("dreamloop/tools/orchestration.py", "Running the tool calls of one assistant message", "four.run_tools"),
+    document("dreamloop/tools/orchestration.py", "Split calls into batches, in order", "four.next_article"),
+    document("dreamloop/tools/orchestration.py", "Last, with `context.results_as_finished`", "four.parallel_order"),
+    document("dreamloop/tools/orchestration.py", "The four-step-loop text's `runToolUse()`", "four.unknown_tool"),
+    document("dreamloop/tools/orchestration.py", "The result with what a `post_tool_use` hook tells the model",
+             "hook_post_tool_use_context.cc"),
+    document("dreamloop/tools/orchestration.py", "`results` maps `tool_use_id`", "four.missing_results"),
+    document("dreamloop/tools/permissions.py", "Decide whether one validated call may run", "four.can_use_tool"),
+    document("dreamloop/tools/streaming.py", "`StreamingToolExecutor`: tool calls that start", "four.streaming_executor"),
+    document("dreamloop/tools/streaming.py", "Mirrors the `StreamingToolExecutor`", "four.streaming_executor"),
+    document("dreamloop/trace.py", "* `request`: the request as sent, when the trace was imported", "session09.run"),
+    document("dreamloop/widgets/compare.py", "Reads what `dreamloop.compare.anatomy` keeps", "recording.anatomies",
+             "one_tool.anatomy"),
+    document("dreamloop/widgets/inspector.py", "A checkpoint imported with the request it was sent", "session09.run"),
     # <claims-end>
 ]
 
-NAMES: dict[str, str] = {}
+NAMES: dict[str, str] = {
+    "anyOf": "JSON Schema (a pydantic model's schema)",
+    "allowedTools": "the `claude -p` flag `--allowedTools` that `dreamloop compare` passes (compare/sides.py)",
+    "assertEqual": "Python's unittest", "assertFalse": "Python's unittest", "assertIsNone": "Python's unittest",
+    "assertTrue": "Python's unittest",
+    "commsOverSubshells": "ipykernel's setting for comm messages on a subshell",
+    "innerHTML": "the DOM",
+    "inToolResult": "a key of dreamloop's own hook records (hooks.py)",
+    "systemMessage": "a field of the hooks protocol's JSON output (the published hooks reference), as dreamloop reads it",
+    "xNN": "dreamloop's notation for a control character (\\xNN)",
+}
 
 REGISTRY = Registry(FACTS, QUOTES, CLAIMS, NAMES)

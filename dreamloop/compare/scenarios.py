@@ -3,8 +3,8 @@
 A ``Scenario`` is what a learner would type (``prompt``), the files of its
 workspace, the model's side (``script``: a function of the workspace path to
 a script, a list of ``Turn`` or a policy, so tool inputs can name absolute
-paths: dreamloop's choice for both sides, which Claude Code 2.1.332's Read ran
-with in ``one_tool``), and the flags both loops get: model,
+paths: dreamloop's choice for both sides, with which Claude Code 2.1.332's Read
+gave an ordinary result in ``one_tool``), and the flags both loops get: model,
 fallback model, ``--max-turns``, command hooks (a Claude Code settings
 mapping, given to both as ``--settings``), tools allowed beyond edits, an
 environment for Claude Code. ``SCENARIOS`` holds them in the order

@@ -28,13 +28,16 @@ The MATCH rule (``differences``; dreamloop's choice, written down in
   ``terminal_reason`` of the ``claude -p`` result line).
 
 The first user message's leading reminder blocks (eight from Claude Code 2.1.332
-in ``one_tool``: its environment, the date, its tool lists; the *context*) are
-counted apart (``RequestShape.context``) and reported, not compared: they are
-the same in every scenario and would hide what a scenario is about.
+in ``one_tool``; the *context*) are counted apart (``RequestShape.context``) and
+reported, not compared: compared, they would make every row differ on the same
+point and hide what a scenario is about (and they are not the same in every
+scenario: seven in ``opus_probe``, nine in ``memory_file``, the first one's hash
+different in each scenario whose requests are recorded).
 
 The probe: with an Opus model Claude Code 2.1.332's first request carried
-``role: "system"`` messages under a dated beta; the offline API answered 400 and
-it resent without them (``opus_probe``). ``is_probe`` finds it.
+``role: "system"`` messages (what ``is_probe`` recognises); the offline API
+answered 400 and it sent the request again without them (``opus_probe``: one
+probe skipped).
 """
 
 from __future__ import annotations
