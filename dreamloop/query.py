@@ -1239,7 +1239,7 @@ def _stream_notices(turn: _Turn, partial: PartialResponse, deps: QueryDeps) -> l
 
 
 async def _stop_hooks(params: QueryParams, state: State, run: QueryRun, turn: _Turn) -> StopCheck:
-    """handleStopHooks(): run the stop hooks and decide (``hooks.stop_verdict``).
+    """Run the stop hooks and decide (``hooks.stop_verdict``).
 
     An abort while they run cancels them (a command's process group is killed) and prevents continuation
     (dreamloop's design: neither text says what an abort does to the stop hooks); a cancelled task closes the

@@ -550,7 +550,7 @@ def main() -> None:
     for path, found in by_path.items():
         bare = [i for i in found if not claims[i].evidence]
         citing = [i for i in found if claims[i].names or claims[i].texts]
-        done = [i for i in found if i in backed]
+        done = [i for i in citing if i in backed]
         total, without = total + len(found), without + len(bare)
         cited, checked = cited + len(citing), checked + len(done)
         print(f"{len(found):4d} claims {len(bare):4d} without evidence {len(citing):4d} citing {len(done):4d} "
@@ -559,8 +559,8 @@ def main() -> None:
             for i in bare:
                 print(f"       {claims[i].where}: {claims[i].text[:160]}")
     print(f"{total:4d} claims {without:4d} without evidence {cited:4d} citing a scenario, a session file or a text; "
-          f"{checked:4d} with checked facts or quotations; {len(registry.facts)} facts, {len(registry.quotes)} "
-          "quotations")
+          f"{checked:4d} of them resting on checked facts or quotations; {len(registry.facts)} facts, "
+          f"{len(registry.quotes)} quotations, {len(registry.claims)} registered claims (each in one or both editions)")
 
 
 if __name__ == "__main__":
