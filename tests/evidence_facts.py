@@ -159,6 +159,7 @@ QUOTES: dict = {
     "four.flowchart": Quote(FOUR, "A[取当前 State] --> B[组织发送给模型的消息]"),
     "conv.cleanup": Quote(CONV, "对于异常终止，系统在返回终止状态之前会执行清理逻辑：取消正在执行的工具、释放资源引用、记录终止原因到日志"),
     "four.tool_use_context": Quote(FOUR, "toolUseContext。后者提供工具集合及执行所需的上下文"),
+    "four.local_collectors": Quote(FOUR, "assistantMessages 和 toolResults 是本轮的局部收集器"),
     # <quotes-end>
 }
 
@@ -189,7 +190,8 @@ def kept_run(r, session: str, scenario: str) -> dict:
     recorded = r.side(scenario, CC)
     return {"versions": sorted({x["version"] for x in records if x.get("version")}),
             "prompt": prompts[:1] == [r.scenario(scenario).prompt],
-            "request records": {"api-request", "api-request-blob", "api-request-shape"} <= set(session_record_types(records)),
+            "request records": {"api-request", "api-request-blob",
+            "api-request-shape"} <= set(session_record_types(records)),
             "requests": [sum(1 for x in records if x.get("type") == "api-request"), recorded["requests"]]}
 
 
@@ -249,7 +251,8 @@ def interrupt_marker(r, session: str) -> dict:
             flags = []
             for before in reversed(records[:index]):
                 blocks = (before.get("message") or {}).get("content")
-                if before.get("type") != "user" or not isinstance(blocks, list) or blocks[0].get("type") != "tool_result":
+                if before.get("type") != "user" or not isinstance(blocks,
+                              list) or blocks[0].get("type") != "tool_result":
                     break
                 flags.insert(0, bool(blocks[0].get("is_error")))
             return {"marker": True, "results before it, is_error": flags}
@@ -409,10 +412,12 @@ FACTS: dict = {
     "recording.version": Derived((), "the conformance file is Claude Code 2.1.332's",
                                  lambda r: r.conformance["claude_code"], "2.1.332"),
     "recording.verdicts": Derived(("prompt_too_long_after_tools", "tool_use_without_block", "empty_text_block"),
-                                  "37 of 40 scenarios MATCH; the three that differ are labelled with chapters 06 and 09",
+                                  "37 of 40 scenarios MATCH; the three that differ are labelled with chapters 06 "
+                                  "and 09",
                                   verdicts, {"match": 37, "of": 40, "differ": {
                                       "prompt_too_long_after_tools": "06_context_pipeline",
-                                      "tool_use_without_block": "09_every_ending", "empty_text_block": "09_every_ending"}}),
+                                      "tool_use_without_block": "09_every_ending",
+                                      "empty_text_block": "09_every_ending"}}),
     "recording.anatomies": Derived(("max_tokens_once", "stream_error_inside_tool_use", "tool_use_without_block"),
                                    "the request anatomies hold chapter 11's scenarios, both sides",
                                    lambda r: sorted(k for k, v in r.anatomy["scenarios"].items()
@@ -511,7 +516,8 @@ FACTS: dict = {
                                                 {"match": True}),
     "http_529.cc": Observed("http_529", CC, "three 529s (the harness allows two retries), no fallback model; api_error",
                             {"request[*].status": [529, 529, 529], "ending": "api_error"}),
-    "tool_use_without_block.dl": Observed("tool_use_without_block", DL, "dreamloop run: three requests, the same ending",
+    "tool_use_without_block.dl": Observed("tool_use_without_block", DL,
+                                          "dreamloop run: three requests, the same ending",
                                           {"requests": 3, "ending": "malformed_tool_use_exhausted"}),
     "max_turns.definition": Derived(("max_turns",), "the scenario gives --max-turns 2; its model never stops calling "
                                     "tools", lambda r: [r.scenario("max_turns").max_turns,
@@ -549,7 +555,8 @@ FACTS: dict = {
     "parallel_reads.order_free": Derived(("parallel_reads",), "the recording keeps parallel_reads' tool_result ids as "
                                          "a set", lambda r: order_free(r, "parallel_reads"), [True]),
     "read_then_edit.script": Derived(("read_then_edit",), "the script's second answer is an Edit (after a Read)",
-                                     lambda r: [calls(r, "read_then_edit", 1)[0][0], calls(r, "read_then_edit", 2)[0][0]],
+                                     lambda r: [calls(r, "read_then_edit", 1)[0][0], calls(r, "read_then_edit",
+                                                2)[0][0]],
                                      ["Read", "Edit"]),
     "read_then_edit.cc": Observed("read_then_edit", CC, "the Edit's result is ordinary (not is_error); completed",
                                   {"requests": 3, "request[3].results": ["toolu_fake_0002"], "ending": "completed"}),
@@ -572,9 +579,11 @@ FACTS: dict = {
                                      {"request[3].results": ["toolu_fake_0002:error", "toolu_fake_0003"],
                                       "ending": "completed"}),
     "disconnect_inside_tool_use.script": Derived(("disconnect_inside_tool_use",), "the first answer's connection drops "
-                                                 "inside its Read block", lambda r: calls(r, "disconnect_inside_tool_use"),
+                                                 "inside its Read block", lambda r: calls(r,
+                                                 "disconnect_inside_tool_use"),
                                                  [["Read", ["file_path"]], "disconnect"]),
-    "disconnect_inside_tool_use.cc": Observed("disconnect_inside_tool_use", CC, "after the drop inside the tool_use, the "
+    "disconnect_inside_tool_use.cc": Observed("disconnect_inside_tool_use", CC,
+                                              "after the drop inside the tool_use, the "
                                               "same request again (nothing added); only the next answer's call gets a "
                                               "result; completed",
                                               {"requests": 3, "request[2].added": "nothing",
@@ -596,7 +605,8 @@ FACTS: dict = {
         "reminder), then without the oldest round twice, one round left; prompt_too_long",
         {"requests": 8, "request[*].status": [200, 200, 200, 400, 400, 400, 400, 400],
          "request[*].max_tokens_change": every("="), "request[5].added": "user+[text]",
-         "request[6].added": "user[reminder, text] assistant[text, tool_use] user[tool_result] assistant[text, tool_use] "
+         "request[6].added": "user[reminder, text] assistant[text, tool_use] user[tool_result] assistant[text, "
+                             "tool_use] "
                              "user[tool_result] assistant[text, tool_use] user[tool_result, text]",
          "request[7].added": "assistant[text, tool_use] user[tool_result] assistant[text, tool_use] user[tool_result, "
                              "text]",
@@ -613,7 +623,8 @@ FACTS: dict = {
                                               "result held two reminders inside", {
                                                   "anatomy.request[2].shape.result_reminders": 2,
                                                   "request[2].added": "assistant[text, tool_use] user[tool_result]"}),
-    "hook_stop_exit_2_once.cc": Observed("hook_stop_exit_2_once", CC, "the answer, then the Stop hook's feedback as one "
+    "hook_stop_exit_2_once.cc": Observed("hook_stop_exit_2_once", CC,
+                                         "the answer, then the Stop hook's feedback as one "
                                          "reminder in a user message; the second answer ends it; completed",
                                          {"requests": 2, "request[2].added": "assistant[text] user[reminder]",
                                           "ending": "completed"}),
@@ -627,7 +638,8 @@ FACTS: dict = {
                                         [["Edit"], ["Edit"]]),
     "hook_pre_tool_use.cc": Derived(("hook_pre_tool_use_exit_2", "hook_pre_tool_use_deny"), "the Edit got an is_error "
                                     "result in both", lambda r: [r.side(name, CC)["request"][1]["results"] for name in
-                                                                 ("hook_pre_tool_use_exit_2", "hook_pre_tool_use_deny")],
+                                                                 ("hook_pre_tool_use_exit_2",
+                                                                  "hook_pre_tool_use_deny")],
                                     [["toolu_fake_0001:error"], ["toolu_fake_0001:error"]]),
     "hook_pre_tool_use_updated_input.cc": Observed("hook_pre_tool_use_updated_input", CC, "the Read the hook pointed "
                                                    "elsewhere got an ordinary result",
@@ -648,7 +660,8 @@ FACTS: dict = {
                                               lambda r: [(t["fault"], [b[1] for b in t["blocks"] if b[1]])
                                                          for t in r.script("max_tokens_in_tool_json")[:3]],
                                               [[None, ["Read"]], ["max_tokens_cut", ["Edit"]], [None, ["Edit"]]]),
-    "max_tokens_in_tool_json.cc": Observed("max_tokens_in_tool_json", CC, "after the cut, its text back without the cut "
+    "max_tokens_in_tool_json.cc": Observed("max_tokens_in_tool_json", CC,
+                                           "after the cut, its text back without the cut "
                                            "call and one reminder, at the same max_tokens; then the whole Edit",
                                            {"request[*].max_tokens_change": every("="),
                                             "request[3].added": "assistant[text] user[reminder]",
@@ -683,7 +696,8 @@ FACTS: dict = {
     "disconnect_streamed_again": Derived(("disconnect_inside_tool_use", "disconnect_after_tool_use"), "after each "
                                          "drop, the same request again, streaming",
                                          lambda r: [[q["streamed"] for q in r.side(n, CC)["request"]]
-                                                    for n in ("disconnect_inside_tool_use", "disconnect_after_tool_use")],
+                                                    for n in ("disconnect_inside_tool_use",
+                                                              "disconnect_after_tool_use")],
                                          [[True, True, True], [True, True, True]]),
     "prompt_too_long_once.cc": Observed("prompt_too_long_once", CC, "the first request refused as too long: "
                                         "prompt_too_long at once", {"requests": 1, "request[1].status": 400,
@@ -724,7 +738,8 @@ FACTS: dict = {
                                           lambda r: ["thinking" in q["fields"] for q in
                                                      r.side("one_tool", CC)["anatomy"]["request"]], [True, True]),
     "session04.prompt": Derived((S04,), "session 04 is Claude Code 1.0.17's 'push to github'",
-                                lambda r: [[x["message"]["content"] for x in r.session(S04) if x.get("type") == "user"][0],
+                                lambda r: [[x["message"]["content"] for x in r.session(S04)
+                                            if x.get("type") == "user"][0],
                                            sorted({x.get("version") for x in r.session(S04) if x.get("version")})],
                                 ["push to github", ["1.0.17"]]),
     "session04.one_response": Derived((S04,), "session 04's first response is three records: a text and two tool_use",
@@ -755,7 +770,8 @@ FACTS: dict = {
                                     lambda r: [main_thread_calls(r, s) for s in (S01, S05, S07)], [12, 10, 17]),
     "one_tool.anatomy": Observed("one_tool", CC, "its requests: fields (three more than dreamloop's), max_tokens "
                                  "32000, three system blocks (74, 62, 28,320 characters; the last two cached), twelve "
-                                 "tools; eight leading reminders of 64 to 6,312 characters; cache_control on the newest "
+                                 "tools; eight leading reminders of 64 to 6,312 characters; cache_control on the "
+                                 "newest "
                                  "message each time", {
                                      "anatomy.request[1].fields": ["context_management", "max_tokens", "messages",
                                                                    "metadata", "model", "stream", "system",
@@ -769,7 +785,8 @@ FACTS: dict = {
                                                                                         64, 582, 27],
                                      "anatomy.request[*].shape.cache_control": [["system", "messages[0]"],
                                                                                ["system", "messages[2]"]]}),
-    "one_tool.dl_anatomy": Observed("one_tool", DL, "dreamloop run: six fields, 64000, two system blocks (422, 134), six "
+    "one_tool.dl_anatomy": Observed("one_tool", DL,
+                                    "dreamloop run: six fields, 64000, two system blocks (422, 134), six "
                                     "tools, one leading reminder; cache_control on the newest message too", {
                                         "anatomy.request[1].fields|len": 6, "anatomy.request[*].max_tokens": [64000,
                                                                                                             64000],
@@ -837,6 +854,10 @@ FACTS: dict = {
                                   hook_kinds, ["command"]),
     "hooks.match": Derived(HOOK_SCENARIOS, "dreamloop run matches Claude Code 2.1.332 in the five hook scenarios",
                            lambda r: [r.side(n, DL)["match"] for n in HOOK_SCENARIOS], [True] * 5),
+    "one_tool.absolute_path": Derived(("one_tool",), "one_tool's Read names the file by its absolute path in the "
+                                      "workspace",
+                                      lambda r: r.scenario("one_tool").script("/ws")[0].content[1]["input"],
+                                      {"file_path": "/ws/config.py"}),
     # <facts-end>
 }
 
@@ -873,7 +894,8 @@ CLAIMS: list = [
     document("README.md", "`dreamloop compare` runs Claude Code itself (2.1.332 is pinned", "recording.version",
              "recording.library"),
     document("README.md", "Held against Claude Code 2.1.332, dreamloop matches in 37 of the 40", "recording.verdicts"),
-    document("README.md", "Files up to version 2.1.114 hold neither the system prompt", "sessions.older_hold_no_request"),
+    document("README.md", "Files up to version 2.1.114 hold neither the system prompt",
+             "sessions.older_hold_no_request"),
     document("README.md", "Claude Code 2.1.332 records the requests of the conversation as sent", "session09.run",
              "session10.run", "session11.run"),
     document("README.md", "| `00_setup_and_tour` |", "four.path", "conv.claude_code"),
@@ -938,7 +960,8 @@ CLAIMS: list = [
             "《对话循环》列出了循环产出的五类东西", "conv.five_kinds", "conv.message_kinds", "conv.tombstone",
             "conv.summary"),
     chapter("03_query_loop", "c03-19", "The four-step-loop text names four arrays",
-            "《四步循环》点出了一次迭代要用到的四个数组", "four.four_arrays", "four.results_and_attachments"),
+            "《四步循环》点出了一次迭代要用到的四个数组", "four.four_arrays", "four.results_and_attachments",
+            "four.local_collectors"),
     chapter("03_query_loop", "c03-19", "They go into the next State right after the tool results",
             "它们紧跟在工具结果之后进入下一个 State", "four.results_and_attachments"),
     chapter("03_query_loop", "c03-19", "The trace keeps one **checkpoint** per iteration",
@@ -1073,7 +1096,8 @@ CLAIMS: list = [
     chapter("06_context_pipeline", "9f5c7409", "| 5 · system prompt |", "| 5 · 系统提示组装 |", "conv.stable_order",
             "four.user_context", "plain_answer.cc.context", "memory_file.cc.context"),
     chapter("06_context_pipeline", "9f5c7409", "| 6 · autocompact |", "| 6 · Autocompact", "conv.autocompact",
-            "conv.autocompact_tracking", "prompt_too_long_after_tools.cc", "prompt_too_long_after_tools.cc.first_context"),
+            "conv.autocompact_tracking", "prompt_too_long_after_tools.cc",
+            "prompt_too_long_after_tools.cc.first_context"),
     chapter("06_context_pipeline", "9f5c7409", "| 7 · blocking limit |", "| 7 · Token 阻断检查 |", "conv.blocking"),
     chapter("06_context_pipeline", "9f5c7409", "| thresholds |", "| 阈值 |", "conv.threshold", "conv.blocking",
             "neither.figure_8", "usage_past_the_window.script", "usage_past_the_window.cc"),
@@ -1104,7 +1128,8 @@ CLAIMS: list = [
     chapter("07_hooks", "c07-39", "| a hook prevents the stop |", "| hook 阻止停下之后的继续 |", "four.hook_endings"),
     chapter("07_hooks", "c07-39", "| a hook stops the loop while tools run |", "| 工具运行期间 hook 停止循环 |",
             "four.hook_endings"),
-    chapter("07_hooks", "c07-39", "| command hooks |", "| 命令 hook |", "hook_stop_exit_2_once.cc", "session11.stop_hooks",
+    chapter("07_hooks", "c07-39", "| command hooks |", "| 命令 hook |", "hook_stop_exit_2_once.cc",
+            "session11.stop_hooks",
             "hook_pre_tool_use.script", "hook_pre_tool_use.cc"),
     chapter("07_hooks", "c07-39", "| records |", "| 记录 |", "session11.stop_hooks"),
     chapter("07_hooks", "c07-39", "| the runaway guard |", "| 防失控保护 |", "conv.stop_hook_active"),
@@ -1230,7 +1255,8 @@ CLAIMS: list = [
             "场景 `tool_use_without_block` 观察到的", "tool_use_without_block.cc", "tool_use_without_block.dl"),
     chapter("09_every_ending", "df678432", "A cut after the escalation", "提升上限之后的截断", "max_tokens_once.cc"),
     chapter("09_every_ending", "452b45b6", "| the endings |", "| 各种结束 |", "four.files", "conv.ten_endings",
-            "conv.three_named", "four.endings_table", "four.max_turns_ending", "max_turns.cc", "prompt_too_long_once.cc",
+            "conv.three_named", "four.endings_table", "four.max_turns_ending", "max_turns.cc",
+            "prompt_too_long_once.cc",
             "http_529.cc", "image_rejected.cc", "image_rejected.match", "tool_use_without_block.cc",
             "program.blocking_limit"),
     chapter("09_every_ending", "452b45b6", "| the ways round again |", "| 再转一圈的方式 |", "conv.seven_paths",
@@ -1243,7 +1269,8 @@ CLAIMS: list = [
     chapter("09_every_ending", "452b45b6", "| when `max_tokens` recovery runs out |", "| `max_tokens` 恢复用尽 |",
             "max_tokens_always.cc"),
     chapter("09_every_ending", "452b45b6", "| `api_error`, `malformed_tool_use_exhausted` |",
-            "| `api_error`、`malformed_tool_use_exhausted` |", "four.model_error", "neither.api_error", "neither.malformed",
+            "| `api_error`、`malformed_tool_use_exhausted` |", "four.model_error", "neither.api_error",
+            "neither.malformed",
             "http_529.cc", "tool_use_without_block.cc"),
     chapter("09_every_ending", "452b45b6", "| `hook_stopped` from a `pre_compact` hook |",
             "| `pre_compact` hook 造成的 `hook_stopped` |", "four.hook_endings"),
@@ -1270,7 +1297,8 @@ CLAIMS: list = [
     chapter("10_sessions", "c10-47", "Next: **10b", "下一章：**10b", "sessions.versions"),
     # -- 10b Claude Code's session files
     chapter("10b_claude_code_sessions", "c10-17", "First, by hand: session 04", "先手", "session04.prompt"),
-    chapter("10b_claude_code_sessions", "c10-19", "**One response is several records**", "**一次", "session04.one_response"),
+    chapter("10b_claude_code_sessions", "c10-19", "**One response is several records**", "**一次",
+            "session04.one_response"),
     chapter("10b_claude_code_sessions", "c10-23", "Its header also says what this file does not hold", "它的标题",
             "sessions.older_hold_no_request", "sessions.versions"),
     chapter("10b_claude_code_sessions", "c10-23", "2.1.332 does record the requests of the conversation as sent",
@@ -1287,7 +1315,8 @@ CLAIMS: list = [
     chapter("10b_claude_code_sessions", "c10-24a", "answered each cut with a \"resume\" reminder",
             "Claude Code 2.1.332 对每次截断都回以一条", "max_tokens_always.cc", "session09.api_error",
             "session09.no_ending"),
-    chapter("10b_claude_code_sessions", "c10-27", "Session 01 (Claude Code 2.0.76", "会话 01", "session01.parallel_compact"),
+    chapter("10b_claude_code_sessions", "c10-27", "Session 01 (Claude Code 2.0.76", "会话 01",
+            "session01.parallel_compact"),
     chapter("10b_claude_code_sessions", "c10-45", "Then try yours on the real files", "然后在真", "sessions.model_calls"),
     chapter("10b_claude_code_sessions", "c10b-50", "| after a compaction |", "| 压缩之后 |", "four.compact_boundary",
             "session01.parallel_compact"),
@@ -1402,9 +1431,11 @@ CLAIMS: list = [
     document("dreamloop/claude_code_requests.py", "Claude Code 2.1.332 wrote each request it sent into the session",
              "session09.run", "session10.run", "session11.run", "session09.request_records", "session09.blob_hashes"),
     document("dreamloop/cleanup.py", "The conversation-loop text: before an abnormal Terminal", "conv.cleanup"),
-    document("dreamloop/cli.py", "`sample DIR` copies that project to DIR", "max_tokens_once.cc", "max_tokens_once.match",
+    document("dreamloop/cli.py", "`sample DIR` copies that project to DIR", "max_tokens_once.cc",
+             "max_tokens_once.match",
              "tool_use_without_block.cc", "tool_use_without_block.dl", "conv.escalate", "four.needs_follow_up"),
-    document("dreamloop/compare/scenarios.py", "A `Scenario` is what a learner would type", "one_tool.cc"),
+    document("dreamloop/compare/scenarios.py", "A `Scenario` is what a learner would type", "one_tool.cc",
+             "one_tool.absolute_path"),
     document("dreamloop/compare/shapes.py", "Reminders *inside* a tool_result's content", "one_tool.cc.result_reminder",
              "hook_post_tool_use_context.cc"),
     document("dreamloop/compare/shapes.py", "* the same number of requests reach the model", "opus_probe.cc"),
@@ -1448,7 +1479,8 @@ CLAIMS: list = [
              "harness.retries"),
     document("dreamloop/query.py", "query(): the production agent loop", "four.dreamcoder", "conv.function_names"),
     document("dreamloop/query.py", "One `while True`, five phases", "conv.while_true", "conv.phases"),
-    document("dreamloop/query.py", "* `max_tokens`: output limit per request", "one_tool.anatomy", "one_tool.dl_anatomy"),
+    document("dreamloop/query.py", "* `max_tokens`: output limit per request", "one_tool.anatomy",
+             "one_tool.dl_anatomy"),
     document("dreamloop/query.py", "* `results_as_finished` (chapter 04)", "four.parallel_order", "parallel_reads.cc",
              "parallel_reads.order_free"),
     document("dreamloop/query.py", "* `sibling_rule` (chapter 05)", "bash_fails_parallel.cc", "bash_fails_serial.cc"),
@@ -1458,7 +1490,8 @@ CLAIMS: list = [
              "max_tokens_always.cc"),
     document("dreamloop/query.py", "Both paths meet here, as in the four-step-loop text", "four.two_paths_meet"),
     document("dreamloop/query.py", "If the results message was already delivered", "four.checkpoint"),
-    document("dreamloop/query.py", "As the four-step-loop text has it, every dangling tool_use", "four.missing_results"),
+    document("dreamloop/query.py", "As the four-step-loop text has it, every dangling tool_use",
+             "four.missing_results"),
     document("dreamloop/query.py", "`stop_reason` says `tool_use` but no tool_use block came",
              "tool_use_without_block.cc"),
     document("dreamloop/recovery.py", "`text` as a `<system-reminder>` block", "max_tokens_once.cc",
@@ -1503,12 +1536,20 @@ CLAIMS: list = [
              "hook_post_tool_use_context.cc"),
     document("dreamloop/tools/orchestration.py", "`results` maps `tool_use_id`", "four.missing_results"),
     document("dreamloop/tools/permissions.py", "Decide whether one validated call may run", "four.can_use_tool"),
-    document("dreamloop/tools/streaming.py", "`StreamingToolExecutor`: tool calls that start", "four.streaming_executor"),
+    document("dreamloop/tools/streaming.py", "`StreamingToolExecutor`: tool calls that start",
+             "four.streaming_executor"),
     document("dreamloop/tools/streaming.py", "Mirrors the `StreamingToolExecutor`", "four.streaming_executor"),
     document("dreamloop/trace.py", "* `request`: the request as sent, when the trace was imported", "session09.run"),
     document("dreamloop/widgets/compare.py", "Reads what `dreamloop.compare.anatomy` keeps", "recording.anatomies",
              "one_tool.anatomy"),
     document("dreamloop/widgets/inspector.py", "A checkpoint imported with the request it was sent", "session09.run"),
+    # -- notebooks/zh/README.md (the Chinese edition's README)
+    document("notebooks/zh/README.md", "也就是《对话循环》称为 `queryLoop()` 的那个循环", "conv.function_names"),
+    document("notebooks/zh/README.md", "为读过两篇原文（《执行循环》与《对话循环》）的读者而译", "four.in_chinese", "conv.in_chinese"),
+    document("notebooks/zh/README.md", "| [00 · 准备工作与导览]", "four.path", "conv.claude_code"),
+    document("notebooks/zh/README.md", "| [10b · Claude Code 自己的会话文件", "sessions.versions"),
+    document("notebooks/zh/README.md", "| [11 · 真实的循环]", "recording.anatomies"),
+    document("notebooks/zh/README.md", "一张表（两篇原文怎么说", "four.files", "conv.function_names"),
     # <claims-end>
 ]
 
@@ -1520,7 +1561,8 @@ NAMES: dict[str, str] = {
     "commsOverSubshells": "ipykernel's setting for comm messages on a subshell",
     "innerHTML": "the DOM",
     "inToolResult": "a key of dreamloop's own hook records (hooks.py)",
-    "systemMessage": "a field of the hooks protocol's JSON output (the published hooks reference), as dreamloop reads it",
+    "systemMessage": "a field of the hooks protocol's JSON output (the published hooks reference), as dreamloop reads "
+                     "it",
     "xNN": "dreamloop's notation for a control character (\\xNN)",
 }
 

@@ -180,6 +180,7 @@ def docstring_claims(path: Path, observed: set[str]) -> list[Claim]:
 def all_claims() -> list[Claim]:
     observed = scenario_names() | session_names()
     found = markdown_claims(ROOT / "README.md", observed)
+    found += markdown_claims(ROOT / "notebooks" / "zh" / "README.md", observed)
     for path in sorted((ROOT / "notebooks").glob("*.ipynb")) + sorted((ROOT / "notebooks" / "zh").glob("*.ipynb")):
         found += chapter_claims(path, observed)
     for path in sorted((ROOT / "dreamloop").rglob("*.py")):
@@ -226,9 +227,11 @@ def test_the_detector_knows_a_claim_and_its_evidence():
     assert [c.text for c in claim("One. Claude Code retries. Two.")] == ["Claude Code retries."]
     rows = claim("| point | evidence |\n|---|---|\n| retries | Claude Code 2.1.332, `bash_fails_parallel` |")
     assert [c.evidence for c in rows] == [True]
-    header = claim("| point | the source texts | Claude Code 2.1.332 | evidence |\n|---|---|---|---|\n| x | y | z | w |")
+    header = claim("| point | the source texts | Claude Code 2.1.332 | evidence |\n|---|---|---|---|\n"
+                   "| x | y | z | w |")
     assert header == []  # an evidence table's header names columns, not a claim
-    rows = claim("| what broke | what Claude Code 2.1.332 did | scenario |\n|---|---|---|\n| x | resent | `bash_fails_parallel` |")
+    rows = claim("| what broke | what Claude Code 2.1.332 did | scenario |\n|---|---|---|\n"
+                 "| x | resent | `bash_fails_parallel` |")
     assert [c.evidence for c in rows] == [True]  # another table's header is part of each row's claim
     assert claim("| what broke | what it did |\n|---|---|\n| x | resent |") == []
     assert [c.evidence for c in claim("源码在固定的检查点检查它的信号。")] == [False]

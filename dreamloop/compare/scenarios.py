@@ -408,8 +408,8 @@ SCENARIOS: tuple[Scenario, ...] = (
              files={"config.py": CONFIG, "greeter.py": GREETER, "CLAUDE.md": MEMORY}),
     Scenario("files_changed_between_turns", "config.py (read) and CLAUDE.md change on disk between turns", ASK,
              _changed_behind, files={"config.py": CONFIG, "greeter.py": GREETER, "CLAUDE.md": MEMORY}),
-    Scenario("usage_past_the_window", "the model reports 990,000 input tokens after a tool call (usage only)", ASK,
-             _usage_past_the_window),
+    Scenario("usage_past_the_window", "the model reports 990,000 input tokens after a tool call (usage only)",
+             ASK, _usage_past_the_window),
     Scenario("image_rejected", "HTTP 400 'Could not process image' on the first request", ASK, _image_rejected),
 )
 
