@@ -518,19 +518,22 @@ def test_no_internal_names_that_nothing_here_shows(registry):
     texts = source_texts()
     shown = "".join(path.read_text(encoding="utf-8") for path in SESSIONS.glob("*.json*"))
     shown += (ROOT / "dreamloop" / "compare" / "scenarios.py").read_text(encoding="utf-8")
-    problems = []
+    problems, unchecked = [], set()
     for where, text in _markdown_and_docstrings():
         for code in _CODE.findall(text.replace("``", "`")):
             for name in _CAMEL.findall(code):
                 if name in registry.names or name in shown:
                     continue
-                if texts is not None and re.sub(r"\s+", "", name) in "".join(texts.values()):
+                if texts is None:
+                    unchecked.add(name)  # a text's name, maybe: unchecked without the texts
                     continue
-                if texts is None and not name.endswith(".ts"):
-                    continue  # a text's name, maybe: unchecked without the texts
-                problems.append(f"{where}: `{name}`")
+                if re.sub(r"\s+", "", name) not in "".join(texts.values()):
+                    problems.append(f"{where}: `{name}`")
     assert not problems, "names nothing here shows (drop them, or say where they come from):\n" + "\n".join(
         sorted(set(problems)))
+    if unchecked:
+        pytest.skip(f"the source texts are not here (../shared/seeds/ or $DREAMLOOP_SEEDS): {len(unchecked)} names "
+                    "that only a text could show are unchecked")
 
 
 def main() -> None:
