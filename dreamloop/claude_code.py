@@ -416,9 +416,9 @@ def import_claude_code(path: str | Path, *, branch: str | None = None) -> Trace:
     ``read_session(path).branches`` lists them). A file of Claude Code 1.0.17 to 2.1.114
     (the recorded sessions in ``tests/fixtures/claude-code-sessions/``) holds neither the system
     prompt nor the tool definitions, so ``messages_for_query`` is the conversation the model was
-    sent without them; a Claude Code 2.1.332 file records each request as sent (the scenarios
-    ``one_tool`` and ``max_tokens_always`` left such files), so ``messages_for_query`` is that
-    request's messages and ``Checkpoint.request`` the rest. ``trace.source["note"]`` says which.
+    sent without them; a Claude Code 2.1.332 file records the requests of the conversation as sent (the
+    kept files of ``max_tokens_always``, ``prompt_too_long_after_tools`` and ``hook_stop_exit_2_once``), so
+    ``messages_for_query`` is that request's messages and ``Checkpoint.request`` the rest. ``trace.source["note"]`` says which.
     Raises ``FileFormatError`` for a corrupt line (a torn last line is tolerated), ``KeyError``
     for an unknown branch. The CLI's ``dreamloop import-claude-code`` reads a file the same way.
     """

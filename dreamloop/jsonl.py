@@ -2,12 +2,11 @@
 
 Owns the one JSONL reader (``read_jsonl``: transcripts, traces, cassettes, session files) and the rules
 every reader follows, settings files included: a JSONL file is split on ``\\n`` only (dreamloop's choice:
-never on U+2028, U+2029 or U+0085, which Node's ``JSON.stringify`` writes raw inside strings, and Claude
-Code is a Node program); a torn last line (a write cut short) is set apart, the same way for every file,
-and each caller decides whether to warn about it, keep it or refuse; JSON nested too deeply to read is a
-decode error rather than a ``RecursionError``; and a file that is a directory, unreadable or not UTF-8,
-or a line that is not a JSON object, is a ``FileFormatError`` naming the file (and the line). It knows
-nothing of what the records mean.
+never on U+2028, U+2029 or U+0085, which JavaScript's ``JSON.stringify`` writes raw inside strings); a torn
+last line (a write cut short) is set apart, the same way for every file, and each caller decides whether to
+warn about it, keep it or refuse; JSON nested too deeply to read is a decode error rather than a
+``RecursionError``; and a file that is a directory, unreadable or not UTF-8, or a line that is not a JSON
+object, is a ``FileFormatError`` naming the file (and the line). It knows nothing of what the records mean.
 """
 
 from __future__ import annotations

@@ -21,8 +21,8 @@ tools or history; it only guarantees that what it calls finished is finished
   retries 429 and 5xx itself, but not 529: an overload comes back to the loop at
   once, which counts overloads in a row and asks again itself; after
   ``RecoveryOptions.overloads_before_fallback`` of them the fallback model takes over,
-  as Claude Code 2.1.332 switched after three in ``http_529_fallback`` (the retry
-  wrapper's name, ``withRetry``, is in neither text).
+  as Claude Code 2.1.332 switched after three in ``http_529_fallback`` (with the
+  harness's ``CLAUDE_CODE_MAX_RETRIES=2``).
 """
 
 from __future__ import annotations

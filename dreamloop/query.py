@@ -116,7 +116,7 @@ class QueryParams(BaseModel):
     ``switches()`` lists them with their values:
 
     * ``results_as_finished`` (chapter 04): the results message lists the results
-      of parallel calls in the order the calls finished, as Claude Code 2.1.332 sends
+      of parallel calls in the order the calls finished, as Claude Code 2.1.332 sent
       them (``dreamloop compare`` scenario ``results_in_finishing_order``);
       off: in call order, dreamloop's own choice (the same request whatever the timing).
     * ``streaming_tool_execution`` (chapter 05): start each tool call as soon
@@ -124,9 +124,8 @@ class QueryParams(BaseModel):
       (``StreamingToolExecutor``) instead of after the whole response.
     * ``sibling_rule`` (chapter 05): a Bash call that ran and failed cancels the
       calls still running beside it and starts no later call of the response
-      (dreamloop's reading of the executor's ``siblingAbortController``; the
-      source texts do not name it, and Claude Code 2.1.332 cancelled nothing in
-      the scenarios ``bash_fails_parallel`` and ``bash_fails_serial``).
+      (dreamloop's design; the source texts do not name it, and Claude Code 2.1.332
+      cancelled nothing in the scenarios ``bash_fails_parallel`` and ``bash_fails_serial``).
     * ``context`` (chapter 06): the context pipeline (``ContextOptions``: each of
       the seven stages, the window, the thresholds, prompt caching). None:
       phase 2 sends the history as it is.
@@ -929,7 +928,7 @@ async def _stop_checks(params: QueryParams, run: QueryRun, turn: _Turn) -> Async
     Sets ``turn.terminal`` (``completed``, ``stop_hook_prevented``, ...) or ``turn.transition``
     (``stop_hook_blocking``, ``token_budget_continuation``, ``malformed_tool_use_retry``). A response
     still cut at ``max_tokens`` after the recovery it had shows the withheld error and ends as
-    ``RecoveryOptions.max_tokens_exhausted`` says (``completed``, dreamloop's reading of the four-step-loop
+    ``RecoveryOptions.max_tokens_exhausted`` says (``completed``, dreamloop's choice after the four-step-loop
     text, whose completion path follows the recoverable errors; ``api_error``, as Claude Code 2.1.332
     ended ``max_tokens_always``) without the stop hooks (dreamloop's choice: neither text says whether
     they run after an API error).
@@ -1030,7 +1029,7 @@ def _max_turns_reached(params: QueryParams, turn: _Turn) -> AttachmentMessage | 
 
 
 async def _stop_hooks(params: QueryParams, state: State, run: QueryRun, turn: _Turn) -> StopCheck:
-    """handleStopHooks(): run the stop hooks and decide (``hooks.stop_verdict``).
+    """Run the stop hooks and decide (``hooks.stop_verdict``).
 
     An abort while they run cancels them (a command's process group is killed) and prevents continuation
     (dreamloop's design: neither text says what an abort does to the stop hooks); a cancelled task closes the

@@ -69,8 +69,9 @@ MALFORMED_TOOL_USE_MESSAGE = ("Your last response said it stopped for a tool cal
 
 
 def reminder(text: str) -> str:
-    """``text`` as a ``<system-reminder>`` block, the form Claude Code gives the notes the loop adds for the
-    model (the tag is its format; every note's text here is dreamloop's own)."""
+    """``text`` as a ``<system-reminder>`` block, the form of the notes Claude Code 2.1.332's loop added for the
+    model (a resume after a cut, ``max_tokens_once``; a stop hook's feedback, ``hook_stop_exit_2_once``): the
+    tag is its format, every note's text here is dreamloop's own."""
     return f"<system-reminder>\n{text}\n</system-reminder>"
 
 
@@ -82,20 +83,19 @@ class RecoveryOptions(BaseModel):
     ``observed_loop()``).
 
     * ``max_output_tokens_escalate``: the first ``max_tokens`` cut of a turn sends the same request
-      once more with ``max_tokens`` raised to ``escalated_max_tokens`` (64,000, dreamloop's default:
-      the conversation-loop text gives no figure, nor the name ``ESCALATED_MAX_TOKENS``), capped by the
-      model's maximum output.
+      once more with ``max_tokens`` raised to ``escalated_max_tokens`` (64,000, dreamloop's default, a
+      figure first taken from Claude Code's source and not observed: the conversation-loop text gives no
+      figure, and Claude Code 2.1.332 never escalated in ``max_tokens_once``), capped by the model's
+      maximum output.
     * ``max_output_tokens_recovery``: after that, a meta user message asks the model to resume
-      where it stopped, at most ``max_resumes`` times a turn (3, the conversation-loop text's bound;
-      ``MAX_OUTPUT_TOKENS_RECOVERY_LIMIT`` is not in it).
+      where it stopped, at most ``max_resumes`` times a turn (3, the conversation-loop text's bound).
     * ``collapse_drain_retry``: after ``prompt is too long``, commit every staged context
       collapse at once and retry (it loses least; needs ``ContextOptions.context_collapse``).
     * ``reactive_compact_retry``: then compact the conversation once a turn and retry.
     * ``overloads_before_fallback``: how many overloaded attempts in a row (each HTTP 529, which
       the SDK does not retry: the loop counts it; or an ``overloaded_error`` event in a 200 stream)
       before ``QueryParams.fallback_model`` takes over (3: Claude Code 2.1.332, given
-      ``CLAUDE_CODE_MAX_RETRIES=2``, switched after three in ``http_529_fallback``; the name
-      ``MAX_529_RETRIES`` is in neither text); the
+      ``CLAUDE_CODE_MAX_RETRIES=2``, switched after three in ``http_529_fallback``); the
       fallback model gets as many, then the run ends ``api_error``. It also bounds the streaming
       fallback: at most this many broken attempts in a row per model.
     * ``streaming_fallback`` (the conversation-loop text's branch, whose tombstones withdraw what
@@ -105,7 +105,7 @@ class RecoveryOptions(BaseModel):
       it may send asks for (64,000, the cap Claude Code 2.1.332 applied: 128,000 became 64,000 in
       ``output_limit_streaming_fallback``, 32,000 stayed 32,000 in ``stream_error_before_block``).
     * ``max_tokens_exhausted``: how a run ends when a response is still cut at ``max_tokens``
-      after the recovery above ran out: ``completed`` (dreamloop's reading of the four-step-loop
+      after the recovery above ran out: ``completed`` (dreamloop's choice after the four-step-loop
       text, whose completion path follows the recoverable errors) or ``api_error`` (Claude Code
       2.1.332 on ``max_tokens_always``).
     * ``malformed_tool_use_retries``: a response whose ``stop_reason`` is ``tool_use`` without a
@@ -132,12 +132,13 @@ class RecoveryOptions(BaseModel):
 class TokenBudget(BaseModel):
     """A run's output-token budget (``QueryParams.token_budget``; a plain int is ``TokenBudget(total=int)``).
 
-    A turn that ends under ``completion_threshold`` × ``total`` output tokens (0.9, dreamloop's default; the
-    conversation-loop text gives no figure, nor the name ``COMPLETION_THRESHOLD``) goes on with a message
+    A turn that ends under ``completion_threshold`` × ``total`` output tokens (0.9, dreamloop's default, a
+    figure first taken from Claude Code's source and not observed; the conversation-loop text gives none)
+    goes on with a message
     saying how much is used (``token_budget_continuation``). The count is the run's output tokens, across
     turns and continuations; it never resets within a run. After ``min_continuations`` continuations, two in a
-    row that each added fewer than ``diminishing_tokens`` (500, dreamloop's default; ``DIMINISHING_THRESHOLD``
-    is not in the texts) stop it: diminishing returns.
+    row that each added fewer than ``diminishing_tokens`` (500; ``min_continuations`` 3: dreamloop's defaults,
+    figures first taken from Claude Code's source, not observed) stop it: diminishing returns.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -243,7 +244,7 @@ def decide_token_budget(output_tokens: int, state: State, budget: TokenBudget | 
     ``output_tokens``: the run's output tokens so far (every response's ``usage.output_tokens``).
     Goes on while under ``completion_threshold`` of the budget, unless returns diminish: at least
     ``min_continuations`` continuations made and both the last one and this one added fewer than
-    ``diminishing_tokens`` (queryLoop()'s ``checkTokenBudget``).
+    ``diminishing_tokens``.
     """
     if budget is None:
         return None
@@ -393,7 +394,7 @@ def decide_attempt(failure: Failure, *, overloads: int, failures: int, has_fallb
     to the fallback model (once a run). An HTTP overload is asked again (``decide_fallback``). A
     broken stream, with ``streaming_fallback`` on, as Claude Code 2.1.332 did it: a dropped
     connection is sent again (``disconnect_during_text``); after an error event, a finished
-    tool_use is kept and its call runs (``stream_error_after_tool_use``), a finished text is kept
+    tool_use is kept and its call answered (``stream_error_after_tool_use``), a finished text is kept
     and resumed (``stream_error_inside_tool_use``), nothing finished is sent again without
     streaming (``stream_error_before_block``). An attempt a call of which had started
     (``calls_started``) is never withdrawn: a step that would withdraw it is ``keep`` instead, so the call

@@ -104,7 +104,7 @@ class Terminal(BaseModel):
 
     ``turn_count`` is the State's turn when it ended, except for ``max_turns``: there it is the turn the loop
     refused to start (``max_turns + 1``: the four-step-loop text computes ``nextTurnCount`` before the check;
-    the ``max_turns_reached`` attachment carries the same number, dreamloop's reading). ``error`` carries the
+    the ``max_turns_reached`` attachment carries the same number: dreamloop's choice, which the text leaves open). ``error`` carries the
     error text for ``model_error`` / ``api_error`` / ``prompt_too_long`` (never put in history).
     """
 
@@ -115,7 +115,8 @@ class Terminal(BaseModel):
 
 
 class AutoCompactTracking(BaseModel):
-    """Compaction's bookkeeping, carried in ``State.auto_compact_tracking`` (``autoCompactTracking``).
+    """Compaction's bookkeeping, carried in ``State.auto_compact_tracking`` (the conversation-loop
+    text's 自动压缩追踪状态).
 
     * ``compacted``: a compaction happened in this run.
     * ``turn_id``: the uuid of the latest ``compact_boundary`` (None before the first).
@@ -157,17 +158,20 @@ class State(BaseModel):
       thousands of them on every turn would make a turn cost the whole history.
     * ``turn_count`` (``turnCount``): starts at 1; +1 when a batch of tool results is handed on.
     * ``transition`` (``transition``): why the previous iteration continued; ``None`` on the first.
-    * ``max_output_tokens_recovery_count`` (``maxOutputTokensRecoveryCount``): resumes so far (≤ 3).
-    * ``max_output_tokens_override`` (``maxOutputTokensOverride``): the escalated output limit, if any.
-    * ``has_attempted_reactive_compact`` (``hasAttemptedReactiveCompact``): one reactive compaction per turn.
-    * ``auto_compact_tracking`` (``autoCompactTracking``): compaction bookkeeping, if the stage is on.
-    * ``pending_tool_use_summary`` (``pendingToolUseSummary``): the previous batch's summary being made
+    The conversation-loop text names the fields in Chinese only; the Python names are dreamloop's.
+
+    * ``max_output_tokens_recovery_count`` (输出 token 恢复计数器): resumes so far (≤ 3).
+    * ``max_output_tokens_override`` (输出 token 覆盖限制): the escalated output limit, if any.
+    * ``has_attempted_reactive_compact`` (是否已尝试响应式压缩): one reactive compaction per turn.
+    * ``auto_compact_tracking`` (自动压缩追踪状态): compaction bookkeeping, if the stage is on.
+    * ``pending_tool_use_summary`` (待处理的工具摘要): the previous batch's summary being made
       (a ``summaries.PendingSummary``: the conversation-loop text's State holds the pending tool
       summary, made asynchronously), yielded next iteration; not serialized.
-    * ``stop_hook_active`` (``stopHookActive``): set when a stop hook blocked; stays set (next_turn
+    * ``stop_hook_active`` (stop hook 是否激活): set when a stop hook blocked; stays set (next_turn
       carries it) while the model answers that feedback; the stop hooks' input says it.
     * ``stop_hook_blocks``: how many times the stop hooks blocked in this run, for the runaway
-      guard (``Hooks.max_stop_hook_blocks``); dreamloop's own, the source has no such field.
+      guard (``Hooks.max_stop_hook_blocks``); dreamloop's own, the conversation-loop text's State has no
+      such field.
     * ``token_budget_tracking``: the token budget's bookkeeping (``TokenBudgetTracking``), if a
       budget is set; carried across every pass, never reset within a run (dreamloop's design: the
       conversation-loop text's State has no field for the budget).

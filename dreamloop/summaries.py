@@ -1,7 +1,7 @@
 """Tool-use summaries: a short line per batch of tool calls, for a UI that folds the batch under it.
 
 The conversation-loop text: after a batch of tools a brief summary is made
-asynchronously and yielded in the next iteration (``pendingToolUseSummary``,
+asynchronously and yielded in the next iteration (its State's 待处理的工具摘要,
 ``ToolUseSummaryMessage``). ``start_summary`` starts it at phase 5 as a task
 (it never holds up the next request); ``finish_summary`` collects it after the
 next response streamed. Offline (a model with a fake API behind it) the line
@@ -46,7 +46,7 @@ class ToolUseSummaries(BaseModel):
 
 @dataclass
 class PendingSummary:
-    """A summary being made (``pendingToolUseSummary``): its task and the calls of the batch."""
+    """A summary being made (``State.pending_tool_use_summary``): its task and the calls of the batch."""
 
     task: asyncio.Task[str]
     tool_use_ids: tuple[str, ...]

@@ -309,8 +309,9 @@ async def test_a_blocking_stop_hook_sends_feedback_and_keeps_turn_count(offline)
 
 
 async def test_stop_hook_active_is_cleared_by_a_recovery_pass(offline):
-    """The source text clears stopHookActive on every continue but next_turn and a stop-hook block:
-    after a block, a response cut at max_tokens and resumed reaches the stop hooks with it False."""
+    """dreamloop clears stop_hook_active on every continue but next_turn and a stop-hook block (its choice: the
+    conversation-loop text names the flag, not when it is cleared): after a block, a response cut at max_tokens
+    and resumed reaches the stop hooks with it False."""
     from dreamloop.recovery import RecoveryOptions
 
     inputs = []

@@ -3,8 +3,8 @@
 A ``Scenario`` is what a learner would type (``prompt``), the files of its
 workspace, the model's side (``script``: a function of the workspace path to
 a script, a list of ``Turn`` or a policy, so tool inputs can name absolute
-paths: dreamloop's choice for both sides, which Claude Code 2.1.332's Read ran
-with in ``one_tool``), and the flags both loops get: model,
+paths: dreamloop's choice for both sides, with which Claude Code 2.1.332's Read
+gave an ordinary result in ``one_tool``), and the flags both loops get: model,
 fallback model, ``--max-turns``, command hooks (a Claude Code settings
 mapping, given to both as ``--settings``), tools allowed beyond edits, an
 environment for Claude Code. ``SCENARIOS`` holds them in the order
@@ -357,6 +357,19 @@ def _stop_hook(ws: str) -> Script:
     return [reply("value is 1."), reply("Checked again: value is 1.")]
 
 
+def _usage_past_the_window(ws: str) -> Script:
+    """A Read and the answer, the model reporting 990,000 input tokens each time (usage figures only: the
+    messages stay small). Does either loop compact or refuse on what the API says it was sent?"""
+    big = {"input_tokens": 990_000, "output_tokens": 20}
+    return [reply("Reading.", _read(ws), usage=big), reply("value is 1.", usage=big)]
+
+
+def _image_rejected(ws: str) -> Script:
+    """The API refuses the first request as an image it could not process (HTTP 400): which ending?"""
+    return [Turn(fault=Fault(kind="http_error", status=400, error_type="invalid_request_error",
+                             message="Could not process image")), reply("value is 1.")]
+
+
 def _signed_thinking(ws: str) -> Script:
     return [reply(thinking("I should read the file first."), "Reading.", _read(ws)), reply("value is 1.")]
 
@@ -472,6 +485,9 @@ SCENARIOS: tuple[Scenario, ...] = (
              markers=("value = 7", "two sentences")),
     Scenario("unknown_content_block", "a content block of a type no SDK knows, between a text and a Read", ASK,
              _unknown_block),
+    Scenario("usage_past_the_window", "the model reports 990,000 input tokens after a tool call (usage only)",
+             ASK, _usage_past_the_window),
+    Scenario("image_rejected", "HTTP 400 'Could not process image' on the first request", ASK, _image_rejected),
 )
 
 

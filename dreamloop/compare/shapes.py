@@ -36,16 +36,20 @@ The MATCH rule (``differences``; dreamloop's choice, written down in
 * the same ending, compared by name (dreamloop's Terminal reason against the
   ``terminal_reason`` of the ``claude -p`` result line).
 
-Reported, not compared: the first user message's leading reminder blocks (the
-*context*, ``RequestShape.context``: eight from Claude Code 2.1.332 in
-``one_tool``, nine with a CLAUDE.md in ``memory_file``; compared, they would hide
-what a scenario is about), and the reminders inside tool_results (dreamloop
-sends none of its own there; a scenario about what the loop adds between turns
-names the texts such an addition would carry).
+The first user message's leading reminder blocks (eight from Claude Code 2.1.332
+in ``one_tool``; the *context*) are counted apart (``RequestShape.context``) and
+reported, not compared: compared, they would make every row differ on the same
+point and hide what a scenario is about (and they are not the same in every
+scenario: seven in ``opus_probe``, nine with a CLAUDE.md in ``memory_file``, the
+first one's hash different in each scenario whose requests are recorded). The
+reminders inside tool_results are recorded, not counted (dreamloop sends none of
+its own there); a scenario about what the loop adds between turns names the
+texts such an addition would carry.
 
 The probe: with an Opus model Claude Code 2.1.332's first request carried
-``role: "system"`` messages under a dated beta; the offline API answered 400 and
-it resent without them (``opus_probe``). ``is_probe`` finds it.
+``role: "system"`` messages (what ``is_probe`` recognises); the offline API
+answered 400 and it sent the request again without them (``opus_probe``: one
+probe skipped).
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """The context pipeline: phase 2 of the loop, seven stages from light to heavy (chapter 06).
 
 Before every request the loop trims what it sends, trying the least lossy step
-first: the conversation-loop text's seven steps, light to heavy. The texts name
-the stages, not their TypeScript functions: the names the stage modules give
-(``applyToolResultBudget`` and the rest) are not in them. Each stage is a plain
+first: the conversation-loop text's seven steps (its 压缩管线), light to heavy. The
+texts name the stages, not functions; the modules' names are dreamloop's. Each stage is a plain
 function over loop messages in its own module; ``ContextOptions`` switches them
 on one by one (``QueryParams(context=ContextOptions(...))``, all off by
 default); ``prepare_context()`` runs them in order:

@@ -1,4 +1,4 @@
-"""Stage 6, autocompact (the conversation-loop text's; ``autoCompactIfNeeded`` / ``compactConversation``), and history.
+"""Stage 6, autocompact (the conversation-loop text's Autocompact: the history summarised), and history.
 
 Compaction is a model request like any other: the history before a recent
 tail (the *head*) goes to the same model with a request to summarise it, and
@@ -7,7 +7,7 @@ what comes back becomes one user message. The cut is moved to a
 and the summariser's input never ends on an unanswered call (field case F8).
 A ``compact_boundary`` ``SystemMessage`` records the compaction; the new
 context is ``[boundary, summary, *tail]``. ``messages_after_compact_boundary``
-is where every later request starts (``getMessagesAfterCompactBoundary``):
+is where every later request starts (the four-step-loop text's 压缩边界之后的消息):
 the transcript keeps everything before the boundary, the model never sees it
 again. ``compact_conversation`` is the one entry point, for the autocompact
 stage, for the reactive recovery after a ``prompt is too long`` 400, and for a
@@ -182,7 +182,7 @@ def compaction_cut(messages: list[Any], keep_recent: int) -> int:
 
 
 # ---------------------------------------------------------------------------
-# compactConversation()
+# compact_conversation()
 
 
 @dataclass(frozen=True)
@@ -224,7 +224,7 @@ async def compact_conversation(
     origins: Mapping[str, tuple[str, ...]] | None = None,
     opening: Any = None,
 ) -> Compaction:
-    """Summarise the head of ``messages`` with ``model``; keep the newest ``keep_recent`` (``compactConversation``).
+    """Summarise the head of ``messages`` with ``model``; keep the newest ``keep_recent``.
 
     ``messages``: the context after the last boundary (loop messages).
     ``model``: an ``AnthropicModel``; the summarising request has

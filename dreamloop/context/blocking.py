@@ -1,4 +1,4 @@
-"""Stage 7, the blocking limit (the conversation-loop text's; ``calculateTokenWarningState().isAtBlockingLimit``).
+"""Stage 7, the blocking limit (the conversation-loop text's Token 阻断检查).
 
 The last check before a request: if the context is still over the hard limit
 after every lighter stage, sending it would only earn a ``prompt is too long``

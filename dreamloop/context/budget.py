@@ -1,4 +1,4 @@
-"""Stage 1, the tool-result budget (the conversation-loop text's; ``applyToolResultBudget``).
+"""Stage 1, the tool-result budget (the conversation-loop text's 工具结果预算).
 
 A ``tool_result`` larger than the budget is written to a file and replaced by
 a preview and the file's path, wrapped in ``<persisted-output>``: the model
@@ -21,7 +21,7 @@ from .records import Rewrite, StageResult
 __all__ = ["PERSISTED_OUTPUT_TAG", "apply_tool_result_budget", "persisted_preview"]
 
 PERSISTED_OUTPUT_TAG = "persisted-output"
-"""The tag around a preview whose full text is in a file (Claude Code's ``<persisted-output>``)."""
+"""The tag around a preview whose full text is in a file (dreamloop's choice of tag)."""
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
 

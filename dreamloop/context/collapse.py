@@ -1,4 +1,4 @@
-"""Stage 4, context collapse (the conversation-loop text's; ``contextCollapse``): low-information runs folded.
+"""Stage 4, context collapse (the conversation-loop text's Context Collapse): low-information runs folded.
 
 A low-information pair is an assistant message that only calls tools (with
 little text) followed by the user message of their results, every result

@@ -3,10 +3,9 @@
 Which files, in order (farthest first, so the nearest instructions come last):
 the user's ``~/.claude/CLAUDE.md``; then, from the repository root (or the
 workspace alone when it is not in a git repository) down to the workspace, each
-folder's ``CLAUDE.md`` and ``CLAUDE.local.md``. The order is dreamloop's design,
-after the lookup Claude Code's documentation describes ("Manage Claude's
-memory"); dreamloop stops at the repository root. Claude Code 2.1.332 sent the
-workspace's ``CLAUDE.md`` as one more context reminder (``memory_file``).
+folder's ``CLAUDE.md`` and ``CLAUDE.local.md``. Which files, and their order, are dreamloop's
+design; dreamloop stops at the repository root. With a ``CLAUDE.md`` in the workspace, Claude
+Code 2.1.332 opened its first message with one more context reminder (``memory_file``).
 Reading never raises: a file too large, binary, not UTF-8, unreadable, or a
 symlink that leads out of its folder tree is not sent, and a notice says why.
 ``memory_reminder`` is the ``<system-reminder>`` text (dreamloop's own wording

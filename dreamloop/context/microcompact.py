@@ -1,4 +1,4 @@
-"""Stage 3, microcompact (the conversation-loop text's; ``microcompactMessages``): old results cleared, in batches.
+"""Stage 3, microcompact (the conversation-loop text's Microcompact): old results cleared, in batches.
 
 The content of an old ``tool_result`` becomes ``[Old tool result content
 cleared]``; the call and its id stay, so the pair is intact and the model can

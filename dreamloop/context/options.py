@@ -4,10 +4,11 @@
 stage at a time (each field None = that stage is off). Thresholds are input
 tokens of the whole request (system, tools and messages); left as None, each
 is a fraction of the window, and the window itself defaults to the model's
-own (``max_input_tokens`` from the Models API). The fractions are dreamloop's
-choice, meant to give Claude Code's figures at a 200,000-token window (autocompact
-at 167k, the blocking limit at 177k); neither text gives a figure, and no scenario
-measured one. This module only describes; the stages live beside it.
+own (``max_input_tokens`` from the Models API). The fractions (0.835, 0.885) are
+dreamloop's defaults, first derived from figures in Claude Code's source, which
+nothing here shows: neither text gives a figure, and with its model reporting
+990,000 input tokens Claude Code 2.1.332 neither compacted nor refused
+(``usage_past_the_window``). This module only describes; the stages live beside it.
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ class _Stage(BaseModel):
 
 
 class ToolResultBudget(_Stage):
-    """Stage 1, tool-result budget (``applyToolResultBudget``): a result larger than ``max_result_tokens``
+    """Stage 1, tool-result budget: a result larger than ``max_result_tokens``
     is written to ``directory`` and replaced by its first ``preview_chars`` characters and the file's path.
 
     ``directory`` None: ``<workspace>/.dreamloop/tool-results`` (inside the
@@ -69,7 +70,7 @@ class ToolResultBudget(_Stage):
 
 
 class Snip(_Stage):
-    """Stage 2, snip (``snipCompactIfNeeded``): over ``threshold``, text and tool results longer than
+    """Stage 2, snip: over ``threshold``, text and tool results longer than
     ``max_chars`` in messages older than the newest ``keep_recent`` keep their first ``keep_chars``
     characters and a marker saying how much was cut."""
 
@@ -86,7 +87,7 @@ class Snip(_Stage):
 
 
 class Microcompact(_Stage):
-    """Stage 3, microcompact (``microcompactMessages``): over ``threshold``, the content of old tool
+    """Stage 3, microcompact: over ``threshold``, the content of old tool
     results is cleared, in one batch worth at least ``min_savings`` tokens. The results in the newest
     ``keep_recent`` tool-result messages stay, and always those of the current and previous turn."""
 
@@ -96,7 +97,7 @@ class Microcompact(_Stage):
 
 
 class ContextCollapse(_Stage):
-    """Stage 4, context collapse (``applyCollapsesIfNeeded``): over ``stage_threshold``, runs of at least
+    """Stage 4, context collapse: over ``stage_threshold``, runs of at least
     ``min_pairs`` low-information tool calls (short results, little text) older than the newest
     ``keep_recent`` messages are staged as folds (a run is cut every ``max_pairs`` pairs, so an unbroken
     run of calls that goes on turn after turn is still folded as it ages); over ``threshold`` the oldest staged folds are committed
@@ -120,7 +121,7 @@ class ContextCollapse(_Stage):
 
 class SystemPromptAssembly(_Stage):
     """Stage 5, system-prompt assembly: ``system_context`` appended to the system prompt as one more
-    block (``appendSystemContext``), ``user_context`` sent as a first user message
+    block, ``user_context`` sent as a first user message
     (``prependUserContext``); both byte-identical on every request, so the prefix stays cached."""
 
     system_context: dict[str, str] = Field(default_factory=dict)
@@ -128,7 +129,7 @@ class SystemPromptAssembly(_Stage):
 
 
 class Autocompact(_Stage):
-    """Stage 6, autocompact (``autoCompactIfNeeded``): over ``threshold``, the model summarises the
+    """Stage 6, autocompact: over ``threshold``, the model summarises the
     history before the newest ``keep_recent`` messages (the cut moved to a tool_use/tool_result pair
     boundary), with at most ``max_summary_tokens`` of output. After ``max_failures`` compactions in a row
     that fail or leave the context over the threshold, it stops for the run."""
@@ -141,7 +142,7 @@ class Autocompact(_Stage):
 
 
 class BlockingLimit(_Stage):
-    """Stage 7, blocking limit (``isAtBlockingLimit``): over ``limit`` no request is sent and the run
+    """Stage 7, blocking limit: over ``limit`` no request is sent and the run
     ends with Terminal ``blocking_limit``."""
 
     limit: int | None = Field(default=None, ge=1)

@@ -1,4 +1,4 @@
-"""Stage 2, snip (the conversation-loop text's; ``snipCompactIfNeeded``): old long contents trimmed, marked.
+"""Stage 2, snip (the conversation-loop text's Snip 压缩): old long contents trimmed, marked.
 
 The bluntest cut: a long text block or ``tool_result`` in a message older
 than the newest ``keep_recent`` keeps its first characters and a line saying

@@ -4,7 +4,7 @@ The order is the texts': the system context joins the system prompt (the
 conversation-loop text's stage 5) and the user context goes in front of the
 messages (``prependUserContext``, in the four-step-loop text). The form is
 dreamloop's design: the system context is one more system block of ``key: value``
-lines (``appendSystemContext``), the user context a first user message inside
+lines, the user context a first user message inside
 ``<system-reminder>``, as Claude Code 2.1.332's first message opened with
 reminder blocks (``one_tool``). Both are built once per run
 and are byte-identical on every request, so the cached prefix (tools, system,
@@ -66,7 +66,7 @@ def system_blocks(system_prompt: str | list[dict[str, Any]] | None) -> list[dict
 
 def append_system_context(system_prompt: str | list[dict[str, Any]] | None,
                           system_context: dict[str, str]) -> list[dict[str, Any]]:
-    """``appendSystemContext``: the system prompt's blocks, then one block of ``key: value`` lines."""
+    """The system prompt's blocks, then one block of ``key: value`` lines (the system context)."""
     blocks = system_blocks(system_prompt)
     if system_context:
         blocks.append({"type": "text", "text": "\n".join(f"{k}: {v}" for k, v in system_context.items())})

@@ -164,15 +164,15 @@ class BaseTool:
     input_model: type[BaseModel]
 
     def is_read_only(self, input: Any) -> bool:
-        """True if this call changes nothing (``isReadOnly``)."""
+        """True if this call changes nothing."""
         return False
 
     def is_concurrency_safe(self, input: Any) -> bool:
-        """True if this call may run beside others in a parallel batch (``isConcurrencySafe``)."""
+        """True if this call may run beside others in a parallel batch."""
         return False
 
     async def check_permissions(self, input: Any, context: ToolUseContext) -> PermissionDecision:
-        """The tool's own permission default (``checkPermissions``): read-only allows, else ask."""
+        """The tool's own permission default : read-only allows, else ask."""
         if self.is_read_only(input):
             return Allow()
         return Ask(f"{self.name} wants to run with {input.model_dump(exclude_unset=True)}")
@@ -195,7 +195,7 @@ class BaseTool:
 
 
 def find_tool(tools: list[Tool], name: str) -> Tool | None:
-    """The tool called ``name``, or ``None`` (``findToolByName``)."""
+    """The tool called ``name``, or ``None``."""
     return next((t for t in tools if t.name == name), None)
 
 

@@ -3,8 +3,7 @@
 Owns the texts of the ``is_error`` results a call gets when it never
 finished: interrupted while running vs never started (so the model can tell
 which side effects may have happened), and the sibling rule: dreamloop's
-reading of ``StreamingToolExecutor``'s ``siblingAbortController`` (the source
-texts do not name it; Claude Code 2.1.332 cancelled nothing in the ``dreamloop
+design (neither source text names it; Claude Code 2.1.332 cancelled nothing in the ``dreamloop
 compare`` scenarios ``bash_fails_parallel`` and ``bash_fails_serial``), applied
 by ``run_tools()`` and the executor only with ``ToolUseContext.sibling_rule``.
 Pure decisions and strings: it runs nothing and knows nothing about the loop.
@@ -38,7 +37,7 @@ NOT_STARTED = "Interrupted by user before it started; this call never ran."
 """The result of a call that had not started when the person interrupted the run (F14)."""
 
 SIBLING_CANCELLING_TOOLS = frozenset({"Bash"})
-"""Tools whose ``is_error`` result stops the calls beside and after it (dreamloop's reading: Bash only)."""
+"""Tools whose ``is_error`` result stops the calls beside and after it (dreamloop's choice: Bash only)."""
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,9 @@
-"""The file tools: Read, Write, Edit, Glob, Grep, named and shaped as Claude Code 2.1.332's (``read_then_edit``).
+"""The file tools: Read, Write, Edit, Glob, Grep.
 
-Read and Edit took the same scripted calls on both sides in that scenario; that Write, Glob and
-Grep match too is dreamloop's reading, not observed.
+Read, Edit and Write are named and shaped as Claude Code 2.1.332's: its recorded requests list tools of those
+names (session 09, its run of ``max_tokens_always``), and in ``read_then_edit`` its Read and Edit took the same
+scripted calls as dreamloop's (``file_path``; ``old_string``, ``new_string``). Glob and Grep are dreamloop's own:
+no Claude Code 2.1.332 request recorded here lists a tool of either name.
 
 Each resolves its paths inside ``context.workspace`` (``workspace.py``) and
 does its file I/O in a worker thread (``asyncio.to_thread``), so the event
@@ -246,7 +248,7 @@ class ReadInput(_Input):
 
 
 class ReadTool(_ReadingTool):
-    """Read a text file as ``cat -n`` lines (``FileReadTool``). Read-only, concurrency-safe."""
+    """Read a text file as ``cat -n`` lines. Read-only, concurrency-safe."""
 
     name = "Read"
     description = (
@@ -318,7 +320,7 @@ class WriteInput(_Input):
 
 
 class WriteTool(_EditingTool):
-    """Create or overwrite a file (``FileWriteTool``)."""
+    """Create or overwrite a file."""
 
     name = "Write"
     description = (
@@ -355,7 +357,7 @@ class EditInput(_Input):
 
 
 class EditTool(_EditingTool):
-    """Replace an exact string in a file (``FileEditTool``); it must match exactly once unless ``replace_all``."""
+    """Replace an exact string in a file; it must match exactly once unless ``replace_all``."""
 
     name = "Edit"
     description = (
@@ -420,7 +422,7 @@ class GlobInput(_Input):
 
 
 class GlobTool(_ReadingTool):
-    """Find files by glob pattern (``GlobTool``). Read-only, concurrency-safe."""
+    """Find files by glob pattern. Read-only, concurrency-safe."""
 
     name = "Glob"
     description = (
@@ -462,7 +464,7 @@ class GrepInput(_Input):
 
 
 class GrepTool(_ReadingTool):
-    """Search file contents with a regular expression (``GrepTool``). Read-only, concurrency-safe."""
+    """Search file contents with a regular expression. Read-only, concurrency-safe."""
 
     name = "Grep"
     description = (

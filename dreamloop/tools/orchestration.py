@@ -45,7 +45,7 @@ __all__ = [
 
 @dataclass(frozen=True)
 class ToolBatch:
-    """A run of calls executed together (one ``Batch`` of ``partitionToolCalls``).
+    """A run of calls executed together (one ``Batch`` of ``partition_tool_calls``).
 
     ``concurrency_safe``: the calls run in parallel; otherwise the batch holds
     exactly one call. ``tool_uses`` keep their call order.
@@ -56,8 +56,8 @@ class ToolBatch:
 
 
 def partition_tool_calls(tool_uses: Iterable[Any], tools: list[Tool]) -> list[ToolBatch]:
-    """Split calls into batches, in order (dreamloop's reading: the four-step-loop text leaves the order of
-    calls to a later article, and ``partitionToolCalls`` is in neither text).
+    """Split calls into batches, in order (dreamloop's design: the four-step-loop text leaves the order of
+    calls to a later article).
 
     Consecutive calls whose tool says ``is_concurrency_safe(input)`` form one
     batch; any other call (unsafe, unknown tool, invalid input, or a check

@@ -120,15 +120,15 @@ a time, even from a parallel batch, so a person sees one question at once.
 
 async def decide_permission(tool: CheckedTool, input: BaseModel, context: PermissionContext,
                             hook_decision: PermissionDecision | None = None) -> Allow | Deny:
-    """Decide whether one validated call may run (``canUseTool`` / ``hasPermissionsToUseTool``).
+    """Decide whether one validated call may run (the four-step-loop text's ``canUseTool``).
 
     The flow: a ``pre_tool_use`` hook's deny or ask (``hook_decision``) if it gave one; else
     ``context.can_use_tool(tool, input_dict, context)`` if given;
     else ``bypass`` mode allows; else the tool's own
     ``check_permissions(input, context)`` (which reads the mode). A hook's allow skips the
     tool's own check (the prompt) but not the policy: ``can_use_tool``'s ``Deny`` and ``Ask``
-    still win over it (dreamloop's design, after Claude Code's documentation, where deny and ask
-    rules win over a hook's allow); so does a
+    still win over it (dreamloop's design, after Claude Code's published hooks reference; no scenario has
+    tried what Claude Code 2.1.332 does here); so does a
     tool's own ``Deny`` (a write outside the workspace). An ``Ask``
     goes to ``context.ask(tool, input_dict, reason)``; with no ``ask`` it
     becomes a ``Deny`` that says how to allow it. Returns ``Allow`` or ``Deny``.

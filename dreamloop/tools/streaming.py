@@ -83,7 +83,7 @@ class StreamingToolExecutor:
     on. Its contract, as dreamloop reads it (the texts show only
     ``getRemainingResults()``):
 
-    * ``add_tool(tool_use)`` (``addTool``) at the block's ``content_block_stop``;
+    * ``add_tool(tool_use)`` at the block's ``content_block_stop``;
       a block cut by ``max_tokens`` or by a dropped stream never gets one, so it
       never runs. ``alongside(stream)`` does this for the loop.
     * The ordering rule, applied as calls arrive (``partition_tool_calls``'s
@@ -137,7 +137,7 @@ class StreamingToolExecutor:
     # -- the executor's three methods --------------------------------------
 
     def add_tool(self, tool_use: Any) -> None:
-        """Take one complete ``tool_use`` block (``addTool``) and start it if the ordering rule allows.
+        """Take one complete ``tool_use`` block and start it if the ordering rule allows.
 
         ``tool_use``: an SDK ``ToolUseBlock`` or a dict with ``id``, ``name``,
         ``input``. Raises ``RuntimeError`` after ``discard()`` or an early end

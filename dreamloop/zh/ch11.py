@@ -164,4 +164,7 @@ TEXTS = {
     "the connection drops while a slow Bash call that counts its runs still runs":
         "一个记录自己执行次数的慢 Bash 调用还在运行时，连接断开",
     "a content block of a type no SDK knows, between a text and a Read": "一个任何 SDK 都不认识的类型的内容块，位于一段文本和一次 Read 之间",
+    "the model reports 990,000 input tokens after a tool call (usage only)":
+        "一次工具调用之后，模型报告 990,000 个输入 token（只有 usage 里的数字）",
+    "HTTP 400 'Could not process image' on the first request": "第一次请求得到 HTTP 400 'Could not process image'",
 }
