@@ -189,8 +189,9 @@ def model_failed(response: Sequence[AssistantMessage], partial: PartialResponse,
 
 def model_error(error: Exception, turn_count: int) -> Terminal:
     """The Terminal of an unrecovered model error: ``prompt_too_long``, ``image_error``, ``api_error`` (an API
-    error response, as Claude Code 2.1.332 names it) or ``model_error`` (an incomplete or malformed stream,
-    anything else)."""
+    error response), each as Claude Code 2.1.332 named its ending (``prompt_too_long_once``, ``image_rejected``,
+    ``http_529``), or ``model_error`` (an incomplete or malformed stream, anything else: the four-step-loop
+    text's ending for a model error nothing recovers)."""
     if isinstance(error, IncompleteStreamError):
         return Terminal(reason="model_error", turn_count=turn_count, error=f"Incomplete response: {error}")
     if isinstance(error, MalformedStreamError):

@@ -26,7 +26,7 @@ __all__ = ["SettingsHook", "read_settings_hooks"]
 class SettingsHook:
     """One hook a settings file lists.
 
-    ``event``: its event as the file spells it (Claude Code's name, ``PreToolUse``); ``matcher``: its
+    ``event``: its event as the file spells it (the hooks reference's name, ``PreToolUse``); ``matcher``: its
     group's; ``type``; ``command`` (None if the file gives none); ``timeout`` in seconds (None: the default).
     ``runs``: dreamloop runs it (a ``command`` hook with a command); else it is kept as unsupported.
     """
@@ -61,8 +61,8 @@ class _Settings(BaseModel):
 
 
 def read_settings_hooks(path: str | Path, *, events: Collection[str]) -> tuple[list[SettingsHook], list[str]]:
-    """``(hooks, unsupported)``: the hooks of the settings file ``path`` under the ``events`` (Claude Code's
-    names) dreamloop has, in file order, and in words, in file order, what of the file never runs: an event
+    """``(hooks, unsupported)``: the hooks of the settings file ``path`` under the ``events`` (the hooks
+    reference's names) dreamloop has, in file order, and in words, in file order, what of the file never runs: an event
     not in ``events`` (all its hooks), a hook whose ``type`` is not ``command`` or that has no command (such a
     hook is in ``hooks`` too, ``runs`` False, so that its event can say so each time it fires).
 

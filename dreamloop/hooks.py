@@ -14,8 +14,7 @@ the decision.
 Command hooks follow Claude Code's hooks reference (code.claude.com/docs/en/hooks)
 as published on 2025-11-24 (the Claude Code 2.0 series), in dreamloop's design; in the five
 ``hook_*`` scenarios (``hook_pre_tool_use_exit_2`` to ``hook_stop_exit_2_once``) ``dreamloop run`` and Claude
-Code 2.1.332 ran the same settings to the same outcome, though the PreToolUse ones do not show that their hook
-decided it (the Edit they block comes without a Read first). In short: the event as JSON on
+Code 2.1.332 ran the same settings to the same outcome. In short: the event as JSON on
 stdin, ``CLAUDE_PROJECT_DIR`` set, a 60 s default timeout, matching hooks run in
 parallel, identical commands run once. Exit 0: go on, and JSON on stdout may
 carry a decision (``decision``/``reason``, ``hookSpecificOutput.permissionDecision``

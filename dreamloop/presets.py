@@ -2,16 +2,18 @@
 texts) and "Claude Code 2.1.332 as observed" (the ``dreamloop compare`` scenarios, ``one_tool`` the simplest).
 
 There is one loop (``query.py``) with switches; a preset is a set of switch values with a name. ``texts_loop()``
-turns on every branch the two source texts name, in the form they give it; ``observed_loop()`` turns on every
-branch as Claude Code 2.1.332 was seen to run it by the ``dreamloop compare`` scenarios, and is what ``dreamloop
-run`` runs (``cli.py`` builds its ``QueryParams`` from it and changes only what a flag names). This module is the
-one place those values live; it knows nothing of argparse, notebooks or widgets.
+turns on every branch both texts name, in the form they give it (``texts_fields()`` names the text of each);
+``observed_loop()`` turns on every branch as the ``dreamloop compare`` scenarios saw Claude Code 2.1.332 run it
+where one shows it (``observed_fields()`` names the scenario of each, ``one_tool`` the simplest), and is what
+``dreamloop run`` runs (``cli.py`` builds its ``QueryParams`` from it and changes only what a flag names). This
+module is the one place those values live; it knows nothing of argparse, notebooks or widgets.
 
     params = dl.observed_loop(messages="what is value?", model=dl.offline(script), workspace=folder)
     params = dl.texts_loop(messages="what is value?", model=dl.offline(script), workspace=folder)
 
-``dl.QueryParams(...)`` with its own defaults is the texts' loop with every branch off: the chapters start
-there and switch branches on one by one, each in the texts' form (``recovery=dl.RecoveryOptions()``).
+``dl.QueryParams(...)`` with its own defaults is the loop of both texts with every branch off (dreamloop's design):
+the chapters start there and switch branches on one by one, each in the form both texts give it
+(``recovery=dl.RecoveryOptions()``).
 """
 
 from __future__ import annotations
@@ -51,12 +53,13 @@ def observed_recovery(**changes: Any) -> RecoveryOptions:
 
 def observed_fields() -> dict[str, Any]:
     """The ``QueryParams`` fields of Claude Code 2.1.332 as observed, as ``dreamloop run`` uses them when no flag
-    changes one; each with its evidence:
+    changes one (dreamloop's name for the preset); each with its evidence:
 
-    * ``streaming_tool_execution``: on (dreamloop's reading of the conversation-loop text's
-      ``StreamingToolExecutor``; nothing in the scenarios shows when a call starts).
-    * ``results_as_finished``: on, the results of parallel calls in the order they finished
-      (``parallel_reads``, ``missing_and_unknown``).
+    * ``streaming_tool_execution``: on (the conversation-loop text's branch; no scenario shows when Claude Code
+      2.1.332 starts a call, but it kept and answered a Bash call whose connection dropped in the text after it,
+      ``disconnect_after_bash_ran``, as dreamloop's executor does with a call it started).
+    * ``results_as_finished``: on, the results of parallel calls in the order they finished, as Claude Code
+      2.1.332 sent them in ``results_in_finishing_order``.
     * ``sibling_rule``: off: a failing Bash call cancelled nothing (``bash_fails_parallel``,
       ``bash_fails_serial``).
     * ``context``: every stage on and prompt caching, thresholds from the model's window (dreamloop's choice
@@ -96,19 +99,20 @@ def observed_fields() -> dict[str, Any]:
 
 
 def texts_fields() -> dict[str, Any]:
-    """The ``QueryParams`` fields of the texts' loop: every branch both texts name, on, in their form (dreamloop's
-    reading of them, field by field):
+    """The ``QueryParams`` fields of the texts' loop: every branch both texts name, on, in their form (each field
+    with the text it comes from; how each is built is dreamloop's design):
 
-    * ``streaming_tool_execution``: on (the conversation-loop text's ``StreamingToolExecutor``).
+    * ``streaming_tool_execution``: on (the conversation-loop text's streaming tool execution; the four-step-loop
+      text names its executor ``StreamingToolExecutor``).
     * ``results_as_finished``: on: calls that may run in parallel give their results in the order they finish
       (the four-step-loop text).
     * ``sibling_rule``: off (neither text names it).
     * ``context``: every stage on and prompt caching (the conversation-loop text's pipeline, light to heavy).
     * ``hooks``: on, with no hook (the conversation-loop text's stop hooks).
     * ``recovery``: ``RecoveryOptions()``: escalate before resuming, then ``completed`` when the resumes run out
-      (the conversation-loop text; the ending, dreamloop's reading of the four-step-loop text); a ``tool_use``
-      stop without a block ends ``completed`` with a warning (dreamloop's reading of the four-step-loop text:
-      ``needsFollowUp`` comes from the blocks).
+      (the conversation-loop text; the ending, dreamloop's choice after the four-step-loop text, whose completion
+      path follows the recoverable errors); a ``tool_use`` stop without a block ends ``completed`` with a warning
+      (dreamloop's choice after the four-step-loop text: ``needsFollowUp`` comes from the blocks).
     * ``max_tokens``: 4096 (``QueryParams``' default, dreamloop's choice: the texts give no figure), and
       ``observed_output_limits`` off.
     * ``system_prompt``: none (the texts give no words); ``environment`` and ``memory_files`` on (the
@@ -136,8 +140,9 @@ def texts_fields() -> dict[str, Any]:
 
 
 def observed_loop(**fields: Any) -> QueryParams:
-    """``QueryParams`` for Claude Code 2.1.332 as observed (``observed_fields()``), what ``dreamloop run`` runs;
-    ``fields`` give the run (``messages``, ``model``, ``workspace``, ``tools``...) and override any preset value.
+    """``QueryParams`` for Claude Code 2.1.332 as observed (``observed_fields()``; dreamloop's name), what
+    ``dreamloop run`` runs; ``fields`` give the run (``messages``, ``model``, ``workspace``, ``tools``...) and
+    override any preset value.
 
     The context pipeline writes oversized tool results to a file, so give ``workspace`` (a ``ValueError``
     says so otherwise)."""
@@ -145,5 +150,6 @@ def observed_loop(**fields: Any) -> QueryParams:
 
 
 def texts_loop(**fields: Any) -> QueryParams:
-    """``QueryParams`` for the texts' loop (``texts_fields()``); ``fields`` as for ``observed_loop``."""
+    """``QueryParams`` for the texts' loop (``texts_fields()``; dreamloop's name); ``fields`` as for
+    ``observed_loop``."""
     return QueryParams(**{**texts_fields(), **fields})

@@ -399,8 +399,8 @@ def decide_attempt(failure: Failure, *, overloads: int, failures: int, has_fallb
     streaming (``stream_error_before_block``). An attempt a call of which had started
     (``calls_started``) is never withdrawn: a step that would withdraw it is ``keep`` instead, so the call
     runs once, to its end, and its result goes back to the model, as Claude Code 2.1.332 kept a Bash call
-    that had run (``disconnect_after_bash_ran``) or was still running (``disconnect_while_bash_runs``) when
-    the connection dropped. Bounds:
+    whose connection dropped in the text after it (``disconnect_after_bash_ran``; a command that sleeps 5 s
+    first too, ``disconnect_while_bash_runs``). Bounds:
     each model gets at most ``overloads_before_fallback`` failed attempts in a row (or, without a
     fallback model, the client's ``retries`` + 1 when that is more, as for HTTP 529), so a request
     costs at most twice that many attempts with a fallback model. Pure: the loop applies the answer.

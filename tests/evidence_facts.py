@@ -394,6 +394,59 @@ def hook_kinds(r) -> list[str]:
     """The ``type`` of every hook the five hook scenarios give both sides, as a set."""
     return sorted({hook["type"] for name in HOOK_SCENARIOS for entries in r.scenario(name).hooks.values()
                    for entry in entries for hook in entry["hooks"]})
+def bash_commands(r, scenario: str, turn: int = 1) -> list[str]:
+    """The commands of the Bash calls of turn ``turn`` (1-based) of a scenario's script, the workspace ``/ws``."""
+    answer = r.scenario(scenario).script("/ws")[turn - 1]
+    return [b["input"]["command"] for b in answer.content or [] if b.get("type") == "tool_use" and b["name"] == "Bash"]
+
+
+RESULT_REMINDER = "79#5d93cac8"
+"""The reminder Claude Code 2.1.332 put inside the last tool_result of a results message (length#hash)."""
+
+
+def result_reminders(r) -> dict:
+    """Over every recorded scenario, Claude Code's requests that carry tool_results: how many, and how many hold
+    ``RESULT_REMINDER`` inside their last result (for an order-free scenario, inside one of them)."""
+    found = {"requests with results": 0, "the reminder inside the last result": 0}
+    for name in r.scenario_names:
+        for request in r.side(name, CC)["request"]:
+            if not request["results"]:
+                continue
+            found["requests with results"] += 1
+            last = request["results"][-1].removesuffix(":error")
+            if f"{last} {RESULT_REMINDER}" in request["inside"] or (
+                    r.scenario(name).order_free and RESULT_REMINDER in request["inside"]):
+                found["the reminder inside the last result"] += 1
+    return found
+
+
+def marker_files(r, scenario: str) -> dict:
+    """For each of a scenario's own texts (``markers``), the workspace files that hold it."""
+    defined = r.scenario(scenario)
+    return {marker: sorted(name for name, text in defined.files.items() if marker in text)
+            for marker in defined.markers}
+
+
+def hook_reason(r, scenario: str) -> list[str]:
+    """A hook scenario's events, and which of its texts its hook commands print."""
+    defined = r.scenario(scenario)
+    commands = [hook["command"] for entries in defined.hooks.values() for entry in entries for hook in entry["hooks"]]
+    return sorted(defined.hooks) + [m for m in defined.markers if any(m in c for c in commands)]
+
+
+def models(r, scenario: str) -> list:
+    """A scenario's main model and fallback model (None when it has none)."""
+    defined = r.scenario(scenario)
+    return [defined.model, defined.fallback_model]
+def session_user_texts(r, session: str, opening: str) -> int:
+    """How many user text blocks (or string contents) of a session file open with ``opening``."""
+    found = 0
+    for record in r.session(session):
+        content = (record.get("message") or {}).get("content") if record.get("type") == "user" else None
+        texts = [content] if isinstance(content, str) else [b.get("text", "") for b in content or []
+                                                           if isinstance(b, dict) and b.get("type") == "text"]
+        found += sum(1 for text in texts if text.startswith(opening))
+    return found
 # <helpers-end>
 
 
@@ -411,11 +464,13 @@ FACTS: dict = {
                                  "plain_answer first", library_recorded, ("plain_answer", True)),
     "recording.version": Derived((), "the conformance file is Claude Code 2.1.332's",
                                  lambda r: r.conformance["claude_code"], "2.1.332"),
-    "recording.verdicts": Derived(("prompt_too_long_after_tools", "tool_use_without_block", "empty_text_block"),
-                                  "37 of 40 scenarios MATCH; the three that differ are labelled with chapters 06 "
+    "recording.verdicts": Derived(("prompt_too_long_after_tools", "disconnect_after_tool_use", "tool_use_without_block",
+                                   "empty_text_block"),
+                                  "43 of 47 scenarios MATCH; the four that differ are labelled with chapters 06, 08b "
                                   "and 09",
-                                  verdicts, {"match": 37, "of": 40, "differ": {
+                                  verdicts, {"match": 43, "of": 47, "differ": {
                                       "prompt_too_long_after_tools": "06_context_pipeline",
+                                      "disconnect_after_tool_use": "08b_fallbacks",
                                       "tool_use_without_block": "09_every_ending",
                                       "empty_text_block": "09_every_ending"}}),
     "recording.anatomies": Derived(("max_tokens_once", "stream_error_inside_tool_use", "tool_use_without_block"),
@@ -476,10 +531,6 @@ FACTS: dict = {
     "parallel_reads.cc": Observed("parallel_reads", CC, "both Reads answered in one user message of the next request",
                                   {"requests": 2, "request[2].added": "assistant[text, tool_use×2] user[tool_result×2]",
                                    "request[2].results": ["toolu_fake_0001", "toolu_fake_0002"]}),
-    "parallel_and_unknown.order_free": Derived(("parallel_reads", "missing_and_unknown"), "the recording keeps the "
-                                               "tool_result ids of both scenarios as a set (sorted), not in the order "
-                                               "sent", lambda r: order_free(r, "parallel_reads", "missing_and_unknown"),
-                                               [True, True]),
     "missing_and_unknown.script": Derived(("missing_and_unknown",), "the script's calls: a Read, a Read of a missing "
                                           "file, an unknown tool", lambda r: calls(r, "missing_and_unknown"),
                                           [["Read", ["file_path"]], ["Read", ["file_path"]], ["Frobnicate", ["x"]]]),
@@ -512,8 +563,15 @@ FACTS: dict = {
                                              {"requests": 3, "request[2].added": "nothing",
                                               "request[*].results": [[], [], ["toolu_fake_0002"]],
                                               "ending": "completed"}),
-    "disconnect_after_tool_use.match": Observed("disconnect_after_tool_use", DL, "dreamloop run matches",
-                                                {"match": True}),
+    "disconnect_after_tool_use.label": Derived(("disconnect_after_tool_use",), "the label's reason: in 1 of 3 runs "
+                                               "Claude Code 2.1.332 had started the call and its outcome was "
+                                               "dreamloop's", lambda r: "in 1 of 3 runs it had" in
+                                               r.conformance["scenarios"]["disconnect_after_tool_use"]["deliberate"][
+                                                   "reason"], True),
+    "disconnect_after_tool_use.differ": Observed("disconnect_after_tool_use", DL, "DIFFER, labelled (chapter 08b): "
+                                                 "dreamloop's executor had started the Read and kept it, its result in "
+                                                 "the next request", {"match": False, "deliberate": "08b_fallbacks",
+                                                                      "request[2].results": ["toolu_fake_0001"]}),
     "http_529.cc": Observed("http_529", CC, "three 529s (the harness allows two retries), no fallback model; api_error",
                             {"request[*].status": [529, 529, 529], "ending": "api_error"}),
     "tool_use_without_block.dl": Observed("tool_use_without_block", DL,
@@ -530,10 +588,11 @@ FACTS: dict = {
                                                {"requests": 3,
                                                 "request[3].added": "assistant[text, tool_use] user[tool_result]",
                                                 "ending": "completed"}),
-    "files_changed_between_turns.no_anatomy": Derived(("files_changed_between_turns",), "its requests' anatomies "
-                                                      "(reminders inside a result) are not recorded",
-                                                      lambda r: "files_changed_between_turns" in r.anatomy["scenarios"],
-                                                      False),
+    "files_changed_between_turns.texts": Observed("files_changed_between_turns", CC, "config.py's new line "
+                                                  "('value = 7') and the CLAUDE.md's new words ('two sentences') never "
+                                                  "reached the model; both files changed",
+                                                  {"texts": {"value = 7": "never", "two sentences": "never"},
+                                                   "workspace": "config.py changed, CLAUDE.md changed"}),
     "recording.extra_requests": Derived(("prompt_too_long_after_tools", "empty_text_block"), "the only scenarios where "
                                         "Claude Code sent more requests than dreamloop (which sends no summaries)",
                                         request_counts_that_differ,
@@ -552,8 +611,6 @@ FACTS: dict = {
                                  "block, a response spanning two", lambda r: [lines_are_records(r, S10),
                                                                               one_block_per_record(r, S10)],
                                  [True, {"one block each": True, "most records for one response": 2}]),
-    "parallel_reads.order_free": Derived(("parallel_reads",), "the recording keeps parallel_reads' tool_result ids as "
-                                         "a set", lambda r: order_free(r, "parallel_reads"), [True]),
     "read_then_edit.script": Derived(("read_then_edit",), "the script's second answer is an Edit (after a Read)",
                                      lambda r: [calls(r, "read_then_edit", 1)[0][0], calls(r, "read_then_edit",
                                                 2)[0][0]],
@@ -617,11 +674,16 @@ FACTS: dict = {
                                                "(a lower max_tokens), then prompt_too_long; labelled, chapter 06",
                                                {"requests": 5, "request[5].max_tokens_change": "-",
                                                 "ending": "prompt_too_long", "deliberate": "06_context_pipeline"}),
-    "one_tool.cc.result_reminder": Observed("one_tool", CC, "its Read's result held one reminder inside",
-                                            {"anatomy.request[2].shape.result_reminders": 1}),
+    "one_tool.cc.result_reminder": Observed("one_tool", CC, "its Read's result held one reminder inside, 79 "
+                                            "characters", {"request[2].inside": ["toolu_fake_0001 79#5d93cac8"],
+                                                           "anatomy.request[2].shape.result_reminders|len": 1}),
     "hook_post_tool_use_context.cc": Observed("hook_post_tool_use_context", CC, "with the PostToolUse hook, the Read's "
-                                              "result held two reminders inside", {
-                                                  "anatomy.request[2].shape.result_reminders": 2,
+                                              "result held two reminders inside, the hook's text in the first", {
+                                                  "request[2].inside": ["toolu_fake_0001 127#13bcbf44",
+                                                                        "toolu_fake_0001 79#5d93cac8"],
+                                                  "texts": {"config.py is generated":
+                                                            "request 2 reminder inside result toolu_fake_0001"},
+                                                  "anatomy.request[2].shape.result_reminders|len": 2,
                                                   "request[2].added": "assistant[text, tool_use] user[tool_result]"}),
     "hook_stop_exit_2_once.cc": Observed("hook_stop_exit_2_once", CC,
                                          "the answer, then the Stop hook's feedback as one "
@@ -631,23 +693,33 @@ FACTS: dict = {
     "session11.stop_hooks": Derived((S11,), "session 11: the answer, the feedback, a stop_hook_summary; the second "
                                     "answer, another stop_hook_summary", lambda r: stop_hook_sequence(r, S11),
                                     ["answer", "feedback", "stop_hook_summary", "answer", "stop_hook_summary"]),
-    "hook_pre_tool_use.script": Derived(("hook_pre_tool_use_exit_2", "hook_pre_tool_use_deny"), "the blocked Edit is "
-                                        "the script's first call: no Read of the file comes before it",
-                                        lambda r: [[c[0] for c in calls(r, name)] for name in
+    "hook_pre_tool_use.script": Derived(("hook_pre_tool_use_exit_2", "hook_pre_tool_use_deny"), "the script reads "
+                                        "config.py, then Edits it: the hook (matcher Edit) blocks an Edit of a file "
+                                        "just read, and prints its reason, 'config.py is frozen'",
+                                        lambda r: [[[c[0] for c in calls(r, name, turn)] for turn in (1, 2)]
+                                                   + hook_reason(r, name) for name in
                                                    ("hook_pre_tool_use_exit_2", "hook_pre_tool_use_deny")],
-                                        [["Edit"], ["Edit"]]),
-    "hook_pre_tool_use.cc": Derived(("hook_pre_tool_use_exit_2", "hook_pre_tool_use_deny"), "the Edit got an is_error "
-                                    "result in both", lambda r: [r.side(name, CC)["request"][1]["results"] for name in
-                                                                 ("hook_pre_tool_use_exit_2",
-                                                                  "hook_pre_tool_use_deny")],
-                                    [["toolu_fake_0001:error"], ["toolu_fake_0001:error"]]),
+                                        [[["Read"], ["Edit"], "PreToolUse", "config.py is frozen"]] * 2),
+    "hook_pre_tool_use.cc": Derived(("hook_pre_tool_use_exit_2", "hook_pre_tool_use_deny"), "in both, the Edit got an "
+                                    "is_error result in the third request, the hook's reason first reached the model "
+                                    "in that result, and config.py was left unchanged",
+                                    lambda r: [[r.side(name, CC)["request"][2]["results"], r.side(name, CC)["texts"],
+                                                r.side(name, CC)["workspace"]] for name in
+                                               ("hook_pre_tool_use_exit_2", "hook_pre_tool_use_deny")],
+                                    [[["toolu_fake_0002:error"],
+                                      {"config.py is frozen": "request 3 result toolu_fake_0002"}, "unchanged"]] * 2),
     "hook_pre_tool_use_updated_input.cc": Observed("hook_pre_tool_use_updated_input", CC, "the Read the hook pointed "
                                                    "elsewhere got an ordinary result",
                                                    {"request[2].results": ["toolu_fake_0001"], "ending": "completed"}),
-    "hook_pre_tool_use_updated_input.no_anatomy": Derived(("hook_pre_tool_use_updated_input",), "its requests' "
-                                                          "anatomies (what the result held) are not recorded",
-                                                          lambda r: "hook_pre_tool_use_updated_input" in
-                                                          r.anatomy["scenarios"], False),
+    "hook_pre_tool_use_updated_input.texts": Observed("hook_pre_tool_use_updated_input", CC, "config.py's text "
+                                                      "('value = 1') never reached the model; greeter.py's "
+                                                      "('Hello, {name}') came in the Read's result",
+                                                      {"texts": {"value = 1": "never", "Hello, {name}":
+                                                                 "request 2 result toolu_fake_0001"}}),
+    "hook_pre_tool_use_updated_input.markers": Derived(("hook_pre_tool_use_updated_input",), "'value = 1' is "
+                                                       "config.py's text, 'Hello, {name}' greeter.py's",
+                                                       lambda r: marker_files(r, "hook_pre_tool_use_updated_input"),
+                                                       {"value = 1": ["config.py"], "Hello, {name}": ["greeter.py"]}),
     "max_tokens_once.cc": Observed("max_tokens_once", CC, "the cut answer back as an assistant message and one "
                                    "reminder after it, max_tokens unchanged; completed; num_turns 2",
                                    {"requests": 2, "request[*].max_tokens_change": every("="),
@@ -686,7 +758,9 @@ FACTS: dict = {
     "http_529_fallback.no_thinking": Derived(("http_529_fallback",), "no thinking block in http_529_fallback's script",
                                              lambda r: has_thinking(r, "http_529_fallback"), False),
     "stream_error_before_block.limit": Observed("stream_error_before_block", CC, "the non-streaming request at the "
-                                                "first attempt's max_tokens", {"request[2].max_tokens_change": "="}),
+                                                "first attempt's max_tokens, 32,000",
+                                                {"request[*].max_tokens": [32000, 32000],
+                                                 "request[*].streamed": [True, False]}),
     "stream_error_inside_tool_use.match": Observed("stream_error_inside_tool_use", DL, "dreamloop run matches",
                                                    {"match": True}),
     "disconnect_during_text.cc": Observed("disconnect_during_text", CC, "after the drop during text, the same request "
@@ -786,20 +860,22 @@ FACTS: dict = {
                                      "anatomy.request[*].shape.cache_control": [["system", "messages[0]"],
                                                                                ["system", "messages[2]"]]}),
     "one_tool.dl_anatomy": Observed("one_tool", DL,
-                                    "dreamloop run: six fields, 64000, two system blocks (422, 134), six "
+                                    "dreamloop run: six fields, 32000, two system blocks (422, 134), six "
                                     "tools, one leading reminder; cache_control on the newest message too", {
-                                        "anatomy.request[1].fields|len": 6, "anatomy.request[*].max_tokens": [64000,
-                                                                                                            64000],
+                                        "anatomy.request[1].fields|len": 6, "anatomy.request[*].max_tokens": [32000,
+                                                                                                            32000],
                                         "anatomy.request[1].system[*].length": [422, 134],
                                         "anatomy.request[1].tools.count": 6, "anatomy.request[1].shape.context": 1,
                                         "anatomy.request[*].shape.cache_control": [["system", "messages[0]"],
                                                                                   ["system", "messages[2]"]]}),
     "one_tool.match": Observed("one_tool", DL, "the row is a MATCH", {"match": True}),
     "contexts": Derived(("opus_probe", "memory_file"), "Claude Code's leading reminders: 7, 8 or 9 (seven in "
-                        "opus_probe, nine in memory_file and files_changed_between_turns); the first one's hash "
-                        "differs in each of the anatomies' seven scenarios", contexts,
-                        {"counts": [7, 8, 9], "not eight": {"opus_probe": 7, "memory_file": 9,
-                                                            "files_changed_between_turns": 9},
+                        "opus_probe and the other two Opus scenarios, nine in memory_file and "
+                        "files_changed_between_turns); the first one's hash differs in each of the anatomies' seven "
+                        "scenarios", contexts,
+                        {"counts": [7, 8, 9], "not eight": {"output_limit_fallback": 7,
+                                                            "output_limit_streaming_fallback": 7, "opus_probe": 7,
+                                                            "memory_file": 9, "files_changed_between_turns": 9},
                          "first hashes": 7, "of": 7}),
     "session11.context_kinds": Derived((S11,), "session 11's attachments before its first request include "
                                        "environment, date, model, tool, agent and skill listings",
@@ -858,11 +934,131 @@ FACTS: dict = {
                                       "workspace",
                                       lambda r: r.scenario("one_tool").script("/ws")[0].content[1]["input"],
                                       {"file_path": "/ws/config.py"}),
+    # -- what issues 31, 32, 35 and 38 recorded (absolute output limits, texts: lines, counted files)
+    "results_in_finishing_order.script": Derived(("results_in_finishing_order",), "one answer with three calls: a "
+                                                 "command that waits two seconds, a Read, a command that waits one",
+                                                 lambda r: [[c[0] for c in calls(r, "results_in_finishing_order")],
+                                                            bash_commands(r, "results_in_finishing_order")],
+                                                 [["Bash", "Read", "Bash"], ["sleep 2", "sleep 1"]]),
+    "results_in_finishing_order.cc": Observed("results_in_finishing_order", CC, "the three results in one user "
+                                              "message, in the order the calls finished: the Read's, the one-second "
+                                              "command's, the two-second command's; the reminder inside the last",
+                                              {"request[2].added": "assistant[text, tool_use×3] user[tool_result×3]",
+                                               "request[2].results": ["toolu_fake_0002", "toolu_fake_0003",
+                                                                      "toolu_fake_0001"],
+                                               "request[2].inside": ["toolu_fake_0001 79#5d93cac8"],
+                                               "ending": "completed"}),
+    "results_in_finishing_order.match": Derived(("results_in_finishing_order",), "dreamloop run matches, the ids "
+                                                "compared in order (the scenario is not order_free)",
+                                                lambda r: [r.side("results_in_finishing_order", DL)["match"],
+                                                           r.side("results_in_finishing_order", DL)["request"][1][
+                                                               "results"],
+                                                           order_free(r, "results_in_finishing_order")],
+                                                [True, ["toolu_fake_0002", "toolu_fake_0003", "toolu_fake_0001"],
+                                                 [False]]),
+    "result_reminders": Derived(("one_tool", "hook_pre_tool_use_deny", "results_in_finishing_order"), "every request "
+                                "of Claude Code's that carried tool_results, in every scenario (40), held the "
+                                "79-character reminder (the same hash) inside its last result",
+                                result_reminders, {"requests with results": 40,
+                                                   "the reminder inside the last result": 40}),
+    "hook_pre_tool_use_deny.cc": Observed("hook_pre_tool_use_deny", CC, "the denied Edit's result is_error, the "
+                                          "reminder inside it too", {"request[3].results": ["toolu_fake_0002:error"],
+                                                                     "request[3].inside": [
+                                                                         "toolu_fake_0002 79#5d93cac8"]}),
+    "http_429_fallback.definition": Derived(("http_429_fallback",), "the 429 scenario with a fallback model set "
+                                            "(claude-haiku-4-5, which would answer)",
+                                            lambda r: models(r, "http_429_fallback"),
+                                            ["claude-sonnet-4-5", "claude-haiku-4-5"]),
+    "http_429_fallback.cc": Observed("http_429_fallback", CC, "three 429s from the main model (the harness allows two "
+                                     "retries), the fallback model never asked; api_error",
+                                     {"request[*].status": [429, 429, 429], "request[*].model": every("main"),
+                                      "ending": "api_error"}),
+    "http_429_fallback.match": Observed("http_429_fallback", DL, "dreamloop run matches", {"match": True}),
+    "output_limit_fallback.definition": Derived(("output_limit_fallback",), "main model claude-opus-5-5, fallback "
+                                                "claude-sonnet-4-5", lambda r: models(r, "output_limit_fallback"),
+                                                ["claude-opus-5-5", "claude-sonnet-4-5"]),
+    "output_limit_fallback.cc": Observed("output_limit_fallback", CC, "one probe skipped; three 529s from the main "
+                                         "model at max_tokens 128,000, then the fallback model at 32,000; completed",
+                                         {"probes": 1, "request[*].status": [529, 529, 529, 200],
+                                          "request[*].model": ["main", "main", "main", "fallback"],
+                                          "request[*].max_tokens": [128000, 128000, 128000, 32000],
+                                          "ending": "completed"}),
+    "output_limit_fallback.match": Observed("output_limit_fallback", DL, "dreamloop run matches, max_tokens "
+                                            "included", {"match": True,
+                                                         "request[*].max_tokens": [128000, 128000, 128000, 32000]}),
+    "one_tool.cc.limit": Derived(("one_tool",), "one_tool's model is claude-sonnet-4-5, and each of Claude Code's "
+                                 "requests asked for 32,000", lambda r: [models(r, "one_tool")[0],
+                                                                         [q["max_tokens"] for q in
+                                                                          r.side("one_tool", CC)["request"]]],
+                                 ["claude-sonnet-4-5", [32000, 32000]]),
+    "http_529_fallback.limit": Observed("http_529_fallback", CC, "the fallback model's request (claude-haiku-4-5) "
+                                        "asked for 32,000", {"request[4].model": "fallback",
+                                                             "request[4].max_tokens": 32000}),
+    "output_limit_streaming_fallback.definition": Derived(("output_limit_streaming_fallback",), "its model is "
+                                                          "claude-opus-5-5; its stream breaks before any block is "
+                                                          "complete",
+                                                          lambda r: [models(r, "output_limit_streaming_fallback")[0],
+                                                                     r.script("output_limit_streaming_fallback")[0][
+                                                                         "fault"]],
+                                                          ["claude-opus-5-5", "stream_error"]),
+    "output_limit_streaming_fallback.cc": Observed("output_limit_streaming_fallback", CC, "the broken streamed request "
+                                                   "at 128,000, the same request again without streaming at 64,000",
+                                                   {"probes": 1, "request[*].max_tokens": [128000, 64000],
+                                                    "request[*].streamed": [True, False],
+                                                    "request[1].error": "overloaded_error",
+                                                    "request[2].added": "nothing", "ending": "completed"}),
+    "output_limit_streaming_fallback.match": Observed("output_limit_streaming_fallback", DL, "dreamloop run matches, "
+                                                      "max_tokens included", {"match": True,
+                                                                              "request[*].max_tokens": [128000,
+                                                                                                        64000]}),
+    "disconnect_bash.script": Derived(("disconnect_after_bash_ran", "disconnect_while_bash_runs"), "the first answer: "
+                                      "a text, a Bash call that appends a line to count.txt (after sleeping 5 s in "
+                                      "disconnect_while_bash_runs), then a text paced at 20 tokens a second in which "
+                                      "the connection drops; asked again, the model calls the command under a new id",
+                                      lambda r: [[bash_commands(r, n, 1), bash_commands(r, n, 2),
+                                                  r.script(n)[0]["fault"], r.scenario(n).counts]
+                                                 for n in ("disconnect_after_bash_ran", "disconnect_while_bash_runs")],
+                                      [[["echo ran >> /ws/count.txt; wc -l < /ws/count.txt"],
+                                        ["echo ran >> /ws/count.txt; wc -l < /ws/count.txt"], "disconnect",
+                                        ["count.txt"]],
+                                       [["sleep 5; echo ran >> /ws/count.txt; wc -l < /ws/count.txt"],
+                                        ["echo ran >> /ws/count.txt; wc -l < /ws/count.txt"], "disconnect",
+                                        ["count.txt"]]]),
+    "disconnect_bash.cc": Derived(("disconnect_after_bash_ran", "disconnect_while_bash_runs"), "in both, the request "
+                                  "after the drop carried the first call and its ordinary result, the next one the "
+                                  "second call's; count.txt ended with two lines, one per tool_use id; completed",
+                                  lambda r: [[r.side(n, CC)["request"][1]["added"],
+                                              [q["results"] for q in r.side(n, CC)["request"]],
+                                              r.side(n, CC)["counts"], r.side(n, CC)["ending"]]
+                                             for n in ("disconnect_after_bash_ran", "disconnect_while_bash_runs")],
+                                  [["assistant[text, tool_use] user[tool_result]",
+                                    [[], ["toolu_fake_0001"], ["toolu_fake_0002"]], {"count.txt": 2},
+                                    "completed"]] * 2),
+    "disconnect_bash.match": Derived(("disconnect_after_bash_ran", "disconnect_while_bash_runs"), "dreamloop run "
+                                     "matches in both, count.txt included",
+                                     lambda r: [[r.side(n, DL)["match"], r.side(n, DL)["counts"]]
+                                                for n in ("disconnect_after_bash_ran", "disconnect_while_bash_runs")],
+                                     [[True, {"count.txt": 2}]] * 2),
+    "unknown_content_block.cc": Observed("unknown_content_block", CC, "the answer went back with the unknown block in "
+                                         "its place, between the text and the Read",
+                                         {"request[2].added":
+                                          "assistant[text, future_block, tool_use] user[tool_result]",
+                                          "ending": "completed"}),
+    "unknown_content_block.match": Observed("unknown_content_block", DL, "dreamloop run matches", {"match": True}),
+    "session03.interrupt_text": Derived((S03,), "session 03 (Claude Code 2.1.38) holds user texts '[Request "
+                                        "interrupted by user]'",
+                                        lambda r: [session_user_texts(r, S03, "[Request interrupted by user]"),
+                                                   sorted({x["version"] for x in r.session(S03) if x.get("version")})],
+                                        [2, ["2.1.38"]]),
     # <facts-end>
 }
 
 
 # == the claims and what each rests on, chapter by chapter ====================================================
+
+WHICH_LOOP = ("recording.verdicts", "one_tool.match", "four.fallback_option", "conv.recovery_rungs")
+"""What the "Which loop" cell of every chapter rests on: the recording's verdicts (dreamloop run matches where it
+does not differ by a label), and that both texts name a loop whose branches are switched by options."""
 
 CLAIMS: list = [
     # -- README.md
@@ -893,7 +1089,7 @@ CLAIMS: list = [
              "stream_error_before_block.cc", "stream_error_before_block.match"),
     document("README.md", "`dreamloop compare` runs Claude Code itself (2.1.332 is pinned", "recording.version",
              "recording.library"),
-    document("README.md", "Held against Claude Code 2.1.332, dreamloop matches in 37 of the 40", "recording.verdicts"),
+    document("README.md", "Held against Claude Code 2.1.332, dreamloop matches in 43 of", "recording.verdicts"),
     document("README.md", "Files up to version 2.1.114 hold neither the system prompt",
              "sessions.older_hold_no_request"),
     document("README.md", "Claude Code 2.1.332 records the requests of the conversation as sent", "session09.run",
@@ -944,11 +1140,12 @@ CLAIMS: list = [
     chapter("02_tool_use_and_tool_result", "c02-30b", "| how the results are yielded |", "| 结果怎样产出 |",
             "four.yield_each", "four.normalize"),
     chapter("02_tool_use_and_tool_result", "c02-30b", "| the order of the results |", "| 结果的顺序 |",
-            "four.parallel_order", "parallel_reads.cc", "parallel_and_unknown.order_free", "missing_and_unknown.cc"),
+            "four.parallel_order", "results_in_finishing_order.script", "results_in_finishing_order.cc",
+            "results_in_finishing_order.match"),
     chapter("02_tool_use_and_tool_result", "c02-30b", "| a turn that stopped halfway |", "| 中途停下的一轮 |",
             "four.missing_results", "four.abort_streaming", "four.undoes_nothing", "stream_error_after_tool_use.script",
             "stream_error_after_tool_use.cc", "stream_error_after_tool_use.match", "disconnect_after_tool_use.script",
-            "disconnect_after_tool_use.cc", "disconnect_after_tool_use.match"),
+            "disconnect_after_tool_use.cc", "disconnect_after_tool_use.differ"),
     chapter("02_tool_use_and_tool_result", "c02-30b", "| the error texts |", "| 错误文字 |", "program.error_names"),
     # -- 03 queryLoop()
     chapter("03_query_loop", "c03-00", "So the loop both texts take apart, `queryLoop()`, is an **async generator**",
@@ -983,7 +1180,7 @@ CLAIMS: list = [
             "《对话循环》给出了这几种附件和摘要", "conv.phase5", "conv.summary"),
     chapter("03_query_loop", "c03-p5-design", "as observed by the `dreamloop compare` scenario `memory_file`, opened",
             "据 `dreamloop compare` 场景 `memory_file` 的观察", "memory_file.cc.context", "plain_answer.cc.context",
-            "files_changed_between_turns.cc", "files_changed_between_turns.no_anatomy", "recording.extra_requests"),
+            "files_changed_between_turns.cc", "files_changed_between_turns.texts", "recording.extra_requests"),
     chapter("03_query_loop", "c03-33", "| `api_error` |", "| `api_error` |", "http_529.cc", "four.model_error"),
     chapter("03_query_loop", "c03-33", "| `malformed_tool_use_exhausted` |", "| `malformed_tool_use_exhausted` |",
             "tool_use_without_block.cc"),
@@ -1017,9 +1214,8 @@ CLAIMS: list = [
     chapter("04_tools", "c04-19", "(dreamloop calls this step `partition_tool_calls()`",
             "（dreamloop 把这一步叫作 `partition_tool_calls()`", "four.next_article"),
     chapter("04_tools", "c04-23", "In the four-step-loop text, calls that may run in parallel",
-            "在《四步循环》里，可以并行的调用按完成的先后产出结果", "four.parallel_order"),
-    chapter("04_tools", "c04-23", "In which order Claude Code 2.1.332 sent them", "Claude Code 2.1.332 按什么顺序交回",
-            "parallel_reads.cc", "parallel_reads.order_free"),
+            "在《四步循环》里，可以并行的调用按完成的先后产出结果", "four.parallel_order", "results_in_finishing_order.script",
+            "results_in_finishing_order.cc"),
     chapter("04_tools", "c04-26b", "Step 3 as the four-step-loop text describes it", "《四步循环》描述的第 3 步",
             "four.run_tools"),
     chapter("04_tools", "c04-26b", "| where step 3 runs |", "| 第 3 步在哪里执行 |", "four.two_paths_meet",
@@ -1032,8 +1228,9 @@ CLAIMS: list = [
             "bash_fails_parallel.definition", "bash_fails_parallel.cc"),
     chapter("04_tools", "c04-26b", "| batches |", "| 批次 |", "four.next_article"),
     chapter("04_tools", "c04-26b", "| the order of the results |", "| 结果的顺序 |", "four.parallel_order",
-            "parallel_reads.cc", "parallel_reads.order_free"),
-    chapter("04_tools", "c04-33", "Progress arrives in completion order", "进度按完成顺序到达", "four.parallel_order"),
+            "results_in_finishing_order.script", "results_in_finishing_order.cc"),
+    chapter("04_tools", "c04-33", "Progress arrives in completion order", "进度按完成顺序到达", "four.parallel_order",
+            "results_in_finishing_order.cc"),
     # -- 05 streaming tool execution
     chapter("05_streaming_tools", "23aa6228", "In both texts the `StreamingToolExecutor` takes a call",
             "按两篇原文的描述，`StreamingToolExecutor`", "four.streaming_executor", "conv.streaming_execution"),
@@ -1105,13 +1302,14 @@ CLAIMS: list = [
     # -- 07 hooks
     chapter("07_hooks", "c07-00", "These five events, and what each may answer", "这五个事件以及每个事件可以回答什么",
             "hook_post_tool_use_context.cc", "one_tool.cc.result_reminder", "hook_stop_exit_2_once.cc",
-            "session11.stop_hooks"),
+            "session11.stop_hooks", "hook_pre_tool_use.cc"),
     chapter("07_hooks", "c07-00", "That last one is a branch of `queryLoop()` itself", "最后这一种是 `queryLoop()` 本身的一个分支",
             "conv.stop_hook_blocking"),
     chapter("07_hooks", "c07-05", "In the conversation-loop text it is one of `queryLoop()`'s continue paths",
             "在《对话循环》里，它是 `queryLoop()` 的继续路径之一", "conv.stop_hook_blocking"),
-    chapter("07_hooks", "c07-06", "In Claude Code 2.1.332's runs of `hook_pre_tool_use_exit_2`",
-            "在 Claude Code 2.1.332 对 `hook_pre_tool_use_exit_2`", "hook_pre_tool_use.script", "hook_pre_tool_use.cc"),
+    chapter("07_hooks", "c07-06", "Claude Code 2.1.332 answered a `PreToolUse` hook's exit 2",
+            "Claude Code 2.1.332 对 `PreToolUse` hook 的退出码 2", "hook_pre_tool_use.script", "hook_pre_tool_use.cc",
+            "hooks.match"),
     chapter("07_hooks", "c07-12", "That is where Claude Code 2.1.332 puts the feedback", "Claude Code 2.1.332 也把反馈放在这里",
             "hook_stop_exit_2_once.cc", "session11.stop_hooks"),
     zh_only("07_hooks", "c07-14", "从阻断开始，`stop_hook_active` 一直为 True", "conv.stop_hook_active", "four.no_stop_flag"),
@@ -1140,12 +1338,14 @@ CLAIMS: list = [
             "本章的每个要点：两篇原文怎么说", "four.submit_message", "conv.phase2"),
     chapter("07b_command_hooks", "c07b-39", "| `pre_tool_use` |", "| `pre_tool_use` |", "four.below_run_tool_use",
             "four.run_tools_layers", "hook_pre_tool_use.script", "hook_pre_tool_use.cc",
-            "hook_pre_tool_use_updated_input.cc", "hook_pre_tool_use_updated_input.no_anatomy"),
+            "hook_pre_tool_use_updated_input.cc", "hook_pre_tool_use_updated_input.texts",
+            "hook_pre_tool_use_updated_input.markers"),
     chapter("07b_command_hooks", "c07b-39", "| `post_tool_use` |", "| `post_tool_use` |",
             "hook_post_tool_use_context.cc", "one_tool.cc.result_reminder"),
     chapter("07b_command_hooks", "c07b-39", "| prompt hooks |", "| 提示词 hook |", "four.submit_message"),
     chapter("07b_command_hooks", "c07b-39", "| which hooks run |", "| 哪些 hook 会运行 |", "hook_post_tool_use_context.cc",
-            "hook_stop_exit_2_once.cc", "session11.stop_hooks"),
+            "hook_stop_exit_2_once.cc", "session11.stop_hooks", "hook_pre_tool_use_deny.cc",
+            "hook_pre_tool_use.script"),
     # -- 08 recovery
     chapter("08_recovery", "87393b69", "Its branch is a switch, off by default", "它的分支是一个开关，默认关闭",
             "conv.recovery_rungs", "conv.escalate"),
@@ -1191,45 +1391,47 @@ CLAIMS: list = [
     chapter("08b_fallbacks", "1d86b8b6", "as observed by the\n`dreamloop compare` scenario `http_529_fallback`",
             "`http_529_fallback` 观察到的", "http_529_fallback.cc", "http_529_fallback.match", "harness.retries",
             "http_404_fallback.cc", "http_404_fallback.match"),
-    chapter("08b_fallbacks", "1d86b8b6", "Whether a 429 hands over, no scenario shows", "429 会不会交给回退模型",
-            "http_429_retry_after.definition", "http_429_retry_after.cc"),
     chapter("08b_fallbacks", "1d86b8b6", "The conversation-loop text ties tombstones to the *streaming* fallback",
             "《对话循环》把墓碑消息和*流式*回退联系在一起", "conv.tombstone"),
     chapter("08b_fallbacks", "5a09283b", "Every row ends `api_error`", "每一行都以 `api_error` 结束", "http_529.cc",
             "four.model_error"),
     chapter("08b_fallbacks", "9b45de25", "The conversation-loop text names a branch for this",
             "《对话循环》为此列出了一个分支", "conv.streaming_fallback", "conv.tombstone"),
-    chapter("08b_fallbacks", "9b45de25", "Claude Code 2.1.332 did this in six `dreamloop compare` scenarios",
-            "Claude Code 2.1.332 在 `dreamloop compare` 的六个场景里是这样做的", "stream_error_before_block.cc"),
-    chapter("08b_fallbacks", "9b45de25", "| an error event before any block was complete |",
-            "| 任何内容块完成之前出现错误事件 |", "stream_error_before_block.cc", "stream_error_before_block.limit"),
+    chapter("08b_fallbacks", "9b45de25", "Claude Code 2.1.332 did this in nine `dreamloop compare` scenarios",
+            "Claude Code 2.1.332 在 `dreamloop compare` 的九个场景里是这样做的", "stream_error_before_block.cc"),
+    chapter("08b_fallbacks", "9b45de25", "| an error event before any block was complete |", "| 任何内容块完成之前出现错误事件 |",
+            "stream_error_before_block.cc", "stream_error_before_block.limit",
+            "output_limit_streaming_fallback.definition", "output_limit_streaming_fallback.cc",
+            "output_limit_streaming_fallback.match"),
     chapter("08b_fallbacks", "9b45de25", "| an error event inside a tool_use, after a complete text |",
             "| 一段完整文本之后、在 tool_use 内部出现错误事件 |", "stream_error_inside_tool_use.cc"),
     chapter("08b_fallbacks", "9b45de25", "| an error event after a complete tool_use |",
             "| 一个完整的 tool_use 之后出现错误事件 |", "stream_error_after_tool_use.script",
             "stream_error_after_tool_use.cc"),
-    chapter("08b_fallbacks", "9b45de25", "| a dropped connection |", "| 连接断开 |", "disconnect_during_text.cc",
-            "disconnect_inside_tool_use.script", "disconnect_inside_tool_use.cc", "disconnect_after_tool_use.script",
-            "disconnect_after_tool_use.cc", "disconnect_streamed_again"),
+    chapter("08b_fallbacks", "9b45de25", "| a dropped connection, no call of the response started |",
+            "| 连接断开，响应里没有调用已经开始 |", "disconnect_during_text.cc", "disconnect_inside_tool_use.script",
+            "disconnect_inside_tool_use.cc", "disconnect_after_tool_use.script", "disconnect_after_tool_use.cc",
+            "disconnect_streamed_again"),
     chapter("08b_fallbacks", "91123e21", "The conversation-loop text likens the nudge to a low-balance",
             "《对话循环》把这条提示比作“余额不足提醒”", "conv.budget_nudge", "conv.low_balance"),
     chapter("08b_fallbacks", "40983504", "`dreamloop run` recovers as Claude Code 2.1.332 was observed to",
             "`dreamloop run` 按观察到的 Claude Code 2.1.332 的方式恢复", "max_tokens_always.cc",
             "max_tokens_always.match", "tool_use_without_block.cc", "tool_use_without_block.dl"),
-    chapter("08b_fallbacks", "40983504", "Each rung can be turned off", "每一级都可以关掉", "conv.escalate"),
+    chapter("08b_fallbacks", "40983504", "Each rung can be turned off", "每一级都可以关掉", "conv.escalate",
+            "output_limit_fallback.cc", "output_limit_fallback.match"),
     chapter("08b_fallbacks", "8b9f3a53", "| a prompt too long |", "| 提示词过长 |", "conv.collapse_first",
             "conv.reactive_compact", "prompt_too_long_after_tools.cc", "prompt_too_long_once.cc"),
-    chapter("08b_fallbacks", "8b9f3a53", "| overloads, and the fallback model |", "| 过载与回退模型 |",
-            "four.fallback_option", "four.retries_own_branch", "conv.system_message", "http_529_fallback.cc",
-            "harness.retries", "http_529.cc", "http_404_fallback.cc", "http_429_retry_after.definition",
-            "http_429_retry_after.cc"),
+    chapter("08b_fallbacks", "8b9f3a53", "| overloads, and the fallback model |", "| 过载与回退模型 |", "four.fallback_option",
+            "four.retries_own_branch", "conv.system_message", "http_529_fallback.cc", "harness.retries", "http_529.cc",
+            "http_404_fallback.cc", "http_429_retry_after.definition", "http_429_retry_after.cc",
+            "http_429_fallback.definition", "http_429_fallback.cc", "http_429_fallback.match"),
     chapter("08b_fallbacks", "8b9f3a53", "| what the fallback model is sent |", "| 发给回退模型的内容 |",
             "http_529_fallback.no_thinking"),
     chapter("08b_fallbacks", "8b9f3a53", "| tombstones |", "| 墓碑消息 |", "conv.tombstone"),
     chapter("08b_fallbacks", "8b9f3a53", "| the streaming fallback |", "| 流式回退 |", "conv.streaming_fallback",
             "conv.tombstone", "stream_error_before_block.cc", "stream_error_inside_tool_use.cc",
             "stream_error_after_tool_use.cc", "disconnect_during_text.cc", "disconnect_inside_tool_use.cc",
-            "disconnect_after_tool_use.cc", "neither.figure_64000"),
+            "disconnect_after_tool_use.cc", "output_limit_streaming_fallback.cc"),
     chapter("08b_fallbacks", "8b9f3a53", "| an API error that ends the run |", "| 结束运行的 API 错误 |",
             "four.missing_results", "four.model_error", "http_529.cc", "max_tokens_always.cc"),
     chapter("08b_fallbacks", "8b9f3a53", "| the token budget |", "| Token 预算 |", "conv.budget_nudge"),
@@ -1349,8 +1551,9 @@ CLAIMS: list = [
             "session11.context_kinds", "one_tool.anatomy"),
     chapter("11_the_real_loop", "c11-18", "did not send the same ones in every scenario", "并不是在每个场景里都发送同样的这些块",
             "contexts", "plain_answer.cc.context"),
-    chapter("11_the_real_loop", "c11-18", "* **Reminders inside a result.**", "的 Read 返回文件内容时",
-            "one_tool.cc.result_reminder"),
+    chapter("11_the_real_loop", "c11-18", "* **Reminders inside a result.**",
+            "Claude Code 2.1.332 在 `tool_result` 的内容里附带了一个提醒", "one_tool.cc.result_reminder", "result_reminders",
+            "hook_pre_tool_use_deny.cc", "results_in_finishing_order.cc"),
     chapter("11_the_real_loop", "c11-18", "Between the two turns of `one_tool`, then", "所以在 `one_tool` 的两轮之间",
             "one_tool.cc", "one_tool.match"),
     chapter("11_the_real_loop", "c11-20", "(as observed by `hook_post_tool_use_context`) puts",
@@ -1362,8 +1565,10 @@ CLAIMS: list = [
             "《对话循环》的做法由 `dl.RecoveryOptions()` 保留", "conv.escalate", "conv.resume_three"),
     chapter("11_the_real_loop", "c11-22", "Both end `completed`; Claude Code 2.1.332's `num_turns`",
             "两方都以 `completed` 结束", "max_tokens_once.cc", "max_tokens_once.match"),
-    chapter("11_the_real_loop", "c11-22", "In the State inspector, dreamloop's side of the same script",
-            "在 State 检查器里看 dreamloop 这一方", "conv.tombstone"),
+    chapter("11_the_real_loop", "c11-22", "In the State inspector, the same script run here",
+            "State 检查器里是同一份脚本", "max_tokens_once.cc", "max_tokens_once.match"),
+    chapter("11_the_real_loop", "c11-22", "The texts' loop (`dl.texts_loop()`, the conversation-loop text's way)",
+            "原文的循环（`dl.texts_loop()`，《对话循环》的做法）", "conv.escalate", "conv.tombstone"),
     chapter("11_the_real_loop", "c11-26", "Claude Code 2.1.332, as observed by `stream_error_inside_tool_use`: it kept",
             "Claude Code 2.1.332，由 `stream_error_inside_tool_use` 观", "stream_error_inside_tool_use.cc",
             "stream_error_inside_tool_use.match"),
@@ -1414,8 +1619,6 @@ CLAIMS: list = [
              "sessions.versions"),
     document("dreamloop/claude_code.py", "A file that records the requests as sent (Claude Code 2.1.332's did",
              "session09.run", "session09.api_error"),
-    document("dreamloop/claude_code.py", "* `request`: the request it was sent, when the file records it",
-             "session09.run", "max_tokens_always.cc.context"),
     document("dreamloop/claude_code.py", "A file of Claude Code 1.0.17 to 2.1.114", "sessions.older_hold_no_request",
              "session09.run", "session10.run", "session11.run"),
     document("dreamloop/claude_code.py", "A run ends at an interrupt, at a synthetic API-error message",
@@ -1437,7 +1640,7 @@ CLAIMS: list = [
     document("dreamloop/compare/scenarios.py", "A `Scenario` is what a learner would type", "one_tool.cc",
              "one_tool.absolute_path"),
     document("dreamloop/compare/shapes.py", "Reminders *inside* a tool_result's content", "one_tool.cc.result_reminder",
-             "hook_post_tool_use_context.cc"),
+             "hook_post_tool_use_context.cc", "result_reminders", "results_in_finishing_order.cc"),
     document("dreamloop/compare/shapes.py", "* the same number of requests reach the model", "opus_probe.cc"),
     document("dreamloop/compare/shapes.py", "The first user message's leading reminder blocks", "one_tool.cc.context",
              "contexts"),
@@ -1481,29 +1684,29 @@ CLAIMS: list = [
     document("dreamloop/query.py", "One `while True`, five phases", "conv.while_true", "conv.phases"),
     document("dreamloop/query.py", "* `max_tokens`: output limit per request", "one_tool.anatomy",
              "one_tool.dl_anatomy"),
-    document("dreamloop/query.py", "* `results_as_finished` (chapter 04)", "four.parallel_order", "parallel_reads.cc",
-             "parallel_reads.order_free"),
+    document("dreamloop/query.py", "* `results_as_finished` (chapter 04)", "four.parallel_order",
+             "results_in_finishing_order.script", "results_in_finishing_order.cc", "results_in_finishing_order.match"),
     document("dreamloop/query.py", "* `sibling_rule` (chapter 05)", "bash_fails_parallel.cc", "bash_fails_serial.cc"),
     document("dreamloop/query.py", "The one place the loop builds the next State", "conv.new_state"),
     document("dreamloop/query.py", "A `MaxTokensCut` when the response stopped", "four.needs_follow_up"),
     document("dreamloop/query.py", "A response still cut at `max_tokens` after the recovery", "four.completed_path",
              "max_tokens_always.cc"),
     document("dreamloop/query.py", "Both paths meet here, as in the four-step-loop text", "four.two_paths_meet"),
-    document("dreamloop/query.py", "If the results message was already delivered", "four.checkpoint"),
-    document("dreamloop/query.py", "As the four-step-loop text has it, every dangling tool_use",
+    document("dreamloop/endings.py", "`delivered`: the results message was already yielded", "four.checkpoint"),
+    document("dreamloop/endings.py", "As the four-step-loop text has it, every dangling tool_use",
              "four.missing_results"),
     document("dreamloop/query.py", "`stop_reason` says `tool_use` but no tool_use block came",
              "tool_use_without_block.cc"),
     document("dreamloop/recovery.py", "`text` as a `<system-reminder>` block", "max_tokens_once.cc",
              "hook_stop_exit_2_once.cc"),
     document("dreamloop/recovery.py", "`RecoveryOptions()` is the loop of both texts", "conv.recovery_rungs",
-             "four.completed_path"),
+             "four.completed_path", "max_tokens_once.cc", "max_tokens_always.cc", "tool_use_without_block.cc"),
     document("dreamloop/recovery.py", "* `max_output_tokens_escalate`: the first", "conv.escalate",
              "neither.figure_64000", "max_tokens_once.cc"),
     document("dreamloop/recovery.py", "* `max_output_tokens_recovery`: after that", "conv.resume_three"),
     document("dreamloop/recovery.py", "* `overloads_before_fallback`", "http_529_fallback.cc", "harness.retries"),
     document("dreamloop/recovery.py", "* `streaming_fallback` (the conversation-loop text's branch", "conv.tombstone",
-             "stream_error_before_block.cc", "stream_error_before_block.limit"),
+             "stream_error_before_block.cc", "stream_error_before_block.limit", "output_limit_streaming_fallback.cc"),
     document("dreamloop/recovery.py", "* `max_tokens_exhausted`", "four.completed_path", "max_tokens_always.cc"),
     document("dreamloop/recovery.py", "* `malformed_tool_use_retries`", "tool_use_without_block.cc"),
     document("dreamloop/recovery.py", "A turn that ends under `completion_threshold`", "conv.budget_nudge"),
@@ -1512,8 +1715,6 @@ CLAIMS: list = [
     document("dreamloop/recovery.py", "A broken stream, with `streaming_fallback` on", "disconnect_during_text.cc",
              "stream_error_after_tool_use.cc", "stream_error_inside_tool_use.cc", "stream_error_before_block.cc"),
     document("dreamloop/recovery.py", "`stop_hook_active` is set by `stop_hook_blocking`", "conv.stop_hook_active"),
-    document("dreamloop/recovery.py", "What Claude Code 2.1.332 did, as the `dreamloop compare` scenarios saw it",
-             "max_tokens_once.cc", "max_tokens_always.cc", "tool_use_without_block.cc"),
     document("dreamloop/state.py", "`turn_count` is the State's turn when it ended", "four.next_turn_count"),
     document("dreamloop/state.py", "Compaction's bookkeeping", "conv.autocompact_tracking"),
     document("dreamloop/state.py", "The conversation-loop text names the fields in Chinese only", "conv.state_fields"),
@@ -1550,6 +1751,143 @@ CLAIMS: list = [
     document("notebooks/zh/README.md", "| [10b · Claude Code 自己的会话文件", "sessions.versions"),
     document("notebooks/zh/README.md", "| [11 · 真实的循环]", "recording.anatomies"),
     document("notebooks/zh/README.md", "一张表（两篇原文怎么说", "four.files", "conv.function_names"),
+
+    # -- after issues 31, 32, 35, 36, 37, 38 and 39: the README
+    document("README.md", "Two sets of switches have a name", "recording.verdicts", "one_tool.match",
+             "four.fallback_option", "conv.recovery_rungs"),
+
+    # -- 02 (issue 38: a block of a type no SDK knows)
+    chapter("02_tool_use_and_tool_result", "c02-unknown", "The four-step-loop text decides whether to go on",
+            "《四步循环》根据找到的 `tool_use` 块决定是否继续", "four.needs_follow_up"),
+    chapter("02_tool_use_and_tool_result", "c02-unknown", "Claude Code 2.1.332 sent such a block back in its place",
+            "Claude Code 2.1.332 也把这样的块在原位发了回去", "unknown_content_block.cc", "unknown_content_block.match"),
+
+    # -- 05 (issue 32: a call that started is kept)
+    chapter("05_streaming_tools", "ad3b4e9b", "| a call that started, then the stream broke |", "| 调用开始之后流断开 |",
+            "disconnect_bash.script", "disconnect_bash.cc", "disconnect_bash.match"),
+    chapter("05_streaming_tools", "7e7f046b", "* A call that started runs once", "* 已经开始的调用只执行一次",
+            "disconnect_bash.script", "disconnect_bash.cc"),
+
+    # -- 08b (issues 31 and 32: each model's output limit, a call that started)
+    chapter("08b_fallbacks", "9b45de25", "| a dropped connection in the text after a Bash block",
+            "| 连接在一个 Bash 块之后的文本里断开", "disconnect_bash.script", "disconnect_bash.cc"),
+    chapter("08b_fallbacks", "9b45de25", "`RecoveryOptions(streaming_fallback=True)` does the same",
+            "`RecoveryOptions(streaming_fallback=True)` 也这样做", "output_limit_streaming_fallback.cc",
+            "stream_error_before_block.limit"),
+    chapter("08b_fallbacks", "8b3c0a01", "Claude Code 2.1.332 did the same where the connection dropped",
+            "Claude Code 2.1.332 在同样的情形下也是这样做的", "disconnect_bash.script", "disconnect_bash.cc",
+            "disconnect_bash.match"),
+    chapter("08b_fallbacks", "8b3c0a01", "Where the connection dropped right at the end of\nthe block",
+            "连接恰好在内容块结束时断开时", "disconnect_after_tool_use.script", "disconnect_after_tool_use.cc",
+            "disconnect_after_tool_use.differ", "disconnect_after_tool_use.label"),
+    chapter("08b_fallbacks", "8b5e0a11", "Claude Code 2.1.332 sent 128,000 to `claude-opus-5-5`",
+            "Claude Code 2.1.332 发给 `claude-opus-5-5` 的是 128,000", "output_limit_fallback.definition",
+            "output_limit_fallback.cc", "one_tool.cc.limit", "http_529_fallback.limit", "http_529_fallback.definition"),
+    chapter("08b_fallbacks", "8b9f3a53", "| a call that had started when the stream broke |", "| 流断开时一个调用已经开始 |",
+            "disconnect_bash.script", "disconnect_bash.cc", "disconnect_bash.match", "disconnect_after_tool_use.script",
+            "disconnect_after_tool_use.cc", "disconnect_after_tool_use.differ"),
+    chapter("08b_fallbacks", "8b9f3a53", "| each model's output limit |", "| 每个模型的输出上限 |",
+            "output_limit_fallback.definition", "output_limit_fallback.cc", "output_limit_fallback.match",
+            "one_tool.cc.limit", "http_529_fallback.limit", "http_529_fallback.definition",
+            "output_limit_streaming_fallback.cc"),
+
+    # -- 11 (issue 31: absolute output limits, reminders inside results)
+    chapter("11_the_real_loop", "c11-18", "Both ask for `max_tokens` 32000", "两方的 `max_tokens` 都是 32000",
+            "one_tool.cc.limit", "one_tool.dl_anatomy", "output_limit_fallback.cc", "output_limit_fallback.match"),
+    # -- every chapter's "Which loop" cell (issue 35), both editions
+    chapter("00_setup_and_tour", "00-which-loop", "**Which loop.** The book runs two loops",
+            "本书运行两个循环，名字都是 dreamloop 的命名", *WHICH_LOOP),
+    chapter("01_four_step_loop", "01-which-loop", "**Which loop.** The book runs two loops",
+            "本书运行两个循环，名字都是 dreamloop 的命名", *WHICH_LOOP),
+    chapter("02_tool_use_and_tool_result", "02-which-loop", "**Which loop.** The book runs two loops",
+            "本书运行两个循环，名字都是 dreamloop 的命名", *WHICH_LOOP),
+    chapter("03_query_loop", "03-which-loop", "**Which loop.** The book runs two loops", "本书运行两个循环，名字都是 dreamloop 的命名",
+            *WHICH_LOOP),
+    chapter("04_tools", "04-which-loop", "**Which loop.** The book runs two loops", "本书运行两个循环，名字都是 dreamloop 的命名",
+            *WHICH_LOOP),
+    chapter("05_streaming_tools", "05-which-loop", "**Which loop.** The book runs two loops",
+            "本书运行两个循环，名字都是 dreamloop 的命名", *WHICH_LOOP),
+    chapter("06_context_pipeline", "06-which-loop", "**Which loop.** The book runs two loops",
+            "本书运行两个循环，名字都是 dreamloop 的命名", *WHICH_LOOP),
+    chapter("07_hooks", "07-which-loop", "**Which loop.** The book runs two loops", "本书运行两个循环，名字都是 dreamloop 的命名",
+            *WHICH_LOOP),
+    chapter("07b_command_hooks", "07b-which-loop", "**Which loop.** The book runs two loops",
+            "本书运行两个循环，名字都是 dreamloop 的命名", *WHICH_LOOP),
+    chapter("08_recovery", "08-which-loop", "**Which loop.** The book runs two loops", "本书运行两个循环，名字都是 dreamloop 的命名",
+            *WHICH_LOOP),
+    chapter("08b_fallbacks", "08b-which-loop", "**Which loop.** The book runs two loops", "本书运行两个循环，名字都是 dreamloop 的命名",
+            *WHICH_LOOP),
+    chapter("09_every_ending", "09-which-loop", "**Which loop.** The book runs two loops",
+            "本书运行两个循环，名字都是 dreamloop 的命名", *WHICH_LOOP),
+    chapter("10_sessions", "10-which-loop", "**Which loop.** The book runs two loops", "本书运行两个循环，名字都是 dreamloop 的命名",
+            *WHICH_LOOP),
+    chapter("10b_claude_code_sessions", "10b-which-loop", "**Which loop.** The book runs two loops",
+            "本书运行两个循环，名字都是 dreamloop 的命名", *WHICH_LOOP),
+    chapter("11_the_real_loop", "11-which-loop", "**Which loop.** The book runs two loops",
+            "本书运行两个循环，名字都是 dreamloop 的命名", *WHICH_LOOP),
+    chapter("08_recovery", "08-which-loop", "This chapter runs the first, with its recovery branch on as both texts",
+            "本章运行第一个，打开它的恢复分支", "conv.escalate", "four.completed_path"),
+    chapter("08b_fallbacks", "08b-which-loop", "This chapter runs the first, with the recovery branches",
+            "本章运行第一个，按两篇原文给出的样子打开恢复分支", "conv.collapse_first", "four.fallback_option",
+            "conv.budget_nudge"),
+
+    # -- docstrings that issues 31, 32, 35 and 39 added
+    document("dreamloop/__init__.py", "dl.texts_loop(messages=\"hi\", model=model, workspace=folder)",
+             "four.fallback_option", "conv.recovery_rungs"),
+    document("dreamloop/endings.py", "* one `tool_result` for every call still without one", "four.missing_results"),
+    document("dreamloop/endings.py", "The words are dreamloop's own; Claude Code 2.1.38 also wrote",
+             "session03.interrupt_text"),
+    document("dreamloop/endings.py", "The Terminal of an unrecovered model error", "prompt_too_long_once.cc",
+             "image_rejected.cc", "http_529.cc", "four.model_error"),
+    document("dreamloop/fake_api/api.py", "`GET /v1/models/{id}`: the SDK's `ModelInfo`", "output_limit_fallback.cc",
+             "output_limit_fallback.definition", "http_529_fallback.limit", "http_529_fallback.definition"),
+    document("dreamloop/hook_settings.py", "Owns the file's shape, in dreamloop's design after Claude Code's hooks",
+             "hook_pre_tool_use.cc", "hook_pre_tool_use_deny.cc", "hooks.match"),
+    document("dreamloop/output_limit.py", "Each request's output limit (`max_tokens`) as Claude Code 2.1.332 sent it",
+             "output_limit_fallback.cc", "output_limit_fallback.definition", "output_limit_streaming_fallback.cc"),
+    document("dreamloop/output_limit.py", "The `max_tokens` (tokens) of a request to `model`",
+             "output_limit_fallback.cc", "output_limit_fallback.definition", "output_limit_streaming_fallback.cc",
+             "output_limit_streaming_fallback.definition"),
+    document("dreamloop/presets.py", "The two loops the book runs, each by dreamloop's name for it", "one_tool.match",
+             "four.fallback_option", "conv.recovery_rungs"),
+    document("dreamloop/presets.py", "`texts_loop()` turns on every branch both texts name", "one_tool.match",
+             "recording.verdicts", "four.fallback_option", "conv.recovery_rungs"),
+    document("dreamloop/presets.py", "`dl.QueryParams(...)` with its own defaults is the loop of both texts",
+             "four.fallback_option", "conv.recovery_rungs"),
+    document("dreamloop/presets.py", "The recovery branches as Claude Code 2.1.332 ran them", "max_tokens_once.cc",
+             "max_tokens_always.cc", "tool_use_without_block.cc", "stream_error_inside_tool_use.cc"),
+    document("dreamloop/presets.py", "* `streaming_tool_execution`: on (the conversation-loop text's branch;",
+             "conv.streaming_execution", "disconnect_bash.script", "disconnect_bash.cc", "disconnect_bash.match"),
+    document("dreamloop/presets.py", "* `results_as_finished`: on, the results of parallel calls",
+             "results_in_finishing_order.script", "results_in_finishing_order.cc", "results_in_finishing_order.match"),
+    document("dreamloop/presets.py", "* `max_tokens`: None and `observed_output_limits` on", "output_limit_fallback.cc",
+             "output_limit_fallback.definition", "one_tool.cc.limit", "http_529_fallback.limit",
+             "http_529_fallback.definition", "output_limit_streaming_fallback.cc"),
+    document("dreamloop/presets.py", "* `system_prompt`: dreamloop's own words", "one_tool.cc.context",
+             "memory_file.cc.context"),
+    document("dreamloop/presets.py", "* `changed_files`: off", "files_changed_between_turns.texts",
+             "files_changed_between_turns.cc"),
+    document("dreamloop/presets.py", "The `QueryParams` fields of the texts' loop", "four.fallback_option",
+             "conv.recovery_rungs"),
+    document("dreamloop/presets.py", "* `streaming_tool_execution`: on (the conversation-loop text's streaming",
+             "conv.streaming_execution", "four.streaming_executor"),
+    document("dreamloop/presets.py", "* `results_as_finished`: on: calls that may run in parallel",
+             "four.parallel_order"),
+    document("dreamloop/presets.py", "* `context`: every stage on and prompt caching (the conversation-loop",
+             "conv.pipeline"),
+    document("dreamloop/presets.py", "* `hooks`: on, with no hook (the conversation-loop text's stop hooks)",
+             "conv.stop_hook_blocking"),
+    document("dreamloop/presets.py", "* `recovery`: `RecoveryOptions()`: escalate before resuming", "conv.escalate",
+             "conv.resume_three", "four.completed_path", "four.needs_follow_up"),
+    document("dreamloop/presets.py", "* `system_prompt`: none (the texts give no words)", "conv.stable_order",
+             "conv.memory_attachments"),
+    document("dreamloop/presets.py", "* `changed_files` and `tool_use_summaries` on", "conv.phase5", "conv.summary"),
+    document("dreamloop/query.py", "* `observed_output_limits` (chapter 08b)", "output_limit_fallback.cc",
+             "output_limit_fallback.definition", "http_529_fallback.limit", "output_limit_streaming_fallback.cc"),
+    document("dreamloop/query.py", "`params.max_tokens`, or (None) the model's own output limit",
+             "output_limit_fallback.cc", "output_limit_streaming_fallback.cc"),
+    document("dreamloop/recovery.py", "An attempt a call of which had started (`calls_started`)",
+             "disconnect_bash.script", "disconnect_bash.cc"),
     # <claims-end>
 ]
 

@@ -285,21 +285,40 @@ def source_texts() -> dict[str, str] | None:
 
 # -- the recordings --------------------------------------------------------------------------------------------
 
-_LINE = re.compile(r"^(?P<status>\d+)(?:/(?P<error>\S+))? (?P<way>stream|no-stream) max_tokens\((?P<change>[=+-])\) "
+_LINE = re.compile(r"^(?P<status>\d+)(?:/(?P<error>\S+))? (?P<way>stream|no-stream) max_tokens=(?P<max_tokens>\d+) "
                    r"(?P<model>\S+) \+(?P<rest>.*)$")
+_TEXTS = re.compile(r"""(?P<said>'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*") (?P<where>.*?)(?:; (?=['"])|$)""")
+_COUNTED = re.compile(r"^(?P<name>[\w.-]+): (?P<lines>\d+) lines?$")
 
 
 def parse_line(line: str) -> dict[str, Any]:
-    """One outcome line of the conformance file as a dict: ``status`` (int), ``error``, ``streamed``,
-    ``max_tokens_change``, ``model``, ``added`` (the messages it added, as printed: ``assistant[text]
-    user[reminder]``, ``nothing``), ``results`` (the tool_result ids, ``:error`` marked)."""
+    """One request's outcome line of the conformance file as a dict: ``status`` (int), ``error``, ``streamed``,
+    ``max_tokens`` (int, as sent), ``model``, ``added`` (the messages it added, as printed: ``assistant[text]
+    user[reminder]``, ``nothing``), ``results`` (the tool_result ids in the order sent, ``:error`` marked) and
+    ``inside`` (the reminders inside those results, ``toolu_fake_0001 79#5d93cac8`` each, or ``79#5d93cac8``
+    where the scenario's order is timing-dependent)."""
     match = _LINE.match(line)
     if match is None:
         raise ValueError(f"not an outcome line: {line!r}")
-    added, _, results = match["rest"].partition(" results[")
+    rest, _, inside = match["rest"].partition(" inside[")
+    added, _, results = rest.partition(" results[")
+    inside = inside.rstrip("]")
+    if inside.startswith("toolu"):  # "ID N#HASH, ID N#HASH"
+        reminders = [part.strip() for part in inside.split(",")]
+    else:  # order-free: "N#HASH N#HASH"
+        reminders = inside.split()
     return {"status": int(match["status"]), "error": match["error"], "streamed": match["way"] == "stream",
-            "max_tokens_change": match["change"], "model": match["model"], "added": added,
-            "results": results.rstrip("]").split() if results else []}
+            "max_tokens": int(match["max_tokens"]), "model": match["model"], "added": added,
+            "results": results.rstrip("]").split() if results else [], "inside": reminders}
+
+
+def parse_texts(line: str) -> dict[str, str]:
+    """A ``texts:`` line as {the scenario's own text: where it first reached the model} (``request 3 result
+    toolu_fake_0002``, ``request 1 context``, ``never``)."""
+    import ast
+
+    body = line.removeprefix("texts: ")
+    return {ast.literal_eval(m["said"]): m["where"] for m in _TEXTS.finditer(body)}
 
 
 class Recordings:
@@ -326,9 +345,12 @@ class Recordings:
 
     def side(self, scenario: str, side: str) -> dict[str, Any] | None:
         """The view ``Observed`` paths address: ``requests`` (how many reached the model), ``request[n]``
-        (``parse_line``), ``ending``, ``turns`` (``num_turns`` / ``turn_count``), ``probes``, ``context``
-        (Claude Code: the leading reminders of its first message), ``match``, ``deliberate`` (the chapter of
-        a labelled difference), ``differences``; and ``anatomy`` (``request[n]`` with ``max_tokens``,
+        (``parse_line``, and ``max_tokens_change``: ``=``, ``+`` or ``-`` against the side's first request),
+        ``texts`` (``parse_texts``: where each of the scenario's own texts first reached the model),
+        ``workspace`` (``config.py changed``, ``unchanged``), ``counts`` (lines of each counted file),
+        ``ending``, ``turns`` (``num_turns`` / ``turn_count``), ``probes``, ``context`` (Claude Code: the leading
+        reminders of its first message), ``match``, ``deliberate`` (the chapter of a labelled difference),
+        ``differences``; and ``anatomy`` (``request[n]`` with ``max_tokens``,
         ``fields``, ``system``, ``tools``, ``messages``, ``shape``) where the anatomy file holds the
         scenario."""
         recorded = self.conformance["scenarios"].get(scenario)
@@ -336,9 +358,18 @@ class Recordings:
             return None
         lines = recorded[side]
         probes = sum(int(line.split()[1]) for line in lines if line.startswith("probe:"))
-        requests = [parse_line(line) for line in lines if not line.startswith(("probe:", "ending:"))]
+        requests = [parse_line(line) for line in lines if line[:1].isdigit()]
+        for request in requests:
+            first = requests[0]["max_tokens"]
+            request["max_tokens_change"] = "=" if request["max_tokens"] == first else \
+                "+" if request["max_tokens"] > first else "-"
+        texts = [parse_texts(line) for line in lines if line.startswith("texts: ")]
+        workspace = [line.removeprefix("workspace: ") for line in lines if line.startswith("workspace: ")]
+        counted = {m["name"]: int(m["lines"]) for m in map(_COUNTED.match, lines) if m}
         view: dict[str, Any] = {
             "requests": len(requests), "request": requests, "probes": probes,
+            "texts": texts[0] if texts else {}, "workspace": workspace[0] if workspace else None,
+            "counts": counted,
             "ending": lines[-1].removeprefix("ending: "),
             "turns": recorded.get(f"{side}_turns"), "match": recorded["match"],
             "deliberate": (recorded.get("deliberate") or {}).get("chapter"),

@@ -244,8 +244,9 @@ class FakeMessagesAPI:
     def _model_info(self, model_id: str, request_id: str) -> Reply:
         """``GET /v1/models/{id}``: the SDK's ``ModelInfo``; ``max_input_tokens`` is the context window,
         ``max_tokens`` the output limit, from ``output_limits``: by default for a model of
-        ``output_limit.OBSERVED_OUTPUT_LIMITS`` the one Claude Code 2.1.332 sent it (``output_limit_fallback``),
-        so the offline API and ``observed_output_limit`` agree; for any other name ``DEFAULT_OUTPUT_LIMIT``."""
+        ``output_limit.OBSERVED_OUTPUT_LIMITS`` the one Claude Code 2.1.332 sent it (``output_limit_fallback``,
+        ``http_529_fallback``), so the offline API and ``observed_output_limit`` agree; for any other name
+        ``DEFAULT_OUTPUT_LIMIT``."""
         return json_reply({
             "type": "model", "id": model_id, "display_name": f"{model_id} (offline)",
             "created_at": "2025-01-01T00:00:00Z", "lifecycle": "active",
