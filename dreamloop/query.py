@@ -137,7 +137,7 @@ class QueryParams(BaseModel):
     * ``observed_output_limits`` (chapter 08b): with ``max_tokens=None``, each request's limit is
       ``output_limit.observed_output_limit(model, streaming=...)``: the figure Claude Code 2.1.332 sent
       that model (128,000 to ``claude-opus-5-5``, 32,000 to ``claude-sonnet-4-5`` and ``claude-haiku-4-5``,
-      ``output_limit_fallback``), at most 64,000 on a request sent again without streaming
+      ``output_limit_fallback``, ``http_529_fallback``), at most 64,000 on a request sent again without streaming
       (``output_limit_streaming_fallback``); a model it did not run: its information. Off: the
       model's information alone. ``dreamloop run`` turns it on.
     * ``fallback_model`` (chapter 08b): an ``AnthropicModel``, or a model name on

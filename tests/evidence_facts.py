@@ -1145,7 +1145,7 @@ CLAIMS: list = [
     chapter("02_tool_use_and_tool_result", "c02-30b", "| a turn that stopped halfway |", "| 中途停下的一轮 |",
             "four.missing_results", "four.abort_streaming", "four.undoes_nothing", "stream_error_after_tool_use.script",
             "stream_error_after_tool_use.cc", "stream_error_after_tool_use.match", "disconnect_after_tool_use.script",
-            "disconnect_after_tool_use.cc", "disconnect_after_tool_use.differ"),
+            "disconnect_after_tool_use.cc", "disconnect_after_tool_use.differ", "disconnect_after_tool_use.label"),
     chapter("02_tool_use_and_tool_result", "c02-30b", "| the error texts |", "| 错误文字 |", "program.error_names"),
     # -- 03 queryLoop()
     chapter("03_query_loop", "c03-00", "So the loop both texts take apart, `queryLoop()`, is an **async generator**",
@@ -1883,7 +1883,8 @@ CLAIMS: list = [
              "conv.memory_attachments"),
     document("dreamloop/presets.py", "* `changed_files` and `tool_use_summaries` on", "conv.phase5", "conv.summary"),
     document("dreamloop/query.py", "* `observed_output_limits` (chapter 08b)", "output_limit_fallback.cc",
-             "output_limit_fallback.definition", "http_529_fallback.limit", "output_limit_streaming_fallback.cc"),
+             "output_limit_fallback.definition", "http_529_fallback.limit", "output_limit_streaming_fallback.cc",
+             "http_529_fallback.definition"),
     document("dreamloop/query.py", "`params.max_tokens`, or (None) the model's own output limit",
              "output_limit_fallback.cc", "output_limit_streaming_fallback.cc"),
     document("dreamloop/recovery.py", "An attempt a call of which had started (`calls_started`)",
