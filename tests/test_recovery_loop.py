@@ -247,7 +247,7 @@ async def test_a_failed_reactive_compaction_says_so_and_ends_prompt_too_long(off
 
 
 async def test_an_abort_during_the_reactive_compaction_ends_aborted_streaming(offline):
-    abort = dl.AbortController()
+    abort = dl.abort.AbortController()
 
     def policy(body, index):
         if is_compaction_request(body):
