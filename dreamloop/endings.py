@@ -30,22 +30,23 @@ from typing import Any, Callable, Collection, Literal, Mapping, Sequence
 
 import anthropic
 
-from .errors import IncompleteStreamError, MalformedStreamError
 from anthropic.types import Message
+
+from .errors import HookError, IncompleteStreamError, MalformedStreamError
 
 from .messages import (AssistantMessage, AttachmentMessage, SystemMessage, TombstoneMessage, UserMessage,
                        assistant_tool_uses, user_message)
 from .partial import PartialResponse, one_call_per_id, visible
 from .recovery import MALFORMED_TOOL_USE_MESSAGE, STREAM_RESUME_MESSAGE, is_prompt_too_long, reminder
-from .state import Terminal
+from .state import Terminal, TerminalReason
 from .tools import USER_INTERRUPT, Unfinished, model_failure, tool_results_message
 from .tools.cancellation import hook_failure
 
 __all__ = [
     "INTERRUPTED_COMPACTION_NOTE", "INTERRUPTED_NOTE", "INTERRUPTED_STOP_HOOKS_NOTE", "INTERRUPTED_TOOLS_NOTE",
-    "Closing", "Interruption", "attempt_kept", "attempt_withdrawn", "close_stream", "error_text", "hook_raised",
-    "hook_raised_notice", "hook_stopped", "interrupted", "is_interrupted_note", "malformed_tool_use",
-    "max_turns_reached", "model_error", "model_failed", "notice", "stop_notices", "stream_interrupted",
+    "CANCELLED", "Closing", "Interruption", "Phase", "attempt_kept", "attempt_withdrawn", "close_stream", "error_text", "hook_raised",
+    "hook_stopped", "interrupted", "is_interrupted_note", "malformed_tool_use",
+    "max_turns_reached", "model_error", "model_failed", "notice", "raised", "stop_notices", "stream_interrupted",
     "tools_interrupted",
 ]
 
@@ -77,6 +78,17 @@ _SAID: dict[str, tuple[str, str]] = {  # where -> (the model's note, the person'
     "stop_hooks": (INTERRUPTED_STOP_HOOKS_NOTE, "Interrupted while the stop hooks ran."),
     "compaction": (INTERRUPTED_COMPACTION_NOTE, "Interrupted while the conversation was being compacted."),
 }
+
+
+Phase = Literal["context", "stream", "recovery", "stop_checks", "tools"]
+"""The loop's phase an exception left (``raised``): the context pipeline (phase 2), the model's attempts (3),
+recovery, the stop checks (4 without tool_use) or the tools (4 with it; phase 5 awaits nothing)."""
+
+CANCELLED: Mapping[Phase, TerminalReason] = {
+    "context": "aborted_streaming", "stream": "aborted_streaming", "recovery": "aborted_streaming",
+    "stop_checks": "stop_hook_prevented", "tools": "aborted_tools"}
+"""The Terminal reason of a run whose task was cancelled in each phase (dreamloop's names: an abort at the same
+point ends the same way)."""
 
 
 @dataclass(frozen=True)
@@ -165,17 +177,33 @@ def tools_interrupted(tool_uses: Sequence[Any], results: Mapping[str, Any], star
     return Closing(results=answers, notes=(note, notice(uuid, "interrupted", shown, "warning")))
 
 
-def hook_raised_notice(error: Exception, uuid: Ids) -> SystemMessage:
-    """The notice of a run that ends because a Python hook raised (``hook_stopped``)."""
-    return notice(uuid, "hook_error", f"The run ended because a hook raised: {error}", "error")
-
-
 def hook_raised(tool_uses: Sequence[Any], results: Mapping[str, Any], started: Collection[str], delivered: bool,
                 error: Exception, uuid: Ids) -> Closing:
-    """A Python hook raised while tools ran: every call gets its result (finished ones keep theirs), then a notice."""
-    answers = None if delivered else tool_results_message(tool_uses, results, hook_failure(str(error)),
-                                                          started=started, uuid=uuid())
-    return Closing(results=answers, notes=(hook_raised_notice(error, uuid),))
+    """A Python hook raised (``hook_stopped``): every call of the response still without a result gets one
+    (finished ones keep theirs; ``delivered``: the results message was already yielded), then the notice."""
+    answers = None if delivered or not tool_uses else tool_results_message(
+        tool_uses, results, hook_failure(str(error)), started=started, uuid=uuid())
+    said = notice(uuid, "hook_error", f"The run ended because a hook raised: {error}", "error")
+    return Closing(results=answers, notes=(said,))
+
+
+def raised(phase: Phase, error: BaseException, turn_count: int, *, response: Sequence[AssistantMessage],
+           partial: PartialResponse, results: Mapping[str, Any], started: Collection[str], tool_uses: Sequence[Any],
+           delivered: bool, uuid: Ids) -> tuple[Terminal, Closing]:
+    """How an exception that leaves the loop in ``phase`` ends the run (it propagates after): the Terminal and
+    the messages that close the transcript (kept, not yielded).
+
+    A Python hook's bug (``HookError``: a tool hook, a stop hook, a ``pre_compact`` hook) ends ``hook_stopped``
+    with ``hook_raised``'s closing. A cancelled task ends as ``CANCELLED`` names the phase: while the model
+    streamed, what finished is kept and its calls answered (``stream_interrupted``); while tools ran, every
+    call is answered (``tools_interrupted``); elsewhere nothing is added.
+    """
+    if isinstance(error, HookError):
+        terminal = Terminal(reason="hook_stopped", turn_count=turn_count, error=str(error))
+        return terminal, hook_raised(tool_uses, results, started, delivered, error, uuid)
+    closing = (stream_interrupted(response, partial, results, started, uuid) if phase == "stream" else
+               tools_interrupted(tool_uses, results, started, delivered, uuid) if phase == "tools" else Closing())
+    return Terminal(reason=CANCELLED[phase], turn_count=turn_count), closing
 
 
 def model_failed(response: Sequence[AssistantMessage], partial: PartialResponse, results: Mapping[str, Any],

@@ -1,19 +1,26 @@
-"""Each request's output limit (``max_tokens``) as Claude Code 2.1.332 sent it (``output_limit_fallback``,
-``output_limit_streaming_fallback``): a function of the model and the attempt.
+"""Each request's output limit (``max_tokens``): the one place it is computed (``request_output_limit``), and the
+figures Claude Code 2.1.332 sent (``output_limit_fallback``, ``output_limit_streaming_fallback``): a function of the
+model and the attempt.
 
 ``observed_output_limit(model, streaming=...)`` is the rule ``QueryParams(observed_output_limits=True)`` follows
 when ``max_tokens`` is None (``dreamloop run``'s default; ``--no-observed-output-limits`` turns it off, and then
 each model's limit comes from its information, ``GET /v1/models/{id}``). Every figure here was observed by a
 ``dreamloop compare`` scenario; a model none of them ran is not guessed at: its information decides. The offline
-API's model information gives the same figures (``fake_api``), so a run offline and the rule agree. This module
+API's model information gives the same figures (``fake_api``), so a run offline and the rule agree. The loop asks
+``request_output_limit`` before each request, and recovery's escalation ``escalated_output_limit``; this module
 knows nothing about requests, streams or the loop.
 """
 
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Awaitable, Callable, Mapping
 
-__all__ = ["NON_STREAMING_OUTPUT_CAP", "OBSERVED_OUTPUT_LIMITS", "observed_output_limit"]
+__all__ = ["DEFAULT_MAX_TOKENS", "NON_STREAMING_OUTPUT_CAP", "OBSERVED_OUTPUT_LIMITS", "escalated_output_limit",
+           "observed_output_limit", "request_output_limit"]
+
+DEFAULT_MAX_TOKENS = 4096
+"""Tokens: a request's limit when neither ``QueryParams.max_tokens`` nor the model's information gives one
+(dreamloop's choice, ``QueryParams.max_tokens``' default too: the texts give no figure)."""
 
 OBSERVED_OUTPUT_LIMITS: Mapping[str, int] = {
     "claude-opus-5-5": 128_000,
@@ -51,3 +58,32 @@ def observed_output_limit(model: str | None, *, streaming: bool = True, model_li
     if limit is None:
         return None
     return limit if streaming else min(limit, NON_STREAMING_OUTPUT_CAP)
+
+
+async def request_output_limit(*, override: int | None, max_tokens: int | None, model: str | None,
+                               model_limit: Callable[[], Awaitable[int | None]] | None, observed: bool,
+                               streaming: bool, non_streaming_cap: int | None) -> int:
+    """The ``max_tokens`` (tokens) of one request, the one place the loop's is computed.
+
+    ``override``: the escalated limit a recovery set (``State.max_output_tokens_override``), first; else
+    ``max_tokens`` (``QueryParams.max_tokens``); else (None) the model's own: ``model_limit()`` (its
+    information, ``AnthropicModel.max_output_tokens``, asked only then), or with ``observed``
+    (``QueryParams.observed_output_limits``) ``observed_output_limit(model, streaming=...)``;
+    ``DEFAULT_MAX_TOKENS`` if neither knows. A request sent again without streaming (``streaming`` False)
+    is capped at ``non_streaming_cap`` (``RecoveryOptions.streaming_fallback_max_tokens``; None: no cap).
+    """
+    limit = override or max_tokens
+    if limit is None:
+        known = await model_limit() if model_limit is not None else None
+        if observed:
+            known = observed_output_limit(model, streaming=streaming, model_limit=known)
+        limit = known or DEFAULT_MAX_TOKENS
+    if not streaming and non_streaming_cap is not None:
+        limit = min(limit, non_streaming_cap)
+    return limit
+
+
+def escalated_output_limit(wanted: int, model_limit: int | None) -> int:
+    """The limit a ``max_output_tokens_escalate`` asks for (tokens): ``wanted``
+    (``RecoveryOptions.escalated_max_tokens``), never more than the model's own ``model_limit`` (None: unknown)."""
+    return min(wanted, model_limit or wanted)

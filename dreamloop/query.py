@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import asyncio
 from contextlib import aclosing
+from functools import partial
 from pathlib import Path
-from typing import Any, AsyncIterator, Callable, Literal
+from typing import Any, AsyncIterator, Callable, Literal, Sequence
 from uuid import NAMESPACE_URL, uuid5
 
 import anthropic
@@ -55,7 +56,7 @@ from .messages import (
     user_message,
     withdrawn,
 )
-from .output_limit import observed_output_limit
+from .output_limit import DEFAULT_MAX_TOKENS, request_output_limit
 from .partial import PartialResponse, odd_response_notices, one_call_per_id, repeated_ids_note, unknown_content, visible
 from .recovery import (
     RESUME_MESSAGE,
@@ -66,15 +67,13 @@ from .recovery import (
     Withheld,
     budget_message,
     budget_summary,
-    decide_attempt,
     decide_recovery,
     decide_token_budget,
-    failure_of,
     is_prompt_too_long,
     reminder,
-    retry_delay,
     state_changes,
 )
+from .retry import attempts
 from .state import Continue, State, Terminal
 from .summaries import ToolUseSummaries, finish_summary, start_summary
 from .tools import StreamingToolExecutor, ToolUseContext, run_tools, tool_schemas
@@ -169,7 +168,7 @@ class QueryParams(BaseModel):
     ask: Callable[..., Any] | None = None
     permission_mode: Literal["default", "accept-edits", "bypass"] = "default"
     workspace: Path | None = None
-    max_tokens: int | None = Field(default=4096, ge=1)
+    max_tokens: int | None = Field(default=DEFAULT_MAX_TOKENS, ge=1)
     max_turns: int | None = Field(default=None, ge=1)
     tool_timeout_s: float = Field(default=600.0, gt=0)
     abort: AbortController = Field(default_factory=AbortController)
@@ -324,7 +323,7 @@ class QueryRun:
         self._terminal: Terminal | None = None
         self.ended: SystemMessage | None = None  # the run_ended notice of an abnormal end (cleanup.end_of_run)
         self._requests: tuple[int, int] = (0, 0)  # (turn_count, requests made in that turn)
-        self.turn: _Turn | None = None  # the iteration running (or the last one): what settle() waits for
+        self.iteration: _Iteration | None = None  # the iteration running (or the last one): what settle() waits for
         self._started = params.deps.clock()
         self._events = _settled(_query_loop(params, self), self)
 
@@ -372,27 +371,31 @@ class QueryRun:
         self._requests = (turn_count, made + 1 if turn == turn_count else 1)
         return self._requests[1]
 
-    def end(self, terminal: Terminal, turn: "_Turn", *closing: Any) -> None:
-        """Clean up, record the last checkpoint and the Terminal (closing messages are not yielded).
+    def end(self, terminal: Terminal, closing: Sequence[Any] = ()) -> None:
+        """Clean up, record the last checkpoint (``run.iteration``'s) and the Terminal; called by the loop alone,
+        once. ``closing``: the messages that closed the transcript without being yielded (an exception left the
+        loop), kept in ``run.messages``.
 
         ``cleanup.end_of_run`` cancels what still runs (a tool-use summary, a streaming call); for an
         abnormal ending its ``run_ended`` notice is ``run.ended``, kept in the trace (not yielded, not in
         ``run.messages``: the history the next request would carry).
         """
+        it = self.iteration
+        assert it is not None
         self.messages.extend(closing)
-        self.turn = turn
         last = self.messages[-1].uuid if self.messages else "none"  # the notice's id derives from it: no id is drawn
-        self.ended = end_of_run(terminal, [turn.state.pending_tool_use_summary, turn.pending_summary],
-                                turn.executor, lambda: str(uuid5(NAMESPACE_URL, f"dreamloop:run_ended:{last}")))
+        self.ended = end_of_run(terminal, [it.state.pending_tool_use_summary, it.pending_summary],
+                                it.executor, lambda: str(uuid5(NAMESPACE_URL, f"dreamloop:run_ended:{last}")))
         if self.ended is not None:  # the trace keeps it with the last iteration's events
             self.trace.add_event(self.params.deps.clock() - self._started, self.ended)
-        self.trace.checkpoint(**turn.collected(), terminal=terminal)
+        self.trace.checkpoint(**it.collected(), terminal=terminal)
         self._terminal = terminal
 
     async def settle(self) -> None:
         """Wait until nothing the run started still runs (``cleanup.settle``): before its Terminal is returned."""
-        if self.turn is not None:
-            await settle([self.turn.state.pending_tool_use_summary, self.turn.pending_summary], self.turn.executor)
+        it = self.iteration
+        if it is not None:
+            await settle([it.state.pending_tool_use_summary, it.pending_summary], it.executor)
 
 
 def query(params: QueryParams, *, trace: Trace | None = None) -> QueryRun:
@@ -408,22 +411,26 @@ def query(params: QueryParams, *, trace: Trace | None = None) -> QueryRun:
     return QueryRun(params, trace)
 
 
-class _Turn:
-    """One iteration's locals (queryLoop()'s): the four collectors, what the stream and the tools said, how it ends.
+class _Iteration:
+    """One iteration of the loop (queryLoop()'s locals): the four collectors, what the stream and the tools said,
+    the phase it is in, and how it ends.
 
     A phase's helper leaves its decision here, and the loop acts on it where the phase ends:
     ``terminal`` (the run ends there) or ``transition`` (the loop goes round again: ``next_state``).
+    ``added`` holds what the loop itself added to the conversation this iteration: notices, tombstones, meta
+    notes, hook records, attachments (a ``Checkpoint``'s ``attachments``); ``add`` records one and returns it.
     """
 
-    def __init__(self, state: State, prepared: PreparedContext | None = None) -> None:
+    def __init__(self, state: State) -> None:
         self.state = state
-        self.prepared = prepared
-        self.messages_for_query = prepared.messages_for_query if prepared else list(state.messages)
-        self.context = prepared.record.as_dict() if prepared and prepared.record else None
-        self.auto_compact_tracking = prepared.auto_compact_tracking if prepared else state.auto_compact_tracking
+        self.phase: endings.Phase = "context"  # where an exception leaving the loop came from (endings.raised)
+        self.prepared: PreparedContext | None = None
+        self.messages_for_query: list[Any] = list(state.messages)
+        self.context: dict[str, Any] | None = None
+        self.auto_compact_tracking = state.auto_compact_tracking
         self.assistant_messages: list[Any] = []
         self.tool_results: list[Any] = []
-        self.attachments: list[Any] = []
+        self.added: list[Any] = []
         self.stop_reason: str | None = None
         self.started: set[str] = set()  # calls that started (their effects may have happened)
         self.results: dict[str, dict[str, Any]] = {}  # tool_use_id -> tool_result block, as each call ended
@@ -435,23 +442,35 @@ class _Turn:
         self.aborted: str | None = None  # the abort signal fired while the model streamed ("streaming") or while
         # the loop waited to ask it again ("retry_wait")
         self.shown: list[str] = []  # uuids of the progress this attempt yielded (a withdrawn attempt tombstones them)
-        self.terminal: Terminal | None = prepared.terminal if prepared else None
+        self.terminal: Terminal | None = None
         self.transition: Continue | None = None
         self.rewritten: tuple[Any, ...] | None = None  # the next State's messages, when a recovery rewrote them
         self.repeated_ids: list[str] = []  # tool_use ids the response used more than once (dropped after the first)
         self.pending_summary: Any = None  # this batch's tool-use summary, started at phase 5 (next State carries it)
+
+    def prepare(self, prepared: PreparedContext) -> list[Any]:
+        """Take phase 2's ``PreparedContext`` (its ``terminal`` if no request must be sent); what it yields."""
+        self.prepared, self.messages_for_query = prepared, prepared.messages_for_query
+        self.context = prepared.record.as_dict() if prepared.record else None
+        self.auto_compact_tracking, self.terminal = prepared.auto_compact_tracking, prepared.terminal
+        return prepared.yielded
 
     @property
     def failed(self) -> bool:
         """Phase 3 ended without an answer (an abort, an error) and nothing has decided the end yet."""
         return (self.aborted is not None or self.error is not None) and self.terminal is None
 
+    def add(self, message: Any) -> Any:
+        """Keep a message the loop adds (a notice, a tombstone, a meta note, an attachment); return it, to yield."""
+        self.added.append(message)
+        return message
+
     def record(self, update: Any) -> None:
         """Keep what a tool update says: a call started, a call's result, the results message, a hook's record."""
         if update.type == "user":
             self.tool_results.append(update)
         elif update.type == "attachment":  # hook records, and what hooks tell the model
-            self.attachments.append(update)
+            self.added.append(update)
         elif update.data.get("stage") == "started":
             self.started.add(update.tool_use_id)
         elif update.data.get("stage") == "done":
@@ -463,7 +482,7 @@ class _Turn:
             messages_for_query=self.messages_for_query,
             assistant_messages=self.assistant_messages,
             tool_results=self.tool_results,
-            attachments=self.attachments,
+            attachments=self.added,
             context=self.context,
         )
 
@@ -472,7 +491,7 @@ class _Turn:
         unless a recovery rewrote them (an escalation drops the cut response; a drain, a compaction)."""
         if self.rewritten is not None:
             return self.rewritten
-        return (*self.messages_for_query, *self.assistant_messages, *self.tool_results, *self.attachments)
+        return (*self.messages_for_query, *self.assistant_messages, *self.tool_results, *self.added)
 
     def new_attempt(self, executor: StreamingToolExecutor | None) -> None:
         """Forget a withdrawn attempt (asked again, or handed to the fallback model): start the stream afresh."""
@@ -485,13 +504,21 @@ class _Turn:
     def close(self, closing: endings.Closing) -> list[Any]:
         """Keep an ending's closing messages (tombstones, the kept response, the answers, the notes); them, in
         yield order."""
-        self.attachments.extend(closing.withdrawn)
+        self.added.extend(closing.withdrawn)
         if closing.kept is not None:
             self.assistant_messages.append(closing.kept)
         if closing.results is not None:
             self.tool_results = [closing.results]
-        self.attachments.extend(closing.notes)
+        self.added.extend(closing.notes)
         return closing.messages
+
+    def raised(self, error: BaseException, uuid: Callable[[], str]) -> tuple[Terminal, list[Any]]:
+        """The Terminal of an exception leaving the loop in ``phase`` (a cancelled task, a Python hook's bug), and
+        its closing messages, kept here (``endings.raised``)."""
+        terminal, closing = endings.raised(self.phase, error, self.state.turn_count, response=self.assistant_messages,
+                                           partial=self.partial, results=self.results, started=self.started,
+                                           tool_uses=self.tool_uses(), delivered=bool(self.tool_results), uuid=uuid)
+        return terminal, self.close(closing)
 
 
 async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
@@ -505,96 +532,100 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
                                preamble=attachments.preamble())
     gone = withdrawn(params.messages)  # a message a tombstone withdrew (a replaced response) is never sent again
     history = [m for m in params.messages if m.uuid not in gone] if gone else params.messages
-    state = State(messages=tuple(history), tool_use_context=context)
+    it = run.iteration = _Iteration(State(messages=tuple(history), tool_use_context=context))
 
-    while True:
-        # -- 1. State in ---------------------------------------------------
-        run.state = state
+    try:
+        while True:
+            # -- 1. State in ---------------------------------------------------
+            state = run.state = it.state
 
-        # -- 2. context pipeline -------------------------------------------
-        # Light to heavy: tool-result budget, snip, microcompact, collapse,
-        # system prompt, autocompact, blocking limit; each stage that changes
-        # something says so. What is sent starts after the last compact
-        # boundary, and the next State is built from it, so a reduction
-        # carries forward (the transcript keeps everything).
-        turn = run.turn = await _prepare_context(state, pipeline, run)
-        for message in turn.prepared.yielded:
-            yield run.note(message)
-        if turn.terminal is not None:  # blocking_limit (or an abort or a hook during a compaction): no request
-            run.end(turn.terminal, turn)
-            return
-
-        # -- 3. stream the model --------------------------------------------
-        # Raw events are yielded as they arrive; the finished response becomes
-        # one assistant message. With streaming tool execution on, an executor
-        # starts each tool_use as soon as its block is complete, and its
-        # progress comes between events. A failed attempt may be asked again:
-        # an overload (then, after a few in a row, of the fallback model), a
-        # stream that broke part-way (the streaming fallback: sent again,
-        # maybe without streaming; or its finished blocks kept). What a failed
-        # attempt showed and is not kept is tombstoned.
-        async for event in _stream_model(params, run, turn):
-            yield run.note(event)
-        # The previous batch's tool-use summary, made while the model streamed: it never holds up a request.
-        for message in await finish_summary(state.pending_tool_use_summary, params.deps, params.abort):
-            turn.attachments.append(message)  # UI only: the inspector shows it, no request carries it
-            yield run.note(message)
-
-        # Recovery: a response cut at max_tokens or a withheld error (prompt too
-        # long) may send the same turn round again. recovery.py decides (pure);
-        # _recover applies it: a tombstone and a higher limit, a resume message,
-        # a collapse drain, a reactive compaction. Otherwise an abort or an
-        # error ends the run: what finished is kept, its calls answered.
-        transition = decide_recovery(await _withheld(params, run, turn, pipeline), state, params.recovery)
-        if transition is not None:
-            async for event in _recover(transition, params, run, turn, pipeline):
-                yield run.note(event)
-        if turn.failed:
-            for message in _stream_failed(turn, deps):
+            # -- 2. context pipeline -------------------------------------------
+            # Light to heavy: tool-result budget, snip, microcompact, collapse,
+            # system prompt, autocompact, blocking limit; each stage that changes
+            # something says so. What is sent starts after the last compact
+            # boundary, and the next State is built from it, so a reduction
+            # carries forward (the transcript keeps everything).
+            for message in it.prepare(await prepare_context(state, pipeline)):
                 yield run.note(message)
-        if turn.terminal is not None:
-            run.end(turn.terminal, turn)
-            return
-        if turn.transition is not None:  # escalate, resume (after a cut or a broken stream), collapse drain,
-            # reactive compact: turn_count kept
-            state = next_state(run, turn, turn.transition)
-            continue
+            if it.terminal is not None:  # blocking_limit (or an abort or a hook during a compaction): no request
+                break
 
-        # -- 4. tools, or stop ------------------------------------------------
-        # needs_follow_up comes from the tool_use blocks received, never from
-        # stop_reason (the API's stop_reason is not always reliable). Without
-        # tool_use, the stop checks (warnings, the stop hooks, the token
-        # budget) decide whether the run ends; with it, the tools run (or
-        # finish, if they started while the model streamed).
-        if not turn.tool_uses():
-            async for event in _stop_checks(params, run, turn):
+            # -- 3. stream the model --------------------------------------------
+            # Raw events are yielded as they arrive; the finished response becomes
+            # one assistant message. With streaming tool execution on, an executor
+            # starts each tool_use as soon as its block is complete, and its
+            # progress comes between events. A failed attempt may be asked again
+            # (retry.py): an overload (then, after a few in a row, of the fallback
+            # model), a stream that broke part-way (the streaming fallback: sent
+            # again, maybe without streaming; or its finished blocks kept). What a
+            # failed attempt showed and is not kept is tombstoned.
+            it.phase = "stream"
+            async for event in attempts(params, run, it, partial(_stream_model, params, run, it)):
                 yield run.note(event)
-        else:
-            async for event in _run_tools(params, run, turn):
-                yield run.note(event)
-        if turn.terminal is not None:
-            run.end(turn.terminal, turn)
-            return
-        if turn.transition is not None:  # stop_hook_blocking, token_budget_continuation, malformed_tool_use_retry
-            # (turn_count kept)
-            state = next_state(run, turn, turn.transition)
-            continue
+            # The previous batch's tool-use summary, made while the model streamed: it never holds up a request.
+            for message in await finish_summary(state.pending_tool_use_summary, params.deps, params.abort):
+                yield run.note(it.add(message))  # UI only: the inspector shows it, no request carries it
 
-        # -- 5. attachments, max_turns, next State ------------------------------
-        # Changed memory files and files read (if on), queued input; then this batch's summary starts
-        # (if on) and rides in the next State until the next iteration yields it.
-        for attachment in attachments.after_tools(turn.tool_uses(), turn.results):
-            turn.attachments.append(attachment)
-            yield run.note(attachment)
-        turn.pending_summary = start_summary(params.tool_use_summaries, run.model, turn.tool_uses(), turn.results)
-        reached = _max_turns_reached(params, turn)
-        if reached is not None:
-            yield run.note(reached)
-            # The four-step-loop text computes ``nextTurnCount`` before the check: the attachment and the
-            # Terminal carry the turn the loop refused to start, max_turns + 1.
-            run.end(Terminal(reason="max_turns", turn_count=state.turn_count + 1), turn)
-            return
-        state = next_state(run, turn, Continue(reason="next_turn"))
+            # Recovery: a response cut at max_tokens or a withheld error (prompt too
+            # long) may send the same turn round again. recovery.py decides (pure);
+            # _recover applies it: a tombstone and a higher limit, a resume message,
+            # a collapse drain, a reactive compaction. Otherwise an abort or an
+            # error ends the run: what finished is kept, its calls answered.
+            it.phase = "recovery"
+            transition = decide_recovery(await _withheld(params, run, it, pipeline), state, params.recovery)
+            if transition is not None:
+                async for event in _recover(transition, params, it, pipeline):
+                    yield run.note(event)
+            if it.failed:
+                for message in _stream_failed(it, deps):
+                    yield run.note(message)
+            if it.terminal is not None:
+                break
+            if it.transition is not None:  # escalate, resume (after a cut or a broken stream), collapse drain,
+                # reactive compact: turn_count kept
+                it = next_state(run, it, it.transition)
+                continue
+
+            # -- 4. tools, or stop ------------------------------------------------
+            # needs_follow_up comes from the tool_use blocks received, never from
+            # stop_reason (the API's stop_reason is not always reliable). Without
+            # tool_use, the stop checks (warnings, the stop hooks, the token
+            # budget) decide whether the run ends; with it, the tools run (or
+            # finish, if they started while the model streamed).
+            if not it.tool_uses():
+                it.phase = "stop_checks"
+                async for event in _stop_checks(params, run, it):
+                    yield run.note(event)
+            else:
+                it.phase = "tools"
+                async for event in _run_tools(params, it):
+                    yield run.note(event)
+            if it.terminal is not None:
+                break
+            if it.transition is not None:  # stop_hook_blocking, token_budget_continuation, malformed_tool_use_retry
+                # (turn_count kept)
+                it = next_state(run, it, it.transition)
+                continue
+
+            # -- 5. attachments, max_turns, next State ------------------------------
+            # Changed memory files and files read (if on), queued input; then this batch's summary starts
+            # (if on) and rides in the next State until the next iteration yields it.
+            for attachment in attachments.after_tools(it.tool_uses(), it.results):
+                yield run.note(it.add(attachment))
+            it.pending_summary = start_summary(params.tool_use_summaries, run.model, it.tool_uses(), it.results)
+            reached = _max_turns_reached(params, it)
+            if reached is not None:
+                yield run.note(it.add(reached))
+                # The four-step-loop text computes ``nextTurnCount`` before the check: the attachment and the
+                # Terminal carry the turn the loop refused to start, max_turns + 1.
+                it.terminal = Terminal(reason="max_turns", turn_count=state.turn_count + 1)
+                break
+            it = next_state(run, it, Continue(reason="next_turn"))
+    except (asyncio.CancelledError, HookError) as error:  # a cancelled task, a Python hook's bug: the phase it
+        run.end(*it.raised(error, deps.uuid))             # left decides the Terminal; then it propagates
+        raise
+    assert it.terminal is not None
+    run.end(it.terminal)
 
 
 async def _settled(events: AsyncIterator[Any], run: QueryRun) -> AsyncIterator[Any]:
@@ -608,19 +639,21 @@ async def _settled(events: AsyncIterator[Any], run: QueryRun) -> AsyncIterator[A
         await run.settle()
 
 
-def next_state(run: QueryRun, turn: _Turn, transition: Continue) -> State:
-    """The one place the loop builds the next State (the conversation-loop text's new State at every ``continue``).
+def next_state(run: QueryRun, it: _Iteration, transition: Continue) -> _Iteration:
+    """The one place the loop builds the next State (the conversation-loop text's new State at every ``continue``),
+    and the iteration that takes it in.
 
     Records this iteration's trace checkpoint, labelled with ``transition``, then builds the
-    State from what the iteration kept (``turn.kept()``) and the counters ``transition``
+    State from what the iteration kept (``it.kept()``) and the counters ``transition``
     changes (``recovery.state_changes``): ``turn_count`` grows only at ``next_turn``, and the
     per-turn counters reset only there; every other path keeps them and changes its own.
     """
-    run.trace.checkpoint(**turn.collected(), next_transition=transition, next_messages=turn.rewritten)
-    state = turn.state
-    return state.model_copy(update={**state_changes(state, transition), "messages": turn.kept(),
-                                    "transition": transition, "auto_compact_tracking": turn.auto_compact_tracking,
-                                    "pending_tool_use_summary": turn.pending_summary})
+    run.trace.checkpoint(**it.collected(), next_transition=transition, next_messages=it.rewritten)
+    state = it.state
+    run.iteration = _Iteration(state.model_copy(update={
+        **state_changes(state, transition), "messages": it.kept(), "transition": transition,
+        "auto_compact_tracking": it.auto_compact_tracking, "pending_tool_use_summary": it.pending_summary}))
+    return run.iteration
 
 
 # ---------------------------------------------------------------------------
@@ -645,193 +678,77 @@ def _tool_use_context(params: QueryParams) -> ToolUseContext:
     )
 
 
-async def _prepare_context(state: State, pipeline: ContextPipeline, run: QueryRun) -> _Turn:
-    """Phase 2: ``prepare_context`` on the State; the iteration's ``_Turn`` (its ``terminal`` set if no request
-    must be sent). A task cancelled during a compaction closes the run quietly and re-raises."""
-    try:
-        prepared = await prepare_context(state, pipeline)
-    except asyncio.CancelledError:
-        run.end(Terminal(reason="aborted_streaming", turn_count=state.turn_count), _Turn(state))
-        raise
-    except HookError as error:  # a pre_compact hook raised: it propagates; the run still ends in a Terminal
-        turn = _Turn(state)
-        notice = endings.hook_raised_notice(error, run.params.deps.uuid)
-        turn.attachments.append(notice)
-        run.end(Terminal(reason="hook_stopped", turn_count=state.turn_count, error=str(error)), turn, notice)
-        raise
-    return _Turn(state, prepared)
-
-
-async def _stream_model(params: QueryParams, run: QueryRun, turn: _Turn) -> AsyncIterator[Any]:
-    """Phase 3, deps.callModel(): one request; yields its events, keeps the response in ``turn``.
+async def _stream_model(params: QueryParams, run: QueryRun, it: _Iteration, streaming: bool) -> AsyncIterator[Any]:
+    """Phase 3, deps.callModel(): one attempt at this iteration's request; yields its events, keeps the response.
 
     Yields ``RequestStart``, each raw event (``StreamEvent``), the streaming executor's progress,
     the finished response as one ``AssistantMessage`` (never an empty one, F4), then notices about
-    what this version does not know. An abort (``turn.aborted``) or a model error (``turn.error``)
-    ends it early: what finished is in ``turn.partial``. A failed attempt is decided by
-    ``recovery.decide_attempt``: asked again (after an overload; the streaming fallback's resend,
-    streamed or not), handed to the fallback model, or, for a stream that broke after finished
-    blocks, kept (``_keep_finished``). What an attempt showed and is not kept is tombstoned
-    (``_withdraw``). A cancelled task closes the run and re-raises.
+    what this version does not know. An abort (``it.aborted``) or a failure (``it.broke``, for
+    ``retry.attempts`` to decide) ends it early: what finished is in ``it.partial``.
     """
-    state, deps = turn.state, params.deps
-    streaming = True
-    while True:
-        yield RequestStart(turn_count=state.turn_count, attempt=run.request_attempt(state.turn_count))
-        executor = StreamingToolExecutor(state.tool_use_context) if params.streaming_tool_execution else None
-        turn.new_attempt(executor if streaming else None)
-        try:
-            async for item in guarded(await _call_model(params, run, turn, streaming), params.abort):
-                if isinstance(item, APIMessage):
-                    item, turn.repeated_ids = one_call_per_id(item)  # a repeated id runs once (see below)
-                    turn.stop_reason = item.stop_reason
-                    if any(visible(block) for block in item.content):  # never an empty message (F4)
-                        message = AssistantMessage(uuid=deps.uuid(), message=item, request_id=run.model.last_request_id)
-                        turn.assistant_messages.append(message)
-                        yield message
-                elif item.type == "progress":  # a call the executor started while the model streams
-                    turn.record(item)
-                    turn.shown.append(item.uuid)
-                    yield item
-                else:
-                    turn.partial.add(item)
-                    yield StreamEvent(event=item)
-        except Aborted:
-            turn.aborted = "streaming"
-            return
-        except asyncio.CancelledError:  # the task itself was cancelled: close quietly, re-raise
-            run.end(Terminal(reason="aborted_streaming", turn_count=state.turn_count), turn,
-                    *turn.close(endings.stream_interrupted(turn.assistant_messages, turn.partial, turn.results,
-                                                           turn.started, deps.uuid)))
-            raise
-        if turn.broke is None:  # a whole response
-            run.overloads = run.failures = 0
-            # a repeated tool_use id, what a later API may add: said, not fatal
-            for notice in odd_response_notices(turn.repeated_ids, unknown_content(turn.partial, turn.assistant_messages),
-                                               turn.stop_reason, deps.uuid):
-                turn.attachments.append(notice)
-                yield notice
-            return
-        error = turn.broke
-        finished = turn.partial.message()
-        started = sorted(turn.started | set(turn.executor.started() if turn.executor is not None else ()))
-        failure = failure_of(error, [block.type for block in finished.content] if finished else [], bool(started))
-        run.overloads = run.overloads + 1 if failure.overloaded else 0
-        run.failures += 1
-        switched = run.model is params.fallback_model
-        step = decide_attempt(failure, overloads=run.overloads, failures=run.failures,
-                              has_fallback=params.fallback_model is not None, switched=switched,
-                              options=params.recovery, retries=getattr(run.model, "max_retries", None))
-        if step in (None, "keep", "resume"):
-            if step != "keep" and turn.executor is not None:  # no call of it is kept: stop them (the progress
-                await turn.executor.discard()                # already yielded says what ran)
-            if step is None:
-                turn.error = error
-                return
-            for message in _keep_finished(params, turn, error, step, started):
-                yield message
-            return
-        for message in await _withdraw(params, run, turn, error, step):
-            yield message
-        if step == "fallback":
-            run.model, run.overloads, run.failures = params.fallback_model, 0, 0
-        streaming = step in ("fallback", "resend") or (streaming and step != "non_streaming")
-        try:
-            await _pause(params, error, step, run.overloads)
-        except Aborted:  # stopped while waiting to ask again: nothing of the withdrawn attempt is kept
-            turn.new_attempt(None)
-            turn.aborted = "retry_wait"
-            return
-
-
-async def _pause(params: QueryParams, error: Exception, step: str, overloads: int) -> None:
-    """Before asking an overloaded API again, wait ``recovery.retry_delay`` (an abort cuts it short). A broken
-    stream, or another model, is asked at once."""
-    if step != "retry":
+    state, deps = it.state, params.deps
+    yield RequestStart(turn_count=state.turn_count, attempt=run.request_attempt(state.turn_count))
+    it.new_attempt(StreamingToolExecutor(state.tool_use_context) if params.streaming_tool_execution and streaming
+                   else None)
+    try:
+        async for item in guarded(await _call_model(params, run, it, streaming), params.abort):
+            if isinstance(item, APIMessage):
+                item, it.repeated_ids = one_call_per_id(item)  # a repeated id runs once (see below)
+                it.stop_reason = item.stop_reason
+                if any(visible(block) for block in item.content):  # never an empty message (F4)
+                    message = AssistantMessage(uuid=deps.uuid(), message=item, request_id=run.model.last_request_id)
+                    it.assistant_messages.append(message)
+                    yield message
+            elif item.type == "progress":  # a call the executor started while the model streams
+                it.record(item)
+                it.shown.append(item.uuid)
+                yield item
+            else:
+                it.partial.add(item)
+                yield StreamEvent(event=item)
+    except Aborted:
+        it.aborted = "streaming"
         return
-    with params.abort.guard():
-        await asyncio.sleep(retry_delay(error, overloads))
+    if it.broke is None:  # a whole response: a repeated tool_use id, what a later API may add: said, not fatal
+        for notice in odd_response_notices(it.repeated_ids, unknown_content(it.partial, it.assistant_messages),
+                                           it.stop_reason, deps.uuid):
+            yield it.add(notice)
 
 
-def _keep_finished(params: QueryParams, turn: _Turn, error: Exception, step: str, started: list[str]) -> list[Any]:
-    """The streaming fallback's ``keep`` and ``resume`` (and any attempt a call of which had started): the blocks
-    that finished stay as the response (``endings.attempt_kept``). ``keep``: its finished calls run as if the
-    response had ended there, those that had started on to their end, once. ``resume``: a note asks the model to
-    go on (``streaming_fallback_resume``); the cut call is gone."""
-    finished = turn.partial.message()
-    if finished is not None:
-        finished, turn.repeated_ids = one_call_per_id(finished)
-    cut = turn.partial.shown() if turn.partial.cut_blocks() else None
-    messages = turn.close(endings.attempt_kept(step, error, cut, finished, started, params.deps.uuid,
-                                               params.model.last_request_id))
-    if step == "resume":
-        turn.transition = Continue(reason="streaming_fallback_resume", detail=tr("the stream broke; resuming"))
-    return messages
+async def _call_model(params: QueryParams, run: QueryRun, it: _Iteration, streaming: bool) -> AsyncIterator[Any]:
+    """One request for this iteration to ``run.model``: messages and system from phase 2, the output limit
+    ``output_limit.request_output_limit`` gives (kept in ``it.max_tokens``), streamed or not (the streaming
+    fallback's request).
 
-
-async def _withdraw(params: QueryParams, run: QueryRun, turn: _Turn, error: Exception, step: str) -> list[Any]:
-    """A failed attempt that is asked again: discard its calls, and the messages that withdraw what it showed and
-    say what happens (``endings.attempt_withdrawn``). Nothing of the attempt enters the history."""
-    limit = (params.recovery or RecoveryOptions()).overloads_before_fallback
-    yielded = [*(m.uuid for m in turn.assistant_messages), *turn.shown]
-    shown = turn.partial.shown()
-    turn.assistant_messages.clear()
-    started = await turn.executor.discard() if turn.executor is not None else ()
-    fallback = getattr(params.fallback_model, "model", None)
-    most = limit if params.fallback_model is not None else getattr(run.model, "max_retries", limit - 1) + 1
-    return endings.attempt_withdrawn(step, error, shown, yielded, started, params.deps.uuid, model=run.model.model,
-                                     fallback=fallback, switched=run.model is params.fallback_model,
-                                     overloads=run.overloads, most=most, failures=run.failures)
-
-
-async def _call_model(params: QueryParams, run: QueryRun, turn: _Turn, streaming: bool = True) -> AsyncIterator[Any]:
-    """One request for this iteration to ``run.model`` (messages and system from phase 2; the escalated
-    output limit if a recovery set one, else ``params.max_tokens``, or when that is None the model's own,
-    as ``observed_output_limits`` says).
-
-    Streamed, or not (the streaming fallback's request, its limit capped at
-    ``streaming_fallback_max_tokens``). A failure ends the items and is kept in ``turn.broke``
-    for phase 3 to decide. With an executor (streaming tool execution), its ``alongside``
-    starts each tool_use when its block completes and interleaves the calls' progress.
+    A failure ends the items and is kept in ``it.broke`` for phase 3 to decide. With an executor
+    (streaming tool execution), its ``alongside`` starts each tool_use when its block completes and
+    interleaves the calls' progress.
     """
-    model = run.model
-    limit = turn.state.max_output_tokens_override or await _output_limit(params, model, streaming)
-    if not streaming and params.recovery is not None:
-        limit = min(limit, params.recovery.streaming_fallback_max_tokens)
-    turn.max_tokens = limit
-    request: dict[str, Any] = {**turn.prepared.request_fields(), "max_tokens": limit}
+    model, name = run.model, getattr(run.model, "model", None)
+    it.max_tokens = await request_output_limit(
+        override=it.state.max_output_tokens_override, max_tokens=params.max_tokens,
+        model=name if isinstance(name, str) else None, model_limit=getattr(model, "max_output_tokens", None),
+        observed=params.observed_output_limits, streaming=streaming,
+        non_streaming_cap=params.recovery.streaming_fallback_max_tokens if params.recovery is not None else None)
+    request: dict[str, Any] = {**it.prepared.request_fields(), "max_tokens": it.max_tokens}
     if params.tools:
         request["tools"] = tool_schemas(params.tools)
-    items = _until_broken(model.stream(**request) if streaming else model.complete(**request), turn)
-    return turn.executor.alongside(items) if turn.executor is not None else items
+    items = _until_broken(model.stream(**request) if streaming else model.complete(**request), it)
+    return it.executor.alongside(items) if it.executor is not None else items
 
 
-async def _output_limit(params: QueryParams, model: Any, streaming: bool) -> int:
-    """``params.max_tokens``, or (None) the model's own output limit: from its information, or with
-    ``observed_output_limits`` as Claude Code 2.1.332 sent it for this model and attempt (``output_limit_fallback``,
-    ``output_limit_streaming_fallback``; 4,096 if neither knows)."""
-    if params.max_tokens is not None:
-        return params.max_tokens
-    known = await model.max_output_tokens() if hasattr(model, "max_output_tokens") else None
-    if params.observed_output_limits:
-        name = getattr(model, "model", None)
-        known = observed_output_limit(name if isinstance(name, str) else None, streaming=streaming,
-                                      model_limit=known)
-    return known or 4096
-
-
-async def _until_broken(items: AsyncIterator[Any], turn: _Turn) -> AsyncIterator[Any]:
-    """The model's items until it fails; the failure is kept in ``turn.broke`` (phase 3 decides), so a
+async def _until_broken(items: AsyncIterator[Any], it: _Iteration) -> AsyncIterator[Any]:
+    """The model's items until it fails; the failure is kept in ``it.broke`` (phase 3 decides), so a
     streaming executor sees the stream end there and keeps the calls of the blocks that finished."""
     try:
         async with aclosing(items):  # closed here however this ends: a generator left to the collector is a task
             async for item in items:  # (its aclose()) that outlives the run
                 yield item
     except (anthropic.APIError, StreamError) as error:
-        turn.broke = error
+        it.broke = error
 
 
-async def _withheld(params: QueryParams, run: QueryRun, turn: _Turn, pipeline: ContextPipeline) -> Withheld | None:
+async def _withheld(params: QueryParams, run: QueryRun, it: _Iteration, pipeline: ContextPipeline) -> Withheld | None:
     """What recovery may act on after the stream (None: nothing, or recovery is off).
 
     A ``MaxTokensCut`` when the response stopped at ``max_tokens`` asking for no tool (a response
@@ -839,20 +756,20 @@ async def _withheld(params: QueryParams, run: QueryRun, turn: _Turn, pipeline: C
     from ``stop_reason``); a ``PromptTooLong`` for the
     API's 400, with how many staged folds a drain would commit.
     """
-    if params.recovery is None or turn.aborted:
+    if params.recovery is None or it.aborted:
         return None
-    if turn.error is not None:
-        return PromptTooLong(pipeline.drainable(turn.messages_for_query)) if is_prompt_too_long(turn.error) else None
-    if turn.stop_reason != "max_tokens" or turn.tool_uses():
+    if it.error is not None:
+        return PromptTooLong(pipeline.drainable(it.messages_for_query)) if is_prompt_too_long(it.error) else None
+    if it.stop_reason != "max_tokens" or it.tool_uses():
         return None
-    escalate = params.recovery.max_output_tokens_escalate and turn.state.max_output_tokens_override is None
-    return MaxTokensCut(turn.max_tokens or turn.state.max_output_tokens_override or params.max_tokens or 4096,
-                        await run.model.max_output_tokens() if escalate else None)
+    escalate = params.recovery.max_output_tokens_escalate and it.state.max_output_tokens_override is None
+    assert it.max_tokens is not None  # a response arrived: its request had a limit
+    return MaxTokensCut(it.max_tokens, await run.model.max_output_tokens() if escalate else None)
 
 
-async def _recover(transition: Continue, params: QueryParams, run: QueryRun, turn: _Turn,
+async def _recover(transition: Continue, params: QueryParams, it: _Iteration,
                    pipeline: ContextPipeline) -> AsyncIterator[Any]:
-    """Apply the recovery ``decide_recovery`` chose; on success set ``turn.transition`` (and ``turn.rewritten``).
+    """Apply the recovery ``decide_recovery`` chose; on success set ``it.transition`` (and ``it.rewritten``).
 
     * ``max_output_tokens_escalate``: the same request again with the higher limit; the cut
       response is withdrawn (a ``TombstoneMessage``), so it never reaches a request.
@@ -862,70 +779,61 @@ async def _recover(transition: Continue, params: QueryParams, run: QueryRun, tur
     * ``collapse_drain_retry``: every staged collapse committed at once (``pipeline.drain_collapses``).
     * ``reactive_compact_retry``: the conversation compacted (``pipeline.reactive_compact``). If it
       fails, the withheld error stands (the run ends ``prompt_too_long``); an abort ends it
-      ``aborted_streaming``; a cancelled task closes the run and re-raises.
+      ``aborted_streaming``.
     """
     deps, reason = params.deps, transition.reason
     if reason == "max_output_tokens_escalate":
-        for message in turn.assistant_messages:
-            tombstone = TombstoneMessage(uuid=deps.uuid(), target_uuid=message.uuid,
-                                         reason=f"max_output_tokens_escalate: {transition.detail}")
-            turn.attachments.append(tombstone)
-            yield tombstone
-        turn.rewritten = (*turn.messages_for_query, *turn.attachments)
+        for message in it.assistant_messages:
+            yield it.add(TombstoneMessage(uuid=deps.uuid(), target_uuid=message.uuid,
+                                          reason=f"max_output_tokens_escalate: {transition.detail}"))
+        it.rewritten = (*it.messages_for_query, *it.added)
     elif reason == "max_output_tokens_recovery":
-        resume = user_message(reminder(RESUME_MESSAGE), is_meta=True, uuid=deps.uuid())
-        turn.attachments.append(resume)
-        yield resume
+        yield it.add(user_message(reminder(RESUME_MESSAGE), is_meta=True, uuid=deps.uuid()))
     elif reason == "collapse_drain_retry":
-        drained, notices, committed = pipeline.drain_collapses(list(turn.messages_for_query))
+        drained, notices, committed = pipeline.drain_collapses(list(it.messages_for_query))
         for notice in notices:
             yield notice
-        turn.rewritten = (*drained, *notices)
+        it.rewritten = (*drained, *notices)
         transition = transition.model_copy(update={"committed": committed})
     elif reason == "reactive_compact_retry":
         try:
-            done = await pipeline.reactive_compact(list(turn.messages_for_query))
+            done = await pipeline.reactive_compact(list(it.messages_for_query))
         except CompactionFailed as failure:  # the withheld error stands: the run ends prompt_too_long
-            notice = endings.notice(deps.uuid, "reactive_compact_failed", f"Reactive compaction failed: {failure}",
-                                    "warning")
-            turn.attachments.append(notice)
-            yield notice
+            yield it.add(endings.notice(deps.uuid, "reactive_compact_failed",
+                                        f"Reactive compaction failed: {failure}", "warning"))
             return
         except Aborted:  # the model is told in a note, the person in a notice
-            for message in turn.close(endings.Closing(notes=endings.interrupted("compaction", deps.uuid))):
+            for message in it.close(endings.Closing(notes=endings.interrupted("compaction", deps.uuid))):
                 yield message
-            turn.terminal = Terminal(reason="aborted_streaming", turn_count=turn.state.turn_count)
+            it.terminal = Terminal(reason="aborted_streaming", turn_count=it.state.turn_count)
             return
-        except asyncio.CancelledError:
-            run.end(Terminal(reason="aborted_streaming", turn_count=turn.state.turn_count), turn)
-            raise
         for message in (*done.hook_messages, done.boundary, done.summary):
             yield message
-        turn.rewritten = tuple(done.messages)
-    turn.error = None  # recovered: the withheld error is never shown
-    turn.transition = transition
+        it.rewritten = tuple(done.messages)
+    it.error = None  # recovered: the withheld error is never shown
+    it.transition = transition
 
 
-def _stream_failed(turn: _Turn, deps: QueryDeps) -> list[Any]:
-    """Phase 3 ended without an answer: the messages that close the transcript, and ``turn.terminal``.
+def _stream_failed(it: _Iteration, deps: QueryDeps) -> list[Any]:
+    """Phase 3 ended without an answer: the messages that close the transcript, and ``it.terminal``.
 
     An abort ends ``aborted_streaming``; a model error nothing recovered ends as ``endings.model_error``
     names it. Either way the blocks that finished are kept and their calls answered (``endings``).
     """
-    if turn.aborted:
-        turn.terminal = Terminal(reason="aborted_streaming", turn_count=turn.state.turn_count)
-        return turn.close(endings.stream_interrupted(turn.assistant_messages, turn.partial, turn.results,
-                                                     turn.started, deps.uuid, waiting=turn.aborted == "retry_wait"))
-    assert turn.error is not None
-    turn.terminal = endings.model_error(turn.error, turn.state.turn_count)
-    return turn.close(endings.model_failed(turn.assistant_messages, turn.partial, turn.results, turn.started,
-                                           turn.error, turn.terminal, deps.uuid))
+    if it.aborted:
+        it.terminal = Terminal(reason="aborted_streaming", turn_count=it.state.turn_count)
+        return it.close(endings.stream_interrupted(it.assistant_messages, it.partial, it.results, it.started,
+                                                   deps.uuid, waiting=it.aborted == "retry_wait"))
+    assert it.error is not None
+    it.terminal = endings.model_error(it.error, it.state.turn_count)
+    return it.close(endings.model_failed(it.assistant_messages, it.partial, it.results, it.started, it.error,
+                                         it.terminal, deps.uuid))
 
 
-async def _stop_checks(params: QueryParams, run: QueryRun, turn: _Turn) -> AsyncIterator[Any]:
+async def _stop_checks(params: QueryParams, run: QueryRun, it: _Iteration) -> AsyncIterator[Any]:
     """Phase 4 without tool_use: warnings, then the stop hooks (if on) and the token budget (if set) decide.
 
-    Sets ``turn.terminal`` (``completed``, ``stop_hook_prevented``, ...) or ``turn.transition``
+    Sets ``it.terminal`` (``completed``, ``stop_hook_prevented``, ...) or ``it.transition``
     (``stop_hook_blocking``, ``token_budget_continuation``, ``malformed_tool_use_retry``). A response
     still cut at ``max_tokens`` after the recovery it had shows the withheld error and ends as
     ``RecoveryOptions.max_tokens_exhausted`` says (``completed``, dreamloop's choice after the four-step-loop
@@ -933,107 +841,83 @@ async def _stop_checks(params: QueryParams, run: QueryRun, turn: _Turn) -> Async
     ended ``max_tokens_always``) without the stop hooks (dreamloop's choice: neither text says whether
     they run after an API error).
     """
-    state = turn.state
-    if turn.stop_reason == "tool_use" and params.recovery is not None and params.recovery.malformed_tool_use_retries:
-        for message in _malformed_tool_use(params, turn):
+    state = it.state
+    if it.stop_reason == "tool_use" and params.recovery is not None and params.recovery.malformed_tool_use_retries:
+        for message in _malformed_tool_use(params, it):
             yield message
         return
-    limit = turn.max_tokens or state.max_output_tokens_override or params.max_tokens
-    for notice in endings.stop_notices(turn.stop_reason, recovered=_recovers_max_tokens(params.recovery), limit=limit,
-                                       escalated=bool(state.max_output_tokens_override),
+    for notice in endings.stop_notices(it.stop_reason, recovered=_recovers_max_tokens(params.recovery),
+                                       limit=it.max_tokens, escalated=bool(state.max_output_tokens_override),
                                        resumes=state.max_output_tokens_recovery_count, uuid=params.deps.uuid):
-        turn.attachments.append(notice)
-        yield notice
-    if turn.stop_reason == "max_tokens" and _recovers_max_tokens(params.recovery):
+        yield it.add(notice)
+    if it.stop_reason == "max_tokens" and _recovers_max_tokens(params.recovery):
         assert params.recovery is not None
         reason = params.recovery.max_tokens_exhausted
-        said = f"max_tokens: the response was still cut at {turn.max_tokens or params.max_tokens:,} tokens"
-        turn.terminal = Terminal(reason=reason, turn_count=state.turn_count,
-                                 error=said if reason == "api_error" else None)
+        said = f"max_tokens: the response was still cut at {it.max_tokens:,} tokens"
+        it.terminal = Terminal(reason=reason, turn_count=state.turn_count, error=said if reason == "api_error" else None)
         return
     if params.hooks is not None:  # stop hooks may send the model back to work
-        stop = await _stop_hooks(params, state, run, turn)
+        stop = await _stop_hooks(params, state)
         for message in stop.messages:
-            turn.attachments.append(message)
-            yield message
-        if stop.verdict == "block":  # the feedback is in turn.attachments: the model reads it next
-            turn.transition = Continue(reason="stop_hook_blocking", attempt=state.stop_hook_blocks + 1)
+            yield it.add(message)
+        if stop.verdict == "block":  # the feedback is in it.added: the model reads it next
+            it.transition = Continue(reason="stop_hook_blocking", attempt=state.stop_hook_blocks + 1)
             return
         if stop.verdict != "stop":  # a hook prevented continuation, or the runaway guard fired
-            turn.terminal = Terminal(reason="stop_hook_prevented", turn_count=state.turn_count)
+            it.terminal = Terminal(reason="stop_hook_prevented", turn_count=state.turn_count)
             return
     budget = params.token_budget
-    turn.transition = decide_token_budget(run.output_tokens, state, budget)
-    if turn.transition is not None:  # under budget: the nudge goes to the model, the same turn goes on
-        nudge = user_message(budget_message(run.output_tokens, budget), is_meta=True, uuid=params.deps.uuid())
-        turn.attachments.append(nudge)
-        yield nudge
+    it.transition = decide_token_budget(run.output_tokens, state, budget)
+    if it.transition is not None:  # under budget: the nudge goes to the model, the same turn goes on
+        yield it.add(user_message(budget_message(run.output_tokens, budget), is_meta=True, uuid=params.deps.uuid()))
         return
     said = budget_summary(run.output_tokens, state, budget) if budget is not None else None
     if said is not None:
-        notice = endings.notice(params.deps.uuid, "token_budget", said)
-        turn.attachments.append(notice)
-        yield notice
-    turn.terminal = Terminal(reason="completed", turn_count=state.turn_count)
+        yield it.add(endings.notice(params.deps.uuid, "token_budget", said))
+    it.terminal = Terminal(reason="completed", turn_count=state.turn_count)
 
 
-async def _run_tools(params: QueryParams, run: QueryRun, turn: _Turn) -> AsyncIterator[Any]:
+async def _run_tools(params: QueryParams, it: _Iteration) -> AsyncIterator[Any]:
     """Phase 4 with tool_use: run the calls (or collect those the executor started) and yield their updates.
 
     Both paths meet here, as in the four-step-loop text: the executor's ``getRemainingResults()`` when
     streaming tool execution is on, else ``runTools()``.
     An abort answers every unfinished call (``aborted_tools``); a hook's ``continue: false`` ends the
-    run ``hook_stopped``; a cancelled task closes the run and re-raises.
+    run ``hook_stopped``.
     """
-    state, deps, tool_uses = turn.state, params.deps, turn.tool_uses()
-    updates = turn.executor.get_remaining_results() if turn.executor else run_tools(tool_uses, state.tool_use_context)
+    state, deps, tool_uses = it.state, params.deps, it.tool_uses()
+    updates = it.executor.get_remaining_results() if it.executor else run_tools(tool_uses, state.tool_use_context)
     try:
         async for update in guarded(updates, params.abort):
-            turn.record(update)
+            it.record(update)
             yield update
     except Aborted:
-        for message in turn.close(endings.tools_interrupted(tool_uses, turn.results, turn.started,
-                                                            bool(turn.tool_results), deps.uuid)):
+        for message in it.close(endings.tools_interrupted(tool_uses, it.results, it.started, bool(it.tool_results),
+                                                          deps.uuid)):
             yield message
-        turn.terminal = Terminal(reason="aborted_tools", turn_count=state.turn_count)
+        it.terminal = Terminal(reason="aborted_tools", turn_count=state.turn_count)
         return
-    except asyncio.CancelledError:
-        run.end(Terminal(reason="aborted_tools", turn_count=state.turn_count), turn,
-                *turn.close(endings.tools_interrupted(tool_uses, turn.results, turn.started, bool(turn.tool_results),
-                                                      deps.uuid)))
-        raise
-    except HookError as error:  # a Python hook's bug: it propagates, but the history stays valid
-        run.end(Terminal(reason="hook_stopped", turn_count=state.turn_count, error=str(error)), turn,
-                *turn.close(endings.hook_raised(tool_uses, turn.results, turn.started, bool(turn.tool_results),
-                                                error, deps.uuid)))
-        raise
-    if turn.repeated_ids:  # the model learns why a block it sent got no result of its own
-        note = repeated_ids_note(turn.repeated_ids, deps.uuid)
-        turn.attachments.append(note)
-        yield note
-    stopped = endings.hook_stopped(turn.attachments, deps.uuid)  # a hook said `continue: false` while tools ran
+    if it.repeated_ids:  # the model learns why a block it sent got no result of its own
+        yield it.add(repeated_ids_note(it.repeated_ids, deps.uuid))
+    stopped = endings.hook_stopped(it.added, deps.uuid)  # a hook said `continue: false` while tools ran
     if stopped is not None:
-        turn.attachments.append(stopped)
-        yield stopped
-        turn.terminal = Terminal(reason="hook_stopped", turn_count=state.turn_count)
+        yield it.add(stopped)
+        it.terminal = Terminal(reason="hook_stopped", turn_count=state.turn_count)
 
 
-def _max_turns_reached(params: QueryParams, turn: _Turn) -> AttachmentMessage | None:
-    """The ``max_turns_reached`` attachment if the next turn would pass ``max_turns`` (kept in ``turn``), else None."""
-    next_turn_count = turn.state.turn_count + 1
+def _max_turns_reached(params: QueryParams, it: _Iteration) -> AttachmentMessage | None:
+    """The ``max_turns_reached`` attachment if the next turn would pass ``max_turns``, else None."""
+    next_turn_count = it.state.turn_count + 1
     if params.max_turns is None or next_turn_count <= params.max_turns:
         return None
-    reached = endings.max_turns_reached(next_turn_count, params.max_turns, params.deps.uuid)
-    turn.attachments.append(reached)
-    return reached
+    return endings.max_turns_reached(next_turn_count, params.max_turns, params.deps.uuid)
 
 
-async def _stop_hooks(params: QueryParams, state: State, run: QueryRun, turn: _Turn) -> StopCheck:
+async def _stop_hooks(params: QueryParams, state: State) -> StopCheck:
     """Run the stop hooks and decide (``hooks.stop_verdict``).
 
     An abort while they run cancels them (a command's process group is killed) and prevents continuation
-    (dreamloop's design: neither text says what an abort does to the stop hooks); a cancelled task closes the
-    run and re-raises.
+    (dreamloop's design: neither text says what an abort does to the stop hooks).
     """
     assert params.hooks is not None
     try:
@@ -1043,14 +927,6 @@ async def _stop_hooks(params: QueryParams, state: State, run: QueryRun, turn: _T
                                         permission_mode=params.permission_mode, uuid=params.deps.uuid)
     except Aborted:  # the model is told in a note after its response, the person in a notice
         return StopCheck("prevent", endings.interrupted("stop_hooks", params.deps.uuid))
-    except asyncio.CancelledError:
-        run.end(Terminal(reason="stop_hook_prevented", turn_count=state.turn_count), turn)
-        raise
-    except HookError as error:  # propagates; the run still ends in a Terminal
-        notice = endings.hook_raised_notice(error, params.deps.uuid)
-        turn.attachments.append(notice)
-        run.end(Terminal(reason="hook_stopped", turn_count=state.turn_count, error=str(error)), turn, notice)
-        raise
 
 
 def _pre_compact_hooks(params: QueryParams) -> PreCompact | None:
@@ -1068,7 +944,7 @@ def _pre_compact_hooks(params: QueryParams) -> PreCompact | None:
     return pre_compact
 
 
-def _malformed_tool_use(params: QueryParams, turn: _Turn) -> list[Any]:
+def _malformed_tool_use(params: QueryParams, it: _Iteration) -> list[Any]:
     """``stop_reason`` says ``tool_use`` but no tool_use block came (Claude Code 2.1.332's handling, as
     ``tool_use_without_block`` observed it).
 
@@ -1076,18 +952,18 @@ def _malformed_tool_use(params: QueryParams, turn: _Turn) -> list[Any]:
     tombstone: it never reaches a request) and a note asks again (``malformed_tool_use_retry``);
     then the run ends ``malformed_tool_use_exhausted`` (``endings.malformed_tool_use``).
     """
-    options, state = params.recovery, turn.state
+    options, state = params.recovery, it.state
     assert options is not None
     retries, limit = state.malformed_tool_use_retries, options.malformed_tool_use_retries
-    out = endings.malformed_tool_use(retries, limit, turn.assistant_messages, params.deps.uuid)
-    turn.attachments.extend(out)
+    out = [it.add(message) for message in endings.malformed_tool_use(retries, limit, it.assistant_messages,
+                                                                     params.deps.uuid)]
     if retries >= limit:
-        turn.terminal = Terminal(reason="malformed_tool_use_exhausted", turn_count=state.turn_count,
-                                 error=out[0].content)
+        it.terminal = Terminal(reason="malformed_tool_use_exhausted", turn_count=state.turn_count,
+                               error=out[0].content)
         return out
-    turn.rewritten = (*turn.messages_for_query, *turn.attachments)
-    turn.transition = Continue(reason="malformed_tool_use_retry", attempt=retries + 1,
-                               detail=tr("asking again {attempt}/{limit}", attempt=retries + 1, limit=limit))
+    it.rewritten = (*it.messages_for_query, *it.added)
+    it.transition = Continue(reason="malformed_tool_use_retry", attempt=retries + 1,
+                             detail=tr("asking again {attempt}/{limit}", attempt=retries + 1, limit=limit))
     return out
 
 
@@ -1099,4 +975,3 @@ def _credentials(model: Any) -> tuple[str, ...]:
     """The model's own credentials (API key, auth token): tools must not hand them to commands."""
     client = getattr(model, "client", None)
     return tuple(v for v in (getattr(client, "api_key", None), getattr(client, "auth_token", None)) if v)
-

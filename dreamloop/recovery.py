@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .errors import IncompleteStreamError
 from .language import tr
+from .output_limit import escalated_output_limit
 from .state import Continue, State, TokenBudgetTracking
 
 __all__ = [
@@ -214,7 +215,7 @@ def decide_recovery(withheld: Withheld | None, state: State, options: RecoveryOp
 
 
 def _max_tokens_cut(cut: MaxTokensCut, state: State, options: RecoveryOptions) -> Continue | None:
-    limit = min(options.escalated_max_tokens, cut.model_max_tokens or options.escalated_max_tokens)
+    limit = escalated_output_limit(options.escalated_max_tokens, cut.model_max_tokens)
     if options.max_output_tokens_escalate and state.max_output_tokens_override is None and limit > cut.max_tokens:
         return Continue(reason="max_output_tokens_escalate", max_tokens=limit,
                         detail=tr("escalating max_tokens to {limit:,}", limit=limit))

@@ -1843,7 +1843,7 @@ CLAIMS: list = [
              "output_limit_fallback.definition", "http_529_fallback.limit", "http_529_fallback.definition"),
     document("dreamloop/hook_settings.py", "Owns the file's shape, in dreamloop's design after Claude Code's hooks",
              "hook_pre_tool_use.cc", "hook_pre_tool_use_deny.cc", "hooks.match"),
-    document("dreamloop/output_limit.py", "Each request's output limit (`max_tokens`) as Claude Code 2.1.332 sent it",
+    document("dreamloop/output_limit.py", "the figures Claude Code 2.1.332 sent (`output_limit_fallback`",
              "output_limit_fallback.cc", "output_limit_fallback.definition", "output_limit_streaming_fallback.cc"),
     document("dreamloop/output_limit.py", "The `max_tokens` (tokens) of a request to `model`",
              "output_limit_fallback.cc", "output_limit_fallback.definition", "output_limit_streaming_fallback.cc",
@@ -1885,8 +1885,6 @@ CLAIMS: list = [
     document("dreamloop/query.py", "* `observed_output_limits` (chapter 08b)", "output_limit_fallback.cc",
              "output_limit_fallback.definition", "http_529_fallback.limit", "output_limit_streaming_fallback.cc",
              "http_529_fallback.definition"),
-    document("dreamloop/query.py", "`params.max_tokens`, or (None) the model's own output limit",
-             "output_limit_fallback.cc", "output_limit_streaming_fallback.cc"),
     document("dreamloop/recovery.py", "An attempt a call of which had started (`calls_started`)",
              "disconnect_bash.script", "disconnect_bash.cc"),
     # <claims-end>

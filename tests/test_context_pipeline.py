@@ -444,7 +444,7 @@ async def test_autocompact_and_the_reactive_compaction_ask_the_hooks_the_same_wa
     adds to the instructions, says to the person, or stops, the same for the automatic and the reactive one."""
     from dreamloop.context import PreCompactResult
 
-    said = dl.SystemMessage(uuid="hook-note", subtype="hook_note", content="saving the transcript first")
+    said = dl.messages.SystemMessage(uuid="hook-note", subtype="hook_note", content="saving the transcript first")
     triggers = []
 
     async def pre_compact(trigger, instructions):

@@ -5,7 +5,8 @@ forgetting the assistant message, results out of call order, text that merely co
 ...) with a hint that names the idea, never the answer's code; fails on the untouched stub with a hint
 that says what to do; never raises; and shows nothing but its printed line in a notebook.
 
-The solutions here are the ones in notebooks/solutions/; the checks compare them with the package.
+The solutions are read from notebooks/solutions/ (``exercise_solutions.py``), never copied here; the checks
+compare them with the package.
 """
 
 from __future__ import annotations
@@ -29,19 +30,19 @@ from dreamloop.exercises.ch09 import PHASES
 from dreamloop.fake_api import validate_request
 from dreamloop.hooks import PreToolUseDecision, StopDecision
 from dreamloop.tools import INTERRUPTED, NOT_STARTED, Allow, Deny
+from exercise_solutions import solved
 
 # ---------------------------------------------------------------------------
-# Solutions (kept in step with notebooks/solutions/*.ipynb)
+# The solutions are the solved notebooks' own (notebooks/solutions/*.ipynb, read by exercise_solutions.py):
+# SOLVED["check_partition"] is what chapter 04's solved notebook hands ex.check_partition. Below: what the
+# wrong answers are built from.
 
-HELLO = [dl.reply("Hello, loop!")]
+SOLVED = solved()
+
 TOOL_SCRIPT = [
     dl.reply("Let me read it.", dl.tool_use("Read", {"file_path": "config.py"}, id="toolu_1")),
     dl.reply("config.py sets value = 1."),
 ]
-
-
-def find_tool_uses(response):
-    return [block for block in response.content if block.type == "tool_use"]
 
 
 async def my_agent_loop(model, messages, tools, run_tool):
@@ -84,14 +85,6 @@ async def last_answer(run):
             last = event
     text = "".join(b.text for b in last.message.content if b.type == "text")
     return text, run.terminal.reason
-
-
-def next_state(state, messages_for_query, assistant_messages, tool_results):
-    return dl.State(
-        messages=(*messages_for_query, *assistant_messages, *tool_results),
-        turn_count=state.turn_count + 1,
-        transition=dl.Continue(reason="next_turn"),
-    )
 
 
 def predict(max_turns, tool_turns):
@@ -174,66 +167,12 @@ class WordCountInput(BaseModel):
     unique: bool = False
 
 
-@dl.tool(WordCountInput, name="WordCount", read_only=True)
-def word_count(input: WordCountInput) -> str:
-    """Count the words of a text (distinct words with unique)."""
-    words = input.text.split()
-    return str(len(set(words)) if input.unique else len(words))
-
-
-def partition(tool_uses, tools):
-    by_name = {t.name: t for t in tools}
-    batches, last_safe = [], False
-    for use in tool_uses:
-        tool = by_name.get(use.name)
-        try:
-            safe = tool is not None and tool.is_concurrency_safe(tool.input_model.model_validate(use.input))
-        except Exception:
-            safe = False
-        if safe and last_safe:
-            batches[-1].append(use.id)
-        else:
-            batches.append([use.id])
-        last_safe = safe
-    return batches
-
-
-async def can_use_tool(tool, input, context):
-    command = input.get("command", "")
-    test = any(command == p or command.startswith(p + " ") for p in ("python -m unittest", "python3 -m unittest"))
-    if tool.name == "Bash" and test and not set(";|&$`<>\n") & set(command):
-        return Allow()
-    return await tool.check_permissions(tool.input_model.model_validate(input), context)
-
-
 PREDICTION = {  # chapter 05
     "A": [["a", "b", "c"]],
     "B": [["a"], ["b"]],
     "C": [["a"], ["b"], ["c"]],
     "D": [["a"], ["b", "c"]],
 }
-
-
-def ready(calls):
-    running = [call["safe"] for call in calls if call["status"] == "running"]
-    starting = []
-    for call in calls:
-        if call["status"] != "queued":
-            continue
-        if not running or (call["safe"] and all(running)):
-            starting.append(call["name"])
-            running.append(call["safe"])
-        elif not call["safe"]:
-            break
-    return starting
-
-
-def close_interrupted(tool_uses, results, started):
-    def unanswered(use):
-        text = INTERRUPTED if use.id in started else NOT_STARTED
-        return {"type": "tool_result", "tool_use_id": use.id, "content": text, "is_error": True}
-
-    return {"role": "user", "content": [results.get(use.id) or unanswered(use) for use in tool_uses]}
 
 
 def resume_answers(records):
@@ -317,11 +256,6 @@ def solution_recursive_rm(command):
                     return True
     return False
 
-def no_recursive_rm(input):
-    if solution_recursive_rm(input.tool_input.get("command", "")):
-        return PreToolUseDecision(decision="deny", reason="A recursive rm is not allowed in this project.")
-    return None
-
 
 PUSH_GUARD = "grep -Eq 'git +push' && { echo 'No git push from this session.' >&2; exit 2; }; exit 0"
 
@@ -374,14 +308,6 @@ def first_stage(tokens, options):
 
 
 MARKER = dl.tokens.estimate_block_tokens({"type": "tool_result", "tool_use_id": "", "content": dl.context.CLEARED})
-
-
-def clearable(messages, keep_recent):
-    answers = [i for i, m in enumerate(messages) if m.type == "user" and m.source_tool_use_ids]
-    kept_from = answers[-max(keep_recent, 2)] if len(answers) >= max(keep_recent, 2) else 0
-    return [block["tool_use_id"] for m in messages[:kept_from] if m.type == "user" and m.source_tool_use_ids
-            for block in m.message["content"]
-            if block["content"] != dl.context.CLEARED and dl.tokens.estimate_block_tokens(block) > MARKER]
 
 
 def clear_short_ones_too(messages, keep_recent):
@@ -437,10 +363,6 @@ WHERE = {"completed": "stop", "aborted_streaming": "stream", "aborted_tools": "t
          "streaming_fallback_resume": "stream", "malformed_tool_use_retry": "stop"}
 
 
-def where_decided(reason):
-    return WHERE[reason]
-
-
 def escalate_resume_next_turn():
     return [dl.reply("A long answer that", stop_reason="max_tokens"),
             dl.reply("A long answer that is cut again", stop_reason="max_tokens"),
@@ -448,18 +370,8 @@ def escalate_resume_next_turn():
             dl.reply("config.py sets value = 1.")]
 
 
-def switches_by(chapter):
-    return {name for name, info in dl.QueryParams.model_fields.items()
-            if isinstance(info.json_schema_extra, dict) and info.json_schema_extra.get("switch")
-            and int(info.json_schema_extra["chapter"]) <= chapter}
-
-
 PREDICTED = {"max_tokens_always": (4, "api_error"), "disconnect_inside_tool_use": (3, "completed"),
              "http_529": (3, "api_error"), "http_529_fallback": (4, "completed")}
-
-
-def predict_claude_code(name):
-    return PREDICTED[name]
 
 
 def same_message(a, b):
@@ -1375,14 +1287,14 @@ def reminders_by_length(requests):
 
 
 CASES = [
-    (ex.check_hello_script, HELLO, [
+    (ex.check_hello_script, SOLVED["check_hello_script"], [
         ([dl.reply("Hello!")], "not 'Hello, loop!'"),
         (dl.reply("Hello, loop!"), "a script is a list of turns, even when it has one"),
         ("Hello, loop!", "expected a non-empty list of turns"),
         ([dl.reply("Hello, loop!", dl.tool_use("Read", {"file_path": "config.py"}))], "a greeting needs no tool"),
         ([dl.text("Hello, loop!")], "puts blocks into a Turn"),
     ]),
-    (ex.check_tool_script, TOOL_SCRIPT, [
+    (ex.check_tool_script, SOLVED["check_tool_script"], [
         ([dl.reply(dl.tool_use("Read", {"file_path": "conf.py"}, id="toolu_1")), dl.reply("value is 1")],
          "expected file_path 'config.py'"),
         ([dl.reply(dl.tool_use("Read", ["config.py"], id="toolu_1")), dl.reply("value is 1")],
@@ -1395,7 +1307,7 @@ CASES = [
         ([dl.reply("value is 1.", dl.tool_use("Read", {"file_path": "config.py"}, id="toolu_1"))],
          "a script that runs out of turns ends the run with model_error"),
     ]),
-    (ex.check_find_tool_uses, find_tool_uses, [
+    (ex.check_find_tool_uses, SOLVED["check_find_tool_uses"], [
         (lambda r: r.content if r.stop_reason == "tool_use" else [], "keep only the tool_use ones"),
         (lambda r: [b for b in r.content if b.type == "tool_use"] if r.stop_reason == "tool_use" else [],
          "never from stop_reason"),
@@ -1403,7 +1315,7 @@ CASES = [
         (lambda r: [b for b in r.content if b.type == "tool_use"][:1], "keep every tool_use block"),
         (lambda r: [b.id for b in r.content if b.type == "tool_use"], "return the blocks themselves"),
     ]),
-    (ex.check_four_steps, my_agent_loop, [
+    (ex.check_four_steps, SOLVED["check_four_steps"], [
         (loop_without_assistant, "append the assistant message"),
         (loop_that_never_stops, "more often than the script has turns"),
         (loop_trusting_stop_reason, "never from stop_reason"),
@@ -1411,7 +1323,7 @@ CASES = [
         (loop_forgetting_earlier_turns, "keep the whole history"),
         (loop_returning_text, "return the model's response itself"),
     ]),
-    (ex.check_answer_tool_uses, answer_tool_uses, [
+    (ex.check_answer_tool_uses, SOLVED["check_answer_tool_uses"], [
         (answer_without_errors, "a failure is a result, not an exception"),
         (answer_errors_without_flag, "is_error=False; expected True"),
         (answer_sorted_by_id, "the calls fix the order"),
@@ -1419,20 +1331,20 @@ CASES = [
         (answer_one_message_per_result, "ONE user message"),
         (answer_with_text_first, "the tool_result blocks come first"),
     ]),
-    (ex.check_close_dangling, close_dangling, [
+    (ex.check_close_dangling, SOLVED["check_close_dangling"], [
         (close_in_completion_order, "the calls fix the order"),
         (lambda uses, results: {"role": "user", "content": list(results.values())}, "every tool_use needs a tool_result"),
         (close_missing_without_flag, "never finished gets an error result"),
         (close_all_as_interrupted, "a result that did arrive is kept"),
     ]),
-    (ex.check_last_answer, last_answer, [
+    (ex.check_last_answer, SOLVED["check_last_answer"], [
         (last_answer_reading_terminal_first, "the Terminal is on the run object"),
         (last_answer_first_message, "the LAST assistant message"),
         (last_answer_assuming_completed, "don't assume one"),
         (last_answer_the_final_text_only, "whatever it asked for"),
         (last_answer_last_message, "the LAST assistant message"),
     ]),
-    (ex.check_next_state, next_state, [
+    (ex.check_next_state, SOLVED["check_next_state"], [
         (next_state_results_first, "the order matters"),
         (lambda s, q, a, r: dl.State(messages=(*s.messages, *a, *r), turn_count=s.turn_count + 1,
                                      transition=dl.Continue(reason="next_turn")), "not from state.messages"),
@@ -1441,7 +1353,7 @@ CASES = [
         (next_state_without_transition, "transition records why"),
         (next_state_without_assistant, "keep this turn's assistant messages"),
     ]),
-    (ex.check_max_turns, predict, [
+    (ex.check_max_turns, SOLVED["check_max_turns"], [
         (predict_naive, "ends the run the ordinary way"),
         (predict_turn_count_of_the_last_state, "the turn the loop refused to start"),
         (predict_completed_at_the_limit, "never gets asked"),
@@ -1449,14 +1361,14 @@ CASES = [
         (lambda m: (m, m), "predict(3, 1) raised TypeError"),
         (lambda m, k: (m, m), "four values"),
     ]),
-    (ex.check_memory_files, memory_files, [
+    (ex.check_memory_files, SOLVED["check_memory_files"], [
         (memory_files_nearest_first, "the farthest instructions first"),
         (memory_files_every_parent, "only as far as the repository root"),
         (memory_files_no_local, "the private .local one"),
         (memory_files_no_user, "the user's own memory file"),
         (lambda paths, workspace: sorted(p for p in paths if p.endswith(".md")), "should not be there"),
     ]),
-    (ex.check_next_attachments, next_attachments, [
+    (ex.check_next_attachments, SOLVED["check_next_attachments"], [
         (next_attachments_every_change, "a change the model has not seen"),
         (next_attachments_unread_too, "only files the model read earlier are watched"),
         (next_attachments_own_edits_too, "a change the model has not seen"),
@@ -1464,7 +1376,7 @@ CASES = [
         (next_attachments_sorted, "the order"),
         (lambda r, c, ch, q: [("queued_command", t) for t in q], "every file read in an earlier turn"),
     ]),
-    (ex.check_tool_definition, word_count, [
+    (ex.check_tool_definition, SOLVED["check_tool_definition"], [
         (word_count_required_unique, "a field with a default is optional"),
         (word_count_not_read_only, "counting words changes nothing"),
         (len, "expected a tool"),
@@ -1472,14 +1384,14 @@ CASES = [
         (word_count_ignoring_unique, "count each distinct word once"),
         (word_count_text_optional, "text must be given"),
     ]),
-    (ex.check_partition, partition, [
+    (ex.check_partition, SOLVED["check_partition"], [
         (partition_by_name, "safety depends on the input"),
         (partition_all_together, "an unsafe call runs alone"),
         (partition_each_alone, "consecutive safe calls share a batch"),
         (partition_unknown_is_safe, "never safe"),
         (partition_joining_after_unsafe, "a safe call after it starts a new batch"),
     ]),
-    (ex.check_can_use_tool, can_use_tool, [
+    (ex.check_can_use_tool, SOLVED["check_can_use_tool"], [
         (allow_everything, "refuse any shell syntax"),
         (allow_by_prefix_only, "refuse any shell syntax"),
         (allow_python_only, "python3 as well as python"),
@@ -1491,25 +1403,25 @@ CASES = [
         (refuse_only_chaining, "refuse any shell syntax"),
         (ask_for_the_rest, "that is not this call's decision"),
     ]),
-    (ex.check_run_together, PREDICTION, [
+    (ex.check_run_together, SOLVED["check_run_together"], [
         ({**PREDICTION, "B": [["a", "b"]]}, "did not run beside it"),  # chapter 04's batches, ignoring arrivals
         ({**PREDICTION, "C": [["a"], ["b", "c"]]}, "holds back the calls after it"),
         ({**PREDICTION, "D": [["a", "b", "c"]]}, "nothing starts beside a running non-safe call"),
         ({**PREDICTION, "A": [["a", "b"]]}, "belongs to exactly one group"),
         ([["a"]], "expected a dict of scenarios"),
     ]),
-    (ex.check_ordering_rule, ready, [
+    (ex.check_ordering_rule, SOLVED["check_ordering_rule"], [
         (ready_without_holding_back, "holds back every call after it"),
         (ready_not_counting_new_starts, "counts as running for the calls after it"),
         (ready_unsafe_beside_safe, "never starts beside another call"),
     ]),
-    (ex.check_interrupt_results, close_interrupted, [
+    (ex.check_interrupt_results, SOLVED["check_interrupt_results"], [
         (close_all_interrupted, "never started"),
         (close_swapped, "had started"),
         (close_in_completion_order_with_both_texts, "the calls fix the order"),
         (close_reading_dicts, "read use.id and use.name"),
     ]),
-    (ex.check_resume_answers, resume_answers, [
+    (ex.check_resume_answers, SOLVED["check_resume_answers"], [
         (lambda records: ([], resume_answers(records)[0] + resume_answers(records)[1]), "but it finished and its result was saved"),
         (lambda records: (sum(resume_answers(records), []), []), "but it never finished"),
         (resume_saved_anywhere, "a results message in the file already answers it"),
@@ -1519,7 +1431,7 @@ CASES = [
         (lambda records: (resume_answers(records)[0], []), "have no answer"),
         (lambda records: dict(zip(("saved", "lost"), resume_answers(records))), "expected a pair of lists"),
     ]),
-    (ex.check_interrupted, interrupted, [
+    (ex.check_interrupted, SOLVED["check_interrupted"], [
         (interrupted_at_first_error, "an is_error result is not an interrupt"),
         (interrupted_where_the_marker_is_sent, "the checkpoint after the interrupt"),
         (interrupted_every_call, "a call whose result is not is_error did run"),
@@ -1528,7 +1440,7 @@ CASES = [
         (interrupted_sorted, "the right calls in another order"),
         (interrupted_every_error_so_far, "toolu_ls did run"),
     ]),
-    (ex.check_model_calls, model_calls, [
+    (ex.check_model_calls, SOLVED["check_model_calls"], [
         (lambda records: sum(r["type"] == "assistant" for r in records), "you counted records"),
         (lambda records: len({r["message"]["id"] for r in records if r["type"] == "assistant"}),
          "a subagent's own conversation"),
@@ -1542,7 +1454,7 @@ CASES = [
          - sum(r["type"] == "assistant" and bool(r.get("isSidechain")) for r in records),
          "leave its records out"),
     ]),
-    (ex.check_tests_stop_hook, block_while_tests_fail, [
+    (ex.check_tests_stop_hook, SOLVED["check_tests_stop_hook"], [
         (lambda input: None, "never blocked"),
         (lambda input: StopDecision(decision="block", reason="make the failing test pass"), "never lets the loop end"),
         (block_without_the_task_line, "could not act on your feedback"),
@@ -1553,7 +1465,7 @@ CASES = [
         (block_with_stdout, "does not name the failing test"),
         (block_from_the_config, "does not name the failing test"),
     ]),
-    (ex.check_no_recursive_rm, no_recursive_rm, [
+    (ex.check_no_recursive_rm, SOLVED["check_no_recursive_rm"], [
         (rm_rf_substring, "'rm -fr /' was not denied"),
         (lambda input: PreToolUseDecision(decision="deny", reason="no Bash"), "'ls -la' was denied"),
         (lambda input: Deny("no") if recursive_rm(input.tool_input["command"]) else None, "not a hook's"),
@@ -1572,7 +1484,7 @@ CASES = [
         (deny_if(any_recursive_flag_on_the_line), "xargs -r rm -f notes.txt\" was denied"),
         (deny_if(timeout_without_its_duration), "'timeout 5 rm -rf build' was not denied"),
     ]),
-    (ex.check_settings_hook, settings_with(), [
+    (ex.check_settings_hook, SOLVED["check_settings_hook"], [
         (settings_with("grep -q 'git push' && { echo 'no' >&2; exit 1; }; exit 0"), "fails open"),
         (settings_with(matcher="bash"), "case-sensitive"),
         (settings_with('[[ "$1" == *"git push"* ]] && { echo no >&2; exit 2; }; exit 0'), "stdin"),
@@ -1587,7 +1499,7 @@ CASES = [
         (settings_with("""grep -q '"git push' && { echo 'no' >&2; exit 2; }; exit 0"""),
          "'cd app && git push' was not blocked"),
     ]),
-    (ex.check_safe_cut, safe_cut, [
+    (ex.check_safe_cut, SOLVED["check_safe_cut"], [
         (naive_cut, "unexpected tool_use_id"),
         (cut_counting_notices, "fewer than keep_recent"),
         (cut_moved_forward, "fewer than keep_recent"),
@@ -1595,7 +1507,7 @@ CASES = [
         (cut_counting_user_and_assistant, "more than keep_recent needs"),
         (cut_even_before_notices_only, "nothing before it is sent to the model"),
     ]),
-    (ex.check_first_stage, first_stage, [
+    (ex.check_first_stage, SOLVED["check_first_stage"], [
         (heaviest_stage, "a lighter stage that is on is over its own too"),
         (stage_at_or_over, "*over* it"),
         (stage_from_fractions, "you said"),
@@ -1610,48 +1522,48 @@ CASES = [
         (stage_in_order("microcompact", "snip", "context_collapse", "autocompact", "blocking_limit"),
          "a lighter stage that is on is over its own too"),
     ]),
-    (ex.check_clearable, clearable, [
+    (ex.check_clearable, SOLVED["check_clearable"], [
         (clear_all_but_last, "must stay"),
         (clear_counting_results, "must stay"),
         (clear_again, "already cleared"),
         (clear_short_ones_too, "too short for clearing to save anything"),
         (clear_by_message, "You left out 1 old result(s)"),
     ]),
-    (ex.check_cut_recovery, after_cut, [
+    (ex.check_cut_recovery, SOLVED["check_cut_recovery"], [
         (after_cut_unbounded, "Three resumes are the bound"),
         (after_cut_resume_first, "The first cut of a turn escalates"),
         (lambda state: ESCALATE, "escalating again changes nothing"),
         (after_cut_counting_from_zero, "The attempt is off"),
         (lambda state: "escalate", "expected a dl.Continue or None"),
     ]),
-    (ex.check_withdrawn, withdrawn, [
+    (ex.check_withdrawn, SOLVED["check_withdrawn"], [
         (lambda events: [], "the failed attempt's partial text stays on screen"),
         (withdrawn_with_progress, "the progress of a call that had started"),
         (withdrawn_calls_by_id, "never showed as a message"),
         (lambda events: [e.uuid for e in events if e.type == "stream_event"], "has no attribute"),
         (lambda events: withdrawn(events) + withdrawn(events), "more than once"),
     ]),
-    (ex.check_budget_continue, keep_going, [
+    (ex.check_budget_continue, SOLVED["check_budget_continue"], [
         (keep_going_to_the_end, "three continuations, +120 after +80' you would go on"),
         (keep_going_until_full, "at 9,000 of 10,000' you would go on"),
         (keep_going_one_small_step_stops, "+120 after +900' you would stop"),
         (keep_going_after_more_than_three, "three continuations, +120 after +80' you would go on"),
         (lambda tokens, tracking, total: 1, "expected True or False"),
     ]),
-    (ex.check_where_decided, where_decided, [
+    (ex.check_where_decided, SOLVED["check_where_decided"], [
         (lambda reason: "stop" if reason == "hook_stopped" else WHERE[reason], "the stop hooks are another event"),
         (lambda reason: "stop" if reason == "max_turns" else WHERE[reason], "checked at phase 5"),
         (lambda reason: "stream" if reason == "blocking_limit" else WHERE[reason], "nothing is sent"),
         (lambda reason: "recovery" if reason.startswith("token_budget") else WHERE[reason], "with the stop checks"),
         (lambda reason: reason, f"expected one of {PHASES}"),
     ]),
-    (ex.check_trigger, escalate_resume_next_turn, [
+    (ex.check_trigger, SOLVED["check_trigger"], [
         (cut_with_a_call, "your script's transitions were [None, 'next_turn'"),
         (lambda: escalate_resume_next_turn()[1:], "[None, 'max_output_tokens_escalate', 'next_turn']"),
         (lambda: escalate_resume_next_turn()[:3], "it should end completed right after next_turn"),
         (lambda: [dl.text("x")], "expected a list of dl.Turn"),
     ]),
-    (ex.check_switches_by, switches_by, [
+    (ex.check_switches_by, SOLVED["check_switches_by"], [
         (switches_by_string_compare, "not a switch by chapter 4"),
         (switches_by_exact, "It leaves out"),
         (switches_by_table, "It leaves out"),  # the kit has added switches since the table was written
@@ -1659,7 +1571,7 @@ CASES = [
         (switches_by_defaults, "not a switch by chapter 4"),
         (lambda chapter: ["streaming_tool_execution", "context", "hooks"], "not a switch by chapter 4"),
     ]),
-    (ex.check_predict, predict_claude_code, [
+    (ex.check_predict, SOLVED["check_predict"], [
         # the source texts' account of a cut that never heals (escalate, resume 3 times, completed)
         ({**PREDICTED, "max_tokens_always": (5, "completed")}.__getitem__, "5 requests is too many"),
         ({**PREDICTED, "disconnect_inside_tool_use": (2, "completed")}.__getitem__, "2 requests is too few"),
@@ -1668,7 +1580,7 @@ CASES = [
         ({**PREDICTED, "http_529_fallback": (5, "completed")}.__getitem__, "5 requests is too many"),
         (lambda name: 4, "expected a pair (requests, ending)"),
     ]),
-    (ex.check_reminders_added, reminders_added, [
+    (ex.check_reminders_added, SOLVED["check_reminders_added"], [
         (lambda requests: reminders_added(requests, same=lambda a, b: a == b), "the marker taken off"),
         (reminders_counting_every_one, "you counted every reminder the request carries"),
         (lambda requests: reminders_added(requests, inside=True), "inside a tool_result's content"),
@@ -1894,7 +1806,6 @@ TELLS = ["the executor ran", "microcompact clears [", "the pipeline cuts at", "f
          "; expected Deny."]
 """How a failed check used to print the right answer (issue 25): a ❌ says what is wrong with the learner's
 answer, never what the right one is."""
-
 
 
 # ---------------------------------------------------------------------------

@@ -89,7 +89,9 @@ HOOKS = st.fixed_dictionaries({
     "user_prompt_submit": st.sampled_from([None, None, "context", "block"]),
     "pre_tool_use": st.sampled_from([None, None, "allow", "deny", "stop", "raise", "command+raise"]),
     "post_tool_use": st.sampled_from([None, None, "context", "block", "stop", "raise", "command+raise"]),
-    "stop": st.sampled_from([None, None, "block", "stop"]),
+    "stop": st.sampled_from([None, None, "block", "stop", "raise"]),
+    # issue 39: a hook's bug in any phase (a stop hook; a pre_compact hook, in an autocompaction or a reactive one)
+    "pre_compact": st.sampled_from([None, None, None, "stop", "raise"]),
 }).map(_hooks)
 
 def _context(on: dict[str, bool], window: int, caching: bool, commit: int = 0) -> ContextOptions:

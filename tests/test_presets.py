@@ -63,7 +63,7 @@ def test_dreamloop_run_is_the_observed_preset(sample):
     (["--max-tokens-exhausted", "completed"], {"recovery": observed_recovery(max_tokens_exhausted="completed")}),
     (["--malformed-tool-use-retries", "0"], {"recovery": observed_recovery(malformed_tool_use_retries=0)}),
     (["--max-tokens", "1000"], {"max_tokens": 1000}),
-    (["--token-budget", "5000"], {"token_budget": dl.TokenBudget(total=5000)}),
+    (["--token-budget", "5000"], {"token_budget": dl.recovery.TokenBudget(total=5000)}),
     (["--append-system-prompt", "Answer in French."],
      {"system_prompt": observed_fields()["system_prompt"] + "\n\nAnswer in French."}),
     (["--no-environment"], {"environment": False}),

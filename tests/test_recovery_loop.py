@@ -247,7 +247,7 @@ async def test_a_failed_reactive_compaction_says_so_and_ends_prompt_too_long(off
 
 
 async def test_an_abort_during_the_reactive_compaction_ends_aborted_streaming(offline):
-    abort = dl.AbortController()
+    abort = dl.abort.AbortController()
 
     def policy(body, index):
         if is_compaction_request(body):
@@ -640,3 +640,49 @@ async def test_an_abort_while_the_loop_waits_to_ask_again_ends_in_a_terminal(off
     from dreamloop.endings import INTERRUPTED_NOTE, is_interrupted_note  # issue 32: both readers are told, once
     assert [m.message["content"] for m in run.messages if is_interrupted_note(m)] == [INTERRUPTED_NOTE]
     assert run.messages[-1].content == "Interrupted while waiting to ask the model again."
+
+
+# ---------------------------------------------------------------------------
+# An exception leaving the loop in any phase ends the run in a Terminal (issue 39: the loop alone ends the run)
+
+
+async def test_a_pre_compact_hook_that_raises_during_the_reactive_compaction_ends_hook_stopped(offline):
+    """Before issue 39 this HookError left the loop without a Terminal (only phases 2 and 4 caught it)."""
+    from dreamloop.errors import HookError
+    from dreamloop.hooks import Hooks
+
+    def broken(input):
+        raise RuntimeError("my bug")
+
+    model = offline(lambda body, index: S.reply(S.tool_use("Read", {"path": "a"})) if index < 3
+                    else S.prompt_too_long(250_000))
+    run = query(params(model, tools=[reader()], recovery=RecoveryOptions(), hooks=Hooks().add("pre_compact", broken)))
+    with pytest.raises(HookError, match="my bug"):
+        await drain(run)
+    assert run.terminal.reason == "hook_stopped" and "my bug" in run.terminal.error
+    assert [m.subtype for m in run.messages if m.type == "system"][-1:] == ["hook_error"]
+    assert run.trace.checkpoints[-1].terminal == run.terminal
+
+
+async def test_a_task_cancelled_while_the_loop_waits_to_ask_again_ends_aborted_streaming(offline):
+    """Before issue 39 a cancel during the back-off left the loop without a Terminal."""
+    import asyncio
+
+    model = offline([S.http_error(529, retry_after_ms=30_000), S.reply("Never asked.")], max_retries=0)
+    run = query(params(model, fallback_model="claude-fallback-1"))
+    waiting = asyncio.Event()
+
+    async def consume():
+        async for event in run:
+            if event.type == "system" and event.subtype == "api_retry":
+                waiting.set()
+
+    task = asyncio.create_task(consume())
+    await asyncio.wait_for(waiting.wait(), 10)
+    await asyncio.sleep(0.05)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert run.terminal.reason == "aborted_streaming"
+    assert all(m.type != "assistant" for m in run.messages)
+    assert normalize_messages_for_api(run.messages)[-1]["role"] == "user"

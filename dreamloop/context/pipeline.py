@@ -119,8 +119,9 @@ class _Pass:
         self.yielded.extend(messages)
         self.notices.extend(messages)
 
-    def end(self, reason: Any, *told: Any) -> None:
-        """End the run here (no request is sent), with the messages ``told`` saying why."""
+    def stop(self, reason: Any, *told: Any) -> None:
+        """Stop the pass: no request is sent, and the loop ends the run with ``reason`` (the messages ``told``
+        say why)."""
         self.say(*told)
         self.terminal = Terminal(reason=reason, turn_count=self.state.turn_count)
 
@@ -385,7 +386,7 @@ class ContextPipeline:
         said = await self._pre_compact("auto", compact.custom_instructions)
         run.say(*said.messages)
         if said.stop:
-            run.end("hook_stopped", SystemMessage(uuid=self.uuid(), subtype="hook_stopped", level="warning",
+            run.stop("hook_stopped", SystemMessage(uuid=self.uuid(), subtype="hook_stopped", level="warning",
                                                   content=f"A pre_compact hook stopped the run: {said.stop_reason}"))
             return
         try:
@@ -397,7 +398,7 @@ class ContextPipeline:
             failures += 1
             run.say(self._compact_failed(str(failure), failures, compact.max_failures, run.tokens))
         except Aborted:  # the model is told in a note, the person in a notice (endings.interrupted)
-            run.end("aborted_streaming", *endings.interrupted("compaction", self.uuid))
+            run.stop("aborted_streaming", *endings.interrupted("compaction", self.uuid))
             return
         else:
             run.record.compaction = {k: v for k, v in done.usage.items() if isinstance(v, int)}
@@ -424,7 +425,7 @@ class ContextPipeline:
             return
         if is_at_blocking_limit(run.tokens, limits.blocking_limit):
             run.record.tokens = run.tokens  # the size that kept the request from being sent
-            run.end("blocking_limit", SystemMessage(
+            run.stop("blocking_limit", SystemMessage(
                 uuid=self.uuid(), subtype="blocking_limit", level="error",
                 content=blocking_message(run.tokens, limits.blocking_limit or 0, limits.window),
                 metadata={"stage": "blocking_limit", "tokens_before": run.tokens, "tokens_after": run.tokens,

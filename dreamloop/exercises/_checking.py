@@ -26,6 +26,7 @@ from anthropic.types import Message, ToolUseBlock
 from pydantic import BaseModel, ValidationError
 
 from ..language import N_, tr
+from ..messages import block_field
 from ..model import AnthropicModel
 from ..tools import FunctionTool
 
@@ -290,12 +291,6 @@ def _require_callable(fn: Any, name: str) -> None:
                     tr("pass the function itself: check(...)({name}) without calling it first.", name=name))
 
 
-def _field(block: Any, key: str, default: Any = None) -> Any:
-    if isinstance(block, dict):
-        return block.get(key, default)
-    return getattr(block, key, default)
-
-
 # ---------------------------------------------------------------------------
 # Shared fixtures: a tiny file system and a Read tool over it
 
@@ -331,10 +326,10 @@ def _api_requests(model: AnthropicModel) -> list[Any]:
 
 
 def _text_of(message: Any) -> str:
-    content = _field(message, "content") or []
+    content = block_field(message, "content", None) or []
     if isinstance(content, str):
         return content
-    return "".join(_field(b, "text", "") for b in content if _field(b, "type") == "text")
+    return "".join(block_field(b, "text", "") for b in content if block_field(b, "type", None) == "text")
 
 
 # ---------------------------------------------------------------------------

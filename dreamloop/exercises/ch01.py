@@ -6,7 +6,7 @@ from typing import Any
 
 from .. import scripts as S
 from ..language import N_, tr
-from ..messages import AssistantMessage, assistant_tool_uses
+from ..messages import AssistantMessage, assistant_tool_uses, block_field
 from ..minimal import agent_loop
 from ..model import offline
 from ._checking import (
@@ -17,7 +17,6 @@ from ._checking import (
     _call,
     _dispatch,
     _Fail,
-    _field,
     _message,
     _read_tool,
     _require_callable,
@@ -64,10 +63,10 @@ def check_find_tool_uses(fn: Any) -> Verdict:
                                value=_short(list(got), 80)),
                             tr("return the blocks themselves: step 3 needs each call's name and input, not only "
                                "its id."))
-            ids = [_field(b, "id") for b in got]
+            ids = [block_field(b, "id", None) for b in got]
             if ids == expected:
                 continue
-            kinds = [_field(b, "type") for b in got]
+            kinds = [block_field(b, "type", None) for b in got]
             if name.startswith("stop_reason"):
                 hint = tr(_STOP_REASON_HINT)
             elif any(kind != "tool_use" for kind in kinds):

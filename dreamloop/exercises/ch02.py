@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..fake_api import validate_request
 from ..language import N_, tr
+from ..messages import block_field
 from ..tools import (
     FunctionTool,
     ToolUseContext,
@@ -22,7 +23,6 @@ from ._checking import (
     Verdict,
     _call,
     _Fail,
-    _field,
     _json_default,
     _read_file,
     _require_callable,
@@ -76,11 +76,11 @@ def _check_results_message(case: str, got: Any, expected: list[dict[str, Any]], 
                        value=_short(got, 120), shape='{"role": "user", "content": [tool_result blocks]}'),
                     tr("tool results travel in a user message whose content is a list of tool_result blocks."))
     blocks = got["content"]
-    if blocks and _field(blocks[0], "type") != "tool_result":
+    if blocks and block_field(blocks[0], "type", None) != "tool_result":
         raise _Fail(tr("for '{case}' the message starts with a {kind!r} block.", case=case,
-                       kind=_field(blocks[0], "type")),
+                       kind=block_field(blocks[0], "type", None)),
                     tr("the tool_result blocks come first in the message; anything else goes after them."))
-    ids = [_field(b, "tool_use_id") for b in blocks]
+    ids = [block_field(b, "tool_use_id", None) for b in blocks]
     want_ids = [b["tool_use_id"] for b in expected]
     if ids != want_ids:
         if sorted(map(str, ids)) == sorted(want_ids):
@@ -94,11 +94,11 @@ def _check_results_message(case: str, got: Any, expected: list[dict[str, Any]], 
         raise _Fail(tr("for '{case}' the tool_result ids are {ids}; the calls were {expected}.", case=case, ids=ids,
                        expected=want_ids), hint)
     for block, want in zip(blocks, expected):
-        failed, should_fail = bool(_field(block, "is_error", False)), bool(want.get("is_error"))
+        failed, should_fail = bool(block_field(block, "is_error", False)), bool(want.get("is_error"))
         if failed != should_fail:
             raise _Fail(tr("for '{case}' the result of {id} has is_error={got}; expected {expected}.", case=case,
                            id=want["tool_use_id"], got=failed, expected=should_fail), error_hint)
-        content = _field(block, "content")
+        content = block_field(block, "content", None)
         if should_fail:
             if not content or (isinstance(content, str) and not content.strip()):
                 raise _Fail(tr("for '{case}' the error result of {id} has no text.", case=case,

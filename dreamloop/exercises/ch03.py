@@ -7,7 +7,7 @@ from typing import Any
 from .. import scripts as S
 from ..deps import QueryDeps, counting_uuids
 from ..language import N_, tr
-from ..messages import user_message
+from ..messages import block_field, user_message
 from ..model import offline
 from ..query import QueryParams, query
 from ..state import State
@@ -16,7 +16,6 @@ from ._checking import (
     _api_requests,
     _call,
     _Fail,
-    _field,
     _read_tool,
     _require_callable,
     _run,
@@ -142,7 +141,7 @@ def check_next_state(fn: Any) -> Verdict:
                                got=getattr(got, "turn_count", None)),
                             tr("turn_count goes up by one each time a batch of tool results is handed on."))
             transition = getattr(got, "transition", None)
-            reason = _field(transition, "reason")
+            reason = block_field(transition, "reason", None)
             if reason != "next_turn":
                 raise _Fail(tr("{where} transition is {got}: it does not say why the loop went round again.",
                                where=where, got=_short(repr(transition), 80)),

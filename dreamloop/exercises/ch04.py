@@ -7,6 +7,7 @@ from typing import Any
 
 from ..tools.permissions import allow_test_commands
 from ..language import N_, tr
+from ..messages import block_field
 from ..tools import (
     Allow,
     Ask,
@@ -20,7 +21,6 @@ from ._checking import (
     Verdict,
     _call,
     _Fail,
-    _field,
     _require_callable,
     _run,
     _short,
@@ -151,7 +151,7 @@ def check_partition(fn: Any) -> Verdict:
             want = [[b.id for b in batch.tool_uses] for batch in partition_tool_calls(blocks, tools)]
             got = _run(lambda: _call("partition(tool_uses, tools)", fn, blocks, tools, hint=idea, todo=todo))
             try:
-                ids = [[b if isinstance(b, str) else _field(b, "id") for b in batch] for batch in got]
+                ids = [[b if isinstance(b, str) else block_field(b, "id", None) for b in batch] for batch in got]
             except TypeError:
                 raise _Fail(tr("for '{case}' it returned {value}; expected a list of lists.", case=case,
                                value=_short(repr(got), 100)),

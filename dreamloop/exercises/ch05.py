@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from ..language import N_, tr
+from ..messages import block_field
 from ..tools import (
     USER_INTERRUPT,
     FunctionTool,
@@ -21,7 +22,6 @@ from ._checking import (
     Verdict,
     _call,
     _Fail,
-    _field,
     _require_callable,
     _run,
     _short,
@@ -274,10 +274,10 @@ def check_interrupt_results(fn: Any) -> Verdict:
                                    tr("a call without a result gets an is_error result; one that has a result keeps "
                                       "it."))
             for block, want in zip(got["content"], expected):
-                if want.get("is_error") and _field(block, "content") != want["content"]:
+                if want.get("is_error") and block_field(block, "content", None) != want["content"]:
                     which = tr("had started") if want["tool_use_id"] in started else tr("never started")
                     raise _Fail(tr("for '{case}' {id} {which}, and your result says {said!r}.", case=case,
-                                   id=want["tool_use_id"], which=which, said=_short(_field(block, "content"), 70)),
+                                   id=want["tool_use_id"], which=which, said=_short(block_field(block, "content", None), 70)),
                                 tr("the model must tell a call that may have had effects (it had started) from one "
                                    "that had none (it never started): use the package's two texts, one for each."))
         return tr("{count} cases: results in call order, 'while running' and 'never started' told apart.",
