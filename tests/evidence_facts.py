@@ -505,7 +505,7 @@ FACTS: dict = {
                              kept(4, 4)),
     "session10.run": Derived(("prompt_too_long_after_tools", S10), "session 10 is Claude Code 2.1.332's run of "
                              "prompt_too_long_after_tools: it records the 4 requests of the conversation as sent, not "
-                             "the 4 summarising requests that followed (8 in the conformance file)",
+                             "the 4 it sent after the refusal (8 in the conformance file)",
                              lambda r: kept_run(r, S10, "prompt_too_long_after_tools"), kept(4, 8)),
     "session11.run": Derived(("hook_stop_exit_2_once", S11), "session 11 is Claude Code 2.1.332's run of "
                              "hook_stop_exit_2_once, with each of its 2 requests as sent",
@@ -617,6 +617,14 @@ FACTS: dict = {
                                      ["Read", "Edit"]),
     "read_then_edit.cc": Observed("read_then_edit", CC, "the Edit's result is ordinary (not is_error); completed",
                                   {"requests": 3, "request[3].results": ["toolu_fake_0002"], "ending": "completed"}),
+    "hook_pre_tool_use_deny.definition": Derived(("hook_pre_tool_use_deny",), "its settings file: one PreToolUse "
+                                                 "entry, matcher Edit, one command hook with no timeout",
+                                                 lambda r: [(event, entry.get("matcher"), [sorted(h) for h in
+                                                                                           entry["hooks"]])
+                                                            for event, entries in
+                                                            r.scenario("hook_pre_tool_use_deny").hooks.items()
+                                                            for entry in entries],
+                                                 [("PreToolUse", "Edit", [["command", "type"]])]),
     "bash_fails_parallel.definition": Derived(("bash_fails_parallel",), "Bash is allowed (--allowedTools Bash); the "
                                               "calls: a slow Bash, a Bash that exits 3, a Read",
                                               lambda r: [list(r.scenario("bash_fails_parallel").allow),
@@ -689,6 +697,7 @@ FACTS: dict = {
                                          "the answer, then the Stop hook's feedback as one "
                                          "reminder in a user message; the second answer ends it; completed",
                                          {"requests": 2, "request[2].added": "assistant[text] user[reminder]",
+                                          "texts": {"run the tests first": "request 2 reminder"},
                                           "ending": "completed"}),
     "session11.stop_hooks": Derived((S11,), "session 11: the answer, the feedback, a stop_hook_summary; the second "
                                     "answer, another stop_hook_summary", lambda r: stop_hook_sequence(r, S11),
@@ -958,7 +967,8 @@ FACTS: dict = {
                                                  [False]]),
     "result_reminders": Derived(("one_tool", "hook_pre_tool_use_deny", "results_in_finishing_order"), "every request "
                                 "of Claude Code's that carried tool_results, in every scenario (40), held the "
-                                "79-character reminder (the same hash) inside its last result",
+                                "79-character reminder (the same hash) inside its last result (in an order-free "
+                                "scenario, whose line lists it without its result, inside one of them)",
                                 result_reminders, {"requests with results": 40,
                                                    "the reminder inside the last result": 40}),
     "hook_pre_tool_use_deny.cc": Observed("hook_pre_tool_use_deny", CC, "the denied Edit's result is_error, the "
@@ -1332,8 +1342,8 @@ CLAIMS: list = [
     chapter("07_hooks", "c07-39", "| records |", "| 记录 |", "session11.stop_hooks"),
     chapter("07_hooks", "c07-39", "| the runaway guard |", "| 防失控保护 |", "conv.stop_hook_active"),
     # -- 07b command hooks
-    chapter("07b_command_hooks", "c07-32", "where Claude Code 2.1.332 puts it (as observed by",
-            "这也是 Claude Code 2.1.332 放它的位置", "hook_post_tool_use_context.cc", "one_tool.cc.result_reminder"),
+    chapter("07b_command_hooks", "c07-32", "where Claude Code 2.1.332 put it too (as observed by",
+            "Claude Code 2.1.332 也把它放在那里", "hook_post_tool_use_context.cc", "one_tool.cc.result_reminder"),
     chapter("07b_command_hooks", "c07b-39", "Each point of the chapter, with what the two texts say",
             "本章的每个要点：两篇原文怎么说", "four.submit_message", "conv.phase2"),
     chapter("07b_command_hooks", "c07b-39", "| `pre_tool_use` |", "| `pre_tool_use` |", "four.below_run_tool_use",
@@ -1700,7 +1710,8 @@ CLAIMS: list = [
     document("dreamloop/recovery.py", "`text` as a `<system-reminder>` block", "max_tokens_once.cc",
              "hook_stop_exit_2_once.cc"),
     document("dreamloop/recovery.py", "`RecoveryOptions()` is the loop of both texts", "conv.recovery_rungs",
-             "four.completed_path", "max_tokens_once.cc", "max_tokens_always.cc", "tool_use_without_block.cc"),
+             "four.completed_path", "max_tokens_once.cc", "max_tokens_always.cc", "tool_use_without_block.cc",
+             "recording.verdicts"),
     document("dreamloop/recovery.py", "* `max_output_tokens_escalate`: the first", "conv.escalate",
              "neither.figure_64000", "max_tokens_once.cc"),
     document("dreamloop/recovery.py", "* `max_output_tokens_recovery`: after that", "conv.resume_three"),
@@ -1841,8 +1852,8 @@ CLAIMS: list = [
              "image_rejected.cc", "http_529.cc", "four.model_error"),
     document("dreamloop/fake_api/api.py", "`GET /v1/models/{id}`: the SDK's `ModelInfo`", "output_limit_fallback.cc",
              "output_limit_fallback.definition", "http_529_fallback.limit", "http_529_fallback.definition"),
-    document("dreamloop/hook_settings.py", "Owns the file's shape, in dreamloop's design after Claude Code's hooks",
-             "hook_pre_tool_use.cc", "hook_pre_tool_use_deny.cc", "hooks.match"),
+    document("dreamloop/hook_settings.py", "Claude Code 2.1.332 ran to the same outcome in `hook_pre_tool_use_deny`",
+             "hook_pre_tool_use_deny.definition", "hook_pre_tool_use.cc", "hook_pre_tool_use_deny.cc", "hooks.match"),
     document("dreamloop/output_limit.py", "the figures Claude Code 2.1.332 sent (`output_limit_fallback`",
              "output_limit_fallback.cc", "output_limit_fallback.definition", "output_limit_streaming_fallback.cc"),
     document("dreamloop/output_limit.py", "The `max_tokens` (tokens) of a request to `model`",
