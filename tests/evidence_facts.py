@@ -665,8 +665,8 @@ FACTS: dict = {
                                           "request[2].added": "assistant[text, tool_use] user[tool_result]",
                                           "ending": "completed"}),
     "prompt_too_long_after_tools.cc": Observed(
-        "prompt_too_long_after_tools", CC, "three tool turns, the fourth request refused; four summarising requests at "
-        "the same max_tokens: the instruction appended to the last message, then the first message rewritten (one "
+        "prompt_too_long_after_tools", CC, "three tool turns, the fourth request refused; four more requests at "
+        "the same max_tokens: a text appended to the last message, then the first message rewritten (one "
         "reminder), then without the oldest round twice, one round left; prompt_too_long",
         {"requests": 8, "request[*].status": [200, 200, 200, 400, 400, 400, 400, 400],
          "request[*].max_tokens_change": every("="), "request[5].added": "user+[text]",
@@ -1285,7 +1285,7 @@ CLAIMS: list = [
     chapter("06_context_pipeline", "343ca284", "The conversation-loop text asks for the base system prompt",
             "《对话循环》要求基础系统提示与动态上下文", "conv.stable_order", "four.user_context"),
     chapter("06_context_pipeline", "26a5f351", "as observed by the `dreamloop compare` scenario "
-            "`prompt_too_long_after_tools`, sends", "则用它的普通请求来写摘要", "prompt_too_long_after_tools.cc",
+            "`prompt_too_long_after_tools`, answered the refusal", "被拒绝之后又发了它的普通请求", "prompt_too_long_after_tools.cc",
             "prompt_too_long_after_tools.cc.first_context", "prompt_too_long_after_tools.dl"),
     chapter("06_context_pipeline", "d3021ecc", "Still over the hard limit after everything else",
             "如果其他一切都做完之后仍然超过硬性上限", "conv.blocking"),
@@ -1395,8 +1395,8 @@ CLAIMS: list = [
     # -- 08b fallbacks
     chapter("08b_fallbacks", "8b0a7c31", "Where the conversation-loop text leaves a step open",
             "《对话循环》没有说清的步骤", "conv.streaming_fallback", "stream_error_before_block.cc"),
-    chapter("08b_fallbacks", "395de9bf", "(Claude Code 2.1.332 sent four summarising requests",
-            "（Claude Code 2.1.332 在放弃之前发了四个写摘要的请求", "prompt_too_long_after_tools.cc"),
+    chapter("08b_fallbacks", "395de9bf", "(Claude Code 2.1.332 sent four more requests",
+            "（Claude Code 2.1.332 在放弃之前又发了四个请求", "prompt_too_long_after_tools.cc"),
     zh_only("08b_fallbacks", "1d86b8b6", "循环自己给每一次过载计数", "four.retries_own_branch", "conv.system_message"),
     chapter("08b_fallbacks", "1d86b8b6", "as observed by the\n`dreamloop compare` scenario `http_529_fallback`",
             "`http_529_fallback` 观察到的", "http_529_fallback.cc", "http_529_fallback.match", "harness.retries",
