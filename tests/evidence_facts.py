@@ -617,6 +617,20 @@ FACTS: dict = {
                                      ["Read", "Edit"]),
     "read_then_edit.cc": Observed("read_then_edit", CC, "the Edit's result is ordinary (not is_error); completed",
                                   {"requests": 3, "request[3].results": ["toolu_fake_0002"], "ending": "completed"}),
+    "opus_probe.limit": Observed("opus_probe", CC, "its one request to claude-opus-5-5 asked for 128,000",
+                                 {"request[*].max_tokens": [128000], "request[*].streamed": [True]}),
+    "default_model.limits": Derived((), "every streamed request of Claude Code's to the main model, in every "
+                                    "scenario run on the default model (claude-sonnet-4-5), asked for 32,000",
+                                    lambda r: sorted({(r.scenario(name).model, request["max_tokens"])
+                                                      for name in r.scenario_names
+                                                      if r.scenario(name).model == "claude-sonnet-4-5"
+                                                      for request in r.side(name, CC)["request"]
+                                                      if request["streamed"] and request["model"] == "main"}),
+                                    [("claude-sonnet-4-5", 32000)]),
+    "stream_error_before_block.limit": Observed("stream_error_before_block", CC, "32,000 on the streamed request "
+                                                "and on the one sent again without streaming",
+                                                {"request[*].max_tokens": [32000, 32000],
+                                                 "request[*].streamed": [True, False]}),
     "hook_pre_tool_use_deny.definition": Derived(("hook_pre_tool_use_deny",), "its settings file: one PreToolUse "
                                                  "entry, matcher Edit, one command hook with no timeout",
                                                  lambda r: [(event, entry.get("matcher"), [sorted(h) for h in
@@ -790,6 +804,10 @@ FACTS: dict = {
     "image_rejected.match": Observed("image_rejected", DL, "dreamloop run matches", {"match": True}),
     "program.error_names": Shipped(("No such tool available", "InputValidationError"), "Claude Code 2.1.332's program "
                                    "holds the error names dreamloop's tools use for an unknown tool and a bad input"),
+    "program.compaction_words": Shipped(("You are a helpful AI assistant tasked with summarizing conversations.",
+                                         "[Old tool result content cleared]"),
+                                        "Claude Code 2.1.332's program holds the sentences dreamloop's autocompact "
+                                        "and microcompact use"),
     "program.blocking_limit": Shipped(("blocking_limit",), "Claude Code 2.1.332's program holds the ending name "
                                       "blocking_limit (no scenario reaches it)"),
     "http_529_fallback.definition": Derived(("http_529_fallback", "max_turns"), "the scenarios give a fallback model "
@@ -1852,6 +1870,32 @@ CLAIMS: list = [
              "image_rejected.cc", "http_529.cc", "four.model_error"),
     document("dreamloop/fake_api/api.py", "`GET /v1/models/{id}`: the SDK's `ModelInfo`", "output_limit_fallback.cc",
              "output_limit_fallback.definition", "http_529_fallback.limit", "http_529_fallback.definition"),
+    # -- attribute docstrings (a string after an assignment), read as claims since the sample read of issue 30
+    document("dreamloop/cleanup.py", "The conversation-loop text counts seven abnormal endings", "conv.ten_endings",
+             "four.max_turns_ending", "four.model_error", "four.hook_endings"),
+    document("dreamloop/cleanup.py", "The other two are the endings Claude Code 2.1.332 reported", "http_529.cc",
+             "tool_use_without_block.cc"),
+    document("dreamloop/cli.py", "`run` turns on all but the escalation", "max_tokens_once.cc"),
+    document("dreamloop/compare/scenarios.py", "An Opus model name", "opus_probe.cc"),
+    document("dreamloop/output_limit.py", "Tokens, by model name, that Claude Code 2.1.332 sent", "opus_probe.limit",
+             "output_limit_fallback.cc", "output_limit_fallback.definition", "output_limit_streaming_fallback.cc",
+             "one_tool.cc.limit", "default_model.limits", "http_529_fallback.limit", "http_529_fallback.definition"),
+    document("dreamloop/output_limit.py", "Tokens: the most Claude Code 2.1.332 asked for",
+             "output_limit_streaming_fallback.cc", "stream_error_before_block.cc", "stream_error_before_block.limit"),
+    document("dreamloop/presets.py", "The name of the loop both texts describe", "conv.function_names",
+             "four.dreamcoder"),
+    document("dreamloop/presets.py", "The name of the loop as `dreamloop compare` saw", "one_tool.match",
+             "recording.verdicts"),
+    document("dreamloop/recovery.py", "The note of `max_output_tokens_recovery`", "conv.resume_three",
+             "max_tokens_once.cc"),
+    document("dreamloop/state.py", "* `model_error`: a model call that failed", "four.model_error"),
+    document("dreamloop/state.py", "* `api_error`: an API error response ended the run", "http_529.cc",
+             "max_tokens_always.cc"),
+    document("dreamloop/state.py", "* `malformed_tool_use_exhausted`: `stop_reason` kept saying",
+             "tool_use_without_block.cc"),
+    document("dreamloop/widgets/inspector.py", "What each pane holds", "four.four_arrays", "four.local_collectors"),
+    document("dreamloop/context/autocompact.py", "The summarising request's system prompt", "program.compaction_words"),
+    document("dreamloop/context/microcompact.py", "What a cleared result says instead", "program.compaction_words"),
     document("dreamloop/hook_settings.py", "Claude Code 2.1.332 ran to the same outcome in `hook_pre_tool_use_deny`",
              "hook_pre_tool_use_deny.definition", "hook_pre_tool_use.cc", "hook_pre_tool_use_deny.cc", "hooks.match"),
     document("dreamloop/output_limit.py", "the figures Claude Code 2.1.332 sent (`output_limit_fallback`",
