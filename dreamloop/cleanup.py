@@ -22,8 +22,11 @@ __all__ = ["ABNORMAL", "end_of_run", "settle"]
 
 ABNORMAL = frozenset({"max_turns", "model_error", "prompt_too_long", "blocking_limit", "image_error",
                       "stop_hook_prevented", "hook_stopped", "api_error", "malformed_tool_use_exhausted"})
-"""The abnormal Terminal reasons (neither ``completed`` nor an abort): the text's seven, and the two Claude
-Code 2.1.332 adds (``api_error``, ``malformed_tool_use_exhausted``; observed by ``dreamloop compare``)."""
+"""The abnormal Terminal reasons (neither ``completed`` nor an abort). The conversation-loop text counts seven
+abnormal endings without naming them all; dreamloop's seven are the first seven here (dreamloop's choice: the
+four-step-loop text names ``max_turns``, ``model_error``, ``stop_hook_prevented`` and ``hook_stopped``). The other
+two are the endings Claude Code 2.1.332 reported in ``http_529`` (``api_error``) and ``tool_use_without_block``
+(``malformed_tool_use_exhausted``)."""
 
 
 def end_of_run(terminal: Any, pending: list[Any], executor: Any, uuid: Any) -> SystemMessage | None:

@@ -47,8 +47,8 @@ from .tools.permissions import allow_test_commands  # the demo's policy (chapter
 RECOVERY_BRANCHES = ("max_output_tokens_escalate", "max_output_tokens_recovery", "collapse_drain_retry",
                      "reactive_compact_retry", "streaming_fallback")
 """The recovery branches (``RecoveryOptions``' flags), each named as its transition. ``run`` turns on
-those Claude Code 2.1.332 was seen to use (``presets.observed_recovery()``: all but the escalation, as in
-``max_tokens_once``); ``--recovery-branch`` turns on the others, ``--no-recovery-branch`` turns one off."""
+all but the escalation, which Claude Code 2.1.332 did not use in ``max_tokens_once``
+(``presets.observed_recovery()``); ``--recovery-branch`` turns on the others, ``--no-recovery-branch`` turns one off."""
 
 __all__ = ["EXIT_CODES", "main"]
 

@@ -1,11 +1,12 @@
 """The hooks a settings file lists, read and checked (``hooks.load_hooks`` registers them).
 
 Owns the file's shape, in dreamloop's design after Claude Code's hooks reference (code.claude.com/docs/en/hooks,
-as published on 2025-11-24), whose files Claude Code 2.1.332 ran to the same outcome in ``hook_pre_tool_use_deny``:
-``{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "...", "timeout":
-30}]}]}}``, other keys allowed and ignored; which of its hooks dreamloop can run (``type: command`` with a
-command, under an event it has); and the errors, which name the file. It knows nothing of how a hook runs or
-what it decides.
+as published on 2025-11-24): ``{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command",
+"command": "...", "timeout": 30}]}]}}``, other keys allowed and ignored; which of its hooks dreamloop can run
+(``type: command`` with a command, under an event it has); and the errors, which name the file. It knows
+nothing of how a hook runs or what it decides. A file of that shape, without ``timeout`` (one ``PreToolUse``
+entry, its ``matcher`` ``Edit``, one ``command`` hook), Claude Code 2.1.332 ran to the same outcome in
+``hook_pre_tool_use_deny``.
 """
 
 from __future__ import annotations

@@ -88,7 +88,7 @@ __all__ = [
 ]
 
 HookEvent = Literal["user_prompt_submit", "pre_tool_use", "post_tool_use", "pre_compact", "stop"]
-"""The events dreamloop runs hooks for (Claude Code's names in ``EVENT_NAMES``).
+"""The events dreamloop runs hooks for (their settings-file names in ``EVENT_NAMES``).
 
 * ``user_prompt_submit``: a prompt was submitted, before it is added and the loop starts.
 * ``pre_tool_use``: a call's input is valid, before the permission decision.
@@ -104,7 +104,8 @@ EVENT_NAMES: dict[str, str] = {
     "pre_compact": "PreCompact",
     "stop": "Stop",
 }
-"""dreamloop's event name → Claude Code's (the settings-file key and ``hook_event_name``)."""
+"""dreamloop's event name → the settings-file key and ``hook_event_name`` (dreamloop's design, after Claude Code's
+published hooks reference)."""
 
 MAX_OUTPUT_CHARS = 30_000
 """Characters of a command hook's stdout (and of its stderr) kept; the rest is counted, not stored."""

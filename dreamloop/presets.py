@@ -31,12 +31,12 @@ __all__ = ["OBSERVED_LOOP", "TEXTS_LOOP", "observed_fields", "observed_loop", "o
            "texts_loop"]
 
 TEXTS_LOOP = N_("the texts' loop")
-"""The name of the loop as both source texts describe it (``texts_loop()``; ``tr(TEXTS_LOOP)`` in the learner's
+"""The name of the loop both texts describe (``texts_loop()``; ``tr(TEXTS_LOOP)`` in the learner's
 language)."""
 
 OBSERVED_LOOP = N_("Claude Code 2.1.332 as observed")
 """The name of the loop as ``dreamloop compare`` saw Claude Code 2.1.332 run it (``observed_loop()``,
-``dreamloop run``; ``one_tool`` the simplest scenario)."""
+``dreamloop run``; ``one_tool`` the simplest scenario, the recording's labelled differences aside)."""
 
 
 def observed_recovery(**changes: Any) -> RecoveryOptions:

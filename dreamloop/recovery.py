@@ -79,9 +79,10 @@ def reminder(text: str) -> str:
 class RecoveryOptions(BaseModel):
     """Which recovery branches are on (``QueryParams.recovery``; each its own flag, the switch itself off by
     default: ``recovery=None``), and their bounds. ``RecoveryOptions()`` is the loop of both texts (every
-    branch they name on); ``presets.observed_recovery()`` is what Claude Code 2.1.332 did, as the
-    ``dreamloop compare`` scenarios saw it (``max_tokens_once``; ``dreamloop run``'s default, part of
-    ``observed_loop()``).
+    branch they name on); ``presets.observed_recovery()`` is what Claude Code 2.1.332 did where the
+    ``dreamloop compare`` scenarios show it (``max_tokens_once``; ``dreamloop run``'s default, part of
+    ``observed_loop()``), the recording's labelled differences aside (the compaction after "prompt is too
+    long" is dreamloop's own, ``prompt_too_long_after_tools``).
 
     * ``max_output_tokens_escalate``: the first ``max_tokens`` cut of a turn sends the same request
       once more with ``max_tokens`` raised to ``escalated_max_tokens`` (64,000, dreamloop's default, a

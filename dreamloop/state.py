@@ -66,8 +66,8 @@ TerminalReason = Literal[
   malformed stream, no connection) and no branch recovered (the four-step-loop text's name for
   every unrecovered model error).
 * ``api_error``: an API error response ended the run (overloads with no fallback left, an error
-  event, a 5xx after the retries, ``max_tokens`` cuts that outlasted recovery): Claude Code
-  2.1.332's name, beside ``model_error``.
+  event, a 5xx after the retries, ``max_tokens`` cuts that outlasted recovery): the ending Claude Code
+  2.1.332 reported in ``http_529`` and ``max_tokens_always``, beside ``model_error``.
 * ``prompt_too_long``: the API said the prompt is too long and recovery failed.
 * ``blocking_limit``: the context is over the hard limit before the request (no call made).
 * ``image_error``: an image or media error from the API.
@@ -75,7 +75,7 @@ TerminalReason = Literal[
 * ``hook_stopped``: a hook stopped the loop while tools ran (``continue: false``), or a Python
   hook raised (``Terminal.error`` says so; the ``HookError`` then leaves the loop, the history closed).
 * ``malformed_tool_use_exhausted``: ``stop_reason`` kept saying ``tool_use`` without a tool_use
-  block (Claude Code 2.1.332's name).
+  block (the ending Claude Code 2.1.332 reported in ``tool_use_without_block``).
 """
 
 

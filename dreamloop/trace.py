@@ -34,13 +34,13 @@ _MESSAGE = TypeAdapter(LoopMessage)
 
 TRACE_VERSION = 8
 """The JSONL format's version: 2 added ``Checkpoint.stop_hook_active``; 3 the header's ``source`` and
-``Checkpoint.notes`` (a trace imported from a Claude Code session); 4 the header's ``switches`` (which
+``Checkpoint.notes`` (a trace imported from a session file, chapter 10b); 4 the header's ``switches`` (which
 feature switches were on); 5 ``Checkpoint.context`` (what the context pipeline did); 6
 ``Checkpoint.counters`` and ``Checkpoint.next_messages`` (the recovery branches); 7 a checkpoint's
 ``state_messages``, ``messages_for_query`` and ``next_messages`` as deltas, ``{"of", "keep", "add"}``: the
 first ``keep`` uuids of a list the reader already has (``_DELTA_BASES``), then ``add`` (before, every
-checkpoint repeated the whole history: 335 MB at 2,000 turns); 8 ``Checkpoint.request`` (the request a
-Claude Code session file recorded for the call). Versions 1 to 7 still load (the fields they lack empty)."""
+checkpoint repeated the whole history: 335 MB at 2,000 turns); 8 ``Checkpoint.request`` (the request a session
+file recorded for the call). Versions 1 to 7 still load (the fields they lack empty)."""
 
 COUNTERS = ("max_output_tokens_recovery_count", "max_output_tokens_override", "has_attempted_reactive_compact",
             "stop_hook_blocks", "token_budget_tracking")

@@ -505,7 +505,7 @@ FACTS: dict = {
                              kept(4, 4)),
     "session10.run": Derived(("prompt_too_long_after_tools", S10), "session 10 is Claude Code 2.1.332's run of "
                              "prompt_too_long_after_tools: it records the 4 requests of the conversation as sent, not "
-                             "the 4 summarising requests that followed (8 in the conformance file)",
+                             "the 4 it sent after the refusal (8 in the conformance file)",
                              lambda r: kept_run(r, S10, "prompt_too_long_after_tools"), kept(4, 8)),
     "session11.run": Derived(("hook_stop_exit_2_once", S11), "session 11 is Claude Code 2.1.332's run of "
                              "hook_stop_exit_2_once, with each of its 2 requests as sent",
@@ -617,6 +617,28 @@ FACTS: dict = {
                                      ["Read", "Edit"]),
     "read_then_edit.cc": Observed("read_then_edit", CC, "the Edit's result is ordinary (not is_error); completed",
                                   {"requests": 3, "request[3].results": ["toolu_fake_0002"], "ending": "completed"}),
+    "opus_probe.limit": Observed("opus_probe", CC, "its one request to claude-opus-5-5 asked for 128,000",
+                                 {"request[*].max_tokens": [128000], "request[*].streamed": [True]}),
+    "default_model.limits": Derived((), "every streamed request of Claude Code's to the main model, in every "
+                                    "scenario run on the default model (claude-sonnet-4-5), asked for 32,000",
+                                    lambda r: sorted({(r.scenario(name).model, request["max_tokens"])
+                                                      for name in r.scenario_names
+                                                      if r.scenario(name).model == "claude-sonnet-4-5"
+                                                      for request in r.side(name, CC)["request"]
+                                                      if request["streamed"] and request["model"] == "main"}),
+                                    [("claude-sonnet-4-5", 32000)]),
+    "stream_error_before_block.limit": Observed("stream_error_before_block", CC, "32,000 on the streamed request "
+                                                "and on the one sent again without streaming",
+                                                {"request[*].max_tokens": [32000, 32000],
+                                                 "request[*].streamed": [True, False]}),
+    "hook_pre_tool_use_deny.definition": Derived(("hook_pre_tool_use_deny",), "its settings file: one PreToolUse "
+                                                 "entry, matcher Edit, one command hook with no timeout",
+                                                 lambda r: [(event, entry.get("matcher"), [sorted(h) for h in
+                                                                                           entry["hooks"]])
+                                                            for event, entries in
+                                                            r.scenario("hook_pre_tool_use_deny").hooks.items()
+                                                            for entry in entries],
+                                                 [("PreToolUse", "Edit", [["command", "type"]])]),
     "bash_fails_parallel.definition": Derived(("bash_fails_parallel",), "Bash is allowed (--allowedTools Bash); the "
                                               "calls: a slow Bash, a Bash that exits 3, a Read",
                                               lambda r: [list(r.scenario("bash_fails_parallel").allow),
@@ -657,8 +679,8 @@ FACTS: dict = {
                                           "request[2].added": "assistant[text, tool_use] user[tool_result]",
                                           "ending": "completed"}),
     "prompt_too_long_after_tools.cc": Observed(
-        "prompt_too_long_after_tools", CC, "three tool turns, the fourth request refused; four summarising requests at "
-        "the same max_tokens: the instruction appended to the last message, then the first message rewritten (one "
+        "prompt_too_long_after_tools", CC, "three tool turns, the fourth request refused; four more requests at "
+        "the same max_tokens: a text appended to the last message, then the first message rewritten (one "
         "reminder), then without the oldest round twice, one round left; prompt_too_long",
         {"requests": 8, "request[*].status": [200, 200, 200, 400, 400, 400, 400, 400],
          "request[*].max_tokens_change": every("="), "request[5].added": "user+[text]",
@@ -689,6 +711,7 @@ FACTS: dict = {
                                          "the answer, then the Stop hook's feedback as one "
                                          "reminder in a user message; the second answer ends it; completed",
                                          {"requests": 2, "request[2].added": "assistant[text] user[reminder]",
+                                          "texts": {"run the tests first": "request 2 reminder"},
                                           "ending": "completed"}),
     "session11.stop_hooks": Derived((S11,), "session 11: the answer, the feedback, a stop_hook_summary; the second "
                                     "answer, another stop_hook_summary", lambda r: stop_hook_sequence(r, S11),
@@ -781,6 +804,10 @@ FACTS: dict = {
     "image_rejected.match": Observed("image_rejected", DL, "dreamloop run matches", {"match": True}),
     "program.error_names": Shipped(("No such tool available", "InputValidationError"), "Claude Code 2.1.332's program "
                                    "holds the error names dreamloop's tools use for an unknown tool and a bad input"),
+    "program.compaction_words": Shipped(("You are a helpful AI assistant tasked with summarizing conversations.",
+                                         "[Old tool result content cleared]"),
+                                        "Claude Code 2.1.332's program holds the sentences dreamloop's autocompact "
+                                        "and microcompact use"),
     "program.blocking_limit": Shipped(("blocking_limit",), "Claude Code 2.1.332's program holds the ending name "
                                       "blocking_limit (no scenario reaches it)"),
     "http_529_fallback.definition": Derived(("http_529_fallback", "max_turns"), "the scenarios give a fallback model "
@@ -958,7 +985,8 @@ FACTS: dict = {
                                                  [False]]),
     "result_reminders": Derived(("one_tool", "hook_pre_tool_use_deny", "results_in_finishing_order"), "every request "
                                 "of Claude Code's that carried tool_results, in every scenario (40), held the "
-                                "79-character reminder (the same hash) inside its last result",
+                                "79-character reminder (the same hash) inside its last result (in an order-free "
+                                "scenario, whose line lists it without its result, inside one of them)",
                                 result_reminders, {"requests with results": 40,
                                                    "the reminder inside the last result": 40}),
     "hook_pre_tool_use_deny.cc": Observed("hook_pre_tool_use_deny", CC, "the denied Edit's result is_error, the "
@@ -1275,7 +1303,7 @@ CLAIMS: list = [
     chapter("06_context_pipeline", "343ca284", "The conversation-loop text asks for the base system prompt",
             "《对话循环》要求基础系统提示与动态上下文", "conv.stable_order", "four.user_context"),
     chapter("06_context_pipeline", "26a5f351", "as observed by the `dreamloop compare` scenario "
-            "`prompt_too_long_after_tools`, sends", "则用它的普通请求来写摘要", "prompt_too_long_after_tools.cc",
+            "`prompt_too_long_after_tools`, answered the refusal", "被拒绝之后又发了它的普通请求", "prompt_too_long_after_tools.cc",
             "prompt_too_long_after_tools.cc.first_context", "prompt_too_long_after_tools.dl"),
     chapter("06_context_pipeline", "d3021ecc", "Still over the hard limit after everything else",
             "如果其他一切都做完之后仍然超过硬性上限", "conv.blocking"),
@@ -1332,8 +1360,8 @@ CLAIMS: list = [
     chapter("07_hooks", "c07-39", "| records |", "| 记录 |", "session11.stop_hooks"),
     chapter("07_hooks", "c07-39", "| the runaway guard |", "| 防失控保护 |", "conv.stop_hook_active"),
     # -- 07b command hooks
-    chapter("07b_command_hooks", "c07-32", "where Claude Code 2.1.332 puts it (as observed by",
-            "这也是 Claude Code 2.1.332 放它的位置", "hook_post_tool_use_context.cc", "one_tool.cc.result_reminder"),
+    chapter("07b_command_hooks", "c07-32", "where Claude Code 2.1.332 put it too (as observed by",
+            "Claude Code 2.1.332 也把它放在那里", "hook_post_tool_use_context.cc", "one_tool.cc.result_reminder"),
     chapter("07b_command_hooks", "c07b-39", "Each point of the chapter, with what the two texts say",
             "本章的每个要点：两篇原文怎么说", "four.submit_message", "conv.phase2"),
     chapter("07b_command_hooks", "c07b-39", "| `pre_tool_use` |", "| `pre_tool_use` |", "four.below_run_tool_use",
@@ -1385,8 +1413,8 @@ CLAIMS: list = [
     # -- 08b fallbacks
     chapter("08b_fallbacks", "8b0a7c31", "Where the conversation-loop text leaves a step open",
             "《对话循环》没有说清的步骤", "conv.streaming_fallback", "stream_error_before_block.cc"),
-    chapter("08b_fallbacks", "395de9bf", "(Claude Code 2.1.332 sent four summarising requests",
-            "（Claude Code 2.1.332 在放弃之前发了四个写摘要的请求", "prompt_too_long_after_tools.cc"),
+    chapter("08b_fallbacks", "395de9bf", "(Claude Code 2.1.332 sent four more requests",
+            "（Claude Code 2.1.332 在放弃之前又发了四个请求", "prompt_too_long_after_tools.cc"),
     zh_only("08b_fallbacks", "1d86b8b6", "循环自己给每一次过载计数", "four.retries_own_branch", "conv.system_message"),
     chapter("08b_fallbacks", "1d86b8b6", "as observed by the\n`dreamloop compare` scenario `http_529_fallback`",
             "`http_529_fallback` 观察到的", "http_529_fallback.cc", "http_529_fallback.match", "harness.retries",
@@ -1700,7 +1728,8 @@ CLAIMS: list = [
     document("dreamloop/recovery.py", "`text` as a `<system-reminder>` block", "max_tokens_once.cc",
              "hook_stop_exit_2_once.cc"),
     document("dreamloop/recovery.py", "`RecoveryOptions()` is the loop of both texts", "conv.recovery_rungs",
-             "four.completed_path", "max_tokens_once.cc", "max_tokens_always.cc", "tool_use_without_block.cc"),
+             "four.completed_path", "max_tokens_once.cc", "max_tokens_always.cc", "tool_use_without_block.cc",
+             "recording.verdicts"),
     document("dreamloop/recovery.py", "* `max_output_tokens_escalate`: the first", "conv.escalate",
              "neither.figure_64000", "max_tokens_once.cc"),
     document("dreamloop/recovery.py", "* `max_output_tokens_recovery`: after that", "conv.resume_three"),
@@ -1841,8 +1870,34 @@ CLAIMS: list = [
              "image_rejected.cc", "http_529.cc", "four.model_error"),
     document("dreamloop/fake_api/api.py", "`GET /v1/models/{id}`: the SDK's `ModelInfo`", "output_limit_fallback.cc",
              "output_limit_fallback.definition", "http_529_fallback.limit", "http_529_fallback.definition"),
-    document("dreamloop/hook_settings.py", "Owns the file's shape, in dreamloop's design after Claude Code's hooks",
-             "hook_pre_tool_use.cc", "hook_pre_tool_use_deny.cc", "hooks.match"),
+    # -- attribute docstrings (a string after an assignment), read as claims since the sample read of issue 30
+    document("dreamloop/cleanup.py", "The conversation-loop text counts seven abnormal endings", "conv.ten_endings",
+             "four.max_turns_ending", "four.model_error", "four.hook_endings"),
+    document("dreamloop/cleanup.py", "The other two are the endings Claude Code 2.1.332 reported", "http_529.cc",
+             "tool_use_without_block.cc"),
+    document("dreamloop/cli.py", "`run` turns on all but the escalation", "max_tokens_once.cc"),
+    document("dreamloop/compare/scenarios.py", "An Opus model name", "opus_probe.cc"),
+    document("dreamloop/output_limit.py", "Tokens, by model name, that Claude Code 2.1.332 sent", "opus_probe.limit",
+             "output_limit_fallback.cc", "output_limit_fallback.definition", "output_limit_streaming_fallback.cc",
+             "one_tool.cc.limit", "default_model.limits", "http_529_fallback.limit", "http_529_fallback.definition"),
+    document("dreamloop/output_limit.py", "Tokens: the most Claude Code 2.1.332 asked for",
+             "output_limit_streaming_fallback.cc", "stream_error_before_block.cc", "stream_error_before_block.limit"),
+    document("dreamloop/presets.py", "The name of the loop both texts describe", "conv.function_names",
+             "four.dreamcoder"),
+    document("dreamloop/presets.py", "The name of the loop as `dreamloop compare` saw", "one_tool.match",
+             "recording.verdicts"),
+    document("dreamloop/recovery.py", "The note of `max_output_tokens_recovery`", "conv.resume_three",
+             "max_tokens_once.cc"),
+    document("dreamloop/state.py", "* `model_error`: a model call that failed", "four.model_error"),
+    document("dreamloop/state.py", "* `api_error`: an API error response ended the run", "http_529.cc",
+             "max_tokens_always.cc"),
+    document("dreamloop/state.py", "* `malformed_tool_use_exhausted`: `stop_reason` kept saying",
+             "tool_use_without_block.cc"),
+    document("dreamloop/widgets/inspector.py", "What each pane holds", "four.four_arrays", "four.local_collectors"),
+    document("dreamloop/context/autocompact.py", "The summarising request's system prompt", "program.compaction_words"),
+    document("dreamloop/context/microcompact.py", "What a cleared result says instead", "program.compaction_words"),
+    document("dreamloop/hook_settings.py", "Claude Code 2.1.332 ran to the same outcome in `hook_pre_tool_use_deny`",
+             "hook_pre_tool_use_deny.definition", "hook_pre_tool_use.cc", "hook_pre_tool_use_deny.cc", "hooks.match"),
     document("dreamloop/output_limit.py", "the figures Claude Code 2.1.332 sent (`output_limit_fallback`",
              "output_limit_fallback.cc", "output_limit_fallback.definition", "output_limit_streaming_fallback.cc"),
     document("dreamloop/output_limit.py", "The `max_tokens` (tokens) of a request to `model`",

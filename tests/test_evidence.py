@@ -18,6 +18,7 @@ rests on which; a fact that no longer holds fails here naming every sentence tha
 from __future__ import annotations
 
 import ast
+import inspect
 import json
 import re
 import sys
@@ -164,16 +165,29 @@ def markdown_claims(path: Path, observed: set[str]) -> list[Claim]:
     return found
 
 
-def docstring_claims(path: Path, observed: set[str]) -> list[Claim]:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+def _is_text(node: ast.AST) -> bool:
+    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+
+
+def docstrings(tree: ast.AST) -> list[ast.Expr]:
+    """The docstrings of a module: a module's, a class's or a function's, and an attribute's (a string right
+    after an assignment, as Sphinx and the IDEs read it: ``READ_DEFAULT_LINES = 2000`` then its text)."""
     found = []
     for node in ast.walk(tree):
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
             body = node.body
-            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-                    and isinstance(body[0].value.value, str):
-                text = body[0].value.value.replace("``", "`")  # an RST literal is a code span
-                found += claims_in(text, _rel(path), f"line {body[0].lineno}", observed)
+            if body and _is_text(body[0]):
+                found.append(body[0])
+            found += [after for before, after in zip(body, body[1:])
+                      if isinstance(before, (ast.Assign, ast.AnnAssign)) and _is_text(after)]
+    return found
+
+
+def docstring_claims(path: Path, observed: set[str]) -> list[Claim]:
+    found = []
+    for doc in docstrings(ast.parse(path.read_text(encoding="utf-8"))):
+        text = doc.value.value.replace("``", "`")  # an RST literal is a code span
+        found += claims_in(text, _rel(path), f"line {doc.lineno}", observed)
     return found
 
 
@@ -498,11 +512,8 @@ def _markdown_and_docstrings() -> list[tuple[str, str]]:
     for path in sorted((ROOT / "dreamloop").rglob("*.py")):
         if "zh" in path.relative_to(ROOT / "dreamloop").parts:
             continue
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
-                doc = ast.get_docstring(node)
-                if doc:
-                    found.append((_rel(path), doc))
+        found += [(_rel(path), inspect.cleandoc(doc.value.value))
+                  for doc in docstrings(ast.parse(path.read_text(encoding="utf-8"))) if doc.value.value.strip()]
     return found
 
 

@@ -32,8 +32,9 @@ from .sides import CLAUDE_CODE_VERSION, DEFAULT_TIMEOUT, claude_code_version, fi
     run_dreamloop
 
 CHECK_TRIES = 3
-"""How often ``--check`` runs a scenario whose outcome changed before it reports the change: Claude Code's own
-side can vary with timing (a retry's back-off racing a dropped connection), and only a change that stays is one."""
+"""How often ``--check`` runs a scenario whose outcome changed before it reports the change (dreamloop's choice:
+a side that runs a real program can vary with timing, a retry's back-off racing a dropped connection, and only a
+change that stays is one)."""
 
 __all__ = ["CHECK_TRIES", "add_compare_arguments", "compare_main", "compare_scenarios", "run_compare"]
 

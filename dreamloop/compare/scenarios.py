@@ -31,7 +31,7 @@ DEFAULT_MODEL = "claude-sonnet-4-5"
 FALLBACK_MODEL = "claude-haiku-4-5"
 """The fallback model of the scenarios that have one."""
 OPUS_MODEL = "claude-opus-5-5"
-"""An Opus model name: with it Claude Code 2.1.332 sends its probe request first (``shapes.is_probe``)."""
+"""An Opus model name: with it Claude Code 2.1.332 sent a probe request first (``opus_probe``; ``shapes.is_probe``)."""
 
 CONFIG = "value = 1\n"
 # An Edit comes after a Read of the file in every script: Claude Code's Edit refuses a file it has not read

@@ -72,8 +72,8 @@ _NUMBERS = re.compile(r"[0-9]+")
 class Added:
     """One message a request added: its ``role`` and the ``kinds`` of its blocks, in order.
     ``extends``: the blocks were appended to the previous request's last message of that role
-    (printed ``user+[reminder]``), as Claude Code 2.1.332 added its compaction instruction to the message
-    it had already sent (``prompt_too_long_after_tools``)."""
+    (printed ``user+[reminder]``), as Claude Code 2.1.332 added a text to the message it had already sent
+    after "prompt is too long" (``prompt_too_long_after_tools``; its words are not recorded)."""
 
     role: str
     kinds: tuple[str, ...]

@@ -78,7 +78,8 @@ def pre_compact_result(said: Any) -> PreCompactResult:
     return PreCompactResult(instructions=said or None)
 
 COMPACT_SYSTEM_PROMPT = "You are a helpful AI assistant tasked with summarizing conversations."
-"""The summarising request's system prompt (Claude Code's); ``is_compaction_request`` recognises it."""
+"""The summarising request's system prompt, a sentence Claude Code 2.1.332's program holds (sending it is
+dreamloop's choice: no scenario records what Claude Code sends); ``is_compaction_request`` recognises it."""
 
 SUMMARY_PREFIX = ("This session is being continued from a previous conversation that ran out of context. "
                   "The earlier part of the conversation is summarized below.\n\n")

@@ -23,7 +23,7 @@ PREDICT = ("max_tokens_always", "disconnect_inside_tool_use", "http_529", "http_
 
 REMINDER_SCENARIOS = ("stream_error_inside_tool_use", "one_tool", "max_tokens_once", "hook_post_tool_use_context",
                       "tool_use_without_block")
-"""The recorded runs ``check_reminders_added`` hands the learner's function (Claude Code's side, then dreamloop's)."""
+"""The recorded runs ``check_reminders_added`` hands the learner's function (the ``claude_code`` side, then the ``dreamloop`` side)."""
 
 _WHY = {
     "max_tokens_always": N_("a cut that never heals: how many times does Claude Code resume before it gives up, "

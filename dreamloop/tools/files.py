@@ -64,7 +64,8 @@ __all__ = [
 ]
 
 READ_DEFAULT_LINES = 2000
-"""Read returns at most this many lines unless ``limit`` says otherwise (as in Claude Code)."""
+"""Read returns at most this many lines unless ``limit`` says otherwise (dreamloop's default, a figure first taken
+from Claude Code's Read tool; no scenario reads a file this long)."""
 
 READ_MAX_LINE_CHARS = 2000
 """Longer lines are cut in Read's output."""

@@ -35,7 +35,7 @@ __all__ = [
 ]
 
 PermissionMode = Literal["default", "accept-edits", "bypass"]
-"""How much runs without asking (Claude Code's ``permissionMode``).
+"""How much runs without asking (dreamloop's names; a session file's ``permissionMode`` field is the like of it).
 
 * ``default``: read-only calls run; file writes and non-read-only Bash ask.
 * ``accept-edits`` (``acceptEdits``): file edits inside the workspace run too; Bash still asks.
