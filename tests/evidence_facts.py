@@ -804,10 +804,6 @@ FACTS: dict = {
     "image_rejected.match": Observed("image_rejected", DL, "dreamloop run matches", {"match": True}),
     "program.error_names": Shipped(("No such tool available", "InputValidationError"), "Claude Code 2.1.332's program "
                                    "holds the error names dreamloop's tools use for an unknown tool and a bad input"),
-    "program.compaction_words": Shipped(("You are a helpful AI assistant tasked with summarizing conversations.",
-                                         "[Old tool result content cleared]"),
-                                        "Claude Code 2.1.332's program holds the sentences dreamloop's autocompact "
-                                        "and microcompact use"),
     "program.blocking_limit": Shipped(("blocking_limit",), "Claude Code 2.1.332's program holds the ending name "
                                       "blocking_limit (no scenario reaches it)"),
     "http_529_fallback.definition": Derived(("http_529_fallback", "max_turns"), "the scenarios give a fallback model "
@@ -1894,8 +1890,6 @@ CLAIMS: list = [
     document("dreamloop/state.py", "* `malformed_tool_use_exhausted`: `stop_reason` kept saying",
              "tool_use_without_block.cc"),
     document("dreamloop/widgets/inspector.py", "What each pane holds", "four.four_arrays", "four.local_collectors"),
-    document("dreamloop/context/autocompact.py", "The summarising request's system prompt", "program.compaction_words"),
-    document("dreamloop/context/microcompact.py", "What a cleared result says instead", "program.compaction_words"),
     document("dreamloop/hook_settings.py", "Claude Code 2.1.332 ran to the same outcome in `hook_pre_tool_use_deny`",
              "hook_pre_tool_use_deny.definition", "hook_pre_tool_use.cc", "hook_pre_tool_use_deny.cc", "hooks.match"),
     document("dreamloop/output_limit.py", "the figures Claude Code 2.1.332 sent (`output_limit_fallback`",

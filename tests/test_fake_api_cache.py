@@ -52,7 +52,7 @@ def test_changing_an_old_message_breaks_the_prefix_from_there():
     cache = PromptCache(min_tokens=256)
     cache.usage(body(*LONG))
     changed = list(LONG)
-    changed[1] = "[Old tool result content cleared]"
+    changed[1] = "[tool result cleared to save context]"
     again = cache.usage(body(*changed))
     system_only = sum(s.tokens for s in request_segments({"system": [text(SYSTEM)], "messages": []}))
     assert again.cache_read_input_tokens == system_only  # only the system prompt survived

@@ -61,7 +61,7 @@ async def test_the_inspector_marks_what_a_stage_wrote_and_unfolds_it(offline, tm
     inspector.slider.value = point.index
     pane = inspector.panes["messages_for_query"].value
     assert ">microcompact</span>" in pane and "microcompact wrote this: unfold the 1 original message" in pane
-    assert "[Old tool result content cleared]" in pane
+    assert "[tool result cleared to save context]" in pane
     cleared = next(u for u in point.messages_for_query if inspector.replaced_by(u) and
                    inspector.replaced_by(u)[0] == "microcompact")
     stage, originals = inspector.replaced_by(cleared)

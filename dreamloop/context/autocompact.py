@@ -77,13 +77,14 @@ def pre_compact_result(said: Any) -> PreCompactResult:
         return said
     return PreCompactResult(instructions=said or None)
 
-COMPACT_SYSTEM_PROMPT = "You are a helpful AI assistant tasked with summarizing conversations."
-"""The summarising request's system prompt, a sentence Claude Code 2.1.332's program holds (sending it is
-dreamloop's choice: no scenario records what Claude Code sends); ``is_compaction_request`` recognises it."""
+COMPACT_SYSTEM_PROMPT = "You summarise a coding session so that the work can go on from the summary alone."
+"""The summarising request's system prompt, in dreamloop's words (no scenario records what Claude Code sends,
+and its own words are not copied here); ``is_compaction_request`` recognises it."""
 
-SUMMARY_PREFIX = ("This session is being continued from a previous conversation that ran out of context. "
-                  "The earlier part of the conversation is summarized below.\n\n")
-"""How the summary message begins (the model reads it as the first message of the new context)."""
+SUMMARY_PREFIX = ("This conversation continues an earlier one that no longer fit in the context window; "
+                  "what it covered is summarised below.\n\n")
+"""How the summary message begins (the model reads it as the first message of the new context): dreamloop's
+words (Claude Code's own are not copied here)."""
 
 
 def compact_prompt(custom_instructions: str | None = None) -> str:

@@ -20,9 +20,9 @@ from .records import Rewrite, StageResult
 
 __all__ = ["CLEARED", "ALWAYS_KEPT_TURNS", "clearable_tool_results", "microcompact_messages", "protected_from"]
 
-CLEARED = "[Old tool result content cleared]"
-"""What a cleared result says instead of its content: words Claude Code 2.1.332's program holds (using them is
-dreamloop's choice: no scenario clears a result)."""
+CLEARED = "[tool result cleared to save context]"
+"""What a cleared result says instead of its content: dreamloop's words (no scenario clears a result, and
+Claude Code's own words are not copied here)."""
 
 ALWAYS_KEPT_TURNS = 2
 """Tool-result messages never cleared, counting from the newest: the current and the previous turn's."""
