@@ -194,3 +194,20 @@ def test_a_long_line_wraps_in_a_stored_copy_without_its_stylesheet():
     assert f'style="{PRE_WRAP}' in html and "overflow-wrap:break-word" in PRE_WRAP  # the sanitiser's allowed value
     assert pane('<pre class="dl-pre" style="max-height:12em">x</pre>').count("<pre class=\"dl-pre\" style=") == 1
     assert pane("x").startswith('<div class="dl" style="overflow-wrap:break-word">')
+
+
+async def test_a_stored_copy_breaks_words_only_where_a_word_is_longer_than_its_line(offline):
+    """A fresh reader saw the untrusted snapshots break words mid-word ("fa/llback model", "检查/点"): the live
+    stylesheet's ``overflow-wrap:anywhere`` (right for a flex item) shrank the stored copy's columns. The stored
+    copy says ``break-word``; the live widget keeps ``anywhere``."""
+    from dreamloop.widgets.html import STYLE
+
+    live = LiveView()
+    await live.watch(await two_turns(offline))
+    run = await two_turns(offline)
+    async for _ in run:
+        pass
+    for widget in (live, StateInspector(run.trace)):
+        stored = static_of(widget)
+        assert "overflow-wrap:anywhere" not in stored and ".dl *{overflow-wrap:break-word}" in stored
+    assert ".dl *{overflow-wrap:anywhere}" in STYLE

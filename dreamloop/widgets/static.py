@@ -64,6 +64,13 @@ def svg_as_img(html: str) -> str:
     return _SVG.sub(one, html)
 
 
+_BREAK_ANYWHERE = ".dl *{overflow-wrap:anywhere}"
+_BREAK_WORDS = ".dl *{overflow-wrap:break-word}"
+"""The live widget's stylesheet lets a word break anywhere (its HTML is a flex item, as wide as its longest word
+otherwise); the stored copy is a plain block, where that rule shrinks columns until words break mid-word
+("fa/llback"), so the snapshot breaks only a word longer than its line."""
+
+
 def static_block(title: str, body: str) -> str:
     """The stored fallback: a titled box holding ``body`` (HTML), between the markers.
 
@@ -73,7 +80,7 @@ def static_block(title: str, body: str) -> str:
     from ..language import tr
     from .html import esc
 
-    body = svg_as_img(body)
+    body = svg_as_img(body).replace(_BREAK_ANYWHERE, _BREAK_WORDS)
     note = esc(tr("a snapshot stored with the notebook; run the cell for the live widget"))
     return (f'{STATIC_START}<div class="dreamloop-static" style="border:1px solid #cbd5e0;border-radius:4px;'
             f'padding:6px 10px;max-width:100%;overflow:auto">'
