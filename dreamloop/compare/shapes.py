@@ -9,8 +9,8 @@ and block kinds (``text``, ``reminder`` for a ``<system-reminder>`` text block,
 ``tool_use``, ``tool_result``, ``thinking``, ...) with the tool_result ids and
 their ``is_error`` flags. Reminders *inside* a tool_result's content are kept as
 a length and a short hash each, their numbers blanked first
-(``RequestShape.result_reminders``): Claude Code 2.1.332 appended one to the
-last tool_result of every results message, in ``one_tool``,
+(``RequestShape.result_reminders``): Claude Code 2.1.332 put one inside a
+tool_result of every results message (the last, wherever the recording says which), in ``one_tool``,
 ``results_in_finishing_order`` and every scenario with a tool call, and a
 PostToolUse hook's context went there in ``hook_post_tool_use_context``. A scenario's own texts (``Scenario.markers``:
 a hook's reason, a file's new content) are looked for in what each request added
