@@ -32,12 +32,12 @@ from evidence_registry import CONV, FOUR, SESSIONS, At, Recordings, Registry, Sh
 ROOT = Path(__file__).resolve().parent.parent
 
 _SUBJECT = re.compile(r"Claude Code|\bthe source\b|\bsource texts?\b|\bthe (?:two )?texts'|\bboth texts\b|"
-                      r"\bthe two texts\b|conversation-loop text|four-step-loop text|源码|源文本|原文|两篇|《对话循环》|《四步循环》|"
-                      r"《执行循环》", re.I)
+                      r"\bthe two texts\b|conversation-loop text|four-step-loop text|源码|源文本|原文|两篇|《对话循环》|四步循环一文",
+                      re.I)
 _NOT_A_CLAIM = re.compile(r"\bnpm\b|make conformance|--claude\b|ANTHROPIC_|~/\.claude|\.claude-code/|"
                           r"\binstall", re.I)
 _TEXT = re.compile(r"conversation-loop text|four-step-loop text|\bboth texts\b|\bthe two texts\b|"
-                   r"《对话循环》|《四步循环》|《执行循环》|两篇原文", re.I)
+                   r"《对话循环》|四步循环一文|两篇原文", re.I)
 _CHOICE = re.compile(r"dreamloop's (?:own|choice|name|names|words|design|default)|"
                      r"dreamloop (?:的选择|自己的|的命名|的设计|的用词|的默认值)")
 _VERSION = re.compile(r"\b\d+\.\d+\.\d+\b")
@@ -103,7 +103,7 @@ def units(markdown: str, headers: dict[str, str] | None = None) -> list[str]:
 
 
 _NAMES_CONV = re.compile(r"conversation-loop text|《对话循环》|\bboth texts\b|\bthe two texts\b|两篇原文", re.I)
-_NAMES_FOUR = re.compile(r"four-step-loop text|《四步循环》|《执行循环》|\bboth texts\b|\bthe two texts\b|两篇原文",
+_NAMES_FOUR = re.compile(r"four-step-loop text|四步循环一文|\bboth texts\b|\bthe two texts\b|两篇原文",
                          re.I)
 
 

@@ -73,7 +73,7 @@ TEXTS = {
         "每次请求都要带上工具定义：两次请求之间，模型什么也不记得。",
     "append the model's response as an assistant message before the results: the model must see its own call to "
     "make sense of the result.":
-        "先把模型的响应作为 assistant 消息追加进去，再追加结果：模型要看到自己提出的调用，才能理解这个结果。",
+        "先把模型的响应作为助手消息追加进去，再追加结果：模型要看到自己提出的调用，才能理解这个结果。",
     "keep the whole history: the model remembers nothing, so every request carries all earlier messages, then this "
     "turn's.":
         "保留完整的历史：模型什么都不记得，所以每次请求都带上之前的全部消息，再加上这一轮的消息。",

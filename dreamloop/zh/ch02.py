@@ -2,13 +2,13 @@
 
 TEXTS = {
     "for '{case}' it returned a list of {count} items; expected one user message.":
-        "对于“{case}”，它返回了一个有 {count} 项的列表；应当是一条 user 消息。",
+        "对于“{case}”，它返回了一个有 {count} 项的列表；应当是一条用户消息。",
     'all the results go back together in ONE user message: {"role": "user", "content": [...]}.':
-        '所有结果一起放进【一条】user 消息交回：{"role": "user", "content": [...]}。',
+        '所有结果一起放进【一条】用户消息交回：{"role": "user", "content": [...]}。',
     "for '{case}' it returned {value}; expected a user message {shape}.":
-        "对于“{case}”，它返回了 {value}；应当是一条 user 消息 {shape}。",
+        "对于“{case}”，它返回了 {value}；应当是一条用户消息 {shape}。",
     "tool results travel in a user message whose content is a list of tool_result blocks.":
-        "工具结果放在一条 user 消息里交回，它的 content 是由 tool_result 块组成的列表。",
+        "工具结果放在一条用户消息里交回，它的 content 是由 tool_result 块组成的列表。",
     "for '{case}' the message starts with a {kind!r} block.": "对于“{case}”，这条消息以 {kind!r} 块开头。",
     "the tool_result blocks come first in the message; anything else goes after them.":
         "tool_result 块排在消息最前面；其他内容都放在它们后面。",
@@ -34,7 +34,7 @@ TEXTS = {
     "the API's own rule for the pairing is in the 400's words above.": "关于配对，API 自己的规则就写在上面那条 400 里。",
     "return one user message that answers every call with a tool_result (its tool_use_id, in call order); a call "
     "that fails is answered too, as an error result.":
-        "返回一条 user 消息，用 tool_result 回应每一个调用（带上它的 tool_use_id，按调用顺序）；"
+        "返回一条用户消息，用 tool_result 回应每一个调用（带上它的 tool_use_id，按调用顺序）；"
         "失败的调用也要回应，作为错误结果。",
     "a failure is a result, not an exception: an unknown tool or a function that raises gets a tool_result with "
     "is_error set to True and a text saying what went wrong.":
@@ -50,7 +50,7 @@ TEXTS = {
     "answer every tool_use": "回应每个 tool_use",
     "return one user message with an answer for every call in tool_uses: the result that arrived, or an error "
     "result saying it was interrupted.":
-        "返回一条 user 消息，为 tool_uses 里的每个调用给出回应：已经到达的结果，或者一个说明调用被中断的错误结果。",
+        "返回一条用户消息，为 tool_uses 里的每个调用给出回应：已经到达的结果，或者一个说明调用被中断的错误结果。",
     "the second one never finished": "第二个从未完成",
     "all finished, in completion order 3, 1, 2": "全部完成，完成顺序为 3、1、2",
     "none finished": "一个都没完成",

@@ -6,7 +6,7 @@ TEXTS = {
     "the API fails on the second request": "API 在第二次请求时出错",
     "iterate the run to its end with async for, keep the last assistant message you see, then return its text and "
     "the run's Terminal reason.":
-        "用 async for 把这次运行迭代到底，记住看到的最后一条 assistant 消息，然后返回它的文本和这次运行的 Terminal 原因。",
+        "用 async for 把这次运行迭代到底，记住看到的最后一条助手消息，然后返回它的文本和这次运行的 Terminal 原因。",
     "an async generator has no return value: the Terminal is on the run object, readable once the async for loop "
     "has ended.":
         "Python 的异步生成器没有返回值：Terminal 在运行对象上，async for 循环结束后就能读到。",
@@ -17,13 +17,13 @@ TEXTS = {
         "对于“{case}”，原因是 {got!r}，但这次运行并不是这样结束的。",
     "a run can end in several ways (completed, max_turns, model_error, ...): read the reason from run.terminal "
     "after the async for loop, don't assume one.":
-        "一次运行有多种结束方式（completed、max_turns、model_error……）：在 async for 循环之后从 run.terminal "
+        "一次运行有多种终止原因（completed、max_turns、model_error……）：在 async for 循环之后从 run.terminal "
         "读取原因，不要想当然。",
     "for '{case}' the text is {got!r}, which is not what the last assistant message says.":
-        "对于“{case}”，文本是 {got!r}，这不是最后一条 assistant 消息说的内容。",
+        "对于“{case}”，文本是 {got!r}，这不是最后一条助手消息说的内容。",
     "the LAST assistant message of the run, whatever it asked for (it may still ask for tools when max_turns or an "
     "error ends the run); its text blocks only.":
-        "是这次运行的【最后一条】assistant 消息，不管它请求了什么（max_turns 或错误结束运行时，它可能仍在请求工具）；"
+        "是这次运行的【最后一条】助手消息，不管它请求了什么（max_turns 或错误结束运行时，它可能仍在请求工具）；"
         "只取它的文本块。",
     "{count} runs read to the end; terminal reasons {reasons}.": "{count} 次运行都读到了结尾；终止原因依次为 {reasons}。",
     "last answer and Terminal": "最后的回答与 Terminal",
@@ -34,7 +34,7 @@ TEXTS = {
     "the loop carries a State from turn to turn: return dl.State(...) with its fields.":
         "循环在轮与轮之间传递一个 State：返回带有各个字段的 dl.State(...)。",
     "the model must see its own call before the result: keep this turn's assistant messages.":
-        "模型必须先看到自己提出的调用，再看到结果：保留这一轮的 assistant 消息。",
+        "模型必须先看到自己提出的调用，再看到结果：保留这一轮的助手消息。",
     "the order matters: the model must see its call before the result (what was sent, what came back, then the "
     "results).":
         "顺序很重要：模型必须先看到调用，再看到结果（先是发出去的，再是返回的，最后是工具结果）。",
@@ -51,7 +51,7 @@ TEXTS = {
     "go back: that reason is next_turn.":
         "transition 记录循环为什么又转了一圈（一个带 reason 的 dl.Continue）；工具执行完、结果要交回模型：这个原因就是 next_turn。",
     "when the context pipeline left a message out of messages_for_query, your next State still has it.":
-        "上下文管线已经把一条消息排除在 messages_for_query 之外，你的下一个 State 里却还有它。",
+        "压缩管线已经把一条消息排除在 messages_for_query 之外，你的下一个 State 里却还有它。",
     "build the next State from what the model saw this turn (messages_for_query), not from state.messages: the "
     "pipeline may have shortened it.":
         "用模型这一轮看到的消息（messages_for_query）构造下一个 State，而不是用 state.messages：管线可能已经把它缩短了。",

@@ -44,7 +44,7 @@ TEXTS = {
         "排队的安全调用会立刻在其他安全调用旁边开始；只有正在运行的非安全调用才会让它等待。",
     "return one user message that answers every call of tool_uses in order: the result of a call that finished, "
     "and for the others an error result whose text says whether the call had started.":
-        "返回一条 user 消息，按顺序回应 tool_uses 里的每个调用：已完成的调用给出它的结果，"
+        "返回一条用户消息，按顺序回应 tool_uses 里的每个调用：已完成的调用给出它的结果，"
         "其余的给出错误结果，文字说明这个调用是否已经开始。",
     "one finished, one running, one waiting": "一个已完成、一个运行中、一个在等待",
     "none had started": "一个都没开始",

@@ -19,12 +19,12 @@ TEXTS = {
     "safe compaction cut": "安全的压缩切点",
     "take options.thresholds(options.context_window): stages that are off have None; the first stage, in pipeline "
     "order, whose threshold tokens is strictly over, acts first.":
-        "取 options.thresholds(options.context_window)：关闭的阶段为 None；按管线顺序，token 数严格超过其阈值的"
-        "第一个阶段最先动手。",
+        "取 options.thresholds(options.context_window)：关闭的步骤为 None；按管线顺序，token 数严格超过其阈值的"
+        "第一步最先动手。",
     "return the name of the first stage, in pipeline order, whose threshold the request is over (None when it is "
     "over none).":
-        "按管线顺序，返回请求超过其阈值的第一个阶段的名字（一个都没超过时返回 None）。",
-    "which stage acts first": "哪个阶段最先动手",
+        "按管线顺序，返回请求超过其阈值的最前面那一步的名字（一个都没超过时返回 None）。",
+    "which stage acts first": "哪一步最先动手",
     "six reads, keep 3": "六次读取，保留 3 条",
     "six reads, keep 0 (F16: the last two turns stay anyway)": "六次读取，保留 0 条（F16：最后两轮无论如何都保留）",
     "six reads, two already cleared, keep 2": "六次读取，两次已清除，保留 2 条",
@@ -51,25 +51,25 @@ TEXTS = {
     'every cut keeps each tool_result with its tool_use, on nine histories (F8 among them).':
         '在九段历史上（包括 F8），每次切分都让每个 tool_result 和它的 tool_use 待在一起。',
     'the request is over at least one threshold of a stage that is on.':
-        '请求至少超过了一个已开启阶段的阈值。',
+        '请求至少超过了一个已开启步骤的阈值。',
     '{stage} is not a stage a threshold triggers.':
-        '{stage} 不是由阈值触发的阶段。',
+        '{stage} 不是由阈值触发的步骤。',
     '{stage} is off in these options.':
         '在这组选项里 {stage} 是关闭的。',
     "{stage}'s threshold is {limit:,}: a stage acts only when the context is *over* it.":
-        '{stage} 的阈值是 {limit:,}：只有上下文*超过*阈值时，阶段才会动手。',
+        '{stage} 的阈值是 {limit:,}：只有上下文*超过*阈值时，这一步才会动手。',
     '{stage} is over its threshold, but a lighter stage that is on is over its own too, and the pipeline runs light to heavy.':
-        '{stage} 确实超过了它的阈值，但还有一个更轻的、已开启的阶段也超过了自己的阈值，而管线是由轻到重运行的。',
+        '{stage} 确实超过了它的阈值，但还有一个更轻的、已开启的步骤也超过了自己的阈值，而管线是由轻到重运行的。',
     'with {tokens:,} tokens (stages on: {on}; window {window:,}) you said {got!r}: {why}':
-        '在 {tokens:,} 个 token 时（开启的阶段：{on}；窗口 {window:,}），你的回答是 {got!r}：{why}',
+        '在 {tokens:,} 个 token 时（开启的步骤：{on}；窗口 {window:,}），你的回答是 {got!r}：{why}',
     "{count} predictions match the pipeline's thresholds (off stages skipped, lightest first, strictly over).":
-        '{count} 个预测都与管线的阈值相符（跳过关闭的阶段，最轻的优先，严格超过）。',
+        '{count} 个预测都与管线的阈值相符（跳过关闭的步骤，最轻的优先，严格超过）。',
     "five reads, turn 2's result only 'ok', keep 2":
         "五次读取，第 2 轮的结果只有 'ok'，保留 2",
     "five reads, one of turn 1's two results already cleared, keep 2":
         '五次读取，第 1 轮的两个结果中有一个已被清除，保留 2',
     'count tool-result user messages from the end: the newest max(keep_recent, 2) of them are kept (the current and previous turn always); a result in an older message may be cleared unless its content already is {cleared!r} or it is no longer than that marker (clearing it would save nothing).':
-        '从末尾往前数带 tool_result 的 user 消息：最新的 max(keep_recent, 2) 条保留（当前轮和上一轮总是保留）；更早消息里的结果可以清除，除非它的内容已经是 {cleared!r}，或者它并不比这个标记长（清除它什么也省不下）。',
+        '从末尾往前数带 tool_result 的用户消息：最新的 max(keep_recent, 2) 条保留（当前轮和上一轮总是保留）；更早消息里的结果可以清除，除非它的内容已经是 {cleared!r}，或者它并不比这个标记长（清除它什么也省不下）。',
     ' {ids}: too short for clearing to save anything.':
         ' {ids}：太短了，清除它什么也省不下。',
     ' You left out {count} old result(s) that clearing would shrink.':
@@ -83,5 +83,5 @@ TEXTS = {
     'a notice first, keep 4':
         '开头是一条通知，保留 4',
     'walk back from the end counting the messages the model is sent (user and assistant messages, and an attachment it reads, such as a queued prompt; not system notices) until keep_recent are counted; if the message there is a tool_result message, move back to the assistant message that made the call, so the pair stays together in the tail; if nothing the model is sent is left before the cut, there is nothing to summarise.':
-        '从末尾往回走，数会发给模型的消息（user 和 assistant 消息，以及模型会读到的附件，比如排队的提示；系统通知不算），直到数满 keep_recent 条；如果那里是一条 tool_result 消息，就退回到发出这次调用的 assistant 消息，让这一对留在尾部；如果切点之前已没有任何会发给模型的消息，就没有可摘要的内容。',
+        '从末尾往回走，数会发给模型的消息（用户消息和助手消息，以及模型会读到的附件，比如排队的提示；系统通知不算），直到数满 keep_recent 条；如果那里是一条 tool_result 消息，就退回到发出这次调用的助手消息，让这一对留在尾部；如果切点之前已没有任何会发给模型的消息，就没有可摘要的内容。',
 }

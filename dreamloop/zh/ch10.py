@@ -11,7 +11,7 @@ TEXTS = {
     "a resume answers the calls of the last assistant message that no results message answers: a call with a "
     "finished-call record (a progress record) gets the result saved there, any other an is_error result; both in "
     "the order of the calls.":
-        "恢复时回应的，是最后一条 assistant 消息里还没有任何结果消息回应的调用：有“调用已完成”记录（一条 progress "
+        "恢复时回应的，是最后一条助手消息里还没有任何结果消息回应的调用：有“调用已完成”记录（一条 progress "
         "记录）的调用，得到那里保存的结果，其余的得到一个 is_error 结果；两者都按调用的顺序。",
     "find the calls the crash left without a results message and split them into those whose result was saved when "
     "they finished and those that get an is_error result; return (saved, lost), each in call order":
@@ -28,7 +28,7 @@ TEXTS = {
         "对于“{case}”，你回应了 {call}，但文件里已经有一条结果消息回应了它。",
     "only the calls of the last assistant message that no user message answers yet are left dangling; a call an "
     "earlier results message answered is history, whatever records it has.":
-        "只有最后一条 assistant 消息里、还没有任何 user 消息回应的调用才是悬空的；"
+        "只有最后一条助手消息里、还没有任何用户消息回应的调用才是悬空的；"
         "之前的结果消息已经回应过的调用属于历史，不管它还有什么记录。",
     "for '{case}' you answered {call}, which is not a call in that transcript.":
         "对于“{case}”，你回应了 {call}，但它不是这个 transcript 里的调用。",
@@ -52,11 +52,11 @@ TEXTS = {
         "对于“{case}”，有 {count} 个没有结果的调用没有得到回应。",
     "every tool_use block of the last assistant message that no results message answers needs an answer: the API "
     "refuses a request with one unanswered.":
-        "最后一条 assistant 消息里，每个还没有结果消息回应的 tool_use 块都需要一个回应：只要有一个没有回应，API 就会拒绝这次请求。",
+        "最后一条助手消息里，每个还没有结果消息回应的 tool_use 块都需要一个回应：只要有一个没有回应，API 就会拒绝这次请求。",
     "for '{case}' the right calls in another order.": "对于“{case}”，调用是对的，顺序不对。",
     "a resume answers in call order: the order of the tool_use blocks in the assistant message, not the order the "
     "calls finished in.":
-        "恢复时按调用顺序回应：也就是 assistant 消息里 tool_use 块的顺序，而不是调用完成的先后。",
+        "恢复时按调用顺序回应：也就是助手消息里 tool_use 块的顺序，而不是调用完成的先后。",
     # chapter 10b: the interrupted call, how many model calls
     "tool errors, no interrupt (like 01)": "工具出错，没有中断（类似 01）",
     "rejected at the prompt, then interrupted (like 04)": "在询问时被拒绝，然后中断（类似 04）",

@@ -1,7 +1,7 @@
 """Chinese for chapter 11's checks (``dreamloop/exercises/ch11.py``): the real loop, Claude Code beside dreamloop.
 
 Terms: 场景 (scenario), 请求 (request), 提醒块 (reminder block), 录制的预期 (the recorded expectations),
-结束方式 (ending, ``terminal_reason``).
+终止原因 (ending, ``terminal_reason``).
 """
 
 TEXTS = {
@@ -21,7 +21,7 @@ TEXTS = {
     "count every request that reached the model (retries of the same request too, the probe not), and name the "
     "ending as Claude Code's result line does (terminal_reason).":
         "数出到达模型的每一次请求（同一请求的重试也算，探测请求不算），并按 Claude Code 结果行的叫法"
-        "（terminal_reason）说出结束方式。",
+        "（terminal_reason）说出终止原因。",
     "return a pair (requests, ending) for the scenario named, e.g. (2, 'completed')":
         "对给定名字的场景返回一个二元组 (requests, ending)，例如 (2, 'completed')",
     "the recorded expectations were not found (conformance/ beside the package).":
@@ -70,7 +70,7 @@ TEXTS = {
         "tool_result 内容里的提醒是那个结果的一部分（Claude Code 2.1.332 在每条结果消息的最后一个结果里放了一个，one_tool）："
         "只数 kind 为 'reminder' 的块。",
     "the first request adds everything it sends, the context reminders in the first user message too.":
-        "第一次请求发送的一切都是新增的，第一条 user 消息里的上下文提醒块也算。",
+        "第一次请求发送的一切都是新增的，第一条用户消息里的上下文提醒块也算。",
     "a request need not keep the previous one's messages: a message that changed is new, even at a place the "
     "previous request had filled (look at how many messages each request sends, and whether they are the same).":
         "一次请求不一定保留上一次请求的消息：变了的消息就是新的，哪怕它所在的位置上一次请求也有消息"
@@ -102,7 +102,7 @@ TEXTS = {
     "{loop}: ended {reason}; max_tokens of each request: {limits}":
         "{loop}：以 {reason} 结束；每次请求的 max_tokens：{limits}",
     "Claude Code request {number}: one user message; past its {context} context reminders:":
-        "Claude Code 第 {number} 次请求：一条 user 消息；跳过开头 {context} 个上下文提醒块之后：",
+        "Claude Code 第 {number} 次请求：一条用户消息；跳过开头 {context} 个上下文提醒块之后：",
     "Claude Code ended {theirs} | dreamloop ended {ours}": "Claude Code 的结束 {theirs} | dreamloop 的结束 {ours}",
     "{count} req{probe} -> {ending}": "{count} 次请求{probe} -> {ending}",
     "? (you predict it: exercise 1)": "?（由你预测：练习 1）",
@@ -147,7 +147,7 @@ TEXTS = {
     "a PreToolUse hook denies an Edit of the file just read (JSON)": "一个 PreToolUse Hook 拒绝对刚读过的文件的 Edit（JSON）",
     "a PreToolUse hook points the Read at another file": "一个 PreToolUse Hook 让 Read 改读另一个文件",
     "a PostToolUse hook adds context to a Read's result": "一个 PostToolUse Hook 给 Read 的结果加上上下文",
-    "a Stop hook blocks the first end (exit 2), then lets it end": "一个 Stop Hook 阻止第一次结束（exit 2），然后让它结束",
+    "a Stop hook blocks the first end (exit 2), then lets it end": "一个停止 hook 阻止第一次结束（exit 2），然后让它结束",
     "a signed thinking block before a tool call, sent back with its signature": "工具调用之前有一个带签名的 thinking 块，连同签名一起送回",
     "a text answer with an Opus model (Claude Code probes first)": "用 Opus 模型的一个文本回答（Claude Code 会先发探测请求）",
     "a workspace with a CLAUDE.md: one Read, then the answer": "一个有 CLAUDE.md 的工作区：一次 Read，然后回答",

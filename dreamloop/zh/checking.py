@@ -29,9 +29,9 @@ TEXTS = {
     "response's content) before the results.":
         "tool_result 必须回应紧挨在它前面那条消息里的 tool_use：先追加助手消息（响应的 content），再追加工具结果。",
     "every tool_use needs its tool_result in the very next user message.":
-        "每个 tool_use 都需要在紧接着的那条 user 消息里得到它的 tool_result。",
+        "每个 tool_use 都需要在紧接着的那条用户消息里得到它的 tool_result。",
     "the tool_result blocks must come first in the user message; text goes after them.":
-        "tool_result 块必须排在 user 消息的最前面；文本放在它们后面。",
+        "tool_result 块必须排在用户消息的最前面；文本放在它们后面。",
     "don't send empty text blocks.": "不要发送空的文本块。",
     "don't send a message with empty content.": "不要发送 content 为空的消息。",
     "expected a function, got {kind} {value}.": "需要一个函数，收到的是 {kind} {value}。",
@@ -56,14 +56,14 @@ TEXTS = {
     "return the names of the queued calls that may start now": "返回现在可以开始的排队调用的名字",
     "return {'role': 'user', 'content': [...]}": "返回 {'role': 'user', 'content': [...]}",
     "return the index where the kept tail starts": "返回保留的尾部开始处的下标",
-    "the first threshold-triggered stage that acts, or None": "第一个由阈值触发并起作用的阶段，或 None",
+    "the first threshold-triggered stage that acts, or None": "第一个由阈值触发并起作用的步骤，或 None",
     "the tool_use ids of the results to clear": "要清除的结果对应的 tool_use id",
     "block while the tests fail, None when they pass": "测试失败时阻止，通过时返回 None",
     "deny a recursive rm, None for anything else": "拒绝递归的 rm，其他情况返回 None",
     "escalate once, then resume at most 3 times": "先提升一次上限，然后最多恢复 3 次",
     "the ids a failed attempt withdraws": "一次失败的尝试要撤回的 id",
     "True to go on, False to stop": "继续返回 True，停止返回 False",
-    "the phase where the loop decides it": "循环在哪个阶段作出这个决定",
+    "the phase where the loop decides it": "循环在哪一步作出这个决定",
     "a script whose run goes through those transitions, then ends completed":
         "一个脚本：它的运行依次经过这些转换路径，然后以 completed 结束",
     "the switches explained by this chapter": "到这一章为止讲过的开关",

@@ -7,7 +7,7 @@ Field and pane names (``turn_count``, ``messages_for_query``, ...) stay as they 
 TEXTS = {
     # the flowchart (diagram.py)
     "1. take the current State": "1. 取当前 State",
-    "2. messages_for_query (context pipeline)": "2. 组织 messages_for_query（上下文管线）",
+    "2. messages_for_query (context pipeline)": "2. 组织 messages_for_query（压缩管线）",
     "3. call the model, stream the response": "3. 调用模型并消费流式响应",
     "tool_use received?": "收到 tool_use？",
     "stop checks": "停止检查",
@@ -50,15 +50,15 @@ TEXTS = {
     "checkpoint": "检查点",
     "checkpoint {index} / {last}": "检查点 {index} / {last}",
     "State.messages as the iteration began": "本次迭代开始时的 State.messages",
-    "what phase 2 (the context pipeline) handed to the model call": "阶段 2（上下文管线）交给模型调用的消息",
+    "what phase 2 (the context pipeline) handed to the model call": "阶段 2（压缩管线）交给模型调用的消息",
     "phase 3: the model's response(s) this turn": "阶段 3：本轮模型的响应",
     "phase 4: the tool_result messages this turn": "阶段 4：本轮的 tool_result 消息",
     "phase 5 and notices: queued input, max_turns_reached, hook records, stop hook feedback":
         "阶段 5 与通知：排队的输入、max_turns_reached、hook 记录、停止 hook 的反馈",
     "No checkpoint yet: the first is taken after turn 1's tools ran (or when the loop ends).":
         "还没有检查点：第一个检查点在第 1 轮的工具执行完后记录（或在循环结束时）。",
-    " (the same as State.messages: no context stage changed them)": "（与 State.messages 相同：没有上下文阶段改动它们）",
-    " (differs from State.messages: a context stage changed them)": "（与 State.messages 不同：有上下文阶段改动了它们）",
+    " (the same as State.messages: no context stage changed them)": "（与 State.messages 相同：没有压缩管线的哪一步改动它们）",
+    " (differs from State.messages: a context stage changed them)": "（与 State.messages 不同：压缩管线的某一步改动了它们）",
     " (the conversation messages only: the file holds no system prompt and no tool definitions)":
         "（只有对话消息：文件里没有系统提示词，也没有工具定义）",
     " (the request's messages as sent, recorded in the file, with the reminders Claude Code added)":
@@ -111,9 +111,9 @@ TEXTS = {
     "streaming…": "流式输出中…",
     "streamed before the end (blocks that never finished are not kept)": "结束前已流式输出的内容（未完成的块不会保留）",
     "→ user message with 1 tool_result block (call order) goes back to the model":
-        "→ 含 1 个 tool_result 块的 user 消息（按调用顺序）交回模型",
+        "→ 含 1 个 tool_result 块的用户消息（按调用顺序）交回模型",
     "→ user message with {count} tool_result blocks (call order) goes back to the model":
-        "→ 含 {count} 个 tool_result 块的 user 消息（按调用顺序）交回模型",
+        "→ 含 {count} 个 tool_result 块的用户消息（按调用顺序）交回模型",
     "… {count} earlier turns (StateInspector(run.trace) shows every one)":
         "… 更早的 {count} 轮（StateInspector(run.trace) 会显示每一轮）",
     # Timeline
@@ -144,7 +144,7 @@ TEXTS = {
     "{stage} wrote this: unfold the {count} original messages": "{stage} 写下了这一条：展开那 {count} 条原始消息",
     "… {count} more": "… 还有 {count} 条",
     "context: {tokens:,} tokens sent of a {window:,}-token window": "上下文：在 {window:,} token 的窗口里发送了 {tokens:,} 个 token",
-    " · no stage changed anything": " · 没有阶段改动任何东西",
+    " · no stage changed anything": " · 没有哪一步改动任何东西",
     # ContextMeter (chapter 06)
     " (window {window:,})": "（窗口 {window:,}）",
     "turn {n}: {tokens:,} tokens sent": "第 {n} 轮：发送了 {tokens:,} 个 token",
@@ -234,6 +234,6 @@ TEXTS = {
         "阶段 5 告诉模型：它读过的文件或某个 CLAUDE.md 在磁盘上变了",
     "a short summary of each batch of tool calls, yielded in the next iteration": "每批工具调用的简短摘要，在下一次迭代中产出",
     "the system prompt says where the agent works: directory, platform, git, the date":
-        "系统提示词说明 Agent 在哪里工作：目录、平台、是否 git 仓库、日期",
+        "系统提示词说明智能体在哪里工作：目录、平台、是否 git 仓库、日期",
     "stopped while streaming": "流式输出时被停止",
 }
