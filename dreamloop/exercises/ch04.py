@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import shutil
 from typing import Any
 
@@ -229,6 +230,9 @@ def check_can_use_tool(fn: Any) -> Verdict:
         for mode in ("default", "accept-edits"):
             want = _run(lambda: decide(allow_test_commands(), False, mode))
             got = _run(lambda: decide(fn, True, mode))
+            for g in got:  # an un-awaited check_permissions() returned as the decision: closed, or Python warns
+                if inspect.iscoroutine(g):
+                    g.close()
             for (name, input, idea), w, g in zip(_POLICY_CALLS, want, got):
                 call = f"{name}({_short(input, 60)})"
                 if not isinstance(g, (Allow, Deny, Ask)):
