@@ -74,7 +74,7 @@ async def test_the_inspector_follows_the_setting(lang, offline, tmp_path):
     assert repr(inspector) == "StateInspector(checkpoints=2)"
     assert list(inspector.tabs.titles) == list(PANES)  # the source's collectors, in every language
     assert inspector.slider.description == ("检查点" if lang == "zh" else "checkpoint")
-    assert said(lang, "checkpoint 0 / 1", "检查点 0 / 1", inspector.header.value)
+    assert said(lang, "checkpoint 0 (numbered 0 to 1)", "检查点 0（编号 0 至 1）", inspector.header.value)
     assert said(lang, "State.messages as the iteration began", "本次迭代开始时的 State.messages",
                 inspector.panes["messages"].value)
     inspector.slider.value = 1

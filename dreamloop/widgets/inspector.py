@@ -260,7 +260,7 @@ class StateInspector(StaticHTML, W.VBox):
         transition = point.transition.reason if point.transition else tr("None (the first iteration)")
         did = f" ({esc(point.transition.detail)})" if point.transition and point.transition.detail else ""
         lines = [
-            f"<b>{esc(tr('checkpoint {index} / {last}', index=point.index, last=total - 1))}</b> · "
+            f"<b>{esc(tr('checkpoint {index} (numbered 0 to {last})', index=point.index, last=total - 1))}</b> · "
             f"turn_count=<b>{point.turn_count}</b> · "
             f"transition=<b>{esc(transition)}</b>{did} · State.messages: {len(point.state_messages)}"
         ]

@@ -48,7 +48,7 @@ TEXTS = {
     "(UI only)": "（只在界面显示）",
     # StateInspector
     "checkpoint": "检查点",
-    "checkpoint {index} / {last}": "检查点 {index} / {last}",
+    "checkpoint {index} (numbered 0 to {last})": "检查点 {index}（编号 0 至 {last}）",
     "State.messages as the iteration began": "本次迭代开始时的 State.messages",
     "what phase 2 (the context pipeline) handed to the model call": "阶段 2（压缩管线）交给模型调用的消息",
     "phase 3: the model's response(s) this turn": "阶段 3：本轮模型的响应",
