@@ -25,6 +25,7 @@ from rich.rule import Rule
 from rich.text import Text
 
 from .hooks import describe_record
+from .language import tr
 from .messages import (AssistantMessage, AttachmentMessage, SystemMessage, TombstoneMessage, ToolUseSummaryMessage,
                        UnknownContentBlock, UserMessage)
 from .state import Continue, Terminal
@@ -184,8 +185,8 @@ class TurnPrinter:
             elif block.type in ("thinking", "redacted_thinking"):
                 self.say(Text(f"  ({block.type})", style="dim"))
             elif isinstance(block, UnknownContentBlock):
-                self.say(Text(f"  ({block.type}: a block type this version does not know, kept as received)",
-                              style="dim"))
+                self.say(Text("  " + tr("({kind}: a block type this version does not know, kept as received)",
+                                        kind=block.type), style="dim"))
         self.say(Text(
             f"  stop_reason={message.message.stop_reason}  {usage_text(usage)}",
             style="dim"))

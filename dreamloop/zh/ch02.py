@@ -61,4 +61,10 @@ TEXTS = {
     "{count} cases: every call answered in call order, dangling ones as is_error results.":
         "{count} 种情况：每个调用都按调用顺序得到回应，悬空的调用作为 is_error 结果。",
     "close dangling tool_use": "补齐悬空的 tool_use",
+    # what the chapter's own cells print (notebooks/02_tool_use_and_tool_result.ipynb, through tr)
+    "accepted": "已接受",
+    "script turns used: {used} of {count} requests": "用掉的脚本轮次：{used} 个，共 {count} 次请求",
+    "kept as": "保存为",
+    "sent back as": "发回为",
+    "after a load": "载入后",
 }

@@ -108,4 +108,16 @@ TEXTS = {
         "本轮还有一级可以尝试：现在放弃，会结束一次本来还能完成的运行。",
     "the partial response": "部分响应",
     "{count} progress message(s)": "{count} 条进度消息",
+    # what chapter 08b's own cells print (notebooks/08b_fallbacks.ipynb, through tr)
+    "summarise": "写摘要",
+    "the error in an assistant or user message:": "错误是否出现在助手消息或用户消息里：",
+    "models asked:": "问过的模型：",
+    "the same messages each time:": "每次的消息都相同：",
+    "{count:2} requests, {reason}": "{count:2} 次请求，{reason}",
+    "requests (streamed, max_tokens):": "请求（是否流式，max_tokens）：",
+    "the second request adds:": "第二次请求新增的：",
+    "runs:": "运行的调用：",
+    "streamed {streamed:>7,}   sent again without streaming {again:>7,}":
+        "流式 {streamed:>7,}   改为非流式重发 {again:>7,}",
+    "nudge:": "续跑提示：",
 }

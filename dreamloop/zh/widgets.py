@@ -1,4 +1,5 @@
-"""Chinese for the widgets' fixed labels and the loop's flowchart (``dreamloop/widgets/``, ``dreamloop/diagram.py``).
+"""Chinese for the widgets' fixed labels, the loop's flowchart and the run printer (``dreamloop/widgets/``,
+``dreamloop/diagram.py``, ``dreamloop/render.py``).
 
 The flowchart's boxes follow the source text's own flowchart (取当前 State, 调用模型并消费流式响应, ...).
 Field and pane names (``turn_count``, ``messages_for_query``, ...) stay as they are: they are the code's names.
@@ -236,4 +237,7 @@ TEXTS = {
     "the system prompt says where the agent works: directory, platform, git, the date":
         "系统提示词说明智能体在哪里工作：目录、平台、是否 git 仓库、日期",
     "stopped while streaming": "流式输出时被停止",
+    # the run printer (render.py): its one sentence; its field names stay as they are
+    "({kind}: a block type this version does not know, kept as received)":
+        "（{kind}：这个版本不认识的块类型，按收到的原样保留）",
 }
