@@ -251,3 +251,36 @@ def test_by_prompt_says_which_list_ran_out():
     policy = S.by_prompt([S.reply("a")], {"child": []})
     with pytest.raises(ValueError, match="the child's turns for 'child'"):
         policy({"messages": [{"role": "user", "content": "child task"}]}, 0)
+
+
+async def test_a_stop_while_two_children_run_side_by_side_ends_both_in_a_terminal(offline):
+    box = {}
+
+    def policy(body, index):
+        first = body["messages"][0]["content"]
+        first = first if isinstance(first, str) else first[-1].get("text", "")
+        if first == "child B":
+            box["params"].abort.abort("stop pressed")
+        if first.startswith("child"):
+            return S.reply(f"answer of {first}", tokens_per_second=50)
+        return S.reply(agent("child A"), agent("child B"))
+
+    params = QueryParams(messages="go", model=offline(policy), sub_agents=True)
+    box["params"] = params
+    run = query(params)
+    await asyncio.wait_for(drain(run), 10)
+    assert len(run.children) == 2 and all(child.done for child in run.children)
+    assert run.terminal.reason == "aborted_tools"
+    assert {child.terminal.reason for child in run.children} <= {"aborted_streaming", "completed"}
+
+
+async def test_a_child_past_the_tool_time_limit_ends_in_a_terminal_and_the_call_is_an_error(offline):
+    script = S.by_prompt([S.reply(agent()), S.reply("too slow")],
+                         {"child:": [S.reply("a slow answer " * 20, tokens_per_second=20)]})
+    run = query(QueryParams(messages="go", model=offline(script), sub_agents=True, tool_timeout_s=0.2))
+    await asyncio.wait_for(drain(run), 20)
+    [child] = run.children
+    assert child.done
+    [result] = results(run)
+    assert result["is_error"] is True and "did not finish within 0.2 s" in result["content"]
+    assert run.terminal.reason == "completed"
