@@ -52,6 +52,7 @@ def soak(n: int, random_seed: int) -> int:
     reasons: Counter[str] = Counter()
     transitions: Counter[str] = Counter()
     violations: Counter[str] = Counter()
+    children: Counter[str] = Counter()  # sub-agent runs (Agent calls that started a child), by their Terminal
     attempts: Counter[str] = Counter()  # failed attempts: withdrawn (and with a started call), kept
     where: Counter[str] = Counter()  # aborts that fired, by point
     examples: list[str] = []
@@ -86,6 +87,8 @@ def soak(n: int, random_seed: int) -> int:
         counts["non-streamed"] += sum(1 for r in outcome.api.requests if r.path.endswith("/v1/messages")
                                       and r.body is not None and not r.body.get("stream"))
         reasons.update(t.reason for t in outcome.terminals if t is not None)
+        children.update(child.terminal.reason if child.done else "(no Terminal)" for run in outcome.runs
+                        for child in run.children)
         transitions.update(p.next_transition.reason for trace in outcome.traces for p in trace.checkpoints
                            if p.next_transition is not None)
         transitions.update(f"({m.subtype})" for trace in outcome.traces for m in trace.messages.values()
@@ -105,6 +108,8 @@ def soak(n: int, random_seed: int) -> int:
     print(f"unknown blocks {counts['unknown blocks']} kept in histories, in {counts['sessions with unknown blocks']} "
           "sessions (types the SDK does not know)")
     print("terminals     " + ", ".join(f"{reason} {k}" for reason, k in reasons.most_common()))
+    print(f"sub-agents    {sum(children.values())} children: " + ", ".join(f"{reason} {k}" for reason, k in
+                                                                  children.most_common()))
     print("transitions   " + ", ".join(f"{reason} {k}" for reason, k in transitions.most_common()))
     print(f"withdrawn     {attempts['withdrawn']} attempts asked again, {attempts['withdrawn with a started call']} "
           f"of them with a call that had started (goal: 0); {attempts['kept because a call had started']} kept "

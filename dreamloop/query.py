@@ -75,6 +75,7 @@ from .recovery import (
 )
 from .retry import attempts
 from .state import Continue, State, Terminal
+from .subagents import AGENT_TOOL, AgentInput, AgentTool, SubAgents
 from .summaries import ToolUseSummaries, finish_summary, start_summary
 from .tools import StreamingToolExecutor, ToolUseContext, run_tools, tool_schemas
 from .trace import Trace
@@ -156,6 +157,11 @@ class QueryParams(BaseModel):
       and yielded in the next iteration as a ``ToolUseSummaryMessage`` (``summaries.py``).
     * ``environment`` (chapter 06): an environment block after the system prompt (working directory,
       platform, git repository or not) and the date opening the first user message, from ``deps``.
+    * ``sub_agents`` (chapter 12): ``SubAgents`` (or True): the model is offered the ``Agent`` tool
+      (``subagents.py``); a call runs a nested ``query()`` with its own State, the tools of its ``subagent_type``
+      (never ``Agent``), ``SubAgents.max_turns``, the same abort signal, model client and ids, and answers with
+      the child's final answer (the synchronous form; ``run.children`` keeps each child's run). None: no
+      ``Agent`` tool.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -215,6 +221,9 @@ class QueryParams(BaseModel):
     environment: bool = Field(
         default=False, json_schema_extra={"switch": True, "chapter": "06"},
         description=N_("the system prompt says where the agent works: directory, platform, git, the date"))
+    sub_agents: SubAgents | None = Field(
+        default=None, json_schema_extra={"switch": True, "chapter": "12"},
+        description=N_("the Agent tool: a task runs in a nested loop with its own State and tools"))
 
     def switches(self) -> dict[str, Any]:
         """Which feature switches are on, in field order, as JSON: ``{"streaming_tool_execution": True, ...}``.
@@ -262,6 +271,18 @@ class QueryParams(BaseModel):
     @classmethod
     def _summaries_on(cls, value: Any) -> Any:
         return ToolUseSummaries() if value is True else (None if value is False else value)
+
+    @field_validator("sub_agents", mode="before")
+    @classmethod
+    def _sub_agents_on(cls, value: Any) -> Any:
+        return SubAgents() if value is True else (None if value is False else value)
+
+    @model_validator(mode="after")
+    def _offer_agent_tool(self) -> "QueryParams":
+        """With ``sub_agents`` on, the ``Agent`` tool is offered (after the given tools), unless one is given."""
+        if self.sub_agents is not None and not any(getattr(t, "name", None) == AGENT_TOOL for t in self.tools):
+            self.tools = [*self.tools, AgentTool(self.sub_agents)]
+        return self
 
     @field_validator("token_budget", mode="before")
     @classmethod
@@ -325,6 +346,7 @@ class QueryRun:
         self._requests: tuple[int, int] = (0, 0)  # (turn_count, requests made in that turn)
         self.iteration: _Iteration | None = None  # the iteration running (or the last one): what settle() waits for
         self._started = params.deps.clock()
+        self.children: list[QueryRun] = []  # the sub-agents' runs, in the order they started (sub_agents)
         self._events = _settled(_query_loop(params, self), self)
 
     @property
@@ -523,7 +545,7 @@ class _Iteration:
 
 async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
     deps = params.deps
-    context = _tool_use_context(params)
+    context = _tool_use_context(params, run)
     attachments = Attachments.for_run(params)  # phase 5's; its preamble (memory files, environment) goes to stage 5
     pipeline = ContextPipeline(params.context, model=params.model, system_prompt=params.system_prompt,
                                tools=params.tools, workspace=params.workspace, uuid=deps.uuid, clock=deps.clock,
@@ -660,8 +682,9 @@ def next_state(run: QueryRun, it: _Iteration, transition: Continue) -> _Iteratio
 # Helpers, in the order the phases use them
 
 
-def _tool_use_context(params: QueryParams) -> ToolUseContext:
-    """What every tool call of the run gets (``toolUseContext``): tools, the abort signal, permissions, hooks."""
+def _tool_use_context(params: QueryParams, run: QueryRun) -> ToolUseContext:
+    """What every tool call of the run gets (``toolUseContext``): tools, the abort signal, permissions, hooks,
+    the starter of a sub-agent's run (with ``sub_agents`` on)."""
     return ToolUseContext(
         tools=params.tools,
         abort=params.abort,
@@ -675,7 +698,26 @@ def _tool_use_context(params: QueryParams) -> ToolUseContext:
         hooks=params.hooks,
         sibling_rule=params.sibling_rule,
         results_as_finished=params.results_as_finished,
+        sub_agent=partial(_sub_agent, params, run) if params.sub_agents is not None else None,
     )
+
+
+def _sub_agent(params: QueryParams, run: QueryRun, input: AgentInput, kind: str) -> QueryRun:
+    """A child run for an ``Agent`` call (not started; kept in ``run.children``): the parent's fields but its own
+    messages (the prompt), tools (``kind``'s, never ``Agent``), ``max_turns`` and trace; the same model client
+    (another model's name if the call gave one), abort signal and ids. No fallback model, token budget, queued
+    input or tool-use summaries of its own (dreamloop's choice: a child's limits are smaller)."""
+    options = params.sub_agents
+    assert options is not None
+    allowed = options.types[kind]
+    tools = [t for t in params.tools if t.name != AGENT_TOOL and (allowed is None or t.name in allowed)]
+    model = params.model if input.model is None else params.model.with_name(options.models[input.model])
+    fields = {name: getattr(params, name) for name in type(params).model_fields}
+    child = query(QueryParams(**{**fields, "messages": input.prompt, "tools": tools, "model": model,
+                                 "sub_agents": None, "max_turns": options.max_turns, "fallback_model": None,
+                                 "token_budget": None, "queued_input": None, "tool_use_summaries": None}))
+    run.children.append(child)
+    return child
 
 
 async def _stream_model(params: QueryParams, run: QueryRun, it: _Iteration, streaming: bool) -> AsyncIterator[Any]:

@@ -18,6 +18,7 @@ __all__ = [
     "Policy",
     "Script",
     "Turn",
+    "by_prompt",
     "disconnect",
     "http_error",
     "max_tokens_cut",
@@ -148,3 +149,37 @@ def max_tokens_cut(*blocks: dict[str, Any] | str) -> Turn:
 def prompt_too_long(prompt_tokens: int | None = None, maximum: int = 200_000) -> Turn:
     """A 400 ``prompt is too long: N tokens > M maximum``."""
     return Turn(fault=Fault(kind="prompt_too_long", status=400, prompt_tokens=prompt_tokens, max_tokens_limit=maximum))
+
+
+def by_prompt(main: Sequence[Turn], children: dict[str, Sequence[Turn]]) -> Policy:
+    """A policy that tells a sub-agent's requests from the parent's: a request whose first user message holds a
+    key of ``children`` (a child's prompt, or a marker in it) gets that child's next turn; every other request
+    gets ``main``'s next. Each list is played in order; a request past its list's end is a ``ValueError`` naming
+    the list (the script is shorter than the run)."""
+    queues = {key: list(turns) for key, turns in children.items()}
+    played = {key: 0 for key in children}
+    main_turns, main_played = list(main), [0]
+
+    def policy(body: dict[str, Any], index: int) -> Turn:
+        first = _first_text(body)
+        key = next((k for k in queues if k in first), None)
+        turns, count = (queues[key], played[key]) if key is not None else (main_turns, main_played[0])
+        if count >= len(turns):
+            which = f"the child's turns for {key!r}" if key is not None else "the main turns"
+            raise ValueError(f"by_prompt: request {index} asks for turn {count + 1} of {which}, which has "
+                             f"{len(turns)}")
+        if key is not None:
+            played[key] += 1
+        else:
+            main_played[0] += 1
+        return turns[count]
+
+    return policy
+
+
+def _first_text(body: dict[str, Any]) -> str:
+    messages = body.get("messages") or []
+    content = messages[0].get("content", "") if messages and isinstance(messages[0], dict) else ""
+    if isinstance(content, str):
+        return content
+    return "\n".join(str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text")

@@ -225,6 +225,16 @@ def holds_requests(r, session: str) -> bool:
     return "api-request-shape" in session_record_types(records) or '"input_schema"' in text
 
 
+def agent_tool_shape(r, session: str) -> dict:
+    """The ``Agent`` tool's input shape in a session file's first ``api-request-shape`` record: its fields in
+    order, which are required, whether others are allowed, the ``model`` field's names."""
+    shapes = [x for x in r.session(session) if x.get("type") == "api-request-shape"]
+    schema = next(t for t in shapes[0]["shape"]["tools"] if t["name"] == "Agent")["input_schema"]
+    return {"properties": list(schema["properties"]), "required": schema.get("required"),
+            "additionalProperties": schema.get("additionalProperties"),
+            "model": schema["properties"]["model"].get("enum")}
+
+
 def session_versions(r) -> list[str]:
     """The Claude Code versions of the kept session files, oldest and newest."""
     found = set()
@@ -612,6 +622,13 @@ FACTS: dict = {
     "session04.interrupt": Derived((S04,), "session 04: two rejected calls' is_error results, then the interrupt "
                                    "marker as a user text", lambda r: interrupt_marker(r, S04),
                                    {"marker": True, "results before it, is_error": [False, True, True]}),
+    "session10.agent_tool": Derived((S10,), "session 10's requests offer an Agent tool: these input fields, the "
+                                    "first two required, no other field, model one of four names",
+                                    lambda r: agent_tool_shape(r, S10),
+                                    {"properties": ["description", "prompt", "subagent_type", "model", "effort",
+                                                    "run_in_background", "isolation"],
+                                     "required": ["description", "prompt"], "additionalProperties": False,
+                                     "model": ["sonnet", "opus", "haiku", "fable"]}),
     "session10.records": Derived((S10,), "session 10: one JSON record per line; one assistant record per content "
                                  "block, a response spanning two", lambda r: [lines_are_records(r, S10),
                                                                               one_block_per_record(r, S10)],
@@ -1647,6 +1664,7 @@ CLAIMS: list = [
             "3. 在 `tool_use` 中途出现错误事件后", "stream_error_inside_tool_use.cc"),
     # -- docstrings of the package
     document("dreamloop/__init__.py", "(`queryLoop()` of both texts)", "four.dreamcoder", "conv.function_names"),
+    document("dreamloop/subagents.py", "The tool's name and input fields", "session10.agent_tool"),
     document("dreamloop/attachments.py", "The conversation-loop text's phase 5 injects attachments", "conv.phase5"),
     document("dreamloop/claude_code.py", "the files it is tested on were written by Claude Code 1.0.17 to 2.1.332",
              "sessions.versions"),

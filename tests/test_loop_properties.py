@@ -50,6 +50,7 @@ from dreamloop.model import offline
 from dreamloop.recovery import RecoveryOptions
 from dreamloop.render import SafeConsole, print_trace
 from dreamloop.scripts import Fault, Turn, reply
+from dreamloop.subagents import SubAgents
 from dreamloop.tools import GrepTool, ReadTool, ToolResult, tool, tool_schemas
 from dreamloop.trace import Trace
 
@@ -122,6 +123,10 @@ RECOVERY = st.builds(RecoveryOptions, max_output_tokens_escalate=st.booleans(),
                      max_tokens_exhausted=st.sampled_from(["completed", "api_error"]),
                      malformed_tool_use_retries=st.integers(0, 2))
 
+# A child gets Read and Grep only (they record no execution: every execution the parent's invariants count is the
+# parent's own) and two turns at most.
+SUB_AGENTS = SubAgents(types={"general-purpose": ("Read", "Grep"), "Explore": ("Read",)}, max_turns=2)
+
 SWITCHES: dict[str, st.SearchStrategy[Any]] = {
     "max_turns": st.none() | st.integers(min_value=1, max_value=4),
     "hooks": st.none() | HOOKS,
@@ -134,6 +139,8 @@ SWITCHES: dict[str, st.SearchStrategy[Any]] = {
     "token_budget": st.none() | st.integers(min_value=20, max_value=400),
     "max_tokens": st.sampled_from([4096, None]),  # None: each model's own limit (from its information, or:)
     "observed_output_limits": st.booleans(),  # as Claude Code 2.1.332 sent it, capped on a non-streamed retry
+    "sub_agents": st.none() | st.just(SUB_AGENTS),  # the Agent tool: a child run per call (its requests take the
+    # script's next items, so children meet every fault, abort point and tool the parent does)
 }
 
 INVARIANTS = (
@@ -162,6 +169,8 @@ INVARIANTS = (
                               # note the model reads, after the run's response and results, never withdrawn
     "nothing_outlives_a_run",  # after each run's Terminal no task it started still runs; the session's
                                # asyncio.run returns
+    "every_child_ended_in_terminal",  # every sub-agent run an Agent call started has its Terminal when its
+                                      # parent's run ends (a Stop, a failing child, the tool time limit included)
 )  # fmt: skip
 
 TOOL_TIMEOUT_S = 0.1  # the "hang" tool is stopped by the loop's tool time limit
@@ -242,15 +251,29 @@ TEXTS = st.sampled_from(["", " ", "\n", "Looking.", "Done: the value is 2.", "x"
 @st.composite
 def tool_use_blocks(draw: Any, counter: Any) -> dict[str, Any]:
     n = next(counter)
-    name = draw(st.sampled_from([*TOOL_NAMES, *TOOL_NAMES, "Read", "Grep", "nope"]))
+    name = draw(st.sampled_from([*TOOL_NAMES, *TOOL_NAMES, "Read", "Grep", "nope", "Agent"]))
     shape = draw(st.sampled_from(["valid"] * 5 + ["invalid", "non_object"]))
-    if shape == "valid":
+    if name == "Agent" and shape == "valid":
+        value = draw(AGENT_INPUTS)
+    elif shape == "valid":
         value: Any = BUILTIN_INPUTS.get(name, {"n": n, "call": f"toolu_g{n:04d}"})
     elif shape == "invalid":
         value = {"m": n}
     else:
         value = draw(st.sampled_from([[n], n, "text", None, True]))
     return {"type": "tool_use", "id": f"toolu_g{n:04d}", "name": name, "input": value}
+
+
+AGENT_INPUTS = st.sampled_from([  # an Agent call: a child that runs (of each type), and the calls refused by name
+    {"description": "look", "prompt": "read notes.txt and say the value"},
+    {"description": "look", "prompt": "grep VALUE", "subagent_type": "Explore"},
+    {"description": "look", "prompt": "read notes.txt", "model": "haiku"},
+    {"description": "look", "prompt": "  "},
+    {"description": "look", "prompt": "x", "subagent_type": "nobody"},
+    {"description": "look", "prompt": "x", "model": "fable"},
+    {"description": "look", "prompt": "x", "run_in_background": True},
+    {"description": "look"},
+])
 
 
 def content_blocks(counter: Any) -> st.SearchStrategy[dict[str, Any]]:
@@ -552,7 +575,23 @@ def withdraw_sessions(draw: Any) -> Session:
 
 
 @st.composite
+def sub_agent_sessions(draw: Any) -> Session:
+    """A session shaped for sub-agents, which plain draws reach rarely: ``sub_agents`` on, a response with one or
+    two ``Agent`` calls first (the children's requests take the script's next items: faults, aborts, calls of
+    their own, Agent among them), then the rest drawn as usual."""
+    counter = itertools.count(1)
+    calls = [{"type": "tool_use", "id": f"toolu_a{next(counter):04d}", "name": "Agent", "input": draw(AGENT_INPUTS)}
+             for _ in range(draw(st.integers(1, 2)))]
+    rest = _flat(draw(st.lists(st.one_of(model_turns(counter), recovery_turns(counter)), min_size=1, max_size=5)))
+    switches = {**draw(st.fixed_dictionaries(SWITCHES)), "sub_agents": SUB_AGENTS}
+    return Session(script=[Turn(content=calls), *rest], prompts=["go"], abort_at=draw(abort_points()),
+                   switches=switches)
+
+
+@st.composite
 def sessions(draw: Any) -> Session:
+    if draw(st.integers(0, 7)) == 0:  # one in eight: a session shaped for sub-agent calls
+        return draw(sub_agent_sessions())
     if draw(st.integers(0, 19)) == 0:  # one in twenty: a session shaped for the collapse drain
         return draw(drain_sessions())
     if draw(st.integers(0, 9)) == 0:  # one in ten: a session shaped for a failed attempt whose call started
@@ -739,6 +778,8 @@ def check(outcome: Outcome) -> list[tuple[str, str]]:
     found += [("transcript_reloads", p) for p in _reload(outcome)]
     for number, run in enumerate(outcome.runs):
         found += [("abort_told_once", f"run {number}: {p}") for p in _told_of_abort(run, engine)]
+    for number, run in enumerate(outcome.runs):
+        found += [("every_child_ended_in_terminal", f"run {number}: {p}") for p in _children_ended(run)]
     for number, left in enumerate(outcome.left):
         if left:
             found.append(("nothing_outlives_a_run", f"run {number}: {len(left)} task(s) left: {'; '.join(left)}"))
@@ -749,6 +790,16 @@ def check(outcome: Outcome) -> list[tuple[str, str]]:
         found += [("trace_prints_the_same", f"run {number}: {p}") for p in _prints(trace, outcome.transcript)]
     found += [("blocks_round_trip", p) for p in _round_trips(outcome)]
     return found
+
+
+def _children_ended(run: Any) -> list[str]:
+    """Each child run an ``Agent`` call started (and each of its children) has its Terminal. (That each call got a
+    result is ``one_result_per_call``'s.)"""
+    problems = [f"child {i} ({child.messages[0].message['content']!r}) has no Terminal"
+                for i, child in enumerate(run.children) if not child.done]
+    for child in run.children:
+        problems += [f"in a child: {p}" for p in _children_ended(child)]
+    return problems
 
 
 def _sent(messages: Any) -> str:

@@ -85,6 +85,8 @@ class ToolUseContext:
       (``QueryParams.sibling_rule``, ``cancellation.cancels_siblings``); False: every call runs.
     * ``results_as_finished``: the results message lists the results in the order the calls
       finished (``QueryParams.results_as_finished``); False: in call order.
+    * ``sub_agent``: ``(agent_input, subagent_type) -> QueryRun``, the loop's starter of a child run for the
+      ``Agent`` tool (``QueryParams.sub_agents``); ``None``: sub-agents are off.
     """
 
     tools: list[Tool] = field(default_factory=list)
@@ -102,6 +104,7 @@ class ToolUseContext:
     hooks: Any = None
     sibling_rule: bool = False
     results_as_finished: bool = False
+    sub_agent: Callable[..., Any] | None = None
     ask_lock: asyncio.Lock = field(default_factory=asyncio.Lock, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

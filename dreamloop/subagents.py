@@ -1,0 +1,175 @@
+"""Sub-agents: the ``Agent`` tool, a loop inside the loop (issue 34; chapter 12).
+
+The model calls ``Agent`` with a task; the call runs a nested ``query()`` with its own ``State``, its own
+(smaller) tool set and its own limits, through the same model client, and the child's final answer is the
+call's ``tool_result``. This is the synchronous form (``run_in_background`` off): the parent's tool call waits
+for the child, so the nested loop is plain to see. The background form is not in this build: such a call is an
+``is_error`` result saying so.
+
+The tool's name and input fields (``description``, ``prompt``, ``subagent_type``, ``model`` of four names,
+``effort``, ``run_in_background``, ``isolation``; the first two required, no other field) are those of the
+``Agent`` tool in the requests Claude Code 2.1.332 sent as
+``tests/fixtures/claude-code-sessions/10_dreamloop-compare_prompt_too_long_after_tools_v2.1.332_scrubbed.jsonl``
+records them, so one script serves both sides. The descriptions are dreamloop's own words.
+
+This module holds the options (``SubAgents``), the input (``AgentInput``), the tool (``AgentTool``), the pure
+check of a call (``agent_input_problem``) and how a finished child becomes a result (``child_result``). It never
+imports the loop: the loop hands the tool a starter (``ToolUseContext.sub_agent``) that returns a run.
+"""
+
+from __future__ import annotations
+
+from typing import Any, AsyncIterator, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .tools.base import BaseTool, ToolResult, ToolUseContext
+from .tools.permissions import Allow, PermissionDecision
+
+__all__ = ["AGENT_TOOL", "BACKGROUND_NOT_AVAILABLE", "AgentInput", "AgentTool", "SubAgents", "agent_input_problem",
+           "child_result", "final_answer"]
+
+AGENT_TOOL = "Agent"
+"""The tool's name (the same as the recorded one: see the module docstring)."""
+
+BACKGROUND_NOT_AVAILABLE = ("Error: background sub-agents are not available in this build: call Agent without "
+                            "run_in_background (the call then waits for the sub-agent's answer).")
+"""The result of an ``Agent`` call with ``run_in_background: true`` (dreamloop's words)."""
+
+
+class SubAgents(BaseModel):
+    """The sub-agent switch's options (``QueryParams.sub_agents``; dreamloop's design and figures).
+
+    * ``types``: the ``subagent_type`` names a call may give, each with the tool names its child gets (None: all
+      the parent's tools but ``Agent``). Default: ``general-purpose`` (every tool) and ``Explore`` (Read, Glob,
+      Grep). A child never gets ``Agent``: one level of nesting (dreamloop's choice: a bound, and the child's
+      tool set is smaller than its parent's).
+    * ``default_type``: the type of a call that gives none.
+    * ``models``: the ``model`` names a call may give (the input's four names) and the model each means on the
+      parent's client (dreamloop's choice of models); a name of the input with no model here is refused by name.
+      None of them given: the parent's model.
+    * ``max_turns``: the child's own limit (its Terminal is ``max_turns`` past it, reported as an error).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    types: dict[str, tuple[str, ...] | None] = Field(default_factory=lambda: {
+        "general-purpose": None, "Explore": ("Read", "Glob", "Grep")})
+    default_type: str = "general-purpose"
+    models: dict[str, str] = Field(default_factory=lambda: {
+        "sonnet": "claude-sonnet-4-5", "opus": "claude-opus-5-5", "haiku": "claude-haiku-4-5"})
+    max_turns: int = Field(default=20, ge=1)
+
+
+class AgentInput(BaseModel):
+    """An ``Agent`` call's input: the recorded fields (module docstring), descriptions in dreamloop's words."""
+
+    model_config = ConfigDict(extra="forbid")
+    description: str = Field(description="A few words naming the task (shown while it runs).")
+    prompt: str = Field(description="The task for the sub-agent, complete: it sees nothing else.")
+    subagent_type: str | None = Field(default=None, description="Which kind of sub-agent runs the task.")
+    model: Literal["sonnet", "opus", "haiku", "fable"] | None = Field(
+        default=None, description="Another model for the sub-agent (default: this conversation's).")
+    effort: Literal["low", "medium", "high", "xhigh", "max"] | None = Field(
+        default=None, description="How hard the sub-agent should think (not available in dreamloop).")
+    run_in_background: bool | None = Field(
+        default=None, description="Start the sub-agent and go on without waiting (not available in dreamloop).")
+    isolation: Literal["worktree", "remote"] | None = Field(
+        default=None, description="Where the sub-agent works apart from this workspace (not available in dreamloop).")
+
+
+def agent_input_problem(input: AgentInput, options: SubAgents) -> str | None:
+    """What is wrong with a call (an ``is_error`` result's text), or None: the child may start. Pure.
+
+    A blank prompt, an unknown ``subagent_type`` or ``model`` (each named, with the names known), and the fields
+    this build does not take (``run_in_background``, ``effort``, ``isolation``) are refused before any request.
+    """
+    if not input.prompt.strip():
+        return "Error: Agent needs a prompt: the task for the sub-agent (it was blank)."
+    kind = input.subagent_type or options.default_type
+    if kind not in options.types:
+        return f"Error: unknown subagent_type {kind!r}; known: {', '.join(sorted(options.types))}."
+    if input.model is not None and input.model not in options.models:
+        return f"Error: unknown model {input.model!r} for a sub-agent; known: {', '.join(sorted(options.models))}."
+    if input.run_in_background:
+        return BACKGROUND_NOT_AVAILABLE
+    for field in ("effort", "isolation"):
+        if getattr(input, field) is not None:
+            return f"Error: Agent's {field} is not available in this build: call Agent without it."
+    return None
+
+
+def final_answer(messages: list[Any]) -> str:
+    """The text of the child's last assistant message ('' if it gave none)."""
+    for message in reversed(messages):
+        if getattr(message, "type", None) == "assistant":
+            texts = [block.text for block in message.message.content if getattr(block, "type", None) == "text"]
+            if texts:
+                return "\n".join(texts)
+    return ""
+
+
+def child_result(terminal: Any, messages: list[Any]) -> ToolResult:
+    """The ``tool_result`` of a finished child: its final answer if it ended ``completed``, else an ``is_error``
+    result naming its Terminal (and its last words, if any)."""
+    answer = final_answer(messages)
+    if terminal.reason == "completed":
+        return ToolResult(answer or "(the sub-agent ended without an answer)")
+    said = f": {terminal.error}" if terminal.error else ""
+    last = f"\nIts last answer: {answer}" if answer else ""
+    return ToolResult(f"Error: the sub-agent ended {terminal.reason} at turn {terminal.turn_count}{said}.{last}",
+                      is_error=True)
+
+
+class AgentTool(BaseTool):
+    """``Agent``: run a task in a sub-agent, a nested loop, and answer with its final answer.
+
+    Asks no permission itself (the child's own calls are checked as the parent's are). Not read-only (the child
+    may write). Concurrency-safe (dreamloop's choice): several ``Agent`` calls in one response run side by side,
+    because each child has its own State, history, limits and trace, and nothing of one child reaches another;
+    what they share is the workspace, and a child's calls that change it still pass the permission check one
+    prompt at a time (``ToolUseContext.ask_lock``) as the parent's parallel calls do.
+
+    The call yields progress ``{"sub_agent": "started", ...}`` and, once the child has its Terminal,
+    ``{"sub_agent": "ended", "terminal": reason, "turn_count": n}`` (the parent's trace keeps both), then the
+    result (``child_result``). A child that raises is an ``is_error`` result; the parent never crashes.
+    """
+
+    name = AGENT_TOOL
+    description = ("Hands a task to a sub-agent: a fresh conversation with its own, smaller set of tools, which "
+                   "works on the task alone and answers once. The prompt must hold everything it needs. Its "
+                   "final answer comes back as this call's result.")
+    input_model = AgentInput
+
+    def __init__(self, options: SubAgents | None = None) -> None:
+        self.options = options or SubAgents()
+
+    def is_read_only(self, input: Any) -> bool:
+        return False
+
+    def is_concurrency_safe(self, input: Any) -> bool:
+        return True
+
+    async def check_permissions(self, input: Any, context: ToolUseContext) -> PermissionDecision:
+        return Allow()
+
+    async def call(self, input: AgentInput, context: ToolUseContext) -> AsyncIterator[dict[str, Any] | ToolResult]:
+        problem = agent_input_problem(input, self.options)
+        if problem is None and context.sub_agent is None:
+            problem = "Error: sub-agents are off in this loop (QueryParams.sub_agents)."
+        if problem is not None:
+            yield ToolResult(problem, is_error=True)
+            return
+        kind = input.subagent_type or self.options.default_type
+        run = context.sub_agent(input, kind)  # a QueryRun, not started
+        yield {"sub_agent": "started", "description": input.description, "subagent_type": kind,
+               "model": getattr(run.model, "model", None)}
+        try:
+            async for _event in run:  # the child's own events stay in its run (run.trace, run.messages)
+                pass
+        except Exception as error:  # a child's bug: an is_error result, never a crashed parent
+            yield {"sub_agent": "ended", "terminal": run.terminal.reason if run.done else None, "error": str(error)}
+            yield ToolResult(f"Error: the sub-agent failed: {type(error).__name__}: {error}", is_error=True)
+            return
+        terminal = run.terminal
+        yield {"sub_agent": "ended", "terminal": terminal.reason, "turn_count": terminal.turn_count}
+        yield child_result(terminal, run.messages)
