@@ -84,4 +84,21 @@ TEXTS = {
         '开头是一条通知，保留 4',
     'walk back from the end counting the messages the model is sent (user and assistant messages, and an attachment it reads, such as a queued prompt; not system notices) until keep_recent are counted; if the message there is a tool_result message, move back to the assistant message that made the call, so the pair stays together in the tail; if nothing the model is sent is left before the cut, there is nothing to summarise.':
         '从末尾往回走，数会发给模型的消息（用户消息和助手消息，以及模型会读到的附件，比如排队的提示；系统通知不算），直到数满 keep_recent 条；如果那里是一条 tool_result 消息，就退回到发出这次调用的助手消息，让这一对留在尾部；如果切点之前已没有任何会发给模型的消息，就没有可摘要的内容。',
+    # what the chapter's own cells print (notebooks/06_context_pipeline.ipynb, through tr)
+    "input tokens per request:": "每次请求的输入 token 数：",
+    "the whole history: {tokens} tokens in {count} messages": "整段历史：{count} 条消息，共 {tokens} 个 token",
+    "one tool-result message:": "一条工具结果消息：",
+    "before: {before} tokens; after: {after} tokens": "之前：{before} 个 token；之后：{after} 个 token",
+    "· first changed message:": "· 第一条被改动的消息：",
+    "same request as the small version:": "与小版本的请求相同：",
+    "acted at turns {shown:26} saved {saved:5,} tokens → {reason} at turn {turn}":
+        "起作用的轮次 {shown:26} 省下 {saved:5,} 个 token → 第 {turn} 轮 {reason}",
+    "staged, not yet committed, at the end:": "结束时已暂存、尚未提交的：",
+    "system and user context byte-identical on every request:": "每次请求的系统上下文和用户上下文逐字节相同：",
+    "the next request starts with:": "下一次请求的开头：",
+    "requests sent: {count} · last turn: {turn}": "发出的请求：{count} 次 · 最后一轮：{turn}",
+    "transcript: {count} messages, the huge log in it: {found}": "transcript：{count} 条消息，其中有那份巨大的日志：{found}",
+    "last State: {count} messages, the huge log in it: {found}": "最后的 State：{count} 条消息，其中有那份巨大的日志：{found}",
+    "a resumed session sends:": "续接的会话发送：",
+    "… {count} messages": "… 共 {count} 条消息",
 }

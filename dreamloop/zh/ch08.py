@@ -120,4 +120,13 @@ TEXTS = {
     "streamed {streamed:>7,}   sent again without streaming {again:>7,}":
         "流式 {streamed:>7,}   改为非流式重发 {again:>7,}",
     "nudge:": "续跑提示：",
+    # what chapter 08's own cells print (notebooks/08_recovery.ipynb, through tr)
+    "withdrawn:": "撤回：",
+    "max_tokens per request:": "每次请求的 max_tokens：",
+    "Write ever ran:": "Write 运行过吗：",
+    "the second request is the first one again:": "第二次请求就是第一次请求：",
+    "requests:": "请求：",
+    "the note starts:": "那段说明的开头：",
+    "signature sent back unchanged:": "signature 原样发回：",
+    "the recovery message:": "恢复消息：",
 }

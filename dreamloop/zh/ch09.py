@@ -93,4 +93,13 @@ TEXTS = {
         "每次都从 dl.QueryParams.model_fields 读出开关，而不是用一份你手写的清单：一个字段的 json_schema_extra 写着 'switch': True 时，它才是开关。",
     'chapters 4 to 10, and a QueryParams with one more switch: each chapter may turn on what it and the chapters before it explained.':
         '第 4 到第 10 章，再加上一个多了一个开关的 QueryParams：每一章都可以打开它自己和之前各章讲过的开关。',
+    # what the chapter's own cells print (notebooks/09_every_ending.ipynb, through tr)
+    "passes: {path} → Terminal {reason} (turn_count={turn_count})": "各趟：{path} → Terminal {reason}（turn_count={turn_count}）",
+    "nothing": "什么也没有",
+    "ended:  the last pass added [{said}]": "结束：最后一趟新增了 [{said}]",
+    "reason                       kind      chapter  requests  checkpoints  switches on":
+        "原因                         种类      章节       请求数     检查点数  开着的开关",
+    "every reason shown:": "每个原因都演示过了：",
+    "exit status:": "退出状态：",
+    "(every branch off: the four-step loop of chapter 03)": "（所有分支都关着：第 03 章的四步循环）",
 }

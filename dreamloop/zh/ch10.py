@@ -141,4 +141,25 @@ TEXTS = {
     "a subagent's response can be written in several records too: leave its records out, rather than taking "
     "their number off.":
         "子智能体的响应同样可能分成几条记录写下：把这些记录排除掉，而不是减去它们的条数。",
+    # what the chapter's own cells print (notebooks/10_sessions.ipynb, through tr)
+    "requests: {count} | the last one sent {messages} messages: both prompts and everything between":
+        "请求：{count} 次 | 最后一次发送了 {messages} 条消息：两个提示词和它们之间的一切",
+    "queued while the loop runs:": "循环运行时排进队列的：",
+    "phase 5 drained it:": "阶段 5 把它取出：",
+    "checkpoints in the last run's trace:": "上一次运行的 trace 里的检查点：",
+    "{count} messages read back from the transcript": "从 transcript 读回 {count} 条消息",
+    "{count} messages in the first request after resuming; the first:":
+        "续接会话后的第一次请求里有 {count} 条消息；第一条：",
+    "finished calls the session had seen:": "会话见过的已完成调用：",
+    "← a second resume would repair nothing": "← 再续接一次，没有什么可修复的",
+    "recorded {count} exchanges to {path}": "录制了 {count} 次往返，写入 {path}",
+    "Live cell skipped: start Jupyter with DREAMLOOP_LIVE=1 and ANTHROPIC_API_KEY set to run it.":
+        "跳过了连真实 API 的单元格：要运行它，请在设置了 DREAMLOOP_LIVE=1 和 ANTHROPIC_API_KEY 的环境里启动 Jupyter。",
+    "exchange {index}: request with {messages} messages → {status}, {events} SSE events":
+        "往返 {index}：请求带 {messages} 条消息 → {status}，{events} 个 SSE 事件",
+    "the key in the file?": "密钥在文件里吗？",
+    "identical events:": "事件完全相同：",
+    "| first difference:": "| 第一处不同：",
+    "config.py in the replay's workspace:": "回放的工作区里的 config.py：",
+    "config.py now:": "现在的 config.py：",
 }
