@@ -25,8 +25,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .context.environment import date_reminder, environment_block, environment_facts
-from .context.memory import (MemoryFile, find_memory_files, memory_reminder, read_memory_file, read_memory_files,
-                             stamp)
+from .context.memory import MemoryFile, memory_reminder, read_memory_files, stamp
 from .context.system_prompt import Preamble
 from .messages import AttachmentMessage, SystemMessage
 
@@ -108,17 +107,15 @@ class Attachments:
             return []
         known = {file.path: file for file in self.memory}
         out, now = [], []
-        for path, scope, tree in find_memory_files(self.workspace, self.home):  # again: one may have appeared
-            before = known.pop(path, None)
-            if before is not None and stamp(path) == before.stamp:
-                now.append(before)
-                continue
-            file = read_memory_file(path, scope, tree)
+        for file in read_memory_files(self.workspace, self.home):  # again: one may have appeared, or an import
+            before = known.pop(file.path, None)
             now.append(file)
+            if before is not None and file.stamp == before.stamp and file.problem == before.problem:
+                continue
             said = "changed" if before is not None else "appeared"
             body = file.text.rstrip("\n") if file.text is not None else f"(not included: {file.problem})"
-            out.append(self._attach("memory_changed", path, said, f"The memory file {path} {said} during the run. "
-                                    f"Its instructions now read:\n{body}"))
+            out.append(self._attach("memory_changed", file.path, said, f"The memory file {file.path} {said} during "
+                                    f"the run. Its instructions now read:\n{body}"))
         for path in known:  # sent at the start, gone now
             out.append(self._attach("memory_changed", path, "removed", f"The memory file {path} was removed during "
                                     "the run; its instructions no longer apply."))
