@@ -145,3 +145,140 @@ async def test_an_imported_file_changed_between_turns_is_sent_again_not_called_r
     changed = [e.attachment for e in events if e.type == "attachment"]
     assert [(a["type"], Path(a["path"]).name, a["change"]) for a in changed] == [
         ("memory_changed", "style.md", "changed")]
+
+
+# ---------------------------------------------------------------------------
+# nested memory files
+
+
+def _nested_place(workspace):
+    (workspace / "pkg" / "deep").mkdir(parents=True)
+    (workspace / "pkg" / "CLAUDE.md").write_text("pkg: name helpers in snake_case.\n")
+    (workspace / "pkg" / "deep" / "CLAUDE.local.md").write_text("deep: no prints.\n")
+    (workspace / "pkg" / "helpers.py").write_text("def add(a, b):\n    return a + b\n")
+    (workspace / "pkg" / "deep" / "x.py").write_text("x = 1\n")
+
+
+def _results(body):
+    return [b for m in body["messages"] if m["role"] == "user" and isinstance(m["content"], list)
+            for b in m["content"] if b.get("type") == "tool_result"]
+
+
+def _said(block):
+    content = block["content"]
+    return content if isinstance(content, str) else "".join(b.get("text", "") for b in content)
+
+
+async def test_a_nested_memory_file_arrives_inside_the_first_result_in_its_folder_once(offline, place):
+    workspace, home = place
+    _nested_place(workspace)
+    model = offline([S.reply("Reading.", S.tool_use("Read", {"file_path": "pkg/helpers.py"})),
+                     S.reply("Again.", S.tool_use("Read", {"file_path": "pkg/helpers.py"})),
+                     S.reply("Deeper.", S.tool_use("Read", {"file_path": "pkg/deep/x.py"})),
+                     S.reply("Root.", S.tool_use("Read", {"file_path": "config.py"})),
+                     S.reply("done")])
+    await drain(query(params(model, workspace, home, memory_files=True)))
+    results = [_said(b) for b in _results(bodies(model)[-1])]
+    assert [r.count("snake_case") for r in results] == [1, 0, 0, 0]  # once, in the first Read in pkg
+    assert [r.count("no prints") for r in results] == [0, 0, 1, 0]  # deep's on its folder's first Read
+    assert "<system-reminder>" in results[0] and str(workspace / "pkg" / "CLAUDE.md") in results[0]
+    assert "snake_case" not in first_texts(bodies(model)[0])[0]  # not at the start: only once a file there is used
+
+
+async def test_a_nested_memory_file_comes_with_an_edit_or_write_too_and_not_when_off(offline, place):
+    workspace, home = place
+    _nested_place(workspace)
+    script = [S.reply("Writing.", S.tool_use("Write", {"file_path": "pkg/new.py", "content": "y = 2\n"})),
+              S.reply("done")]
+    model = offline(list(script))
+    await drain(query(params(model, workspace, home, memory_files=True)))
+    assert "snake_case" in _said(_results(bodies(model)[-1])[0])
+    (workspace / "pkg" / "new.py").unlink()
+    model = offline(list(script))
+    await drain(query(params(model, workspace, home)))
+    assert "snake_case" not in _said(_results(bodies(model)[-1])[0])
+
+
+async def test_a_failed_read_in_the_folder_does_not_spend_the_nested_file(offline, place):
+    workspace, home = place
+    _nested_place(workspace)
+    model = offline([S.reply("Reading.", S.tool_use("Read", {"file_path": "pkg/missing.py"})),
+                     S.reply("Reading.", S.tool_use("Read", {"file_path": "pkg/helpers.py"})), S.reply("done")])
+    await drain(query(params(model, workspace, home, memory_files=True)))
+    results = _results(bodies(model)[-1])
+    assert results[0].get("is_error") and "snake_case" not in _said(results[0])
+    assert "snake_case" in _said(results[1])
+
+
+async def test_a_nested_memory_file_that_cannot_be_read_is_a_warning(offline, place):
+    workspace, home = place
+    _nested_place(workspace)
+    (workspace / "pkg" / "CLAUDE.md").write_bytes(b"bin\0ary")
+    model = offline([S.reply("Reading.", S.tool_use("Read", {"file_path": "pkg/helpers.py"})), S.reply("done")])
+    run = query(params(model, workspace, home, memory_files=True))
+    events = await drain(run)
+    [notice] = [e for e in events if e.type == "system" and e.subtype == "memory_file_skipped"]
+    assert "binary" in notice.content and run.terminal.reason == "completed"
+    assert "(not included: it is a binary file)" in _said(_results(bodies(model)[-1])[0])
+
+
+# ---------------------------------------------------------------------------
+# memory after a compaction
+
+
+def _compacting(workspace, change, *, reactive=False):
+    """A policy: a Read of a long file, then (after ``change`` runs on disk) a turn that forces a compaction
+    (over the autocompact threshold, or ``prompt is too long`` with ``reactive``), then the answer."""
+    from dreamloop.context import COMPACT_SYSTEM_PROMPT
+    state = {"turns": 0, "refused": False}
+
+    def policy(body, index):
+        if body.get("system") == COMPACT_SYSTEM_PROMPT:
+            return S.reply("Summary: the user asked what value is; config.py and long.txt were read.")
+        state["turns"] += 1
+        if state["turns"] == 1:
+            return S.reply("Reading.", S.tool_use("Read", {"file_path": "long.txt"}))
+        if state["turns"] == 2:
+            change()
+            return S.reply("Reading more.", S.tool_use("Read", {"file_path": "pkg/helpers.py"}))
+        if reactive and not state["refused"]:
+            state["refused"] = True
+            return S.prompt_too_long(300_000)
+        return S.reply("value is 1.")
+    return policy
+
+
+@pytest.mark.parametrize("reactive", [False, True], ids=["auto", "reactive"])
+async def test_after_a_compaction_the_requests_carry_the_memory_files_as_they_are_now(offline, place, reactive):
+    from dreamloop.context import Autocompact, ContextOptions
+    from dreamloop.recovery import RecoveryOptions
+    workspace, home = place
+    _nested_place(workspace)
+    memory = workspace / "CLAUDE.md"
+    memory.write_text("Answer in one sentence.\n")
+    (workspace / "long.txt").write_text("".join(f"line {i} of a long file to fill the window\n" for i in range(300)))
+
+    def change():
+        memory.write_text("Answer in two sentences.\n")
+        (workspace / "pkg" / "CLAUDE.md").write_text("pkg: name helpers in camelCase.\n")
+
+    model = offline(_compacting(workspace, change, reactive=reactive))
+    options = ContextOptions(context_window=200_000 if reactive else 6000,
+                             autocompact=Autocompact(threshold=10**6 if reactive else 3000, keep_recent=1))
+    run = query(params(model, workspace, home, memory_files=True, context=options,
+                       recovery=RecoveryOptions() if reactive else None))
+    events = await drain(run)
+    assert run.terminal.reason == "completed"
+    assert any(e.type == "system" and e.subtype == "compact_boundary" for e in events)
+    loop = [b for b in bodies(model) if "tools" in b]
+    before, after = loop[1], loop[-1]
+    assert "Answer in one sentence." in first_texts(before)[0]  # the start's text, until the compaction
+    opening = first_texts(after)[0]
+    assert "Answer in two sentences." in opening and "Answer in one sentence." not in opening
+    assert "camelCase" in opening  # the nested file added before the compaction is kept, as it is now
+    assert "snake_case" not in json_text(after)  # the stale words are in no part of the request
+
+
+def json_text(body):
+    import json
+    return json.dumps(body)

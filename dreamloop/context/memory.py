@@ -13,7 +13,10 @@ fence) imports that file, relative to the importing file's folder; it is read
 like a memory file and sent right after its importer, under its own heading
 naming the importer (``MemoryFile.imported_by``), to ``MAX_IMPORT_DEPTH``
 levels. An import that is missing, leads out of the tree, is binary, too large,
-already sent (a cycle) or too deep is not sent, and a notice says why.
+already sent (a cycle) or too deep is not sent, and a notice says why. With a
+line ``@docs/style.md`` in the workspace's CLAUDE.md, Claude Code 2.1.332 sent
+both that line and the imported file's words in its first request's leading
+reminders (``memory_file_imports``), as dreamloop does.
 ``memory_reminder`` is the ``<system-reminder>`` text (dreamloop's own wording
 around the files' text). ``stamp`` tells whether a file changed between turns.
 This module knows nothing about the loop.
@@ -29,7 +32,8 @@ from typing import Literal
 from .environment import git_root
 
 __all__ = ["MAX_IMPORT_DEPTH", "MAX_MEMORY_BYTES", "MemoryFile", "find_memory_files", "imports_of", "memory_reminder",
-           "read_memory_file", "read_memory_files", "read_with_imports", "stamp"]
+           "nested_memory_files", "nested_memory_text", "read_memory_file", "read_memory_files", "read_with_imports",
+           "stamp"]
 
 MAX_MEMORY_BYTES = 40_000
 """The largest memory file sent (bytes); a larger one is left out with a notice (dreamloop's limit)."""
@@ -83,6 +87,24 @@ def find_memory_files(workspace: Path, home: Path) -> list[tuple[Path, Scope, Pa
         for name, scope in (("CLAUDE.md", "project"), ("CLAUDE.local.md", "local")):
             if _exists(folder / name):
                 found.append((folder / name, scope, top))  # type: ignore[arg-type]
+    return found
+
+
+def nested_memory_files(workspace: Path, file: Path) -> list[tuple[Path, Scope, Path]]:
+    """The memory files of the folders below ``workspace`` down to ``file``'s folder, farthest first, that
+    exist: ``(path, scope, tree)`` as ``find_memory_files`` gives them (none for a file outside the workspace
+    or in its root, whose files the run reads at its start)."""
+    root = Path(workspace).resolve()
+    folder = _key(file).parent
+    if folder == root or not folder.is_relative_to(root):
+        return []
+    tree = git_root(root) or root
+    folders = [folder, *folder.parents]
+    found: list[tuple[Path, Scope, Path]] = []
+    for each in reversed(folders[:folders.index(root)]):
+        for name, scope in (("CLAUDE.md", "project"), ("CLAUDE.local.md", "local")):
+            if _exists(each / name):
+                found.append((each / name, scope, tree))  # type: ignore[arg-type]
     return found
 
 
@@ -214,6 +236,19 @@ def memory_reminder(files: list[MemoryFile]) -> str | None:
         parts.append(f"## {file.path} ({_SAID[file.scope]}{origin})")
         parts.append(file.text.rstrip("\n") if file.text is not None else f"(not included: {file.problem})")
     parts.append("</system-reminder>")
+    return "\n".join(parts)
+
+
+def nested_memory_text(files: list[MemoryFile]) -> str:
+    """What goes inside the result of the call that first used a file in a folder with memory files
+    (``Attachments.nested_memory``; dreamloop's wording): each file under a heading, as ``memory_reminder``."""
+    parts = ["Memory files of the folder of the file you just used. They hold instructions the user keeps for "
+             "that part of the project; follow them there."]
+    for file in files:
+        origin = f", imported by {file.imported_by}" if file.imported_by is not None else ""
+        parts.append("")
+        parts.append(f"## {file.path} ({_SAID[file.scope]}{origin})")
+        parts.append(file.text.rstrip("\n") if file.text is not None else f"(not included: {file.problem})")
     return "\n".join(parts)
 
 

@@ -85,6 +85,9 @@ class ToolUseContext:
       (``QueryParams.sibling_rule``, ``cancellation.cancels_siblings``); False: every call runs.
     * ``results_as_finished``: the results message lists the results in the order the calls
       finished (``QueryParams.results_as_finished``); False: in call order.
+    * ``result_note``: ``(tool name, input) -> text | None``, asked after a call that ran and did not fail;
+      a text goes inside the call's result as a ``<system-reminder>`` (the loop's nested memory files,
+      ``Attachments.nested_memory``); ``None``: no note.
     """
 
     tools: list[Tool] = field(default_factory=list)
@@ -102,6 +105,7 @@ class ToolUseContext:
     hooks: Any = None
     sibling_rule: bool = False
     results_as_finished: bool = False
+    result_note: Callable[[str, Any], str | None] | None = None
     ask_lock: asyncio.Lock = field(default_factory=asyncio.Lock, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
