@@ -13,6 +13,12 @@ is phase 5's one call; it returns, in order:
   not by the loop's own Edit or Write; a bounded notice (``changed_files``);
 * ``queued_command``: input typed while the loop ran (``QueryParams.queued_input``).
 
+``nested_memory(tool, input)`` is the tool calls' ``result_note``: the first Read, Edit or
+Write of a file in a folder below the workspace root that has memory files puts them inside
+that call's result, once (where Claude Code 2.1.332 put them: scenario ``nested_memory_file``),
+and from then on they are part of the preamble. ``preamble()`` is asked again after every
+compaction, so the requests after it carry each memory file as it is on disk then.
+
 Each is an ``AttachmentMessage`` whose ``text`` is what the model reads
 (dreamloop's wording); nothing here raises for what is on disk. It knows
 nothing about the model call or how tools run.
@@ -25,8 +31,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .context.environment import date_reminder, environment_block, environment_facts
-from .context.memory import (MemoryFile, find_memory_files, memory_reminder, read_memory_file, read_memory_files,
-                             stamp)
+from .context.memory import (MemoryFile, memory_reminder, nested_memory_files, nested_memory_text, read_memory_files,
+                             read_with_imports, stamp)
 from .context.system_prompt import Preamble
 from .messages import AttachmentMessage, SystemMessage
 
@@ -61,6 +67,9 @@ class Attachments:
     queued_input: Callable[[], list[AttachmentMessage]] | None = None
     memory: list[MemoryFile] = field(default_factory=list)
     read: dict[Path, tuple[int, int] | None] = field(default_factory=dict)
+    nested: list[tuple[Path, Any, Path]] = field(default_factory=list)  # nested memory files added, in order
+    told: set[str] = field(default_factory=set)  # notices said (a compaction does not repeat them)
+    pending: list[SystemMessage] = field(default_factory=list)  # notices of nested files, for phase 5
 
     @classmethod
     def for_run(cls, params: Any) -> "Attachments":
@@ -82,20 +91,42 @@ class Attachments:
             system.append(environment_block(environment_facts(self.workspace, platform=self.platform)))
         if self.memory_files and self.workspace is not None:
             self.memory = read_memory_files(self.workspace, self.home)
-            text = memory_reminder(self.memory)
+            nested = self._read_nested(self.nested, {file.path for file in self.memory})
+            text = memory_reminder(self.memory + nested)
             if text is not None:
                 reminders.append(text)
-            notices += [self._notice("memory_file_skipped", file.notice) for file in self.memory if file.notice]
+            notices += self._notices_of(self.memory + nested)
         if self.environment:
             reminders.append(date_reminder(self.today()))
         return Preamble(system=tuple(system), reminders=tuple(reminders), notices=tuple(notices))
+
+    # -- a tool call's result note -----------------------------------------------------------
+
+    def nested_memory(self, tool: str, data: Any) -> str | None:
+        """The memory files a Read, Edit or Write of ``data["file_path"]`` adds (those of its folders below
+        the workspace root not added yet), as the text that goes inside its result; None when none."""
+        if not self.memory_files or self.workspace is None or tool not in _READS | _OWN_EDITS:
+            return None
+        given = data.get("file_path") if isinstance(data, dict) else None
+        if not isinstance(given, str) or not given:
+            return None
+        path = Path(given) if Path(given).is_absolute() else Path(self.workspace) / given
+        known = {entry[0] for entry in self.nested}
+        new = [entry for entry in nested_memory_files(self.workspace, path) if entry[0] not in known]
+        if not new:
+            return None
+        self.nested += new
+        files = self._read_nested(new, {file.path for file in self.memory})
+        self.pending += self._notices_of(files)
+        return nested_memory_text(files)
 
     # -- phase 5 --------------------------------------------------------------------------
 
     def after_tools(self, tool_uses: list[Any], results: dict[str, dict[str, Any]]) -> list[Any]:
         """Phase 5's attachments after a turn whose calls were ``tool_uses`` (SDK blocks) with ``results``
         (tool_use_id → tool_result block): changed memory files, changed files read, queued input."""
-        out: list[Any] = []
+        out: list[Any] = list(self.pending)  # a nested memory file not sent, and why
+        self.pending = []
         if self.changed_files:
             out += self._memory_changes()
             out += self._file_changes(tool_uses, results)
@@ -108,17 +139,15 @@ class Attachments:
             return []
         known = {file.path: file for file in self.memory}
         out, now = [], []
-        for path, scope, tree in find_memory_files(self.workspace, self.home):  # again: one may have appeared
-            before = known.pop(path, None)
-            if before is not None and stamp(path) == before.stamp:
-                now.append(before)
-                continue
-            file = read_memory_file(path, scope, tree)
+        for file in read_memory_files(self.workspace, self.home):  # again: one may have appeared, or an import
+            before = known.pop(file.path, None)
             now.append(file)
+            if before is not None and file.stamp == before.stamp and file.problem == before.problem:
+                continue
             said = "changed" if before is not None else "appeared"
             body = file.text.rstrip("\n") if file.text is not None else f"(not included: {file.problem})"
-            out.append(self._attach("memory_changed", path, said, f"The memory file {path} {said} during the run. "
-                                    f"Its instructions now read:\n{body}"))
+            out.append(self._attach("memory_changed", file.path, said, f"The memory file {file.path} {said} during "
+                                    f"the run. Its instructions now read:\n{body}"))
         for path in known:  # sent at the start, gone now
             out.append(self._attach("memory_changed", path, "removed", f"The memory file {path} was removed during "
                                     "the run; its instructions no longer apply."))
@@ -160,6 +189,20 @@ class Attachments:
         return AttachmentMessage(uuid=self.uuid(), attachment={
             "type": kind, "path": str(path), "name": _shown(path, self.workspace), "change": change,
             "text": f"<system-reminder>\n{text}\n</system-reminder>"})
+
+    def _read_nested(self, entries: list[tuple[Path, Any, Path]], seen: set[Path]) -> list[MemoryFile]:
+        files: list[MemoryFile] = []
+        for path, scope, tree in entries:
+            files += read_with_imports(path, scope, tree, seen=seen | {file.path for file in files})
+        return files
+
+    def _notices_of(self, files: list[MemoryFile]) -> list[SystemMessage]:
+        out = []
+        for file in files:
+            if file.notice and file.notice not in self.told:
+                self.told.add(file.notice)
+                out.append(self._notice("memory_file_skipped", file.notice))
+        return out
 
     def _notice(self, subtype: str, said: str | None) -> SystemMessage:
         return SystemMessage(uuid=self.uuid(), subtype=subtype, content=said or "", level="warning")

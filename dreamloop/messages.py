@@ -249,7 +249,7 @@ class SystemMessage(_LoopMessageBase):
     asked again), ``model_fallback`` (the fallback model took over),
     ``reactive_compact_failed``, ``token_budget`` (why a budgeted run stopped);
     ``memory_file_skipped`` (a CLAUDE.md not sent, and why), ``tool_use_summary_failed``
-    (a summary skipped, the run goes on), ``run_ended`` (an abnormal end: its reason and what
+    (a summary skipped, the run goes on), ``tool_use_summary_dropped`` (a summary not done in time), ``run_ended`` (an abnormal end: its reason and what
     was cancelled, ``dreamloop.cleanup``).
     ``metadata`` holds a subtype's structured data (like a session file's
     ``compactMetadata``): for the context stages ``stage``,

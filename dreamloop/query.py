@@ -545,13 +545,13 @@ class _Iteration:
 
 async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
     deps = params.deps
-    context = _tool_use_context(params, run)
     attachments = Attachments.for_run(params)  # phase 5's; its preamble (memory files, environment) goes to stage 5
+    context = _tool_use_context(params, run, attachments)
     pipeline = ContextPipeline(params.context, model=params.model, system_prompt=params.system_prompt,
                                tools=params.tools, workspace=params.workspace, uuid=deps.uuid, clock=deps.clock,
                                abort=params.abort, pre_compact=_pre_compact_hooks(params),
                                reactive_compact_on=bool(params.recovery and params.recovery.reactive_compact_retry),
-                               preamble=attachments.preamble())
+                               preamble=attachments.preamble(), refresh=attachments.preamble)
     gone = withdrawn(params.messages)  # a message a tombstone withdrew (a replaced response) is never sent again
     history = [m for m in params.messages if m.uuid not in gone] if gone else params.messages
     it = run.iteration = _Iteration(State(messages=tuple(history), tool_use_context=context))
@@ -682,9 +682,10 @@ def next_state(run: QueryRun, it: _Iteration, transition: Continue) -> _Iteratio
 # Helpers, in the order the phases use them
 
 
-def _tool_use_context(params: QueryParams, run: QueryRun) -> ToolUseContext:
+def _tool_use_context(params: QueryParams, run: QueryRun, attachments: Attachments) -> ToolUseContext:
     """What every tool call of the run gets (``toolUseContext``): tools, the abort signal, permissions, hooks,
-    the starter of a sub-agent's run (with ``sub_agents`` on)."""
+    the starter of a sub-agent's run (with ``sub_agents`` on), and the note a call's result may carry (a nested
+    memory file, ``Attachments.nested_memory``)."""
     return ToolUseContext(
         tools=params.tools,
         abort=params.abort,
@@ -699,6 +700,7 @@ def _tool_use_context(params: QueryParams, run: QueryRun) -> ToolUseContext:
         sibling_rule=params.sibling_rule,
         results_as_finished=params.results_as_finished,
         sub_agent=partial(_sub_agent, params, run) if params.sub_agents is not None else None,
+        result_note=attachments.nested_memory if params.memory_files else None,
     )
 
 

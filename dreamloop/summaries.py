@@ -6,8 +6,11 @@ asynchronously and yielded in the next iteration (its State's 待处理的工具
 (it never holds up the next request); ``finish_summary`` collects it after the
 next response streamed. Offline (a model with a fake API behind it) the line
 is written here, deterministically, so no script item is spent; live it is one
-small request to ``ToolUseSummaries.model``. A summary that fails is skipped
-with a notice; the run goes on. It knows nothing about the loop's phases.
+small request to ``ToolUseSummaries.model``, with a ``timeout_s`` of its own
+(10 s, not the SDK's 600 s default). A summary that fails is skipped with a
+notice; one not done ``grace_s`` (about a second) after the next response
+streamed is dropped, with a ``tool_use_summary_dropped`` notice in the trace,
+so it never holds up the next request (dreamloop's limits); the run goes on. It knows nothing about the loop's phases.
 """
 
 from __future__ import annotations
@@ -35,12 +38,16 @@ class ToolUseSummaries(BaseModel):
     * ``max_tokens``: the summary request's output limit.
     * ``summarize``: ``async (tool_uses, results) -> str`` instead of either (for a test, or your own);
       an exception from it skips the summary with a notice.
+    * ``grace_s``: how long past the next response a summary is waited for; later, it is dropped.
+    * ``timeout_s``: the live summary request's timeout (the SDK's own default is 600 s).
     """
 
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
 
     model: str = "claude-haiku-4-5"
     max_tokens: int = Field(default=60, ge=1)
+    grace_s: float = Field(default=1.0, ge=0)
+    timeout_s: float = Field(default=10.0, gt=0)
     summarize: Summarize | None = Field(default=None, exclude=True)
 
 
@@ -50,6 +57,7 @@ class PendingSummary:
 
     task: asyncio.Task[str]
     tool_use_ids: tuple[str, ...]
+    grace_s: float = 1.0
 
     def cancel(self) -> bool:
         """Cancel it if it still runs; True if it was running (the end of a run says so)."""
@@ -70,17 +78,23 @@ def start_summary(options: ToolUseSummaries | None, model: Any, tool_uses: list[
         work = _written(describe_batch(tool_uses, results))
     else:
         work = _ask(model, options, tool_uses, results)
-    return PendingSummary(asyncio.ensure_future(work), tuple(use.id for use in tool_uses))
+    return PendingSummary(asyncio.ensure_future(work), tuple(use.id for use in tool_uses), options.grace_s)
 
 
 async def finish_summary(pending: PendingSummary | None, deps: Any, abort: AbortController) -> list[Any]:
     """The messages a pending summary ends in: a ``ToolUseSummaryMessage``, or a warning ``SystemMessage``
-    (``tool_use_summary_failed``) when it failed; nothing when there is none or the abort signal fired."""
+    (``tool_use_summary_failed``) when it failed, an info one (``tool_use_summary_dropped``) when it was not
+    done ``pending.grace_s`` after the call; nothing when there is none or the abort signal fired."""
     if pending is None:
         return []
     try:
         with abort.guard():
-            summary = await asyncio.shield(pending.task)
+            summary = await asyncio.wait_for(asyncio.shield(pending.task), pending.grace_s)
+    except TimeoutError:
+        pending.cancel()
+        return [SystemMessage(uuid=deps.uuid(), subtype="tool_use_summary_dropped", level="info",
+                              content=f"The summary of the last tool calls was dropped: not done "
+                                      f"{pending.grace_s:g} s after the next response.")]
     except Aborted:
         pending.cancel()
         return []
@@ -127,7 +141,7 @@ async def _ask(model: Any, options: ToolUseSummaries, tool_uses: list[Any], resu
     listing = "\n".join(f"- {use.name} {_argument(use.input)}"
                         f"{' (failed)' if (results.get(use.id) or {}).get('is_error') else ''}" for use in tool_uses)
     response = await model.client.messages.create(
-        model=options.model, max_tokens=options.max_tokens,
+        model=options.model, max_tokens=options.max_tokens, timeout=options.timeout_s,
         messages=[{"role": "user", "content": "Summarise these tool calls of a coding agent in at most eight words, "
                                               f"as a label for a folded list (no full stop):\n{listing}"}])
     return "".join(block.text for block in response.content if block.type == "text")

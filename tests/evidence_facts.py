@@ -481,9 +481,9 @@ FACTS: dict = {
                                  lambda r: r.conformance["claude_code"], "2.1.332"),
     "recording.verdicts": Derived(("prompt_too_long_after_tools", "disconnect_after_tool_use", "tool_use_without_block",
                                    "empty_text_block"),
-                                  "43 of 47 scenarios MATCH; the four that differ are labelled with chapters 06, 08b "
+                                  "45 of 49 scenarios MATCH; the four that differ are labelled with chapters 06, 08b "
                                   "and 09",
-                                  verdicts, {"match": 43, "of": 47, "differ": {
+                                  verdicts, {"match": 45, "of": 49, "differ": {
                                       "prompt_too_long_after_tools": "06_context_pipeline",
                                       "disconnect_after_tool_use": "08b_fallbacks",
                                       "tool_use_without_block": "09_every_ending",
@@ -536,6 +536,18 @@ FACTS: dict = {
     "plain_answer.cc.context": Observed("plain_answer", CC, "the first user message opens with eight reminders",
                                         {"context": 8}),
     "memory_file.cc.context": Observed("memory_file", CC, "with a CLAUDE.md, nine leading reminders", {"context": 9}),
+    "memory_file_imports.cc": Observed("memory_file_imports", CC, "the imported file's words and the @ line both "
+                                       "reached the model in the first request's leading reminders",
+                                       {"texts": {"answer in one sentence": "request 1 context",
+                                                  "@docs/style.md": "request 1 context"}, "requests": 2}),
+    "nested_memory_file.cc": Observed("nested_memory_file", CC, "pkg/CLAUDE.md's words reached the model once, in a "
+                                      "reminder inside the result of the first Read of a file in pkg, not at the start "
+                                      "nor with the second Read", {
+                                          "texts": {"snake_case": "request 2 reminder inside result toolu_fake_0001",
+                                                    "answer in one sentence": "request 1 context"},
+                                          "request[2].inside": ["toolu_fake_0001 129#52e9fba0",
+                                                                "toolu_fake_0001 79#5d93cac8"],
+                                          "request[3].inside": ["toolu_fake_0002 79#5d93cac8"]}),
     "tool_use_without_block.cc": Observed("tool_use_without_block", CC, "three requests, no tool_result in any; each "
                                           "retry resends the first user message with one more reminder; "
                                           "malformed_tool_use_exhausted",
@@ -915,12 +927,13 @@ FACTS: dict = {
                                                                                   ["system", "messages[2]"]]}),
     "one_tool.match": Observed("one_tool", DL, "the row is a MATCH", {"match": True}),
     "contexts": Derived(("opus_probe", "memory_file"), "Claude Code's leading reminders: 7, 8 or 9 (seven in "
-                        "opus_probe and the other two Opus scenarios, nine in memory_file and "
+                        "opus_probe and the other two Opus scenarios, nine in memory_file, memory_file_imports, nested_memory_file and "
                         "files_changed_between_turns); the first one's hash differs in each of the anatomies' seven "
                         "scenarios", contexts,
                         {"counts": [7, 8, 9], "not eight": {"output_limit_fallback": 7,
                                                             "output_limit_streaming_fallback": 7, "opus_probe": 7,
-                                                            "memory_file": 9, "files_changed_between_turns": 9},
+                                                            "memory_file": 9, "memory_file_imports": 9,
+                                                            "nested_memory_file": 9, "files_changed_between_turns": 9},
                          "first hashes": 7, "of": 7}),
     "session11.context_kinds": Derived((S11,), "session 11's attachments before its first request include "
                                        "environment, date, model, tool, agent and skill listings",
@@ -1002,11 +1015,11 @@ FACTS: dict = {
                                                 [True, ["toolu_fake_0002", "toolu_fake_0003", "toolu_fake_0001"],
                                                  [False]]),
     "result_reminders": Derived(("one_tool", "hook_pre_tool_use_deny", "results_in_finishing_order"), "every request "
-                                "of Claude Code's that carried tool_results, in every scenario (40), held the "
+                                "of Claude Code's that carried tool_results, in every scenario (43), held the "
                                 "79-character reminder (the same hash) inside its last result (in an order-free "
                                 "scenario, whose line lists it without its result, inside one of them)",
-                                result_reminders, {"requests with results": 40,
-                                                   "the reminder inside the last result": 40}),
+                                result_reminders, {"requests with results": 43,
+                                                   "the reminder inside the last result": 43}),
     "hook_pre_tool_use_deny.cc": Observed("hook_pre_tool_use_deny", CC, "the denied Edit's result is_error, the "
                                           "reminder inside it too", {"request[3].results": ["toolu_fake_0002:error"],
                                                                      "request[3].inside": [
@@ -1135,7 +1148,7 @@ CLAIMS: list = [
              "stream_error_before_block.cc", "stream_error_before_block.match"),
     document("README.md", "`dreamloop compare` runs Claude Code itself (2.1.332 is pinned", "recording.version",
              "recording.library"),
-    document("README.md", "Held against Claude Code 2.1.332, dreamloop matches in 43 of", "recording.verdicts"),
+    document("README.md", "Held against Claude Code 2.1.332, dreamloop matches in 45 of", "recording.verdicts"),
     document("README.md", "Files up to version 2.1.114 hold neither the system prompt",
              "sessions.older_hold_no_request"),
     document("README.md", "Claude Code 2.1.332 records the requests of the conversation as sent", "session09.run",
@@ -1786,7 +1799,11 @@ CLAIMS: list = [
     document("dreamloop/tools/orchestration.py", "Last, with `context.results_as_finished`", "four.parallel_order"),
     document("dreamloop/tools/orchestration.py", "The four-step-loop text's `runToolUse()`", "four.unknown_tool"),
     document("dreamloop/tools/orchestration.py", "The result with what a `post_tool_use` hook tells the model",
-             "hook_post_tool_use_context.cc"),
+             "hook_post_tool_use_context.cc", "nested_memory_file.cc"),
+    document("dreamloop/context/memory.py", "With a line `@docs/style.md` in the workspace's CLAUDE.md",
+             "memory_file_imports.cc"),
+    document("dreamloop/attachments.py", "`nested_memory(tool, input)` is the tool calls' `result_note`",
+             "nested_memory_file.cc"),
     document("dreamloop/tools/orchestration.py", "`results` maps `tool_use_id`", "four.missing_results"),
     document("dreamloop/tools/permissions.py", "Decide whether one validated call may run", "four.can_use_tool"),
     document("dreamloop/tools/streaming.py", "`StreamingToolExecutor`: tool calls that start",

@@ -51,6 +51,7 @@ from dreamloop.recovery import RecoveryOptions
 from dreamloop.render import SafeConsole, print_trace
 from dreamloop.scripts import Fault, Turn, reply
 from dreamloop.subagents import SubAgents
+from dreamloop.summaries import ToolUseSummaries
 from dreamloop.tools import GrepTool, ReadTool, ToolResult, tool, tool_schemas
 from dreamloop.trace import Trace
 
@@ -59,6 +60,24 @@ from dreamloop.trace import Trace
 #     "streaming_tool_execution": st.booleans(),
 #     "hooks": st.none() | hooks_strategy(),
 # Every generated session runs with one draw of this table (a dict of QueryParams overrides).
+
+async def _summary_hangs(uses: Any, results: Any) -> str:
+    await asyncio.sleep(3600)  # dropped after the grace (issue 33, item 9), cancelled: nothing outlives the run
+    return "never"
+
+
+async def _summary_quick(uses: Any, results: Any) -> str:
+    return "quick summary"
+
+
+async def _summary_fails(uses: Any, results: Any) -> str:
+    raise RuntimeError("summary service down")
+
+
+_SUMMARIES = {"offline": ToolUseSummaries(grace_s=0.05), "quick": ToolUseSummaries(summarize=_summary_quick),
+              "hangs": ToolUseSummaries(summarize=_summary_hangs, grace_s=0.02),
+              "fails": ToolUseSummaries(summarize=_summary_fails)}
+
 
 def _hooks(choice: dict[str, str | None]) -> Hooks | None:
     """Python hooks (command hooks are too slow for 500 sessions; tests/test_hooks_*.py run those), and one cheap
@@ -141,6 +160,8 @@ SWITCHES: dict[str, st.SearchStrategy[Any]] = {
     "observed_output_limits": st.booleans(),  # as Claude Code 2.1.332 sent it, capped on a non-streamed retry
     "sub_agents": st.none() | st.just(SUB_AGENTS),  # the Agent tool: a child run per call (its requests take the
     # script's next items, so children meet every fault, abort point and tool the parent does)
+    "memory_files": st.booleans(),  # CLAUDE.md with imports (one fine, one missing, a cycle), pkg/CLAUDE.md nested
+    "tool_use_summaries": st.none() | st.sampled_from(["offline", "quick", "hangs", "fails"]).map(lambda kind: _SUMMARIES[kind]),
 }
 
 INVARIANTS = (
@@ -257,6 +278,8 @@ def tool_use_blocks(draw: Any, counter: Any) -> dict[str, Any]:
         value = draw(AGENT_INPUTS)
     elif shape == "valid":
         value: Any = BUILTIN_INPUTS.get(name, {"n": n, "call": f"toolu_g{n:04d}"})
+        if name == "Read":  # pkg/ has a nested memory file (issue 33): its first Read there carries it
+            value = {"file_path": draw(st.sampled_from(["notes.txt", "notes.txt", "pkg/notes.txt"]))}
     elif shape == "invalid":
         value = {"m": n}
     else:
@@ -684,6 +707,11 @@ def _tasks_left(baseline: set[Any]) -> list[str]:
 async def run_session(session: Session, workdir: Path) -> Outcome:
     """Run ``session`` through ``QueryEngine`` in ``workdir`` (a fresh directory); never raises."""
     (workdir / "notes.txt").write_text("VALUE = 1\nVALUE_2 = 3\n")
+    (workdir / "pkg").mkdir(exist_ok=True)
+    (workdir / "pkg" / "notes.txt").write_text("VALUE = 5\n")
+    (workdir / "CLAUDE.md").write_text("Be brief.\n@style.md\n@missing.md\n")  # read only with memory_files on
+    (workdir / "style.md").write_text("Use tabs.\n@CLAUDE.md\n")  # a cycle back
+    (workdir / "pkg" / "CLAUDE.md").write_text("pkg: snake_case.\n@../style.md\n")
     outcome = Outcome(session, transcript=workdir / "session.jsonl")
     on_request, abort_hook = _aborter(session, outcome)
     model = offline(_script_policy(session.script, on_request), model=MODEL, keep_bodies=None)  # every body checked

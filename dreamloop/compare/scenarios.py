@@ -148,6 +148,19 @@ LONG_TEXT = "Let me look at the configuration file before I change anything in i
 MEMORY = "# Notes for the agent\nconfig.py holds the settings; answer in one sentence.\n"
 
 
+IMPORTING = "# Notes for the agent\n@docs/style.md\n"
+IMPORTED = "Style: config.py holds the settings; answer in one sentence.\n"
+NESTED = "pkg holds the helpers; name new ones in snake_case.\n"
+HELPERS = "def add(a, b):\n    return a + b\n"
+
+
+def _nested_reads(ws: str) -> Script:
+    """A Read of pkg/helpers.py (a folder with its own CLAUDE.md), then one of pkg/CLAUDE.md's folder again
+    (pkg/helpers.py once more) and the answer: does the folder's memory file arrive, and how often?"""
+    return [reply("Reading.", _read(ws, "pkg/helpers.py")), reply("Again.", _read(ws, "pkg/helpers.py")),
+            reply("add adds.")]
+
+
 def _changed_behind(ws: str) -> Script:
     """A Read of config.py; while the next request is answered, config.py and CLAUDE.md change on disk
     (as if the person edited them), then a Read of greeter.py and the answer. Does either loop tell the model?"""
@@ -480,6 +493,14 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario("memory_file", "a workspace with a CLAUDE.md: one Read, then the answer", ASK, _one_tool,
              files={"config.py": CONFIG, "greeter.py": GREETER, "CLAUDE.md": MEMORY},
              markers=("answer in one sentence",)),
+    Scenario("memory_file_imports", "a CLAUDE.md whose line @docs/style.md imports another file: one Read, "
+             "then the answer", ASK, _one_tool,
+             files={"config.py": CONFIG, "greeter.py": GREETER, "CLAUDE.md": IMPORTING, "docs/style.md": IMPORTED},
+             markers=("answer in one sentence", "@docs/style.md")),
+    Scenario("nested_memory_file", "a CLAUDE.md in the subfolder pkg: two Reads of pkg/helpers.py, then the "
+             "answer", ASK, _nested_reads,
+             files={"config.py": CONFIG, "CLAUDE.md": MEMORY, "pkg/CLAUDE.md": NESTED, "pkg/helpers.py": HELPERS},
+             markers=("snake_case", "answer in one sentence")),
     Scenario("files_changed_between_turns", "config.py (read) and CLAUDE.md change on disk between turns", ASK,
              _changed_behind, files={"config.py": CONFIG, "greeter.py": GREETER, "CLAUDE.md": MEMORY},
              markers=("value = 7", "two sentences")),

@@ -66,6 +66,7 @@ __all__ = ["Added", "Ending", "RequestShape", "SideRun", "block_kind", "differen
 REMINDER_OPEN = "<system-reminder>"
 _REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.DOTALL)
 _NUMBERS = re.compile(r"[0-9]+")
+_ROOTS = re.compile(r"(?:/[^\s/()'\"]+)+?/(workspace|home|scratch)(?=[/\s)'\"]|$)")
 
 
 @dataclass(frozen=True)
@@ -236,8 +237,10 @@ def block_kind(block: Any) -> str:
 def reminder_digest(text: str) -> tuple[int, str]:
     """A reminder's length and short hash (the first 8 hex digits of its SHA-256), its numbers blanked
     first (each run of digits read as ``0``; dreamloop's choice, so that a reminder whose figures move with
-    the size of the request reads the same in every run)."""
-    blanked = _NUMBERS.sub("0", text)
+    the size of the request reads the same in every run), and a side's folder (``.../workspace``,
+    ``.../home``, ``.../scratch``) read as ``<workspace>`` and so on, so a path in a reminder (a nested
+    memory file's, ``nested_memory_file``) reads the same from any temporary folder)."""
+    blanked = _NUMBERS.sub("0", _ROOTS.sub(r"<\1>", text))
     return len(blanked), hashlib.sha256(blanked.encode("utf-8")).hexdigest()[:8]
 
 

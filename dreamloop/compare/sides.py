@@ -176,6 +176,7 @@ class _run_folder:
         for folder in (workspace, home, scratch):
             folder.mkdir()
         for name, content in self.scenario.files.items():
+            (workspace / name).parent.mkdir(parents=True, exist_ok=True)  # a file in a subfolder (pkg/CLAUDE.md)
             (workspace / name).write_text(content, encoding="utf-8")
         settings_data = self.scenario.settings(str(workspace), str(scratch))
         settings = None

@@ -144,6 +144,9 @@ class ContextPipeline:
     ``preamble``: what the run adds around the system prompt and before the first
     message (environment, memory files, the date; ``system_prompt.Preamble``), sent
     with every request even when ``options`` is None; its notices are yielded once.
+    ``refresh``: makes the preamble again (the memory files as they are on disk now); asked after
+    every compaction (a compact boundary the pipeline has not seen: auto, reactive or manual), so no
+    request after a compaction carries a memory file's stale text (dreamloop's design, issue 33).
 
     For the recovery branches: ``staged_folds``, ``drainable(messages)`` and
     ``drain_collapses(messages)`` (``collapse_drain_retry``), and
@@ -154,8 +157,10 @@ class ContextPipeline:
                  tools: list[Any] | None = None, workspace: Path | None = None,
                  uuid: Callable[[], str], clock: Callable[[], float], abort: AbortController | None = None,
                  pre_compact: PreCompact | None = None, reactive_compact_on: bool = False,
-                 preamble: Preamble | None = None) -> None:
+                 preamble: Preamble | None = None, refresh: Callable[[], Preamble] | None = None) -> None:
         self.options = options
+        self.refresh = refresh
+        self._boundary: str | None | bool = False  # the last compact boundary the preamble was made after
         self.reactive_compact_on = reactive_compact_on
         self.preamble = preamble or Preamble()
         self._notices = list(self.preamble.notices)  # yielded with the first request, once
@@ -193,6 +198,7 @@ class ContextPipeline:
 
     async def prepare(self, state: State) -> PreparedContext:
         """Phase 2: the seven stages on ``state.messages`` (see ``prepare_context``)."""
+        self._refresh_after(_last_boundary(state.messages))
         notices, self._notices = self._notices, []
         if self.options is None:  # no stage runs, but what is sent still starts at the last compact boundary
             return PreparedContext(messages_after_compact_boundary(state.messages), notices,
@@ -251,6 +257,7 @@ class ContextPipeline:
             custom_instructions=said.instructions, abort=self.abort, count=self._request_tokens,
             origins=self._origins, opening=self._user_context)
         self._reset_memo()
+        self._refresh_after(done.boundary.uuid)
         return replace(done, hook_messages=said.messages)
 
     # -- setting up, once per run -------------------------------------------------
@@ -264,7 +271,11 @@ class ContextPipeline:
         self._root = Path(self.workspace).resolve() if self.workspace is not None else None
         if options.tool_result_budget is not None:
             self._directory = self._budget_directory(options.tool_result_budget)
-        assembly = options.system_prompt
+        self._assemble()
+
+    def _assemble(self) -> None:
+        """The system prompt, the opening message and their token count, from the preamble."""
+        assembly = self.options.system_prompt if self.options else None
         if assembly is not None:
             self._system = self.preamble.system_prompt(append_system_context(self.system_prompt,
                                                                              assembly.system_context))
@@ -281,6 +292,23 @@ class ContextPipeline:
         if self._user_context is not None:
             self._fixed += self.counter.count([self._user_context])
             self._after_role = "user"
+
+    def _refresh_after(self, boundary: str | None) -> None:
+        """After a compaction (``boundary``: the uuid of the last compact boundary, None when there is none),
+        the preamble made again from disk, once per boundary; the first call only notes where the run starts."""
+        if self._boundary is False or self.refresh is None:
+            self._boundary = boundary
+            return
+        if boundary is None or boundary == self._boundary:
+            return
+        self._boundary = boundary
+        self.preamble = self.refresh()
+        self._notices += list(self.preamble.notices)
+        self._opened = False
+        if self.thresholds is not None:
+            self._assemble()
+        else:
+            self._first_message(None)
 
     def _first_message(self, user_context: str | None) -> UserMessage | None:
         """The meta user message sent before the history (stage 5's user context, the preamble's reminders),
@@ -405,6 +433,9 @@ class ContextPipeline:
             run.record.stages.append({"stage": "autocompact", "before": run.tokens, "after": done.tokens_after})
             run.history, run.notices = list(done.messages), []
             run.yielded.extend([done.boundary, done.summary])
+            self._refresh_after(done.boundary.uuid)
+            run.yielded.extend(self._notices)  # a memory file not sent now, and why
+            self._notices = []
             self._reset_memo(keep=run.history)
             run.tokens = done.tokens_after
             failures = failures + 1 if run.tokens > (limits.autocompact or 0) else 0
@@ -591,6 +622,14 @@ _STAGES = (
 )
 """Phase 2's seven stages, light to heavy (``options.STAGES``' order), run by ``ContextPipeline._run_stages``."""
 assert tuple(stage.name for stage in _STAGES) == STAGES
+
+
+def _last_boundary(messages: Any) -> str | None:
+    """The uuid of the last compact boundary of ``messages`` (None when there is none)."""
+    for message in reversed(messages):
+        if is_compact_boundary(message):
+            return getattr(message, "uuid", None)
+    return None
 
 
 def _continues(messages: tuple[Any, ...], output: tuple[Any, ...]) -> bool:

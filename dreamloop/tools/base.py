@@ -87,6 +87,9 @@ class ToolUseContext:
       finished (``QueryParams.results_as_finished``); False: in call order.
     * ``sub_agent``: ``(agent_input, subagent_type) -> QueryRun``, the loop's starter of a child run for the
       ``Agent`` tool (``QueryParams.sub_agents``); ``None``: sub-agents are off.
+    * ``result_note``: ``(tool name, input) -> text | None``, asked after a call that ran and did not fail;
+      a text goes inside the call's result as a ``<system-reminder>`` (the loop's nested memory files,
+      ``Attachments.nested_memory``); ``None``: no note.
     """
 
     tools: list[Tool] = field(default_factory=list)
@@ -105,6 +108,7 @@ class ToolUseContext:
     sibling_rule: bool = False
     results_as_finished: bool = False
     sub_agent: Callable[..., Any] | None = None
+    result_note: Callable[[str, Any], str | None] | None = None
     ask_lock: asyncio.Lock = field(default_factory=asyncio.Lock, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

@@ -209,6 +209,8 @@ async def run_tool_use(tool_use: Any, context: ToolUseContext) -> AsyncIterator[
                                               data=data)
             if result is None:
                 raise RuntimeError(f"{name}.call ended without yielding a ToolResult")
+            if ran and not result.is_error and context.result_note is not None:
+                result = _with_hook_context(result, [note] if (note := context.result_note(name, raw_input)) else [])
             yield _done(tool_use_id, name, result, progress_uuid(tool_use_id, next(seq)), ran, context.secrets)
             return
         except HookError:
@@ -234,7 +236,8 @@ def _redacted(content: Any, secrets: tuple[str, ...]) -> Any:
 
 def _with_hook_context(result: ToolResult, lines: list[str]) -> ToolResult:
     """The result with what a ``post_tool_use`` hook tells the model appended inside it, as a
-    ``<system-reminder>`` (where Claude Code 2.1.332 puts it: scenario ``hook_post_tool_use_context``)."""
+    ``<system-reminder>`` (where Claude Code 2.1.332 puts it: scenario ``hook_post_tool_use_context``);
+    ``context.result_note``'s text goes there too (a nested memory file: scenario ``nested_memory_file``)."""
     if not lines:
         return result
     note = "<system-reminder>\n" + "\n".join(map(str, lines)) + "\n</system-reminder>"
