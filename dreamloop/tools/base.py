@@ -85,6 +85,8 @@ class ToolUseContext:
       (``QueryParams.sibling_rule``, ``cancellation.cancels_siblings``); False: every call runs.
     * ``results_as_finished``: the results message lists the results in the order the calls
       finished (``QueryParams.results_as_finished``); False: in call order.
+    * ``file_state``: the run's ``FileState`` (``file_state.py``, ``QueryParams.file_state``): Write and
+      Edit refuse a file the model has not seen as it is; None: they check nothing.
     """
 
     tools: list[Tool] = field(default_factory=list)
@@ -102,6 +104,7 @@ class ToolUseContext:
     hooks: Any = None
     sibling_rule: bool = False
     results_as_finished: bool = False
+    file_state: Any = None
     ask_lock: asyncio.Lock = field(default_factory=asyncio.Lock, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
