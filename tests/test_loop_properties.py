@@ -50,7 +50,7 @@ from dreamloop.model import offline
 from dreamloop.recovery import RecoveryOptions
 from dreamloop.render import SafeConsole, print_trace
 from dreamloop.scripts import Fault, Turn, reply
-from dreamloop.tools import GrepTool, ReadTool, ToolResult, tool, tool_schemas
+from dreamloop.tools import EditTool, FileState, GrepTool, ReadTool, ToolResult, WriteTool, tool, tool_schemas
 from dreamloop.trace import Trace
 
 # ---------------------------------------------------------------------------
@@ -134,6 +134,8 @@ SWITCHES: dict[str, st.SearchStrategy[Any]] = {
     "token_budget": st.none() | st.integers(min_value=20, max_value=400),
     "max_tokens": st.sampled_from([4096, None]),  # None: each model's own limit (from its information, or:)
     "observed_output_limits": st.booleans(),  # as Claude Code 2.1.332 sent it, capped on a non-streamed retry
+    "file_state": st.none() | st.sampled_from([True, FileState(edit_after_change="refuse")]),  # read before write
+    "changed_files": st.booleans(),  # phase 5's change notices (issue 33)
 }
 
 INVARIANTS = (
@@ -224,11 +226,15 @@ def session_tools(calls: list[tuple[str, int]]) -> list[Any]:
         calls.append((input.call, input.n))
         return f"wrote {input.n}"
 
-    return [probe, slow, hang, boom, quiet, write, ReadTool(), GrepTool()]
+    return [probe, slow, hang, boom, quiet, write, ReadTool(), GrepTool(), WriteTool(), EditTool()]
 
 
 TOOL_NAMES = ["probe", "slow", "hang", "boom", "quiet", "write"]
-BUILTIN_INPUTS = {"Read": {"file_path": "notes.txt"}, "Grep": {"pattern": r"VALUE(?= =)"}}
+BUILTIN_INPUTS = {"Read": {"file_path": "notes.txt"}, "Grep": {"pattern": r"VALUE(?= =)"},
+                  # issue 33: Write and Edit of the file Read reads (file_state refuses them unread or changed;
+                  # changed_files tells of a change they did not make)
+                  "Write": {"file_path": "notes.txt", "content": "VALUE = 2\nVALUE_2 = 3\n"},
+                  "Edit": {"file_path": "notes.txt", "old_string": "VALUE_2 = 3", "new_string": "VALUE_2 = 4"}}
 
 
 # ---------------------------------------------------------------------------
@@ -242,7 +248,7 @@ TEXTS = st.sampled_from(["", " ", "\n", "Looking.", "Done: the value is 2.", "x"
 @st.composite
 def tool_use_blocks(draw: Any, counter: Any) -> dict[str, Any]:
     n = next(counter)
-    name = draw(st.sampled_from([*TOOL_NAMES, *TOOL_NAMES, "Read", "Grep", "nope"]))
+    name = draw(st.sampled_from([*TOOL_NAMES, *TOOL_NAMES, "Read", "Grep", "Write", "Edit", "nope"]))
     shape = draw(st.sampled_from(["valid"] * 5 + ["invalid", "non_object"]))
     if shape == "valid":
         value: Any = BUILTIN_INPUTS.get(name, {"n": n, "call": f"toolu_g{n:04d}"})
