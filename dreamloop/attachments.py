@@ -4,13 +4,14 @@ The conversation-loop text's phase 5 injects attachments after the tools ran:
 memory files that changed, notices of changed files, queued commands.
 ``Attachments`` holds what one run needs for that: the memory files read at
 the start (their text goes into the first request, stage 5) and the files
-the model read, each with a stamp (``mtime_ns``, size). ``after_tools(turn)``
+the model read, each with a stamp (``mtime_ns``, size) and the text it saw (to diff a change against). ``after_tools(turn)``
 is phase 5's one call; it returns, in order:
 
 * ``memory_changed``: a memory file (CLAUDE.md) that changed, appeared or went
   away since it was last sent; its new text goes to the model (``changed_files``);
 * ``changed_file``: a file the model read (Read) that changed on disk since,
-  not by the loop's own Edit or Write; a bounded notice (``changed_files``);
+  not by the loop's own Edit or Write (a change by Bash counts: a notice says what changed, not who);
+  its changed lines, within the turn's budget (``file_notices.py``; ``changed_files``);
 * ``queued_command``: input typed while the loop ran (``QueryParams.queued_input``).
 
 ``nested_memory(tool, input)`` is the tool calls' ``result_note``: the first Read, Edit or
@@ -34,14 +35,14 @@ from .context.environment import date_reminder, environment_block, environment_f
 from .context.memory import (MemoryFile, memory_reminder, nested_memory_files, nested_memory_text, read_memory_files,
                              read_with_imports, stamp)
 from .context.system_prompt import Preamble
+from .file_notices import Change, notices
 from .messages import AttachmentMessage, SystemMessage
 
-__all__ = ["MAX_CHANGE_LINES", "Attachments", "changed_file_text"]
+__all__ = ["MAX_KEPT_CHARS", "Attachments", "changed_file_text"]
 
-MAX_CHANGE_LINES = 40
-"""The most lines of a changed file a notice shows (its first ones); the notice says how many more."""
-MAX_CHANGE_CHARS = 4_000
-"""The most characters of a changed file a notice shows."""
+MAX_KEPT_CHARS = 256 * 1024
+"""The longest text of a file read that is kept to diff a later change against (dreamloop's choice); a longer
+file's change is named, and the model is told to read it again."""
 
 _READS = {"Read"}
 _OWN_EDITS = {"Edit", "Write"}
@@ -70,6 +71,7 @@ class Attachments:
     nested: list[tuple[Path, Any, Path]] = field(default_factory=list)  # nested memory files added, in order
     told: set[str] = field(default_factory=set)  # notices said (a compaction does not repeat them)
     pending: list[SystemMessage] = field(default_factory=list)  # notices of nested files, for phase 5
+    seen: dict[Path, str] = field(default_factory=dict)
 
     @classmethod
     def for_run(cls, params: Any) -> "Attachments":
@@ -163,20 +165,32 @@ class Attachments:
             path = self._path(use)
             if path is not None and result is not None and not result.get("is_error") and use.name in _READS | _OWN_EDITS:
                 touched[path] = use.name
-        out = []
+        changed = []
         for path, before in list(self.read.items()):
             if path in touched:
                 continue
             now = stamp(path)
-            if now == before:
-                continue
-            self.read[path] = now
-            out.append(self._attach("changed_file", path, "deleted" if now is None else "modified",
-                                    changed_file_text(path, self.workspace)))
+            if now != before:
+                self.read[path] = now  # announced once
+                changed.append(path)
+        out = []
+        changes = [_change(path, self.seen.get(path), self.workspace) for path in changed]
+        for path, change, notice in zip(changed, changes, notices(changes)):
+            if notice.shown:  # the model saw the change: the next diff starts from it (else from what it saw)
+                self._keep(path, change.now)
+            out.append(self._attach("changed_file", path, "deleted" if change.now is None else "modified",
+                                    notice.text))
         for path, tool in touched.items():
             if tool in _READS or path in self.read:  # the loop's own edit of a file read: no notice, a new stamp
                 self.read[path] = stamp(path)
+                self._keep(path, _text(path))
         return out
+
+    def _keep(self, path: Path, text: str | None) -> None:
+        if text is None or len(text) > MAX_KEPT_CHARS:
+            self.seen.pop(path, None)
+        else:
+            self.seen[path] = text
 
     def _path(self, use: Any) -> Path | None:
         given = use.input.get("file_path") if isinstance(use.input, dict) else None
@@ -208,33 +222,32 @@ class Attachments:
         return SystemMessage(uuid=self.uuid(), subtype=subtype, content=said or "", level="warning")
 
 
-def changed_file_text(path: Path, workspace: Path | None = None) -> str:
-    """What the model is told about a file it read that changed since: deleted, or its first lines now.
+def changed_file_text(path: Path, workspace: Path | None = None, before: str | None = None) -> str:
+    """What the model is told about a file it read (as ``before``; None: not kept) that changed since: deleted,
+    or its changed lines (``file_notices``); a binary or unreadable file is named, never shown."""
+    return notices([_change(path, before, workspace)], budget=10**9)[0].text
 
-    Bounded: at most ``MAX_CHANGE_LINES`` lines and ``MAX_CHANGE_CHARS`` characters, and a line saying
-    how much more there is; a binary or unreadable file is named, never shown.
-    """
+
+def _text(path: Path) -> str | None:
+    """The file's text now (None: missing, unreadable or binary)."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError:
+        return None
+    return None if b"\0" in data else data.decode("utf-8", errors="replace")
+
+
+def _change(path: Path, before: str | None, workspace: Path | None) -> Change:
     name = _shown(path, workspace)
     try:
         data = Path(path).read_bytes()
     except FileNotFoundError:
-        return f"The file {name}, which you read earlier, has been deleted since."
+        return Change(name, before, None)
     except OSError as error:
-        return f"The file {name}, which you read earlier, changed and can no longer be read ({error.strerror})."
-    head = f"The file {name}, which you read earlier, was changed since (not by you)."
+        return Change(name, before, "", problem=f"it can no longer be read ({error.strerror})")
     if b"\0" in data:
-        return f"{head} It is binary now; read it again if you need it."
-    lines = data.decode("utf-8", errors="replace").splitlines()
-    shown, size = [], 0
-    for line in lines[:MAX_CHANGE_LINES]:
-        if size + len(line) > MAX_CHANGE_CHARS:
-            break
-        shown.append(line)
-        size += len(line) + 1
-    more = len(lines) - len(shown)
-    tail = f"\n(… {more} more line{'s' if more != 1 else ''}; read the file for the rest)" if more else ""
-    body = "\n".join(f"{number:>5}\t{line}" for number, line in enumerate(shown, start=1))
-    return f"{head} It now reads:\n{body}{tail}" if lines else f"{head} It is empty now."
+        return Change(name, before, "", problem="it is binary now")
+    return Change(name, before, data.decode("utf-8", errors="replace"))
 
 
 def _shown(path: Path, workspace: Path | None) -> str:

@@ -26,6 +26,7 @@ from .hooks import Hooks
 from .language import N_
 from .query import QueryParams
 from .recovery import RecoveryOptions
+from .tools.file_state import FileState
 
 __all__ = ["OBSERVED_LOOP", "TEXTS_LOOP", "observed_fields", "observed_loop", "observed_recovery", "texts_fields",
            "texts_loop"]
@@ -74,6 +75,11 @@ def observed_fields() -> dict[str, Any]:
     * ``system_prompt``: dreamloop's own words (``context.environment.IDENTITY``); ``environment`` and
       ``memory_files`` on (Claude Code 2.1.332 opened the first message with eight context reminders in
       ``one_tool``, nine with a CLAUDE.md in ``memory_file``; dreamloop sends its own words).
+    * ``file_state``: on: Write and Edit refuse an existing file the model never read (Claude Code 2.1.332 in
+      ``write_without_read``, ``edit_without_read``), a Write one changed on disk since it was read
+      (``write_after_change``); a new file may be written (``write_new_file``); an Edit of a changed file whose
+      old text still matches is applied (``edit_after_change``), and a Write after it is refused
+      (``edit_after_change_then_write``).
     * ``changed_files``: off (Claude Code 2.1.332 sent no file-change notice within the run in
       ``files_changed_between_turns``); ``tool_use_summaries`` off (dreamloop's choice: live, each is one more
       request); no ``fallback_model`` and no ``token_budget`` (each needs a value: ``--fallback-model``,
@@ -91,6 +97,7 @@ def observed_fields() -> dict[str, Any]:
         "system_prompt": run_system_prompt(),
         "environment": True,
         "memory_files": True,
+        "file_state": FileState(),
         "changed_files": False,
         "tool_use_summaries": None,
         "fallback_model": None,
@@ -118,7 +125,8 @@ def texts_fields() -> dict[str, Any]:
     * ``system_prompt``: none (the texts give no words); ``environment`` and ``memory_files`` on (the
       conversation-loop text's system-prompt assembly and memory files).
     * ``changed_files`` and ``tool_use_summaries`` on (the conversation-loop text's phase 5: file-change notices;
-      a summary made after each batch); no ``fallback_model`` and no ``token_budget`` (each needs a value).
+      a summary made after each batch); ``file_state`` off (neither text names it); no ``fallback_model`` and no
+      ``token_budget`` (each needs a value).
     """
     return {
         "streaming_tool_execution": True,
@@ -132,6 +140,7 @@ def texts_fields() -> dict[str, Any]:
         "system_prompt": None,
         "environment": True,
         "memory_files": True,
+        "file_state": None,
         "changed_files": True,
         "tool_use_summaries": True,
         "fallback_model": None,

@@ -77,6 +77,7 @@ from .retry import attempts
 from .state import Continue, State, Terminal
 from .subagents import AGENT_TOOL, AgentInput, AgentTool, SubAgents
 from .summaries import ToolUseSummaries, finish_summary, start_summary
+from .tools.file_state import FileState
 from .tools import StreamingToolExecutor, ToolUseContext, run_tools, tool_schemas
 from .trace import Trace
 
@@ -152,6 +153,10 @@ class QueryParams(BaseModel):
     * ``changed_files`` (chapter 03): at phase 5, a ``changed_file`` attachment for a file the model
       read that changed on disk since (not by the loop's own Edit or Write), and a ``memory_changed``
       one for a memory file that changed (``attachments.py``).
+    * ``file_state`` (chapter 04): ``FileState`` (or True): Write and Edit refuse an existing file the model
+      has not read, or that changed on disk since it last saw it, with an ``is_error`` result saying it must be
+      read again; a new file may be written (``tools/file_state.py``). Each run keeps its own record (this
+      value gives ``edit_after_change``).
     * ``tool_use_summaries`` (chapter 03): ``ToolUseSummaries`` (or True): after a batch of tools a
       summary is started without holding up the next request, kept in ``State.pending_tool_use_summary``
       and yielded in the next iteration as a ``ToolUseSummaryMessage`` (``summaries.py``).
@@ -215,6 +220,9 @@ class QueryParams(BaseModel):
     changed_files: bool = Field(
         default=False, json_schema_extra={"switch": True, "chapter": "03"},
         description=N_("phase 5 tells the model when a file it read, or a CLAUDE.md, changed on disk"))
+    file_state: FileState | None = Field(
+        default=None, json_schema_extra={"switch": True, "chapter": "04"},
+        description=N_("Write and Edit refuse a file the model has not read as it is now"))
     tool_use_summaries: ToolUseSummaries | None = Field(
         default=None, json_schema_extra={"switch": True, "chapter": "03"},
         description=N_("a short summary of each batch of tool calls, yielded in the next iteration"))
@@ -266,6 +274,11 @@ class QueryParams(BaseModel):
         if not hasattr(value, "stream"):
             raise ValueError("model must be an AnthropicModel: use dreamloop.offline(script) or dreamloop.live()")
         return value
+
+    @field_validator("file_state", mode="before")
+    @classmethod
+    def _file_state_on(cls, value: Any) -> Any:
+        return FileState() if value is True else (None if value is False else value)
 
     @field_validator("tool_use_summaries", mode="before")
     @classmethod
@@ -701,6 +714,8 @@ def _tool_use_context(params: QueryParams, run: QueryRun, attachments: Attachmen
         results_as_finished=params.results_as_finished,
         sub_agent=partial(_sub_agent, params, run) if params.sub_agents is not None else None,
         result_note=attachments.nested_memory if params.memory_files else None,
+        file_state=None if params.file_state is None else FileState(
+            edit_after_change=params.file_state.edit_after_change),  # one record per run
     )
 
 

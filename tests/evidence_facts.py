@@ -480,14 +480,15 @@ FACTS: dict = {
     "recording.version": Derived((), "the conformance file is Claude Code 2.1.332's",
                                  lambda r: r.conformance["claude_code"], "2.1.332"),
     "recording.verdicts": Derived(("prompt_too_long_after_tools", "disconnect_after_tool_use", "tool_use_without_block",
-                                   "empty_text_block"),
-                                  "45 of 49 scenarios MATCH; the four that differ are labelled with chapters 06, 08b "
-                                  "and 09",
-                                  verdicts, {"match": 45, "of": 49, "differ": {
+                                   "empty_text_block", "edit_after_change_then_write"),
+                                  "50 of 55 scenarios MATCH; the five that differ are labelled with chapters 04, 06, "
+                                  "08b and 09",
+                                  verdicts, {"match": 50, "of": 55, "differ": {
                                       "prompt_too_long_after_tools": "06_context_pipeline",
                                       "disconnect_after_tool_use": "08b_fallbacks",
                                       "tool_use_without_block": "09_every_ending",
-                                      "empty_text_block": "09_every_ending"}}),
+                                      "empty_text_block": "09_every_ending",
+                                      "edit_after_change_then_write": "04_tools"}}),
     "recording.anatomies": Derived(("max_tokens_once", "stream_error_inside_tool_use", "tool_use_without_block"),
                                    "the request anatomies hold chapter 11's scenarios, both sides",
                                    lambda r: sorted(k for k, v in r.anatomy["scenarios"].items()
@@ -649,6 +650,32 @@ FACTS: dict = {
                                      lambda r: [calls(r, "read_then_edit", 1)[0][0], calls(r, "read_then_edit",
                                                 2)[0][0]],
                                      ["Read", "Edit"]),
+    "write_without_read.cc": Observed("write_without_read", CC, "the Write of config.py, never read, got an "
+                                      "is_error result; config.py kept its one line; completed",
+                                      {"requests": 2, "request[2].results": ["toolu_fake_0001:error"],
+                                       "workspace": "unchanged", "counts": {"config.py": 1}, "ending": "completed"}),
+    "edit_without_read.cc": Observed("edit_without_read", CC, "the Edit of config.py, never read, got an is_error "
+                                     "result; config.py unchanged; completed",
+                                     {"requests": 2, "request[2].results": ["toolu_fake_0001:error"],
+                                      "workspace": "unchanged", "ending": "completed"}),
+    "write_after_change.cc": Observed("write_after_change", CC, "after a Read and a person's added line, the Write "
+                                      "got an is_error result; the person's line survived (2 lines)",
+                                      {"requests": 3, "request[3].results": ["toolu_fake_0002:error"],
+                                       "counts": {"config.py": 2}, "match": True}),
+    "edit_after_change.cc": Observed("edit_after_change", CC, "after a Read and a person's added line (the old text "
+                                     "kept), the Edit was applied: an ordinary result, config.py 2 lines",
+                                     {"requests": 3, "request[3].results": ["toolu_fake_0002"],
+                                      "counts": {"config.py": 2}, "match": True}),
+    "edit_after_change_then_write.cc": Observed("edit_after_change_then_write", CC, "after that applied Edit, a Write "
+                                                "of the file got an ordinary result: the person's line was lost "
+                                                "(1 line); dreamloop refused it (2 lines), labelled deliberate",
+                                                {"requests": 4, "request[4].results": ["toolu_fake_0003"],
+                                                 "counts": {"config.py": 1}, "match": False,
+                                                 "deliberate": "04_tools"}),
+    "write_new_file.cc": Observed("write_new_file", CC, "the Write of settings.py, a new file, got an ordinary "
+                                  "result; the file has its one line",
+                                  {"requests": 2, "request[2].results": ["toolu_fake_0001"],
+                                   "counts": {"settings.py": 1}, "match": True}),
     "read_then_edit.cc": Observed("read_then_edit", CC, "the Edit's result is ordinary (not is_error); completed",
                                   {"requests": 3, "request[3].results": ["toolu_fake_0002"], "ending": "completed"}),
     "opus_probe.limit": Observed("opus_probe", CC, "its one request to claude-opus-5-5 asked for 128,000",
@@ -1015,11 +1042,11 @@ FACTS: dict = {
                                                 [True, ["toolu_fake_0002", "toolu_fake_0003", "toolu_fake_0001"],
                                                  [False]]),
     "result_reminders": Derived(("one_tool", "hook_pre_tool_use_deny", "results_in_finishing_order"), "every request "
-                                "of Claude Code's that carried tool_results, in every scenario (43), held the "
+                                "of Claude Code's that carried tool_results, in every scenario (50), held the "
                                 "79-character reminder (the same hash) inside its last result (in an order-free "
                                 "scenario, whose line lists it without its result, inside one of them)",
-                                result_reminders, {"requests with results": 43,
-                                                   "the reminder inside the last result": 43}),
+                                result_reminders, {"requests with results": 50,
+                                                   "the reminder inside the last result": 50}),
     "hook_pre_tool_use_deny.cc": Observed("hook_pre_tool_use_deny", CC, "the denied Edit's result is_error, the "
                                           "reminder inside it too", {"request[3].results": ["toolu_fake_0002:error"],
                                                                      "request[3].inside": [
@@ -1148,7 +1175,8 @@ CLAIMS: list = [
              "stream_error_before_block.cc", "stream_error_before_block.match"),
     document("README.md", "`dreamloop compare` runs Claude Code itself (2.1.332 is pinned", "recording.version",
              "recording.library"),
-    document("README.md", "Held against Claude Code 2.1.332, dreamloop matches in 45 of", "recording.verdicts"),
+    document("README.md", "Held against Claude Code 2.1.332, dreamloop matches in 50 of", "recording.verdicts",
+             "edit_after_change_then_write.cc"),
     document("README.md", "Files up to version 2.1.114 hold neither the system prompt",
              "sessions.older_hold_no_request"),
     document("README.md", "Claude Code 2.1.332 records the requests of the conversation as sent", "session09.run",
@@ -1958,6 +1986,11 @@ CLAIMS: list = [
              "http_529_fallback.definition", "output_limit_streaming_fallback.cc"),
     document("dreamloop/presets.py", "* `system_prompt`: dreamloop's own words", "one_tool.cc.context",
              "memory_file.cc.context"),
+    document("dreamloop/presets.py", "* `file_state`: on: Write and Edit refuse", "write_without_read.cc",
+             "edit_without_read.cc", "write_after_change.cc", "write_new_file.cc", "edit_after_change.cc",
+             "edit_after_change_then_write.cc"),
+    document("dreamloop/tools/file_state.py", "as Claude Code 2.1.332 did", "edit_after_change.cc",
+             "edit_after_change_then_write.cc"),
     document("dreamloop/presets.py", "* `changed_files`: off", "files_changed_between_turns.texts",
              "files_changed_between_turns.cc"),
     document("dreamloop/presets.py", "The `QueryParams` fields of the texts' loop", "four.fallback_option",

@@ -15,7 +15,8 @@ import pytest
 from dreamloop.recovery import RecoveryOptions
 
 from dreamloop import scripts as S
-from dreamloop.attachments import MAX_CHANGE_LINES, changed_file_text
+from dreamloop.attachments import changed_file_text
+from dreamloop.file_notices import MAX_DIFF_LINES
 from dreamloop.cleanup import ABNORMAL
 from dreamloop.context import ContextOptions
 from dreamloop.context.environment import IDENTITY, run_system_prompt, without_environment
@@ -236,11 +237,12 @@ async def test_no_notice_for_the_loops_own_edit_or_with_the_switch_off(offline, 
 
 def test_a_change_notice_is_bounded(tmp_path):
     big = tmp_path / "big.txt"
-    big.write_text("".join(f"line {n}\n" for n in range(1000)))
-    said = changed_file_text(big, tmp_path)
-    assert said.count("\n") <= MAX_CHANGE_LINES + 2 and f"{1000 - MAX_CHANGE_LINES} more lines" in said
+    before = "".join(f"line {n}\n" for n in range(1000))
+    big.write_text(before.replace("line", "LINE"))
+    said = changed_file_text(big, tmp_path, before)
+    assert said.count("\n") <= MAX_DIFF_LINES + 2 and "more diff lines" in said
     big.write_bytes(b"\0\1")
-    assert "binary" in changed_file_text(big, tmp_path)
+    assert "binary" in changed_file_text(big, tmp_path, before)
 
 
 # ---------------------------------------------------------------------------

@@ -52,7 +52,7 @@ from dreamloop.render import SafeConsole, print_trace
 from dreamloop.scripts import Fault, Turn, reply
 from dreamloop.subagents import SubAgents
 from dreamloop.summaries import ToolUseSummaries
-from dreamloop.tools import GrepTool, ReadTool, ToolResult, tool, tool_schemas
+from dreamloop.tools import EditTool, FileState, GrepTool, ReadTool, ToolResult, WriteTool, tool, tool_schemas
 from dreamloop.trace import Trace
 
 # ---------------------------------------------------------------------------
@@ -162,6 +162,8 @@ SWITCHES: dict[str, st.SearchStrategy[Any]] = {
     # script's next items, so children meet every fault, abort point and tool the parent does)
     "memory_files": st.booleans(),  # CLAUDE.md with imports (one fine, one missing, a cycle), pkg/CLAUDE.md nested
     "tool_use_summaries": st.none() | st.sampled_from(["offline", "quick", "hangs", "fails"]).map(lambda kind: _SUMMARIES[kind]),
+    "file_state": st.none() | st.sampled_from([True, FileState(edit_after_change="refuse")]),  # read before write
+    "changed_files": st.booleans(),  # phase 5's change notices (issue 33)
 }
 
 INVARIANTS = (
@@ -254,11 +256,15 @@ def session_tools(calls: list[tuple[str, int]]) -> list[Any]:
         calls.append((input.call, input.n))
         return f"wrote {input.n}"
 
-    return [probe, slow, hang, boom, quiet, write, ReadTool(), GrepTool()]
+    return [probe, slow, hang, boom, quiet, write, ReadTool(), GrepTool(), WriteTool(), EditTool()]
 
 
 TOOL_NAMES = ["probe", "slow", "hang", "boom", "quiet", "write"]
-BUILTIN_INPUTS = {"Read": {"file_path": "notes.txt"}, "Grep": {"pattern": r"VALUE(?= =)"}}
+BUILTIN_INPUTS = {"Read": {"file_path": "notes.txt"}, "Grep": {"pattern": r"VALUE(?= =)"},
+                  # issue 33: Write and Edit of the file Read reads (file_state refuses them unread or changed;
+                  # changed_files tells of a change they did not make)
+                  "Write": {"file_path": "notes.txt", "content": "VALUE = 2\nVALUE_2 = 3\n"},
+                  "Edit": {"file_path": "notes.txt", "old_string": "VALUE_2 = 3", "new_string": "VALUE_2 = 4"}}
 
 
 # ---------------------------------------------------------------------------
@@ -272,7 +278,7 @@ TEXTS = st.sampled_from(["", " ", "\n", "Looking.", "Done: the value is 2.", "x"
 @st.composite
 def tool_use_blocks(draw: Any, counter: Any) -> dict[str, Any]:
     n = next(counter)
-    name = draw(st.sampled_from([*TOOL_NAMES, *TOOL_NAMES, "Read", "Grep", "nope", "Agent"]))
+    name = draw(st.sampled_from([*TOOL_NAMES, *TOOL_NAMES, "Read", "Grep", "Write", "Edit", "nope", "Agent"]))
     shape = draw(st.sampled_from(["valid"] * 5 + ["invalid", "non_object"]))
     if name == "Agent" and shape == "valid":
         value = draw(AGENT_INPUTS)

@@ -14,7 +14,7 @@ from dreamloop.tools import FunctionTool, Tool, ToolResult, ToolUseContext, buil
 def test_public_surface():
     assert sorted(tools.__all__) == sorted([
         "Allow", "Ask", "AskUser", "BaseTool", "BashTool", "CREDENTIAL_VARIABLES", "CallStatus", "CanUseTool", "Deny",
-        "EditTool", "FunctionTool", "GlobTool", "GrepTool", "INTERRUPTED", "NOT_STARTED", "PermissionDecision",
+        "EditTool", "FileState", "FunctionTool", "GlobTool", "GrepTool", "INTERRUPTED", "NOT_STARTED", "PermissionDecision",
         "PermissionMode", "ReadTool", "StreamingToolExecutor", "Tool", "ToolBatch", "ToolResult", "ToolUseContext",
         "USER_INTERRUPT", "Unfinished", "WriteTool", "builtin_tools", "cancels_siblings", "command_environment",
         "decide_permission", "describe_call", "find_tool", "input_schema", "is_read_only_command", "model_failure",

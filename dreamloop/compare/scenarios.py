@@ -175,6 +175,44 @@ def _changed_behind(ws: str) -> Script:
     return policy
 
 
+PERSON_LINE = "# a person's note"
+"""The line a person adds to config.py in the read-before-write scenarios (a marker: does it survive?)."""
+
+
+def _write(ws: str, name: str = "config.py", content: str = "value = 2\n") -> dict[str, Any]:
+    return tool_use("Write", {"file_path": f"{ws}/{name}", "content": content})
+
+
+def _person_edits(ws: str) -> None:
+    if Path(ws).is_dir():  # a script listed without a workspace (the evidence test's "/ws") changes nothing
+        Path(ws, "config.py").write_text(f"value = 1\n{PERSON_LINE}\n", encoding="utf-8")
+
+
+def _unread(call: Callable[[str], dict[str, Any]]) -> Callable[[str], Script]:
+    """The model changes config.py without reading it first: one call, then the answer."""
+    return lambda ws: [reply("Changing it.", call(ws)), reply("Done.")]
+
+
+def _after_change(*calls: Callable[[str], dict[str, Any]]) -> Callable[[str], Script]:
+    """A Read of config.py; while the next request is answered a person adds a line to config.py (the old text
+    still there); then each of ``calls``, one per response, then the answer."""
+    def script(ws: str) -> Script:
+        def policy(body: dict[str, Any], index: int) -> Turn:
+            if index == 0:
+                return reply("Reading.", _read(ws))
+            if index == 1:
+                _person_edits(ws)
+            if index <= len(calls):
+                return reply("Changing it.", calls[index - 1](ws))
+            return reply("Done.")
+        return policy
+    return script
+
+
+def _write_new(ws: str) -> Script:
+    return [reply("Creating it.", _write(ws, "settings.py", "colour = 'blue'\n")), reply("Done.")]
+
+
 def _plain(ws: str) -> Script:
     return [reply("value is 1.")]
 
@@ -504,6 +542,18 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario("files_changed_between_turns", "config.py (read) and CLAUDE.md change on disk between turns", ASK,
              _changed_behind, files={"config.py": CONFIG, "greeter.py": GREETER, "CLAUDE.md": MEMORY},
              markers=("value = 7", "two sentences")),
+    Scenario("write_without_read", "a Write of config.py, which the model never read", CHANGE, _unread(_write),
+             counts=("config.py",)),
+    Scenario("edit_without_read", "an Edit of config.py, which the model never read", CHANGE, _unread(_edit),
+             counts=("config.py",)),
+    Scenario("write_after_change", "a Read of config.py; a person adds a line to it; a Write of it", CHANGE,
+             _after_change(_write), markers=(PERSON_LINE,), counts=("config.py",)),
+    Scenario("edit_after_change", "a Read of config.py; a person adds a line to it (the old text kept); an Edit "
+             "of it", CHANGE, _after_change(_edit), markers=(PERSON_LINE,), counts=("config.py",)),
+    Scenario("edit_after_change_then_write", "a Read of config.py; a person adds a line; an Edit, then a Write "
+             "of it", CHANGE, _after_change(_edit, _write), markers=(PERSON_LINE,), counts=("config.py",)),
+    Scenario("write_new_file", "a Write of settings.py, a file that does not exist yet", CHANGE, _write_new,
+             counts=("settings.py",)),
     Scenario("unknown_content_block", "a content block of a type no SDK knows, between a text and a Read", ASK,
              _unknown_block),
     Scenario("usage_past_the_window", "the model reports 990,000 input tokens after a tool call (usage only)",

@@ -8,7 +8,8 @@
 * ``streaming``: ``StreamingToolExecutor``, calls that start while the model streams.
 * ``cancellation``: what an unfinished call is told (``INTERRUPTED`` vs ``NOT_STARTED``)
   and the sibling rule (a failing Bash call stops the others).
-* ``workspace``: path confinement; ``files``: Read, Write, Edit, Glob, Grep; ``bash``: Bash
+* ``workspace``: path confinement; ``files``: Read, Write, Edit, Glob, Grep (``file_state``: what the model
+  has seen of each file, so Write and Edit refuse one it has not read as it is); ``bash``: Bash
   (not a sandbox); ``environment``: what a command's environment holds (no credentials).
 
 This package knows nothing about the model or the loop's State; the loop
@@ -30,6 +31,7 @@ from .cancellation import (
     sibling_failure,
 )
 from .environment import CREDENTIAL_VARIABLES, command_environment
+from .file_state import FileState
 from .files import EditTool, GlobTool, GrepTool, ReadTool, WriteTool
 from .function import FunctionTool, tool
 from .orchestration import (
@@ -62,6 +64,7 @@ __all__ = [
     "Tool",
     "ToolResult",
     "ToolUseContext",
+    "FileState",
     "find_tool",
     "input_schema",
     "tool",

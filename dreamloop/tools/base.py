@@ -90,6 +90,8 @@ class ToolUseContext:
     * ``result_note``: ``(tool name, input) -> text | None``, asked after a call that ran and did not fail;
       a text goes inside the call's result as a ``<system-reminder>`` (the loop's nested memory files,
       ``Attachments.nested_memory``); ``None``: no note.
+    * ``file_state``: the run's ``FileState`` (``file_state.py``, ``QueryParams.file_state``): Write and
+      Edit refuse a file the model has not seen as it is; None: they check nothing.
     """
 
     tools: list[Tool] = field(default_factory=list)
@@ -109,6 +111,7 @@ class ToolUseContext:
     results_as_finished: bool = False
     sub_agent: Callable[..., Any] | None = None
     result_note: Callable[[str, Any], str | None] | None = None
+    file_state: Any = None
     ask_lock: asyncio.Lock = field(default_factory=asyncio.Lock, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

@@ -46,6 +46,7 @@ import regex
 from pydantic import BaseModel, ConfigDict, Field
 
 from .base import BaseTool, ToolResult, ToolUseContext, cap_output
+from .file_state import refusal_text
 from .patterns import check_pattern, finds_every_matching_line
 from .permissions import Allow, Ask, Deny, PermissionDecision
 from .workspace import display_path, open_in_workspace, resolve_in_workspace, workspace_root
@@ -215,6 +216,15 @@ def _open_regular(root: Path, path: Path, shown: str, tool: str, flags: int,
     return fd
 
 
+def _refuse_unseen(context: ToolUseContext, tool: str, path: Path, shown: str) -> ToolResult | None:
+    """With a ``FileState`` (``QueryParams.file_state``): an ``is_error`` result if the model has not seen the
+    existing file ``path`` as it is now (``file_state.check``)."""
+    if context.file_state is None:
+        return None
+    refusal = context.file_state.refusal(tool, path)
+    return None if refusal is None else _error(refusal_text(refusal, shown))
+
+
 class _ReadingTool(_FileTool):
     """Read, Glob, Grep: read-only and concurrency-safe, so allowed in every mode and run in parallel."""
 
@@ -293,9 +303,13 @@ class ReadTool(_ReadingTool):
                             f"{shown} is not UTF-8 text.")
                 position += len(raw)
         if not total:
+            if context.file_state is not None:
+                context.file_state.saw(path)
             return ToolResult(f"The file {shown} exists but is empty.")
         if start >= total:
             return ToolResult(f"The file {shown} has {total} lines; offset {input.offset} is past its end.")
+        if context.file_state is not None:
+            context.file_state.saw(path)
         text = "\n".join(f"{n:>6}\t{line[:READ_MAX_LINE_CHARS]}" for n, line in enumerate(chosen, start + 1))
         rest = total - start - len(chosen)
         if rest and input.limit is None:
@@ -339,12 +353,17 @@ class WriteTool(_EditingTool):
         if path.is_dir():
             return _error(f"{shown} is a directory, not a file.")
         existed = path.exists()
+        refusal = _refuse_unseen(context, "Write", path, shown)
+        if refusal is not None:
+            return refusal
         opened = _open_regular(root, path, shown, "Write", os.O_WRONLY | os.O_CREAT, make_dirs=True)
         if isinstance(opened, ToolResult):
             return opened
         os.ftruncate(opened, 0)
         with os.fdopen(opened, "w", encoding="utf-8", newline="") as f:
             f.write(input.content)
+        if context.file_state is not None:
+            context.file_state.after_change(path, was_current=True)  # the model wrote all of it
         if existed:
             return ToolResult(f"The file {shown} has been updated.")
         return ToolResult(f"File created successfully at: {shown}")
@@ -382,11 +401,18 @@ class EditTool(_EditingTool):
         shown = display_path(root, path)
         if not path.is_file():
             return _error(f"{shown} is not a regular file (a device, a pipe or a socket); Edit changes files only.")
+        refusal = _refuse_unseen(context, "Edit", path, shown)
+        if refusal is not None:
+            return refusal
+        was_current = context.file_state is not None and context.file_state.current(path)
         opened = _open_regular(root, path, shown, "Edit", os.O_RDWR)
         if isinstance(opened, ToolResult):
             return opened
         with os.fdopen(opened, "r+b") as f:
-            return self._edit(input, f, shown, budget)
+            result = self._edit(input, f, shown, budget)
+        if context.file_state is not None and not result.is_error:
+            context.file_state.after_change(path, was_current)  # changed behind the model: still not seen
+        return result
 
     @staticmethod
     def _edit(input: EditInput, f: Any, shown: str, budget: _Budget) -> ToolResult:

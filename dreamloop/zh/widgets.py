@@ -231,6 +231,7 @@ TEXTS = {
     "request {number}: the same under the MATCH rule": "第 {number} 次请求：按 MATCH 规则相同",
     "no request {number}: this side sent {count}": "没有第 {number} 次请求：这一方只发送了 {count} 次",
     "the workspace's CLAUDE.md files open the first user message": "工作区的 CLAUDE.md 文件放在第一条用户消息的开头",
+    "Write and Edit refuse a file the model has not read as it is now": "模型没有读过某文件当前的样子时，Write 和 Edit 拒绝改它",
     "phase 5 tells the model when a file it read, or a CLAUDE.md, changed on disk":
         "阶段 5 告诉模型：它读过的文件或某个 CLAUDE.md 在磁盘上变了",
     "a short summary of each batch of tool calls, yielded in the next iteration": "每批工具调用的简短摘要，在下一次迭代中产出",
