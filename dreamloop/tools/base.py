@@ -85,6 +85,8 @@ class ToolUseContext:
       (``QueryParams.sibling_rule``, ``cancellation.cancels_siblings``); False: every call runs.
     * ``results_as_finished``: the results message lists the results in the order the calls
       finished (``QueryParams.results_as_finished``); False: in call order.
+    * ``background``: the run's ``tasks.BackgroundTasks`` (``QueryParams.background_tasks``): Bash's
+      ``run_in_background`` starts its command there, ``TaskOutput`` / ``TaskStop`` read and stop it; ``None``: off.
     """
 
     tools: list[Tool] = field(default_factory=list)
@@ -102,6 +104,7 @@ class ToolUseContext:
     hooks: Any = None
     sibling_rule: bool = False
     results_as_finished: bool = False
+    background: Any = None
     ask_lock: asyncio.Lock = field(default_factory=asyncio.Lock, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
