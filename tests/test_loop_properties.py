@@ -21,6 +21,7 @@ import asyncio
 import io
 import itertools
 import json
+import os
 import tempfile
 import threading
 import warnings
@@ -50,7 +51,8 @@ from dreamloop.model import offline
 from dreamloop.recovery import RecoveryOptions
 from dreamloop.render import SafeConsole, print_trace
 from dreamloop.scripts import Fault, Turn, reply
-from dreamloop.tools import GrepTool, ReadTool, ToolResult, tool, tool_schemas
+from dreamloop.tools import BashTool, GrepTool, ReadTool, ToolResult, tool, tool_schemas
+from dreamloop.tools.background import TaskOutputTool, TaskStopTool
 from dreamloop.trace import Trace
 
 # ---------------------------------------------------------------------------
@@ -134,6 +136,7 @@ SWITCHES: dict[str, st.SearchStrategy[Any]] = {
     "token_budget": st.none() | st.integers(min_value=20, max_value=400),
     "max_tokens": st.sampled_from([4096, None]),  # None: each model's own limit (from its information, or:)
     "observed_output_limits": st.booleans(),  # as Claude Code 2.1.332 sent it, capped on a non-streamed retry
+    "background_tasks": st.booleans(),  # Bash's run_in_background; TaskStop; notifications at phase 5 (issue 34)
 }
 
 INVARIANTS = (
@@ -162,6 +165,9 @@ INVARIANTS = (
                               # note the model reads, after the run's response and results, never withdrawn
     "nothing_outlives_a_run",  # after each run's Terminal no task it started still runs; the session's
                                # asyncio.run returns
+    "no_background_process_outlives_its_run",  # after each run's Terminal no background command it started is alive
+    "every_notification_delivered_once",  # a run gives each background task's notification at most once; a
+                                          # completed run gives one for every command it started
 )  # fmt: skip
 
 TOOL_TIMEOUT_S = 0.1  # the "hang" tool is stopped by the loop's tool time limit
@@ -224,11 +230,14 @@ def session_tools(calls: list[tuple[str, int]]) -> list[Any]:
         calls.append((input.call, input.n))
         return f"wrote {input.n}"
 
-    return [probe, slow, hang, boom, quiet, write, ReadTool(), GrepTool()]
+    return [probe, slow, hang, boom, quiet, write, ReadTool(), GrepTool(), BashTool(), TaskOutputTool(),
+            TaskStopTool()]
 
 
 TOOL_NAMES = ["probe", "slow", "hang", "boom", "quiet", "write"]
-BUILTIN_INPUTS = {"Read": {"file_path": "notes.txt"}, "Grep": {"pattern": r"VALUE(?= =)"}}
+BUILTIN_INPUTS = {"Read": {"file_path": "notes.txt"}, "Grep": {"pattern": r"VALUE(?= =)"},
+                  "TaskStop": {"task_id": "bash_1"}, "TaskOutput": {"task_id": "bash_2"}}
+BACKGROUND = "echo $$ >> bg.pids; sleep {}"  # each background command notes its pid first (no_background_process_...)
 
 
 # ---------------------------------------------------------------------------
@@ -242,9 +251,12 @@ TEXTS = st.sampled_from(["", " ", "\n", "Looking.", "Done: the value is 2.", "x"
 @st.composite
 def tool_use_blocks(draw: Any, counter: Any) -> dict[str, Any]:
     n = next(counter)
-    name = draw(st.sampled_from([*TOOL_NAMES, *TOOL_NAMES, "Read", "Grep", "nope"]))
+    name = draw(st.sampled_from([*TOOL_NAMES, *TOOL_NAMES, "Read", "Grep", "nope", "Bash", "TaskStop", "TaskOutput"]))
     shape = draw(st.sampled_from(["valid"] * 5 + ["invalid", "non_object"]))
-    if shape == "valid":
+    if shape == "valid" and name == "Bash":  # a background command: ends at once, soon, or outlasts the run
+        value: Any = {"command": BACKGROUND.format(draw(st.sampled_from(["0", "0.02", "0.05", "30"]))),
+                      "run_in_background": True}
+    elif shape == "valid":
         value: Any = BUILTIN_INPUTS.get(name, {"n": n, "call": f"toolu_g{n:04d}"})
     elif shape == "invalid":
         value = {"m": n}
@@ -592,6 +604,7 @@ class Outcome:
     traces: list[Any] = field(default_factory=list)  # each run's Trace
     runs: list[Any] = field(default_factory=list)  # each run (QueryRun) that ended in a Terminal
     left: list[list[str]] = field(default_factory=list)  # per run: the tasks still running after its Terminal
+    pids_left: list[list[int]] = field(default_factory=list)  # per run: its background commands still alive
     cut_short: bool = False  # asyncio.run around the session raised, or did not return
 
 
@@ -695,7 +708,36 @@ async def run_session(session: Session, workdir: Path) -> Outcome:
         outcome.traces.append(engine.last_run.trace)
         outcome.runs.append(engine.last_run)
         outcome.left.append(_tasks_left(baseline))
+        outcome.pids_left.append(_background_left(workdir))
     return outcome
+
+
+def _background_left(workdir: Path) -> list[int]:
+    """The background commands' pids (``bg.pids``, emptied) still alive after a run."""
+    file = workdir / "bg.pids"
+    pids = [int(word) for word in file.read_text().split()] if file.exists() else []
+    file.unlink(missing_ok=True)
+    alive = []
+    for pid in pids:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            continue
+        alive.append(pid)
+    return alive
+
+
+def _notified(run: Any) -> list[str]:
+    """One run's broken ``every_notification_delivered_once``."""
+    added = run.messages[len(run.params.messages):]
+    ids = [m.attachment["task_id"] for m in added if getattr(m, "type", None) == "attachment"
+           and m.attachment.get("type") == "task_notification"]
+    found = [f"{task_id} notified {ids.count(task_id)} times" for task_id in sorted(set(ids)) if ids.count(task_id) > 1]
+    background = run.iteration.state.tool_use_context.background if run.iteration is not None else None
+    started = background._count if background is not None else 0
+    if run.terminal.reason == "completed" and len(set(ids)) != started:
+        found.append(f"a completed run started {started} background command(s) and notified {len(set(ids))}")
+    return found
 
 
 # ---------------------------------------------------------------------------
@@ -739,6 +781,11 @@ def check(outcome: Outcome) -> list[tuple[str, str]]:
     found += [("transcript_reloads", p) for p in _reload(outcome)]
     for number, run in enumerate(outcome.runs):
         found += [("abort_told_once", f"run {number}: {p}") for p in _told_of_abort(run, engine)]
+    for number, pids in enumerate(outcome.pids_left):
+        if pids:
+            found.append(("no_background_process_outlives_its_run", f"run {number}: pids {pids} alive"))
+    for number, run in enumerate(outcome.runs):
+        found += [("every_notification_delivered_once", f"run {number}: {p}") for p in _notified(run)]
     for number, left in enumerate(outcome.left):
         if left:
             found.append(("nothing_outlives_a_run", f"run {number}: {len(left)} task(s) left: {'; '.join(left)}"))
