@@ -51,14 +51,17 @@ def end_of_run(terminal: Any, pending: list[Any], executor: Any, uuid: Any) -> S
                                    "cancelled": cancelled})
 
 
-async def settle(pending: list[Any], executor: Any) -> None:
+async def settle(pending: list[Any], executor: Any, background: Any = None) -> None:
     """Wait until nothing the run started still runs: the tool-use summaries of ``pending`` and the calls of
     ``executor`` are cancelled (if ``end_of_run`` did not already) and awaited. The loop awaits this before its
     Terminal is returned, whatever ended the run, so no task outlives it (issue 32: ``asyncio.run`` around a run
-    returns)."""
+    returns). ``background``: the run's ``tasks.BackgroundTasks`` (or None): every command still running is stopped
+    and reaped, so no background process outlives its run."""
     tasks = [summary.task for summary in pending if summary is not None]
     for task in tasks:
         task.cancel()
     if executor is not None:
         await executor.stop()
     await asyncio.gather(*tasks, return_exceptions=True)
+    if background is not None:
+        await background.close()

@@ -274,7 +274,8 @@ class AttachmentMessage(_LoopMessageBase):
     lines, sent as one ``<system-reminder>`` text), ``"changed_file"`` and
     ``"memory_changed"`` (phase 5, ``dreamloop.attachments``: a file the model read,
     or a memory file, changed on disk; ``path``, ``change``, and the ``text`` sent),
-    ``"max_turns_reached"`` (UI only: ``max_turns``, ``turn_count``), and the hook records (UI only:
+    ``"task_notification"`` (phase 5, ``dreamloop.tasks``: a background task ended; ``task_id``, ``kind``,
+    ``status``, ``exit_code`` and the ``text`` sent), ``"max_turns_reached"`` (UI only: ``max_turns``, ``turn_count``), and the hook records (UI only:
     ``hook_success``, ``hook_blocking_error``, ``hook_non_blocking_error``,
     ``hook_stopped_continuation``; see ``dreamloop.hooks.HookOutcome``).
     """
@@ -387,7 +388,7 @@ def assistant_tool_uses(message: AssistantMessage) -> list[Any]:
 # normalizeMessagesForAPI()
 
 _API_ATTACHMENTS = {"queued_command", "edited_file", "hook_additional_context", "text", "changed_file",
-                    "memory_changed"}
+                    "memory_changed", "task_notification"}
 
 
 def _assistant_param(message: AssistantMessage) -> MessageParam | None:

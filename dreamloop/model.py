@@ -363,12 +363,14 @@ async def _read_by_a_task(events: AsyncIterator[Any]) -> AsyncIterator[Any]:
     """
     items: asyncio.Queue[Any] = asyncio.Queue()
     end = object()
+    opened = _keep_server_sent_events(events)
 
     async def read() -> None:
         try:
             async for event in events:
                 items.put_nowait(event)
         finally:
+            await _finish(opened)
             items.put_nowait(end)
 
     reader = asyncio.create_task(read(), name="model stream (SDK)")
@@ -379,3 +381,32 @@ async def _read_by_a_task(events: AsyncIterator[Any]) -> AsyncIterator[Any]:
     finally:
         reader.cancel()
         await asyncio.gather(reader, return_exceptions=True)
+
+
+def _keep_server_sent_events(events: Any) -> list[AsyncIterator[Any]]:
+    """The generators of server-sent events the SDK's stream opens, kept so that they can be finished.
+
+    An ``error`` event makes the SDK raise a level above them (``AsyncStream.__stream__``), which leaves the
+    generator reading the body (and each it reads from) suspended at its ``yield``: only the garbage collector
+    would close them, in a task of its own that outlives the run. A stand-in without ``_iter_events`` keeps none.
+    """
+    opened: list[AsyncIterator[Any]] = []
+    original = getattr(events, "_iter_events", None)
+    if callable(original):
+        def iter_events() -> AsyncIterator[Any]:
+            opened.append(generator := original())
+            return generator
+        events._iter_events = iter_events
+    return opened
+
+
+async def _finish(opened: list[AsyncIterator[Any]]) -> None:
+    """Run each kept generator to its end, so every generator below it ends too (closing only the outermost
+    would leave the ones it reads from suspended). The SDK has closed the response by now, so what remains is
+    read at once or the closed body raises; either ends the chain."""
+    for generator in opened:
+        try:
+            async for _ in generator:
+                pass
+        except Exception:  # the closed body's error: the chain has ended, which is all that is wanted here
+            pass

@@ -84,6 +84,9 @@ def observed_fields() -> dict[str, Any]:
       ``files_changed_between_turns``); ``tool_use_summaries`` off (dreamloop's choice: live, each is one more
       request); no ``fallback_model`` and no ``token_budget`` (each needs a value: ``--fallback-model``,
       ``--token-budget``).
+    * ``background_tasks``: on (the ``Bash`` tool of the requests Claude Code 2.1.332 sent in
+      ``prompt_too_long_after_tools`` takes ``run_in_background``); ``TaskOutput`` and ``TaskStop`` are not among
+      ``dreamloop run``'s tools, as none of those requests offered them (dreamloop's choice).
     """
     return {
         "streaming_tool_execution": True,
@@ -102,6 +105,7 @@ def observed_fields() -> dict[str, Any]:
         "tool_use_summaries": None,
         "fallback_model": None,
         "token_budget": None,
+        "background_tasks": True,
     }
 
 
@@ -127,6 +131,7 @@ def texts_fields() -> dict[str, Any]:
     * ``changed_files`` and ``tool_use_summaries`` on (the conversation-loop text's phase 5: file-change notices;
       a summary made after each batch); ``file_state`` off (neither text names it); no ``fallback_model`` and no
       ``token_budget`` (each needs a value).
+    * ``background_tasks``: on (the conversation-loop text's attachments carry task notifications).
     """
     return {
         "streaming_tool_execution": True,
@@ -145,6 +150,7 @@ def texts_fields() -> dict[str, Any]:
         "tool_use_summaries": True,
         "fallback_model": None,
         "token_budget": None,
+        "background_tasks": True,
     }
 
 

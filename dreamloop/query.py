@@ -78,6 +78,7 @@ from .state import Continue, State, Terminal
 from .subagents import AGENT_TOOL, AgentInput, AgentTool, SubAgents
 from .summaries import ToolUseSummaries, finish_summary, start_summary
 from .tools.file_state import FileState
+from .tasks import BackgroundTasks, notification_attachment
 from .tools import StreamingToolExecutor, ToolUseContext, run_tools, tool_schemas
 from .trace import Trace
 
@@ -232,6 +233,9 @@ class QueryParams(BaseModel):
     sub_agents: SubAgents | None = Field(
         default=None, json_schema_extra={"switch": True, "chapter": "12"},
         description=N_("the Agent tool: a task runs in a nested loop with its own State and tools"))
+    background_tasks: bool = Field(
+        default=False, json_schema_extra={"switch": True, "chapter": "12"},
+        description=N_("a Bash command may run in the background; phase 5 says when it ended, once"))
 
     def switches(self) -> dict[str, Any]:
         """Which feature switches are on, in field order, as JSON: ``{"streaming_tool_execution": True, ...}``.
@@ -430,7 +434,8 @@ class QueryRun:
         """Wait until nothing the run started still runs (``cleanup.settle``): before its Terminal is returned."""
         it = self.iteration
         if it is not None:
-            await settle([it.state.pending_tool_use_summary, it.pending_summary], it.executor)
+            await settle([it.state.pending_tool_use_summary, it.pending_summary], it.executor,
+                         it.state.tool_use_context.background)
 
 
 def query(params: QueryParams, *, trace: Trace | None = None) -> QueryRun:
@@ -647,6 +652,8 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
             # (if on) and rides in the next State until the next iteration yields it.
             for attachment in attachments.after_tools(it.tool_uses(), it.results):
                 yield run.note(it.add(attachment))
+            for attachment in _task_notifications(context.background, deps.uuid):
+                yield run.note(it.add(attachment))
             it.pending_summary = start_summary(params.tool_use_summaries, run.model, it.tool_uses(), it.results)
             reached = _max_turns_reached(params, it)
             if reached is not None:
@@ -716,6 +723,7 @@ def _tool_use_context(params: QueryParams, run: QueryRun, attachments: Attachmen
         result_note=attachments.nested_memory if params.memory_files else None,
         file_state=None if params.file_state is None else FileState(
             edit_after_change=params.file_state.edit_after_change),  # one record per run
+        background=BackgroundTasks(limit=30_000) if params.background_tasks else None,
     )
 
 
@@ -933,7 +941,29 @@ async def _stop_checks(params: QueryParams, run: QueryRun, it: _Iteration) -> As
     said = budget_summary(run.output_tokens, state, budget) if budget is not None else None
     if said is not None:
         yield it.add(endings.notice(params.deps.uuid, "token_budget", said))
+    background = state.tool_use_context.background
+    if background is not None and background.pending():  # the run ends once its background work is delivered
+        try:
+            with params.abort.guard():  # a Stop ends the wait: the run ends, settle() stops the commands
+                await background.wait_for_notification(params.tool_timeout_s)
+        except Aborted:  # dreamloop's choice: as an abort after every call had finished
+            for message in endings.interrupted("tools_done", params.deps.uuid):
+                yield it.add(message)
+            it.terminal = Terminal(reason="aborted_tools", turn_count=state.turn_count)
+            return
+        for attachment in _task_notifications(background, params.deps.uuid):
+            yield it.add(attachment)
+        it.transition = Continue(reason="next_turn")  # the model reads the notification in a turn of its own
+        return
     it.terminal = Terminal(reason="completed", turn_count=state.turn_count)
+
+
+def _task_notifications(background: BackgroundTasks | None, uuid: Callable[[], str]) -> list[AttachmentMessage]:
+    """Phase 5's ``task_notification`` attachments: each background task that ended since the last, once."""
+    if background is None:
+        return []
+    return [AttachmentMessage(uuid=uuid(), attachment=notification_attachment(n))
+            for n in background.take_notifications()]
 
 
 async def _run_tools(params: QueryParams, it: _Iteration) -> AsyncIterator[Any]:

@@ -36,6 +36,7 @@ QUOTES: dict = {
     "conv.in_chinese": Quote(CONV, "Claude Code 的对话主循环是一个以 async function* 定义的异步生成器"),
     "conv.title": Quote(CONV, "对话循环\n\n异步生成器\n\nClaude Code 的对话主循环"),
     "conv.memory_file_name": Quote(CONV, "内存文件（CLAUDE.md）"),
+    "conv.task_notifications": Quote(CONV, "任务通知等附加信息"),
     "conv.claude_code": Quote(CONV, "Claude Code 的对话主循环"),
     "conv.function_names": Quote(CONV, "理解 queryLoop 函数内部的完整流程"),
     "conv.return_reason": Quote(CONV, "生成器的 return 值即为终止原因"),
@@ -216,6 +217,15 @@ S01, S02, S03, S04, S05, S07, S08 = OLDER_SESSIONS
 S09 = "09_dreamloop-compare_max_tokens_always_v2.1.332_scrubbed.jsonl"
 S10 = "10_dreamloop-compare_prompt_too_long_after_tools_v2.1.332_scrubbed.jsonl"
 S11 = "11_dreamloop-compare_hook_stop_exit_2_once_v2.1.332_scrubbed.jsonl"
+
+
+def background_tools(r, session: str) -> dict:
+    """In a session file's first request shape: whether its ``Bash`` takes ``run_in_background``, and which of
+    ``TaskOutput`` / ``TaskStop`` its tools hold."""
+    shape = next(x["shape"] for x in r.session(session) if x.get("type") == "api-request-shape")
+    tools = {t["name"]: t for t in shape.get("tools", [])}
+    return {"run_in_background": "run_in_background" in tools["Bash"]["input_schema"].get("properties", {}),
+            "offered": sorted({"TaskOutput", "TaskStop"} & set(tools))}
 
 
 def holds_requests(r, session: str) -> bool:
@@ -523,6 +533,10 @@ FACTS: dict = {
                              "prompt_too_long_after_tools: it records the 4 requests of the conversation as sent, not "
                              "the 4 it sent after the refusal (8 in the conformance file)",
                              lambda r: kept_run(r, S10, "prompt_too_long_after_tools"), kept(4, 8)),
+    "session10.background_tools": Derived(("prompt_too_long_after_tools", S10), "the Bash tool Claude Code 2.1.332 "
+                                          "offered takes run_in_background; neither TaskOutput nor TaskStop is offered",
+                                          lambda r: background_tools(r, S10),
+                                          {"run_in_background": True, "offered": []}),
     "session11.run": Derived(("hook_stop_exit_2_once", S11), "session 11 is Claude Code 2.1.332's run of "
                              "hook_stop_exit_2_once, with each of its 2 requests as sent",
                              lambda r: kept_run(r, S11, "hook_stop_exit_2_once"), kept(2, 2)),
@@ -1993,12 +2007,16 @@ CLAIMS: list = [
              "edit_after_change_then_write.cc"),
     document("dreamloop/presets.py", "* `changed_files`: off", "files_changed_between_turns.texts",
              "files_changed_between_turns.cc"),
+    document("dreamloop/presets.py", "* `background_tasks`: on (the `Bash` tool of the requests",
+             "session10.run", "session10.background_tools"),
     document("dreamloop/presets.py", "The `QueryParams` fields of the texts' loop", "four.fallback_option",
              "conv.recovery_rungs"),
     document("dreamloop/presets.py", "* `streaming_tool_execution`: on (the conversation-loop text's streaming",
              "conv.streaming_execution", "four.streaming_executor"),
     document("dreamloop/presets.py", "* `results_as_finished`: on: calls that may run in parallel",
              "four.parallel_order"),
+    document("dreamloop/presets.py", "* `background_tasks`: on (the conversation-loop text's attachments",
+             "conv.task_notifications"),
     document("dreamloop/presets.py", "* `context`: every stage on and prompt caching (the conversation-loop",
              "conv.pipeline"),
     document("dreamloop/presets.py", "* `hooks`: on, with no hook (the conversation-loop text's stop hooks)",

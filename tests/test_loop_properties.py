@@ -21,6 +21,7 @@ import asyncio
 import io
 import itertools
 import json
+import os
 import tempfile
 import threading
 import warnings
@@ -52,7 +53,8 @@ from dreamloop.render import SafeConsole, print_trace
 from dreamloop.scripts import Fault, Turn, reply
 from dreamloop.subagents import SubAgents
 from dreamloop.summaries import ToolUseSummaries
-from dreamloop.tools import EditTool, FileState, GrepTool, ReadTool, ToolResult, WriteTool, tool, tool_schemas
+from dreamloop.tools import BashTool, EditTool, FileState, GrepTool, ReadTool, ToolResult, WriteTool, tool, tool_schemas
+from dreamloop.tools.background import TaskOutputTool, TaskStopTool
 from dreamloop.trace import Trace
 
 # ---------------------------------------------------------------------------
@@ -164,6 +166,7 @@ SWITCHES: dict[str, st.SearchStrategy[Any]] = {
     "tool_use_summaries": st.none() | st.sampled_from(["offline", "quick", "hangs", "fails"]).map(lambda kind: _SUMMARIES[kind]),
     "file_state": st.none() | st.sampled_from([True, FileState(edit_after_change="refuse")]),  # read before write
     "changed_files": st.booleans(),  # phase 5's change notices (issue 33)
+    "background_tasks": st.booleans(),  # Bash's run_in_background; TaskStop; notifications at phase 5 (issue 34)
 }
 
 INVARIANTS = (
@@ -194,6 +197,9 @@ INVARIANTS = (
                                # asyncio.run returns
     "every_child_ended_in_terminal",  # every sub-agent run an Agent call started has its Terminal when its
                                       # parent's run ends (a Stop, a failing child, the tool time limit included)
+    "no_background_process_outlives_its_run",  # after each run's Terminal no background command it started is alive
+    "every_notification_delivered_once",  # a run gives each background task's notification at most once; a
+                                          # completed run gives one for every command it started
 )  # fmt: skip
 
 TOOL_TIMEOUT_S = 0.1  # the "hang" tool is stopped by the loop's tool time limit
@@ -256,7 +262,8 @@ def session_tools(calls: list[tuple[str, int]]) -> list[Any]:
         calls.append((input.call, input.n))
         return f"wrote {input.n}"
 
-    return [probe, slow, hang, boom, quiet, write, ReadTool(), GrepTool(), WriteTool(), EditTool()]
+    return [probe, slow, hang, boom, quiet, write, ReadTool(), GrepTool(), WriteTool(), EditTool(), BashTool(),
+            TaskOutputTool(), TaskStopTool()]
 
 
 TOOL_NAMES = ["probe", "slow", "hang", "boom", "quiet", "write"]
@@ -264,7 +271,9 @@ BUILTIN_INPUTS = {"Read": {"file_path": "notes.txt"}, "Grep": {"pattern": r"VALU
                   # issue 33: Write and Edit of the file Read reads (file_state refuses them unread or changed;
                   # changed_files tells of a change they did not make)
                   "Write": {"file_path": "notes.txt", "content": "VALUE = 2\nVALUE_2 = 3\n"},
-                  "Edit": {"file_path": "notes.txt", "old_string": "VALUE_2 = 3", "new_string": "VALUE_2 = 4"}}
+                  "Edit": {"file_path": "notes.txt", "old_string": "VALUE_2 = 3", "new_string": "VALUE_2 = 4"},
+                  "TaskStop": {"task_id": "bash_1"}, "TaskOutput": {"task_id": "bash_2"}}
+BACKGROUND = "echo $$ >> bg.pids; sleep {}"  # each background command notes its pid first (no_background_process_...)
 
 
 # ---------------------------------------------------------------------------
@@ -278,12 +287,16 @@ TEXTS = st.sampled_from(["", " ", "\n", "Looking.", "Done: the value is 2.", "x"
 @st.composite
 def tool_use_blocks(draw: Any, counter: Any) -> dict[str, Any]:
     n = next(counter)
-    name = draw(st.sampled_from([*TOOL_NAMES, *TOOL_NAMES, "Read", "Grep", "Write", "Edit", "nope", "Agent"]))
+    name = draw(st.sampled_from([*TOOL_NAMES, *TOOL_NAMES, "Read", "Grep", "Write", "Edit", "nope", "Agent", "Bash",
+                                 "TaskStop", "TaskOutput"]))
     shape = draw(st.sampled_from(["valid"] * 5 + ["invalid", "non_object"]))
     if name == "Agent" and shape == "valid":
-        value = draw(AGENT_INPUTS)
+        value: Any = draw(AGENT_INPUTS)
+    elif shape == "valid" and name == "Bash":  # a background command: ends at once, soon, or outlasts the run
+        value = {"command": BACKGROUND.format(draw(st.sampled_from(["0", "0.02", "0.05", "30"]))),
+                 "run_in_background": True}
     elif shape == "valid":
-        value: Any = BUILTIN_INPUTS.get(name, {"n": n, "call": f"toolu_g{n:04d}"})
+        value = BUILTIN_INPUTS.get(name, {"n": n, "call": f"toolu_g{n:04d}"})
         if name == "Read":  # pkg/ has a nested memory file (issue 33): its first Read there carries it
             value = {"file_path": draw(st.sampled_from(["notes.txt", "notes.txt", "pkg/notes.txt"]))}
     elif shape == "invalid":
@@ -660,6 +673,7 @@ class Outcome:
     traces: list[Any] = field(default_factory=list)  # each run's Trace
     runs: list[Any] = field(default_factory=list)  # each run (QueryRun) that ended in a Terminal
     left: list[list[str]] = field(default_factory=list)  # per run: the tasks still running after its Terminal
+    pids_left: list[list[int]] = field(default_factory=list)  # per run: its background commands still alive
     cut_short: bool = False  # asyncio.run around the session raised, or did not return
 
 
@@ -768,7 +782,36 @@ async def run_session(session: Session, workdir: Path) -> Outcome:
         outcome.traces.append(engine.last_run.trace)
         outcome.runs.append(engine.last_run)
         outcome.left.append(_tasks_left(baseline))
+        outcome.pids_left.append(_background_left(workdir))
     return outcome
+
+
+def _background_left(workdir: Path) -> list[int]:
+    """The background commands' pids (``bg.pids``, emptied) still alive after a run."""
+    file = workdir / "bg.pids"
+    pids = [int(word) for word in file.read_text().split()] if file.exists() else []
+    file.unlink(missing_ok=True)
+    alive = []
+    for pid in pids:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            continue
+        alive.append(pid)
+    return alive
+
+
+def _notified(run: Any) -> list[str]:
+    """One run's broken ``every_notification_delivered_once``."""
+    added = run.messages[len(run.params.messages):]
+    ids = [m.attachment["task_id"] for m in added if getattr(m, "type", None) == "attachment"
+           and m.attachment.get("type") == "task_notification"]
+    found = [f"{task_id} notified {ids.count(task_id)} times" for task_id in sorted(set(ids)) if ids.count(task_id) > 1]
+    background = run.iteration.state.tool_use_context.background if run.iteration is not None else None
+    started = background._count if background is not None else 0
+    if run.terminal.reason == "completed" and len(set(ids)) != started:
+        found.append(f"a completed run started {started} background command(s) and notified {len(set(ids))}")
+    return found
 
 
 # ---------------------------------------------------------------------------
@@ -814,6 +857,11 @@ def check(outcome: Outcome) -> list[tuple[str, str]]:
         found += [("abort_told_once", f"run {number}: {p}") for p in _told_of_abort(run, engine)]
     for number, run in enumerate(outcome.runs):
         found += [("every_child_ended_in_terminal", f"run {number}: {p}") for p in _children_ended(run)]
+    for number, pids in enumerate(outcome.pids_left):
+        if pids:
+            found.append(("no_background_process_outlives_its_run", f"run {number}: pids {pids} alive"))
+    for number, run in enumerate(outcome.runs):
+        found += [("every_notification_delivered_once", f"run {number}: {p}") for p in _notified(run)]
     for number, left in enumerate(outcome.left):
         if left:
             found.append(("nothing_outlives_a_run", f"run {number}: {len(left)} task(s) left: {'; '.join(left)}"))

@@ -153,3 +153,30 @@ async def test_bytes_that_are_not_a_stream_raise_malformed_stream_error():
         with pytest.raises(MalformedStreamError, match=said) as caught:
             [item async for item in AnthropicModel(client, "m").stream(messages=MESSAGES, max_tokens=16)]
         assert caught.value.partial.id == "m" and caught.value.partial.content == []
+
+
+# ---------------------------------------------------------------------------
+# An error event leaves no generator of the SDK's stream suspended (found while building issue 34's item 3)
+
+
+@pytest.mark.parametrize("after_events", [0, 2, 5])
+async def test_an_error_event_leaves_no_generator_of_the_stream_suspended(after_events):
+    """The SDK raises for an ``error`` event a level above the generators that read the body (its own, httpx's, the
+    offline API's): they were left suspended at a ``yield``, held until the event loop shuts down (in a kernel:
+    never), each then closed in a task of its own."""
+    import gc
+    import types
+
+    from dreamloop.scripts import stream_error
+
+    def suspended():
+        gc.collect()
+        return {id(o): o.__qualname__ for o in gc.get_objects()
+                if isinstance(o, types.AsyncGeneratorType) and o.ag_frame is not None and not o.ag_running}
+
+    before = suspended()
+    model = offline([stream_error("hello there, a reply cut by an error", after_events=after_events)])
+    with pytest.raises(anthropic.APIStatusError):
+        await collect(model)
+    left = [name for key, name in suspended().items() if key not in before]
+    assert left == []

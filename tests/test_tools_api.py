@@ -60,7 +60,7 @@ def test_builtin_schemas_have_claude_code_fields():
     assert schemas["Read"]["required"] == ["file_path"]
     assert list(schemas["Read"]["properties"]) == ["file_path", "offset", "limit"]
     assert list(schemas["Edit"]["properties"]) == ["file_path", "old_string", "new_string", "replace_all"]
-    assert list(schemas["Bash"]["properties"]) == ["command", "timeout", "description"]
+    assert list(schemas["Bash"]["properties"]) == ["command", "timeout", "description", "run_in_background"]
     assert all(s["type"] == "object" and s["additionalProperties"] is False for s in schemas.values())
 
 

@@ -97,7 +97,8 @@ def test_the_switchboard_shows_each_switch_on_or_off_per_run(offline):
                                                        "sibling_rule", "context", "hooks", "recovery",
                                                        "observed_output_limits", "fallback_model", "token_budget",
                                                        "memory_files", "changed_files", "tool_use_summaries",
-                                                       "environment", "sub_agents"]
+                                                       "environment", "sub_agents",
+                                                       "background_tasks"]
     assert [chapter for _, chapter, _ in switch_fields()] == ["04", "05", "05", "06", "07", "08", "08", "08", "08",
                                                              "03", "03", "03", "06", "12"]
     assert board.on("plain") == [] and board.on("chapter 08") == ["recovery", "fallback_model", "token_budget"]

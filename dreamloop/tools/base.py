@@ -92,6 +92,8 @@ class ToolUseContext:
       ``Attachments.nested_memory``); ``None``: no note.
     * ``file_state``: the run's ``FileState`` (``file_state.py``, ``QueryParams.file_state``): Write and
       Edit refuse a file the model has not seen as it is; None: they check nothing.
+    * ``background``: the run's ``tasks.BackgroundTasks`` (``QueryParams.background_tasks``): Bash's
+      ``run_in_background`` starts its command there, ``TaskOutput`` / ``TaskStop`` read and stop it; ``None``: off.
     """
 
     tools: list[Tool] = field(default_factory=list)
@@ -112,6 +114,7 @@ class ToolUseContext:
     sub_agent: Callable[..., Any] | None = None
     result_note: Callable[[str, Any], str | None] | None = None
     file_state: Any = None
+    background: Any = None
     ask_lock: asyncio.Lock = field(default_factory=asyncio.Lock, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

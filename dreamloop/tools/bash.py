@@ -49,6 +49,9 @@ class BashInput(BaseModel):
     description: str | None = Field(
         default=None, description="A short description of what the command does, in 5-10 words."
     )
+    run_in_background: bool | None = Field(
+        default=None, description="Run the command in the background and return its task id at once; "
+                                  "read its output with TaskOutput, stop it with TaskStop.")
 
 
 def is_read_only_command(command: str) -> bool:
@@ -136,6 +139,9 @@ class BashTool(BaseTool):
         timeout_s = input.timeout / 1000 if input.timeout else context.bash_timeout_s
         env = {**command_environment(context.secrets, pass_credentials=self.pass_credentials),
                "PAGER": "cat", "GIT_PAGER": "cat"}
+        if input.run_in_background:
+            yield await _start_in_background(input.command, root, env, context)
+            return
         done = await run_command(input.command, cwd=root, env=env, timeout_s=timeout_s,
                                  limit=context.max_output_chars)  # stdin closed; stderr interleaved with stdout
         output, code = done.stdout.rstrip("\n"), done.code
@@ -147,6 +153,20 @@ class BashTool(BaseTool):
             yield ToolResult(_join(output, f"Exit code: {code}"), is_error=True)
         else:
             yield ToolResult(output)
+
+
+async def _start_in_background(command: str, root: Any, env: dict[str, str], context: ToolUseContext) -> ToolResult:
+    """Bash with ``run_in_background``: the command starts in the run's ``BackgroundTasks``; the result is its id,
+    at once (dreamloop's words). Off (``context.background`` None): an ``is_error`` result saying so."""
+    if context.background is None:
+        return ToolResult("Background commands are off in this run (QueryParams.background_tasks): "
+                          "run the command without run_in_background.", is_error=True)
+    try:
+        task_id = await context.background.start_command(command, cwd=root, env=env)
+    except OSError as exc:
+        return ToolResult(f"The command could not start: {exc}", is_error=True)
+    return ToolResult(f"Command running in the background with task id {task_id}. "
+                      f"A notification will say when it ends; TaskOutput reads its output so far, TaskStop stops it.")
 
 
 def _join(output: str, last_line: str) -> str:

@@ -23,7 +23,7 @@ from typing import Any, Mapping
 
 from .base import cap_output
 
-__all__ = ["DRAIN_S", "Capture", "CommandProcess", "Finished", "run_command", "start_process"]
+__all__ = ["DRAIN_S", "Capture", "CommandProcess", "Finished", "TailCapture", "run_command", "start_process"]
 
 DRAIN_S = 2.0
 """Seconds to wait for the rest of the output, and then for the exit, once the process group is killed."""
@@ -79,6 +79,26 @@ class Capture:
         return cap_output("".join(self.parts), self.limit, omitted=self.omitted)
 
 
+class TailCapture(Capture):
+    """The last ``limit`` characters of a byte stream (a background command's: what it wrote last matters; dreamloop's
+    choice); counts what was dropped from the front. However much is written, at most ``2 * limit`` is held."""
+
+    def _add(self, text: str) -> None:
+        self.parts.append(text)
+        self.size += len(text)
+        if self.size > 2 * self.limit:
+            kept = "".join(self.parts)[-self.limit:]
+            self.omitted += self.size - len(kept)
+            self.parts, self.size = [kept], len(kept)
+
+    def text(self) -> str:
+        """What was kept, after ``[N earlier characters not shown]`` if anything was dropped."""
+        joined = "".join(self.parts)
+        kept = joined[-self.limit:]
+        omitted = self.omitted + len(joined) - len(kept)
+        return f"[{omitted} earlier characters not shown]\n{kept}" if omitted else kept
+
+
 class CommandProcess:
     """``bash -c COMMAND`` running in its own process group, its output captured as it arrives.
 
@@ -105,9 +125,9 @@ class CommandProcess:
 
     @classmethod
     async def start(cls, command: str, *, cwd: str | Path, env: Mapping[str, str], limit: int,
-                    stdin: bytes | None = None, merge_stderr: bool = True) -> "CommandProcess":
+                    stdin: bytes | None = None, merge_stderr: bool = True, tail: bool = False) -> "CommandProcess":
         """Start ``/bin/bash -c command`` in ``cwd`` with ``env``; each output stream kept to ``limit``
-        characters. ``stdin``: the bytes fed to it (then closed), or None (``/dev/null``); ``merge_stderr``:
+        characters (its head; ``tail=True``: its last characters, ``TailCapture``). ``stdin``: the bytes fed to it (then closed), or None (``/dev/null``); ``merge_stderr``:
         stderr interleaved with stdout as written (else captured on its own).
 
         Raises ``OSError`` if it cannot start (no bash, the directory is gone); cancelled while starting, the
@@ -129,7 +149,8 @@ class CommandProcess:
         finally:
             for fd in [write for _, write in pipes] + ([feed[0]] if feed else []):
                 os.close(fd)  # the child's ends: it holds them now
-        child = cls(proc, [(read, Capture(limit)) for read, _ in pipes], feed[1] if feed else None)
+        kind = TailCapture if tail else Capture
+        child = cls(proc, [(read, kind(limit)) for read, _ in pipes], feed[1] if feed else None)
         try:
             await child._connect(stdin or b"")
         except BaseException:

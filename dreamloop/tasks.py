@@ -1,0 +1,170 @@
+"""Work that outlives a tool call: background commands and the notifications that say they ended.
+
+``BackgroundTasks`` is one run's registry (``ToolUseContext.background``, made when ``QueryParams.background_tasks``
+is on). ``start_command`` starts a Bash command with ``run_in_background`` and returns its id at once (``bash_1``,
+``bash_2``…: fixed ids, no clock); ``output`` reads what a running command wrote so far (its tail, bounded);
+``stop`` ends one. Anything else that runs beside the loop (a sub-agent started in the background) reports its end
+with ``post(TaskNotification(...))``: the queue is the only way an ended task reaches the model. At phase 5 the loop
+calls ``take_notifications()``: each ended task's notification, once, in the order the tasks ended, as one
+``task_notification`` attachment each (``notification_attachment``). ``close()`` stops whatever still runs; the run's
+settle awaits it, so no background process outlives its run.
+
+Bounded: a command's output is kept as its last ``limit`` characters however much it writes; a notification
+carries at most ``TAIL_CHARS`` of it (dreamloop's choices of figures).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+from .tools.process import CommandProcess
+
+__all__ = ["BackgroundTasks", "TAIL_CHARS", "TaskNotification", "notification_attachment"]
+
+TAIL_CHARS = 2_000
+"""The most of a command's output a notification carries: its last characters (dreamloop's choice)."""
+
+
+@dataclass(frozen=True)
+class TaskNotification:
+    """One ended task: ``task_id``, ``kind`` (``"command"``, or ``"agent"`` for a sub-agent), ``status``
+    (``"completed"``, ``"failed"``, ``"stopped"``), ``exit_code`` (a command's; None otherwise) and ``tail`` (the
+    end of its output, at most ``TAIL_CHARS``), ``summary`` (what it was: the command, or the sub-agent's task)."""
+
+    task_id: str
+    kind: str
+    status: str
+    summary: str
+    exit_code: int | None = None
+    tail: str = ""
+
+    def text(self) -> str:
+        """What the model reads (dreamloop's own words, as a ``<system-reminder>``)."""
+        code = "" if self.exit_code is None else f", exit code {self.exit_code}"
+        tail = f"\nThe end of its output:\n{self.tail}" if self.tail else "\nIt wrote no output."
+        return (f"<system-reminder>\nBackground task {self.task_id} ({self.kind}: {self.summary}) "
+                f"{self.status}{code}.{tail}\n</system-reminder>")
+
+
+def notification_attachment(notification: TaskNotification) -> dict[str, Any]:
+    """The ``task_notification`` attachment dict for one notification (``AttachmentMessage.attachment``)."""
+    return {"type": "task_notification", "task_id": notification.task_id, "kind": notification.kind,
+            "status": notification.status, "exit_code": notification.exit_code, "text": notification.text()}
+
+
+class _Command:
+    def __init__(self, task_id: str, command: str, process: CommandProcess) -> None:
+        self.task_id, self.command, self.process = task_id, command, process
+        self.stopped = False
+        self.watcher: asyncio.Task | None = None
+
+
+class BackgroundTasks:
+    """One run's background commands and its queue of task notifications (see the module docstring)."""
+
+    def __init__(self, *, limit: int = 30_000) -> None:
+        self.limit = limit
+        self._commands: dict[str, _Command] = {}
+        self._queue: list[TaskNotification] = []
+        self._delivered: set[str] = set()
+        self._count = 0
+
+    # -- commands -------------------------------------------------------------------------------------------------
+
+    async def start_command(self, command: str, *, cwd: str | Path, env: Mapping[str, str]) -> str:
+        """Start ``command`` (``bash -c``, its own process group); its id, at once. Raises ``OSError`` if it
+        cannot start."""
+        self._count += 1
+        task_id = f"bash_{self._count}"
+        process = await CommandProcess.start(command, cwd=cwd, env=env, limit=self.limit, tail=True)
+        entry = self._commands[task_id] = _Command(task_id, command, process)
+        entry.watcher = asyncio.ensure_future(self._watch(entry))
+        return task_id
+
+    async def _watch(self, entry: _Command) -> None:
+        while not await entry.process.wait(3600.0):
+            pass
+        await entry.process.close()  # the output drained, the group killed, the process reaped
+        self._end(entry)
+
+    def _end(self, entry: _Command) -> None:
+        code = entry.process.returncode
+        status = "stopped" if entry.stopped else ("completed" if code == 0 else "failed")
+        self.post(TaskNotification(entry.task_id, "command", status, entry.command,
+                                   exit_code=None if entry.stopped else code,
+                                   tail=entry.process.stdout.text()[-TAIL_CHARS:]))
+
+    def known(self, task_id: str) -> bool:
+        return task_id in self._commands
+
+    def output(self, task_id: str) -> tuple[str, str] | None:
+        """``(status, output so far)`` of a command, or None for an unknown id; ``status``: ``"running"`` or how
+        it ended."""
+        entry = self._commands.get(task_id)
+        if entry is None:
+            return None
+        code = entry.process.returncode
+        status = "running" if entry.watcher is not None and not entry.watcher.done() else (
+            "stopped" if entry.stopped else f"exited with code {code}")
+        return status, entry.process.stdout.text()
+
+    async def stop(self, task_id: str) -> str | None:
+        """Stop a command (its group killed); what happened, or None for an unknown id."""
+        entry = self._commands.get(task_id)
+        if entry is None:
+            return None
+        if entry.watcher is None or entry.watcher.done():
+            return f"{task_id} had already ended"
+        entry.stopped = True
+        await entry.process.close(drain=False)
+        await asyncio.gather(entry.watcher, return_exceptions=True)
+        return f"{task_id} stopped"
+
+    # -- the queue ------------------------------------------------------------------------------------------------
+
+    def post(self, notification: TaskNotification) -> None:
+        """Queue one ended task's notification (a sub-agent run in the background posts its own here). A task's
+        notification is delivered once: a second one for the same id is dropped."""
+        if notification.task_id in self._delivered or any(n.task_id == notification.task_id for n in self._queue):
+            return
+        self._queue.append(notification)
+
+    def take_notifications(self) -> list[TaskNotification]:
+        """The notifications queued since the last call, in the order they were posted; each given once."""
+        taken, self._queue = self._queue, []
+        self._delivered.update(n.task_id for n in taken)
+        return taken
+
+    async def wait_for_notification(self, timeout_s: float) -> None:
+        """Wait until a notification is queued, at most ``timeout_s`` seconds; then every command still running
+        is stopped (its ``stopped`` notification queued), so the wait always ends with one (dreamloop's choice: the
+        run's ``tool_timeout_s`` bounds a background command the model waits for)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_s
+        while not self._queue and self.running():
+            watchers = {self._commands[t].watcher for t in self.running()}
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                await self.close()
+                break
+            await asyncio.wait(watchers, timeout=remaining, return_when=asyncio.FIRST_COMPLETED)
+
+    def running(self) -> list[str]:
+        """The ids of the commands still running."""
+        return [t for t, e in self._commands.items() if e.watcher is not None and not e.watcher.done()]
+
+    def pending(self) -> bool:
+        """True while a command still runs or a notification waits to be taken."""
+        return bool(self._queue or self.running())
+
+    async def close(self) -> None:
+        """Stop every command still running and wait until each is reaped (the run's settle awaits this)."""
+        for task_id in self.running():
+            entry = self._commands[task_id]
+            entry.stopped = True
+            await entry.process.close(drain=False)
+        await asyncio.gather(*(e.watcher for e in self._commands.values() if e.watcher is not None),
+                             return_exceptions=True)
