@@ -1056,11 +1056,11 @@ FACTS: dict = {
                                                 [True, ["toolu_fake_0002", "toolu_fake_0003", "toolu_fake_0001"],
                                                  [False]]),
     "result_reminders": Derived(("one_tool", "hook_pre_tool_use_deny", "results_in_finishing_order"), "every request "
-                                "of Claude Code's that carried tool_results, in every scenario (50), held the "
+                                "of Claude Code's that carried tool_results, in every scenario (53), held the "
                                 "79-character reminder (the same hash) inside its last result (in an order-free "
                                 "scenario, whose line lists it without its result, inside one of them)",
-                                result_reminders, {"requests with results": 50,
-                                                   "the reminder inside the last result": 50}),
+                                result_reminders, {"requests with results": 53,
+                                                   "the reminder inside the last result": 53}),
     "hook_pre_tool_use_deny.cc": Observed("hook_pre_tool_use_deny", CC, "the denied Edit's result is_error, the "
                                           "reminder inside it too", {"request[3].results": ["toolu_fake_0002:error"],
                                                                      "request[3].inside": [
@@ -1688,6 +1688,8 @@ CLAIMS: list = [
             "这一行在一个细节上仍是 DIFFER", "tool_use_without_block.cc", "tool_use_without_block.differ"),
     chapter("11_the_real_loop", "c11-28", "The whole table, from the recording", "完整的表，来自录制的结果",
             "max_tokens_always.cc", "disconnect_inside_tool_use.requests", "http_529.cc", "http_529_fallback.requests"),
+    chapter("11_the_real_loop", "c11-30", "The five DIFFERs are labelled", "五个 DIFFER 都有标签",
+            "recording.verdicts", "edit_after_change_then_write.cc"),
     chapter("11_the_real_loop", "c11-30", "The loop now follows the observation", "现在循环跟随观察", "conv.escalate",
             "four.model_error"),
     chapter("11_the_real_loop", "c11-30", "**Exercise 1: predict the other loop.**", "写出 `predict(name)`",

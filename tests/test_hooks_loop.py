@@ -480,7 +480,7 @@ async def test_trace_round_trip_keeps_stop_hook_active(offline, tmp_path):
         "switches": {"results_as_finished": False, "streaming_tool_execution": False, "sibling_rule": False,
                      "context": False, "hooks": True, "recovery": False, "observed_output_limits": False,
                      "fallback_model": False, "token_budget": False, "memory_files": False, "changed_files": False,
-                     "tool_use_summaries": False, "environment": False, "sub_agents": False,
+                     "file_state": False, "tool_use_summaries": False, "environment": False, "sub_agents": False,
                      "background_tasks": False}}
     loaded = Trace.load(path)
     assert [c.stop_hook_active for c in loaded.checkpoints] == [False, True]

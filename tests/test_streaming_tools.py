@@ -40,7 +40,7 @@ RECOVERY_OFF = {"recovery": False, "observed_output_limits": False, "fallback_mo
                 "memory_files": False, "changed_files": False, "tool_use_summaries": False,  # chapter 03's
                 "environment": False,  # chapter 06's
                 "sub_agents": False, "background_tasks": False}  # chapter 12's
-TOOLS_OFF = {"results_as_finished": False, "sibling_rule": False}  # chapters 04 and 05's other switches
+TOOLS_OFF = {"results_as_finished": False, "sibling_rule": False, "file_state": False}  # chapters 04 and 05's other switches
 
 
 class Job(BaseModel):

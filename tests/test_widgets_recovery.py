@@ -96,13 +96,13 @@ def test_the_switchboard_shows_each_switch_on_or_off_per_run(offline):
     assert [name for name, _, _ in switch_fields()] == ["results_as_finished", "streaming_tool_execution",
                                                        "sibling_rule", "context", "hooks", "recovery",
                                                        "observed_output_limits", "fallback_model", "token_budget",
-                                                       "memory_files", "changed_files", "tool_use_summaries",
-                                                       "environment", "sub_agents",
+                                                       "memory_files", "changed_files", "file_state",
+                                                       "tool_use_summaries", "environment", "sub_agents",
                                                        "background_tasks"]
     assert [chapter for _, chapter, _ in switch_fields()] == ["04", "05", "05", "06", "07", "08", "08", "08", "08",
-                                                             "03", "03", "03", "06", "12"]
+                                                             "03", "03", "04", "03", "06", "12", "12"]
     assert board.on("plain") == [] and board.on("chapter 08") == ["recovery", "fallback_model", "token_budget"]
-    assert repr(board) == "Switchboard(switches=14, columns=2)"
+    assert repr(board) == "Switchboard(switches=16, columns=2)"
     html = board.table.value
     assert html.count('class="dl-sw-on"') == 3 and html.count('class="dl-sw-off"') == 25
     assert "● claude-fallback-1" in html and "dreamloop:static" in board._repr_mimebundle_()["text/html"]

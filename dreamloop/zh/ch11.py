@@ -167,4 +167,17 @@ TEXTS = {
     "the model reports 990,000 input tokens after a tool call (usage only)":
         "一次工具调用之后，模型报告 990,000 个输入 token（只有 usage 里的数字）",
     "HTTP 400 'Could not process image' on the first request": "第一次请求得到 HTTP 400 'Could not process image'",
+    "a Read of config.py; a person adds a line to it (the old text kept); an Edit of it":
+        "一次 Read config.py；有人往里加了一行（原来的文字还在）；然后对它做 Edit",
+    "a Read of config.py; a person adds a line; an Edit, then a Write of it":
+        "一次 Read config.py；有人加了一行；然后对它先做 Edit，再做 Write",
+    "an Edit of config.py, which the model never read": "对模型从未读过的 config.py 做 Edit",
+    "a CLAUDE.md whose line @docs/style.md imports another file: one Read, then the answer":
+        "一个 CLAUDE.md，其中一行 @docs/style.md 导入另一个文件：一次 Read，接着回答",
+    "a CLAUDE.md in the subfolder pkg: two Reads of pkg/helpers.py, then the answer":
+        "子文件夹 pkg 里有一个 CLAUDE.md：两次 Read pkg/helpers.py，接着回答",
+    "a Read of config.py; a person adds a line to it; a Write of it":
+        "一次 Read config.py；有人往里加了一行；然后对它做 Write",
+    "a Write of settings.py, a file that does not exist yet": "Write settings.py，一个还不存在的文件",
+    "a Write of config.py, which the model never read": "对模型从未读过的 config.py 做 Write",
 }

@@ -237,6 +237,8 @@ TEXTS = {
     "a short summary of each batch of tool calls, yielded in the next iteration": "每批工具调用的简短摘要，在下一次迭代中产出",
     "the system prompt says where the agent works: directory, platform, git, the date":
         "系统提示词说明智能体在哪里工作：目录、平台、是否 git 仓库、日期",
+    "the Agent tool: a task runs in a nested loop with its own State and tools":
+        "Agent 工具：一项任务在嵌套的循环里运行，有它自己的 State 和工具",
     "a Bash command may run in the background; phase 5 says when it ended, once":
         "Bash 命令可以在后台运行；它结束时，阶段 5 告知一次",
     "stopped while streaming": "流式输出时被停止",
