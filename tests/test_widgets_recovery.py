@@ -104,5 +104,5 @@ def test_the_switchboard_shows_each_switch_on_or_off_per_run(offline):
     assert board.on("plain") == [] and board.on("chapter 08") == ["recovery", "fallback_model", "token_budget"]
     assert repr(board) == "Switchboard(switches=16, columns=2)"
     html = board.table.value
-    assert html.count('class="dl-sw-on"') == 3 and html.count('class="dl-sw-off"') == 25
+    assert html.count('class="dl-sw-on"') == 3 and html.count('class="dl-sw-off"') == 29
     assert "● claude-fallback-1" in html and "dreamloop:static" in board._repr_mimebundle_()["text/html"]
