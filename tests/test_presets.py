@@ -69,6 +69,8 @@ def test_dreamloop_run_is_the_observed_preset(sample):
     (["--no-environment"], {"environment": False}),
     (["--no-memory-files"], {"memory_files": False}),
     (["--changed-files"], {"changed_files": True}),
+    (["--no-file-state"], {"file_state": None}),
+    (["--no-background-tasks"], {"background_tasks": False}),
 ])
 def test_a_flag_changes_only_what_it_names(sample, flags, changes):
     assert preset_values(prepared("--workspace", str(sample), *flags)) == expected(**changes)
