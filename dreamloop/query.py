@@ -364,6 +364,7 @@ class QueryRun:
         self.iteration: _Iteration | None = None  # the iteration running (or the last one): what settle() waits for
         self._started = params.deps.clock()
         self.children: list[QueryRun] = []  # the sub-agents' runs, in the order they started (sub_agents)
+        self.summaries: list[Any] = []  # every tool-use summary the run started (settle() waits for each)
         self._events = _settled(_query_loop(params, self), self)
 
     @property
@@ -434,7 +435,7 @@ class QueryRun:
         """Wait until nothing the run started still runs (``cleanup.settle``): before its Terminal is returned."""
         it = self.iteration
         if it is not None:
-            await settle([it.state.pending_tool_use_summary, it.pending_summary], it.executor,
+            await settle([*self.summaries, it.state.pending_tool_use_summary, it.pending_summary], it.executor,
                          it.state.tool_use_context.background)
 
 
@@ -655,6 +656,8 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
             for attachment in _task_notifications(context.background, deps.uuid):
                 yield run.note(it.add(attachment))
             it.pending_summary = start_summary(params.tool_use_summaries, run.model, it.tool_uses(), it.results)
+            if it.pending_summary is not None:
+                run.summaries.append(it.pending_summary)
             reached = _max_turns_reached(params, it)
             if reached is not None:
                 yield run.note(it.add(reached))
