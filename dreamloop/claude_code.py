@@ -225,6 +225,27 @@ class ClaudeCodeSession:
                 (r.line, r.data) for r in self.records if r.type in (*REQUEST_TYPES, "assistant"))
         return found
 
+    def side_chain_file(self, agent_id: str) -> Path:
+        """Where the side chain of subagent ``agent_id`` is: ``<session>/subagents/agent-<id>.jsonl`` beside this
+        file (the layout Claude Code 2.1.332 wrote, ``12_dreamloop-compare-probe_agent_foreground_v2.1.332_scrubbed.jsonl``; dreamloop's transcripts use it too)."""
+        return self.path.with_suffix("") / "subagents" / f"agent-{agent_id}.jsonl"
+
+    @property
+    def side_chains(self) -> dict[str, str]:
+        """The side chains beside this file that name their call: ``tool_use`` id -> subagent id, read from each
+        ``<session>/subagents/agent-<id>.meta.json``'s ``toolUseId`` (2.1.332 and dreamloop write it; a meta
+        file that cannot be read names no call). ``{}`` when there is no such folder."""
+        found: dict[str, str] = {}
+        folder = self.path.with_suffix("") / "subagents"
+        for meta in sorted(folder.glob("agent-*.meta.json")) if folder.is_dir() else ():
+            try:
+                call = json.loads(meta.read_text(encoding="utf-8")).get("toolUseId")
+            except (OSError, ValueError, AttributeError):
+                continue
+            if isinstance(call, str):
+                found.setdefault(call, meta.name.removeprefix("agent-").removesuffix(".meta.json"))
+        return found
+
     @property
     def session_id(self) -> str | None:
         return next((str(r.data["sessionId"]) for r in self.records if r.data.get("sessionId")), None)
@@ -619,7 +640,7 @@ class _Rebuild:
             if rejection is not None:
                 self.rejected.append(index)
             _describe(point, slot, called_at, rejection, self.preamble_bookkeeping if index == 0 else None)
-            self._subagents(point, slot)
+            self._subagents(trace, point, slot)
             _describe_sent(point, slot, request, self.preamble_slot if index == 0 else None)
         companions = frozenset(u for m in (x for slot in self.slots for x in slot.after) if isinstance(m, UserMessage)
                                for u in [m.uuid] if (self.session._by_uuid.get(u) or _NO_RECORD).data.get("turnCompanion"))
@@ -681,21 +702,33 @@ class _Rebuild:
             base.notes.append(f"then request {request.id[:8]} (line {request.line}, {len(request.messages)} "
                               f"messages) was sent and got no response: {_shorten(ending, 120)}")
 
-    def _subagents(self, point: Checkpoint, slot: _Slot) -> None:
-        """Say where the conversation of each Task/Agent call's subagent is."""
+    def _subagents(self, trace: Trace, point: Checkpoint, slot: _Slot) -> None:
+        """Say where the conversation of each Task/Agent call's subagent is, and nest it under the call
+        (``trace.children[call id]``) when it is in this file or in a side-chain file beside it."""
         roots = self.session._sidechain_prompts() if not self.branch.sidechain else {}
+        beside = self.session.side_chains if not self.branch.sidechain else {}
         for call in slot.tool_uses:
             prompt = call.input.get("prompt") if isinstance(call.input, dict) else None
             if call.name not in ("Task", "Agent") or not prompt:
                 continue
             found = roots.get(prompt.strip())
+            agent = self.agents.get(call.id) or beside.get(call.id)
             if found is not None:
                 point.notes.append(f"{call.name} call {call.id}: its subagent's conversation is sidechain branch "
                                   f"{found.tip[:8]} in this file ({found.model_calls} model calls; "
                                   f"open it with branch={found.tip[:8]!r})")
-            elif call.id in self.agents:
-                point.notes.append(f"{call.name} call {call.id}: its subagent's conversation is in its own file, "
-                                  f"agent-{self.agents[call.id]}.jsonl")
+                trace.children[call.id] = self.session.trace(found.tip)
+            elif agent is not None:
+                path = self.session.side_chain_file(agent)
+                if path.exists():
+                    child = read_session(path).trace()
+                    trace.children[call.id] = child
+                    point.notes.append(f"{call.name} call {call.id}: its subagent's conversation is its side chain "
+                                      f"{path.parent.parent.name}/subagents/{path.name} ({len(child.checkpoints)} "
+                                      f"model calls), nested under the call: trace.children[{call.id!r}]")
+                else:
+                    point.notes.append(f"{call.name} call {call.id}: its subagent's conversation is in its own "
+                                      f"file, agent-{agent}.jsonl")
 
 
 def _runs(trace: Trace, slots: list[_Slot], endings: dict[str, _Record] | None = None,

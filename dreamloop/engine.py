@@ -14,18 +14,21 @@ from __future__ import annotations
 import contextlib
 import os
 import warnings
+from functools import partial
 from pathlib import Path
 from typing import Any, AsyncIterator, Iterator, Sequence
 
 from .errors import TranscriptBusy, TranscriptWarning
 from .hooks import submit_prompt
 from .messages import AttachmentMessage, SystemMessage, new_uuid, user_message
+from .claude_code import import_claude_code
 from .query import QueryParams, QueryRun, query
 from .state import Terminal
 from .trace import Trace
 from .transcript import (
     append_records,
     finished_call,
+    inspect_side_chains,
     inspect_transcript,
     last_chained_uuid,
     load_transcript,
@@ -33,11 +36,22 @@ from .transcript import (
     repair_messages,
     run_ended_record,
     set_aside_record,
+    side_chain_path,
+    side_chain_record,
     torn_line_record,
     transcript_record,
+    write_side_chain_meta,
 )
 
 __all__ = ["QueryEngine", "load_transcript"]
+
+
+class _SideChain:
+    """A child's side chain as this engine writes it: its file, how many of the child's messages are on disk,
+    the last record's uuid, and what a failed write left pending."""
+
+    def __init__(self, path: Path) -> None:
+        self.path, self.written, self.parent, self.pending = path, 0, None, []
 
 
 class QueryEngine:
@@ -52,6 +66,9 @@ class QueryEngine:
     is still queued when a run ends ``completed`` starts the next run.
     ``last_run`` is the latest ``QueryRun`` (its ``terminal`` and ``trace``);
     ``repair`` is the ``resume_repair`` notice of ``resume()``, if it repaired anything.
+    ``children``: each sub-agent run's trace by the id of the ``Agent`` call that started it, this engine's runs'
+    and, after ``resume()``, those its side chains hold (``transcript.py``: each child's messages are written to
+    a side-chain file beside the transcript, as they come).
 
     One writer per transcript: a run and a resume's repair hold the file's lock, and a run starts only if
     the file ends where this engine last wrote it; otherwise ``TranscriptBusy`` (before anything is written
@@ -73,6 +90,8 @@ class QueryEngine:
         self._locked = False  # this engine holds the transcript's lock (a run, a resume's repair)
         self._pending: list[Any] = []  # messages, finished calls and records not on disk yet (a write failed)
         self.write_error: OSError | None = None  # the last transcript write that failed, until one succeeds
+        self.children: dict[str, Trace] = {}  # the sub-agents' traces, by the parent's Agent call id
+        self._sides: dict[str, _SideChain] = {}  # a child's side chain being written, by agent id
         if self.transcript is not None and last_chained_uuid(self.transcript) is not None:
             raise TranscriptBusy(f"{self.transcript}: this transcript already holds a session; continue it with "
                                  "QueryEngine.resume(path), or give a new file.")
@@ -92,7 +111,10 @@ class QueryEngine:
         transcript, kept in ``engine.repair`` and warned about (``TranscriptWarning``); a
         second resume finds nothing to repair. ``defaults`` as for ``QueryEngine()``
         (``deps`` makes the repair's uuids). Raises ``FileNotFoundError`` if missing,
-        ``TranscriptError`` for a line a crash cannot explain.
+        ``TranscriptError`` for a line a crash cannot explain, in the transcript or in a side chain (naming that
+        file and line; nothing is changed). Each ``Agent`` call's side chain is read back into
+        ``engine.children`` (its model calls, as ``import_claude_code`` rebuilds them), a torn last line set
+        aside first; a child is not continued.
 
         Answering unresolved ``tool_use`` blocks is dreamloop's choice, because the call may
         have had effects; what Claude Code's own resume does with them is neither in the
@@ -103,6 +125,7 @@ class QueryEngine:
             raise FileNotFoundError(f"{path}: no such transcript to resume")
         with lock_transcript(path):
             report = inspect_transcript(path)
+            sides = inspect_side_chains(path, report.messages)  # every file read before anything is changed
             defaults.setdefault("session_id", report.session_id or "dreamloop-session")
             engine = cls(transcript=None, messages=report.messages, **defaults)
             engine.transcript, engine._written, engine._parent = path, len(report.messages), report.last_uuid
@@ -117,6 +140,14 @@ class QueryEngine:
                 engine._save(first=first)
                 engine.repair = repair[-1]
                 warnings.warn(f"{path}: {engine.repair.content}", TranscriptWarning, stacklevel=2)
+            for call_id, side in sides.items():
+                if side.torn:  # set aside as in the main file: cut off, its bytes kept in a torn_line record
+                    os.truncate(side.path, side.torn.offset)
+                    append_records(side.path, [torn_line_record(side.torn)])
+                    warnings.warn(f"{side.path}: set aside a torn last line (line {side.torn.line}, "
+                                  f"{len(side.torn.data)} bytes) of the side chain of {call_id}",
+                                  TranscriptWarning, stacklevel=2)
+                engine.children[call_id] = import_claude_code(side.path)
         return engine
 
     @contextlib.contextmanager
@@ -204,6 +235,7 @@ class QueryEngine:
             yield message
         params = QueryParams(**{**settings, "messages": self.messages, "queued_input": self._drain_queue})
         run = self.last_run = query(params, trace=trace)
+        run.on_child = partial(self._save_child, run)
         try:
             async for event in run:
                 if finished_call(event) or len(run.messages) != len(self.messages):
@@ -228,6 +260,36 @@ class QueryEngine:
             queued, self.queue = self.queue, []
             async for event in self.submit_message("\n\n".join(queued), trace=trace, **overrides):
                 yield event
+
+    def _save_child(self, run: QueryRun, child: QueryRun, event: Any) -> None:
+        """A child's start (``event`` None) or event: keep its trace, append what is new to its side chain.
+
+        At the start, the ``.meta.json`` and the prompt; then each new message and each finished call, fsynced
+        before the child goes on. A write that fails leaves what it held pending (written first next time), and
+        stops the parent's run as a main-file write does (``transcript_write_failed``)."""
+        if child.tool_use_id is None or child.agent_id is None:
+            return
+        self.children[child.tool_use_id] = child.trace
+        if self.transcript is None:
+            return
+        side = self._sides.get(child.agent_id)
+        path = side_chain_path(self.transcript, child.agent_id)
+        try:
+            if side is None:
+                side = self._sides[child.agent_id] = _SideChain(path)
+                write_side_chain_meta(path, {"agentType": child.agent_type, "description": child.description,
+                                             "toolUseId": child.tool_use_id})
+            side.pending += [*child.messages[side.written:], *([event] if finished_call(event) else [])]
+            side.written = len(child.messages)
+            records, parent = [], side.parent
+            for item in side.pending:
+                records.append(side_chain_record(item, parent, self.session_id, child.agent_id))
+                parent = item.uuid
+            append_records(path, records)
+            side.parent, side.pending = parent, []
+        except OSError as error:
+            self.write_error = error
+            run.abort("transcript_write_failed")
 
     @property
     def terminal(self) -> Terminal | None:

@@ -75,7 +75,7 @@ from .recovery import (
 )
 from .retry import attempts
 from .state import Continue, State, Terminal
-from .subagents import AGENT_TOOL, AgentInput, AgentTool, SubAgents
+from .subagents import AGENT_TOOL, AgentInput, AgentTool, SubAgents, agent_id
 from .summaries import ToolUseSummaries, finish_summary, start_summary
 from .tools.file_state import FileState
 from .tasks import BackgroundTasks, notification_attachment
@@ -364,6 +364,12 @@ class QueryRun:
         self.iteration: _Iteration | None = None  # the iteration running (or the last one): what settle() waits for
         self._started = params.deps.clock()
         self.children: list[QueryRun] = []  # the sub-agents' runs, in the order they started (sub_agents)
+        self.tool_use_id: str | None = None  # a child's: the parent's Agent call that started it
+        self.agent_id: str | None = None  # a child's: its side chain's name (subagents.agent_id)
+        self.agent_type: str | None = None  # a child's: its subagent_type
+        self.description: str | None = None  # a child's: its call's description
+        self.on_child: Callable[[QueryRun, Any], None] | None = None  # told of each child's start and messages
+        self._listener: Callable[[QueryRun, Any], None] | None = None  # a child's: its parent's on_child
         self.summaries: list[Any] = []  # every tool-use summary the run started (settle() waits for each)
         self._events = _settled(_query_loop(params, self), self)
 
@@ -403,6 +409,8 @@ class QueryRun:
             if event.type == "assistant":
                 self.output_tokens += event.message.usage.output_tokens
         self.trace.add_event(self.params.deps.clock() - self._started, event)
+        if self._listener is not None and event.type not in ("stream_event", "stream_request_start"):
+            self._listener(self, event)  # a child's message or progress, before it is yielded (the side chain)
         return event
 
     def request_attempt(self, turn_count: int) -> int:
@@ -730,11 +738,14 @@ def _tool_use_context(params: QueryParams, run: QueryRun, attachments: Attachmen
     )
 
 
-def _sub_agent(params: QueryParams, run: QueryRun, input: AgentInput, kind: str) -> QueryRun:
+def _sub_agent(params: QueryParams, run: QueryRun, input: AgentInput, kind: str,
+               tool_use_id: str | None = None) -> QueryRun:
     """A child run for an ``Agent`` call (not started; kept in ``run.children``): the parent's fields but its own
     messages (the prompt), tools (``kind``'s, never ``Agent``), ``max_turns`` and trace; the same model client
     (another model's name if the call gave one), abort signal and ids. No fallback model, token budget, queued
-    input or tool-use summaries of its own (dreamloop's choice: a child's limits are smaller)."""
+    input or tool-use summaries of its own (dreamloop's choice: a child's limits are smaller). The child is named by
+    the call (``tool_use_id``, ``agent_id``), its trace is the parent's ``trace.children[tool_use_id]``, and the
+    parent's ``on_child`` (the engine's side-chain writer) is told of it now and of each of its messages."""
     options = params.sub_agents
     assert options is not None
     allowed = options.types[kind]
@@ -744,7 +755,14 @@ def _sub_agent(params: QueryParams, run: QueryRun, input: AgentInput, kind: str)
     child = query(QueryParams(**{**fields, "messages": input.prompt, "tools": tools, "model": model,
                                  "sub_agents": None, "max_turns": options.max_turns, "fallback_model": None,
                                  "token_budget": None, "queued_input": None, "tool_use_summaries": None}))
+    child.agent_type, child.description = kind, input.description
     run.children.append(child)
+    if tool_use_id is not None:
+        child.tool_use_id, child.agent_id = tool_use_id, agent_id(tool_use_id)
+        run.trace.children[tool_use_id] = child.trace
+    if run.on_child is not None:
+        child._listener = run.on_child
+        run.on_child(child, None)
     return child
 
 

@@ -257,13 +257,47 @@ async def print_run(run: Any, console: Console | None = None) -> Terminal:
     return run.terminal
 
 
+class _Nested(TurnPrinter):
+    """A sub-agent's run printed inside its parent's, under the ``Agent`` call: each line behind ``  │ ``, the
+    Terminal one line."""
+
+    def __init__(self, outer: TurnPrinter) -> None:
+        super().__init__(outer.console, hold=True)
+        self.outer = outer
+
+    def say(self, line: Text) -> None:
+        self.outer.say(Text("  │ ", style="dim") + line)
+
+    def flush(self) -> None:
+        self.outer.flush()
+
+    def turn(self, turn_count: int, transition: Continue | None) -> None:
+        why = transition.reason if transition else "None"
+        self.say(_rule_line(f"turn_count={turn_count}  transition={why}", self.console.width - 4))
+
+    def terminal(self, terminal: Terminal) -> None:
+        self.say(Text(f"Terminal: reason={terminal.reason}  turn_count={terminal.turn_count}"
+                      + (f"  error: {terminal.error}" if terminal.error else ""),
+                      style="green" if terminal.reason == "completed" else "yellow"))
+
+
 def print_trace(trace: Any, console: Console | None = None) -> None:
     """Print a saved ``Trace`` the way ``print_run`` printed it live.
 
     A trace of several runs (an imported session file) prints the
-    prompts that started each later run too, and every checkpoint's notes.
+    prompts that started each later run too, and every checkpoint's notes. A sub-agent's run
+    (``trace.children``) is printed nested under the ``Agent`` call that started it, after that call's
+    line: its prompt, its turns and its Terminal, each line behind ``  │ ``.
     """
     printer = TurnPrinter(console, hold=True)
+    _print_points(trace, printer)
+    printer.flush()
+    if trace.terminal is None and trace.source is None:
+        printer.console.print(Text("(the trace ends without a Terminal: the run did not finish, or its last "
+                                   "checkpoint was lost)", style="yellow"))
+
+
+def _print_points(trace: Any, printer: TurnPrinter) -> None:
     previous = None
     for point in trace.checkpoints:
         if point.index == 0 or point.transition is None:
@@ -273,17 +307,21 @@ def print_trace(trace: Any, console: Console | None = None) -> None:
             for prompt in prompts[-1:] if point.index == 0 else prompts:
                 printer.notice(prompt)
         printer.turn(point.turn_count, point.transition)
-        for message in trace.resolve(point.assistant_messages + point.tool_results + point.attachments):
+        for message in trace.resolve(point.assistant_messages):
+            printer.message(message)
+            for block in message.message.content if message.type == "assistant" else ():
+                child = trace.children.get(block.id) if block.type == "tool_use" else None
+                if child is not None:
+                    printer.say(Text(f"  sub-agent of {block.name} call {block.id}: {len(child.checkpoints)} "
+                                     "model calls", style="bold"))
+                    _print_points(child, _Nested(printer))
+        for message in trace.resolve(point.tool_results + point.attachments):
             printer.message(message)
         for note in point.notes:
             printer.say(Text(f"  note: {note}", style="dim italic"))
         if point.terminal:
             printer.terminal(point.terminal)
         previous = point
-    printer.flush()
-    if trace.terminal is None and trace.source is None:
-        printer.console.print(Text("(the trace ends without a Terminal: the run did not finish, or its last "
-                                   "checkpoint was lost)", style="yellow"))
 
 
 def workspace_diff(before: Path, after: Path, files: Iterable[str] | None = None) -> str:

@@ -19,6 +19,7 @@ imports the loop: the loop hands the tool a starter (``ToolUseContext.sub_agent`
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any, AsyncIterator, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -26,8 +27,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from .tools.base import BaseTool, ToolResult, ToolUseContext
 from .tools.permissions import Allow, PermissionDecision
 
-__all__ = ["AGENT_TOOL", "BACKGROUND_NOT_AVAILABLE", "AgentInput", "AgentTool", "SubAgents", "agent_input_problem",
-           "child_result", "final_answer"]
+__all__ = ["AGENT_TOOL", "BACKGROUND_NOT_AVAILABLE", "AgentInput", "AgentTool", "SubAgents", "agent_id",
+           "agent_input_problem", "child_result", "final_answer"]
 
 AGENT_TOOL = "Agent"
 """The tool's name (the same as the recorded one: see the module docstring)."""
@@ -75,6 +76,15 @@ class AgentInput(BaseModel):
         default=None, description="Start the sub-agent and go on without waiting (not available in dreamloop).")
     isolation: Literal["worktree", "remote"] | None = Field(
         default=None, description="Where the sub-agent works apart from this workspace (not available in dreamloop).")
+
+
+def agent_id(tool_use_id: str) -> str:
+    """The name of the child run an ``Agent`` call starts: ``a`` and 16 hex digits of the SHA-256 of the call's id.
+
+    The form of the ``agentId`` Claude Code 2.1.332 wrote (``a`` and 16 hex digits; in the side chain beside
+    ``12_dreamloop-compare-probe_agent_foreground_v2.1.332_scrubbed.jsonl``, a probe's run kept by ``tests/conformance/make_sidechain_fixture.py``); derived from the call (dreamloop's
+    choice: ids are deterministic, and a side chain is found from its call alone). Pure."""
+    return "a" + hashlib.sha256(tool_use_id.encode("utf-8")).hexdigest()[:16]
 
 
 def agent_input_problem(input: AgentInput, options: SubAgents) -> str | None:
@@ -160,7 +170,7 @@ class AgentTool(BaseTool):
             yield ToolResult(problem, is_error=True)
             return
         kind = input.subagent_type or self.options.default_type
-        run = context.sub_agent(input, kind)  # a QueryRun, not started
+        run = context.sub_agent(input, kind, context.tool_use_id)  # a QueryRun, not started
         yield {"sub_agent": "started", "description": input.description, "subagent_type": kind,
                "model": getattr(run.model, "model", None)}
         try:

@@ -181,7 +181,9 @@ class Trace:
     that the loop did not record came from (None for the loop's own):
     ``{"kind": "claude_code_session", "path", "note", ...}``. ``trace.switches``
     says which feature switches were on (``QueryParams.switches()``; empty for a
-    trace the loop did not record, or saved before version 4).
+    trace the loop did not record, or saved before version 4). ``trace.children``: the trace of each sub-agent
+    run, by the id of the ``Agent`` call that started it (the loop's children, an imported session's side
+    chains, a resumed session's: ``QueryEngine.children``); ``save`` does not write them.
     """
 
     def __init__(self) -> None:
@@ -190,6 +192,7 @@ class Trace:
         self.messages: dict[str, Any] = {}
         self.checkpoints: list[Checkpoint] = []
         self.terminal: Terminal | None = None
+        self.children: dict[str, Trace] = {}  # a sub-agent's trace by the parent's Agent call id (not saved)
         self._events: list[dict[str, Any]] = []
         self._seen: list[tuple[tuple[Any, ...], SharedList]] = []  # the last sequences and their uuids
         self._shared: SharedList | None = None  # the last list share() gave

@@ -59,6 +59,21 @@ too (``TranscriptChanged``): resume the file again to continue.
 
 Any other line that is not a record (a middle line, a line of a known type that does not
 validate) was not made by a crash: ``TranscriptError`` names it and nothing is repaired.
+
+**Side chains** (a sub-agent's messages, ``QueryParams.sub_agents``). The messages of the child run an ``Agent``
+call started go into a file of their own beside the transcript, as Claude Code 2.1.332 wrote a foreground
+``Agent`` call's sub-agent transcript (a probe run offline, ``tests/conformance/make_sidechain_fixture.py``,
+its files kept as ``12_dreamloop-compare-probe_agent_foreground_v2.1.332_scrubbed.jsonl`` and the folder beside it): for ``S.jsonl``, ``S/subagents/agent-<agentId>.jsonl`` (``side_chain_path``; ``agentId``
+is ``subagents.agent_id`` of the call's id), every record the main file's envelope plus ``isSidechain: true``
+and ``agentId``, the child's prompt first with ``parentUuid`` null, the child's finished calls as ``progress``
+records, each record fsynced before the child goes on (the main file's rule); and
+``S/subagents/agent-<agentId>.meta.json`` (``agentType``, ``description``, ``toolUseId``: the parent's call,
+written whole before the first record). The same layout as 2.1.332's (dreamloop's choice): one session's files
+stay together, a folder of sessions lists each parent once, and ``import_claude_code`` reads either program's.
+``inspect_side_chains`` finds each ``Agent`` call's side chain from the call alone; a torn last line is set
+aside by a resume as in the main file, any other bad line is a ``TranscriptError`` naming that file and line
+(nothing is changed); a child is never continued, so its dangling calls stay as they are (the parent's call is
+the one a resume answers).
 """
 
 from __future__ import annotations
@@ -75,6 +90,7 @@ from pydantic import TypeAdapter, ValidationError
 from .errors import FileFormatError, TranscriptBusy, TranscriptError, TranscriptWarning
 from .jsonl import TornLine, parse_record, read_jsonl, warn_torn
 from .messages import AssistantMessage, LoopMessage, ProgressMessage, SystemMessage, UserMessage, new_uuid
+from .subagents import AGENT_TOOL, agent_id
 from .tools.orchestration import tool_results_message
 
 __all__ = [
@@ -84,6 +100,7 @@ __all__ = [
     "TranscriptReport",
     "append_records",
     "finished_call",
+    "inspect_side_chains",
     "inspect_transcript",
     "last_chained_uuid",
     "load_transcript",
@@ -91,8 +108,11 @@ __all__ = [
     "repair_messages",
     "run_ended_record",
     "set_aside_record",
+    "side_chain_path",
+    "side_chain_record",
     "torn_line_record",
     "transcript_record",
+    "write_side_chain_meta",
 ]
 
 SESSION_ENDED = ("The session ended before this call finished, so its result was lost. "
@@ -121,6 +141,49 @@ def transcript_record(message: Any, parent: str | None, session_id: str) -> dict
     record = {"type": data.pop("type"), "uuid": data.pop("uuid"), "parentUuid": parent, "sessionId": session_id}
     record.update(data)
     return record
+
+
+def side_chain_path(transcript: Path, agent_id: str) -> Path:
+    """Where the side chain ``agent_id`` of the transcript ``transcript`` is: ``<stem>/subagents/agent-<id>.jsonl``
+    beside it (``S.jsonl`` -> ``S/subagents/agent-<id>.jsonl``)."""
+    return transcript.with_suffix("") / "subagents" / f"agent-{agent_id}.jsonl"
+
+
+def side_chain_record(message: Any, parent: str | None, session_id: str, agent_id: str) -> dict[str, Any]:
+    """A side chain's record: ``transcript_record`` plus ``isSidechain: true`` and ``agentId`` (the parent's
+    ``sessionId``)."""
+    return {**transcript_record(message, parent, session_id), "isSidechain": True, "agentId": agent_id}
+
+
+def write_side_chain_meta(path: Path, meta: dict[str, Any]) -> None:
+    """Write a side chain's ``.meta.json`` whole (a temporary file, fsynced, renamed into place)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    target = path.with_suffix(".meta.json")
+    temporary = target.with_name(target.name + ".tmp")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        os.write(fd, (json.dumps(meta) + "\n").encode("utf-8"))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(temporary, target)
+
+
+def inspect_side_chains(transcript: str | Path, messages: list[Any]) -> dict[str, "TranscriptReport"]:
+    """The side chain of each ``Agent`` call in ``messages`` that has one on disk: call id -> its report.
+
+    Each is read as ``inspect_transcript`` reads a transcript (a torn last line kept apart in ``report.torn``);
+    raises ``TranscriptError`` naming the side chain's file and line for any other bad line."""
+    found: dict[str, TranscriptReport] = {}
+    for message in messages:
+        if not isinstance(message, AssistantMessage):
+            continue
+        for block in message.message.content:
+            if block.type == "tool_use" and block.name == AGENT_TOOL:
+                path = side_chain_path(Path(transcript), agent_id(block.id))
+                if path.exists():
+                    found[block.id] = inspect_transcript(path)
+    return found
 
 
 def finished_call(event: Any) -> bool:

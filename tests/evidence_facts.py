@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 
-from evidence_registry import (CC, CONV, DL, FOUR, Absent, Derived, Observed, Quote, Registry, Shipped, chapter,
+from evidence_registry import (CC, CONV, DL, FOUR, SESSIONS, Absent, Derived, Observed, Quote, Registry, Shipped, chapter,
                                document, every, session_blocks_per_message, session_record_types, session_tool_names,
                                zh_only)
 
@@ -217,6 +217,8 @@ S01, S02, S03, S04, S05, S07, S08 = OLDER_SESSIONS
 S09 = "09_dreamloop-compare_max_tokens_always_v2.1.332_scrubbed.jsonl"
 S10 = "10_dreamloop-compare_prompt_too_long_after_tools_v2.1.332_scrubbed.jsonl"
 S11 = "11_dreamloop-compare_hook_stop_exit_2_once_v2.1.332_scrubbed.jsonl"
+S12 = "12_dreamloop-compare-probe_agent_foreground_v2.1.332_scrubbed.jsonl"
+S12_AGENT = "12_dreamloop-compare-probe_agent_foreground_v2.1.332_scrubbed/subagents/agent-ad23fca827b57f574.jsonl"
 
 
 def background_tools(r, session: str) -> dict:
@@ -243,6 +245,28 @@ def agent_tool_shape(r, session: str) -> dict:
     return {"properties": list(schema["properties"]), "required": schema.get("required"),
             "additionalProperties": schema.get("additionalProperties"),
             "model": schema["properties"]["model"].get("enum")}
+
+
+def sidechain_layout(r, session: str, agent_file: str) -> dict:
+    """Where a 2.1.332 session file's sub-agent transcript is and how it links to the parent's ``Agent`` call:
+    its path beside the session file, what every record of it carries, its first record, the companion
+    ``.meta.json``'s ``toolUseId`` and the parent's result's ``toolUseResult.agentId`` (each against the others)."""
+    parent, child = r.session(session), r.session(agent_file)
+    agent_id = agent_file.rsplit("agent-", 1)[1].removesuffix(".jsonl")
+    meta = json.loads((SESSIONS / agent_file.replace(".jsonl", ".meta.json")).read_text(encoding="utf-8"))
+    call = next(b for x in parent if x.get("type") == "assistant" for b in x["message"]["content"]
+                if b.get("type") == "tool_use" and b.get("name") == "Agent")
+    result = next(x for x in parent if x.get("type") == "user" and isinstance(x["message"]["content"], list)
+                  and any(b.get("tool_use_id") == call["id"] for b in x["message"]["content"]))
+    chained = [x for x in child if x.get("uuid")]
+    return {"path": agent_file.replace(session.removesuffix(".jsonl"), "<session>").replace(agent_id, "<agentId>"),
+            "chained records all isSidechain": all(x.get("isSidechain") is True for x in chained),
+            "every record's agentId is the file's": all(x.get("agentId") == agent_id for x in child),
+            "sessionId is the parent's": {x.get("sessionId") for x in child} == {parent[0].get("sessionId")},
+            "first": [chained[0]["type"], chained[0]["parentUuid"], chained[0]["message"]["content"] == call["input"]["prompt"]],
+            "meta toolUseId is the call's": meta.get("toolUseId") == call["id"],
+            "meta": sorted(k for k in meta if k in ("agentType", "description", "toolUseId", "finished")),
+            "parent's result names the agent": result["toolUseResult"].get("agentId") == agent_id}
 
 
 def session_versions(r) -> list[str]:
@@ -656,6 +680,17 @@ FACTS: dict = {
                                                     "run_in_background", "isolation"],
                                      "required": ["description", "prompt"], "additionalProperties": False,
                                      "model": ["sonnet", "opus", "haiku", "fable"]}),
+    "session12.sidechain": Derived((S12,), "Claude Code 2.1.332 wrote a foreground Agent call's sub-agent "
+                                   "transcript to <session>/subagents/agent-<agentId>.jsonl, every record isSidechain "
+                                   "with that agentId and the parent's sessionId, the prompt first (no parent); a "
+                                   ".meta.json beside it names the call (toolUseId); the parent's result names the agent",
+                                   lambda r: sidechain_layout(r, S12, S12_AGENT),
+                                   {"path": "<session>/subagents/agent-<agentId>.jsonl",
+                                    "chained records all isSidechain": True, "every record's agentId is the file's": True,
+                                    "sessionId is the parent's": True, "first": ["user", None, True],
+                                    "meta toolUseId is the call's": True,
+                                    "meta": ["agentType", "description", "finished", "toolUseId"],
+                                    "parent's result names the agent": True}),
     "session10.records": Derived((S10,), "session 10: one JSON record per line; one assistant record per content "
                                  "block, a response spanning two", lambda r: [lines_are_records(r, S10),
                                                                               one_block_per_record(r, S10)],
@@ -1722,6 +1757,9 @@ CLAIMS: list = [
     # -- docstrings of the package
     document("dreamloop/__init__.py", "(`queryLoop()` of both texts)", "four.dreamcoder", "conv.function_names"),
     document("dreamloop/subagents.py", "The tool's name and input fields", "session10.agent_tool"),
+    document("dreamloop/subagents.py", "The form of the `agentId` Claude Code 2.1.332 wrote", "session12.sidechain"),
+    document("dreamloop/transcript.py", "as Claude Code 2.1.332 wrote a foreground", "session12.sidechain"),
+    document("dreamloop/claude_code.py", "(the layout Claude Code 2.1.332 wrote,", "session12.sidechain"),
     document("dreamloop/attachments.py", "The conversation-loop text's phase 5 injects attachments", "conv.phase5"),
     document("dreamloop/claude_code.py", "the files it is tested on were written by Claude Code 1.0.17 to 2.1.332",
              "sessions.versions"),
@@ -2038,6 +2076,7 @@ CLAIMS: list = [
 
 NAMES: dict[str, str] = {
     "anyOf": "JSON Schema (a pydantic model's schema)",
+    "toolUseId": "the field of a sub-agent's .meta.json Claude Code 2.1.332 wrote (session 12's side chain)",
     "allowedTools": "the `claude -p` flag `--allowedTools` that `dreamloop compare` passes (compare/sides.py)",
     "assertEqual": "Python's unittest", "assertFalse": "Python's unittest", "assertIsNone": "Python's unittest",
     "assertTrue": "Python's unittest",

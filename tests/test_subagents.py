@@ -160,8 +160,8 @@ class BreakingAgent(AgentTool):
     async def call(self, input, context):
         start = context.sub_agent
 
-        def broken(input, kind):
-            child = start(input, kind)
+        def broken(input, kind, tool_use_id=None):
+            child = start(input, kind, tool_use_id)
 
             async def fail():
                 raise Broken("the child's loop broke")

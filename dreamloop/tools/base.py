@@ -85,7 +85,7 @@ class ToolUseContext:
       (``QueryParams.sibling_rule``, ``cancellation.cancels_siblings``); False: every call runs.
     * ``results_as_finished``: the results message lists the results in the order the calls
       finished (``QueryParams.results_as_finished``); False: in call order.
-    * ``sub_agent``: ``(agent_input, subagent_type) -> QueryRun``, the loop's starter of a child run for the
+    * ``sub_agent``: ``(agent_input, subagent_type, tool_use_id) -> QueryRun``, the loop's starter of a child run for the
       ``Agent`` tool (``QueryParams.sub_agents``); ``None``: sub-agents are off.
     * ``result_note``: ``(tool name, input) -> text | None``, asked after a call that ran and did not fail;
       a text goes inside the call's result as a ``<system-reminder>`` (the loop's nested memory files,
@@ -94,6 +94,8 @@ class ToolUseContext:
       Edit refuse a file the model has not seen as it is; None: they check nothing.
     * ``background``: the run's ``tasks.BackgroundTasks`` (``QueryParams.background_tasks``): Bash's
       ``run_in_background`` starts its command there, ``TaskOutput`` / ``TaskStop`` read and stop it; ``None``: off.
+    * ``tool_use_id``: the id of the call a tool's ``call`` is running (``for_call``; None outside a call): the
+      ``Agent`` tool names its child run by it.
     """
 
     tools: list[Tool] = field(default_factory=list)
@@ -115,6 +117,7 @@ class ToolUseContext:
     result_note: Callable[[str, Any], str | None] | None = None
     file_state: Any = None
     background: Any = None
+    tool_use_id: str | None = None
     ask_lock: asyncio.Lock = field(default_factory=asyncio.Lock, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -122,6 +125,12 @@ class ToolUseContext:
             self.workspace = Path(self.workspace)
         if self.permission_mode not in PERMISSION_MODES:
             raise ValueError(f"permission_mode must be one of {PERMISSION_MODES}, not {self.permission_mode!r}")
+
+    def for_call(self, tool_use_id: str) -> "ToolUseContext":
+        """This context for one call: a shallow copy (the same tools, signal, lock, records) naming the call."""
+        copied = copy.copy(self)
+        copied.tool_use_id = tool_use_id
+        return copied
 
 
 @runtime_checkable

@@ -369,7 +369,7 @@ async def _call_tool(tool: Tool, tool_use_id: str, raw_input: Any,
             return
     result = None
     yield _CALLING  # from here on the call may have effects
-    produced = tool.call(parsed, context)
+    produced = tool.call(parsed, context.for_call(tool_use_id))
     if inspect.isawaitable(produced):  # a plain `async def call` that returns its result
         result = ToolResult.of(await produced)
     else:
