@@ -1888,7 +1888,7 @@ CLAIMS: list = [
             "`RecoveryOptions(streaming_fallback=True)` 也这样做", "output_limit_streaming_fallback.cc",
             "stream_error_before_block.limit"),
     chapter("08b_fallbacks", "8b3c0a01", "Claude Code 2.1.332 did the same where the connection dropped",
-            "Claude Code 2.1.332 在同样的情形下也是这样做的", "disconnect_bash.script", "disconnect_bash.cc",
+            "Claude Code 2.1.332 也是这样做的：下一次请求带上了这个调用", "disconnect_bash.script", "disconnect_bash.cc",
             "disconnect_bash.match"),
     chapter("08b_fallbacks", "8b3c0a01", "Where the connection dropped right at the end of\nthe block",
             "连接恰好在内容块结束时断开时", "disconnect_after_tool_use.script", "disconnect_after_tool_use.cc",
