@@ -76,7 +76,7 @@ def _preview(content: Any, lines: int = _PREVIEW_LINES) -> str:
     if len(rows) <= lines:
         return "\n".join(rows)
     half = lines // 2
-    return "\n".join(rows[:half] + [f"… ({len(rows) - 2 * half} more lines)"] + rows[-half:])
+    return "\n".join(rows[:half] + [tr("… ({count} more lines)", count=len(rows) - 2 * half)] + rows[-half:])
 
 
 _HOLD = 400  # lines a holding printer prints at once

@@ -83,4 +83,6 @@ TEXTS = {
         "按调用的顺序排列 tool_result，不要用别的顺序。",
     "{where}, messages[{j}] ({role}): you sent {got}, not what dreamloop.agent_loop sent.":
         "{where}，messages[{j}]（{role}）：你发送的是 {got}，与 dreamloop.agent_loop 发送的不同。",
+    # what the chapter's own cells print (notebooks/01_four_step_loop.ipynb, through tr)
+    '{count} requests': '{count} 次请求',
 }

@@ -94,4 +94,8 @@ TEXTS = {
         "'python -m unittest_helpers' 运行的是另一个模块（可能正是模型刚写出来的）：前缀要么就是整条命令，要么后面紧跟一个空格。",
     "the command must start with the test command; holding 'unittest' somewhere is not enough.":
         "命令必须以测试命令开头；只是在某处含有 'unittest' 还不够。",
+    # what the chapter's own cells print (notebooks/04_tools.ipynb, through tr); the code pads the two order
+    # labels to 22 characters, so both Chinese labels have 8 (they line up)
+    'finished in the order:': '工具完成的顺序：',
+    'sent to the model as:': '发给模型的顺序：',
 }

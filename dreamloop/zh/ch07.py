@@ -136,4 +136,8 @@ TEXTS = {
         '除非命令里有 git push（先是 git，再是 push，各自成词），否则以 0 退出。',
     '{pushes} pushes blocked by exit 2 ({reason!r}), {count} other commands let through.':
         '{pushes} 次推送被 exit 2 阻断（{reason!r}），{count} 条其他命令被放行。',
+    # what the chapters' own cells print (notebooks/07_hooks.ipynb, 07b_command_hooks.ipynb, through tr)
+    'tests:': '测试：',
+    'model calls:': '模型调用次数：',
+    'requests sent: {count}': '发出的请求：{count} 次',
 }

@@ -162,4 +162,21 @@ TEXTS = {
     "| first difference:": "| 第一处不同：",
     "config.py in the replay's workspace:": "回放的工作区里的 config.py：",
     "config.py now:": "现在的 config.py：",
+    # what chapter 10b's own cells print (notebooks/10b_claude_code_sessions.ipynb, through tr); ' (default)'
+    # is as wide as the ten spaces of a branch without it, in Chinese too
+    'line {number:2}  {type:9}  message.id …{id:6}  {kinds}':
+        '第 {number:2} 行  {type:9}  message.id …{id:6}  {kinds}',
+    'checkpoint {index}: turn_count={turn_count} transition={began:9} messages_for_query={count:2} then {ended}':
+        '检查点 {index}：turn_count={turn_count} transition={began:9} messages_for_query={count:2}，之后 {ended}',
+    'checkpoint {index}: turn_count={turn_count} transition={began:26} request: {messages} messages, '
+    '{reminders:2} reminders, digest ok {digest_ok}; then {ended}':
+        '检查点 {index}：turn_count={turn_count} transition={began:26} 请求：{messages} 条消息，'
+        '{reminders:2} 个提醒块，digest 相符 {digest_ok}；之后 {ended}',
+    '{count} result records:': '{count} 条结果记录：',
+    'note:': '注：',
+    ' (default)': ' （默认） ',
+    '{count} model calls, its own first prompt: {prompt}': '{count} 次模型调用，它自己的第一条提示词：{prompt}',
+    "{count} model calls in the subagent's own conversation; its first prompt:":
+        '子智能体自己的对话里有 {count} 次模型调用；它的第一条提示词：',
+    '{valid}/{count} exchanges valid, rejected: {rejected}': '{valid}/{count} 次往返有效，被拒绝的：{rejected}',
 }

@@ -98,7 +98,7 @@ TEXTS = {
         "{marks}，结果里的提醒块 {inside}",
     "fields only Claude Code sends:": "只有 Claude Code 发送的字段：",
     "the message after the Read:": "Read 之后的那条消息：",
-    "{count} inside": "内含 {count} 个",
+    "{count} inside": "内含 {count} 个提醒块",
     "{loop}: ended {reason}; max_tokens of each request: {limits}":
         "{loop}：以 {reason} 结束；每次请求的 max_tokens：{limits}",
     "Claude Code request {number}: one user message; past its {context} context reminders:":

@@ -245,4 +245,6 @@ TEXTS = {
     # the run printer (render.py): its one sentence; its field names stay as they are
     "({kind}: a block type this version does not know, kept as received)":
         "（{kind}：这个版本不认识的块类型，按收到的原样保留）",
+    # the run printer's shortened result (render.py _preview)
+    '… ({count} more lines)': '…（还有 {count} 行）',
 }
