@@ -739,22 +739,32 @@ def _tool_use_context(params: QueryParams, run: QueryRun, attachments: Attachmen
 
 
 def _sub_agent(params: QueryParams, run: QueryRun, input: AgentInput, kind: str,
-               tool_use_id: str | None = None) -> QueryRun:
+               tool_use_id: str | None = None, *, background: bool = False) -> QueryRun:
     """A child run for an ``Agent`` call (not started; kept in ``run.children``): the parent's fields but its own
     messages (the prompt), tools (``kind``'s, never ``Agent``), ``max_turns`` and trace; the same model client
     (another model's name if the call gave one), abort signal and ids. No fallback model, token budget, queued
     input or tool-use summaries of its own (dreamloop's choice: a child's limits are smaller). The child is named by
     the call (``tool_use_id``, ``agent_id``), its trace is the parent's ``trace.children[tool_use_id]``, and the
-    parent's ``on_child`` (the engine's side-chain writer) is told of it now and of each of its messages."""
+    parent's ``on_child`` (the engine's side-chain writer) is told of it now and of each of its messages.
+
+    ``background``: the child gets an abort signal of its own that the parent's fires (a Stop stops it), so the
+    run's ``BackgroundTasks`` can stop it alone (``TaskStop``, or the parent's run ending first)."""
     options = params.sub_agents
     assert options is not None
     allowed = options.types[kind]
     tools = [t for t in params.tools if t.name != AGENT_TOOL and (allowed is None or t.name in allowed)]
     model = params.model if input.model is None else params.model.with_name(options.models[input.model])
     fields = {name: getattr(params, name) for name in type(params).model_fields}
+    abort = params.abort
+    if background:
+        abort = AbortController()
+        params.abort.add_listener(abort.abort)
+        if params.abort.aborted:
+            abort.abort(params.abort.reason or "interrupted")
     child = query(QueryParams(**{**fields, "messages": input.prompt, "tools": tools, "model": model,
                                  "sub_agents": None, "max_turns": options.max_turns, "fallback_model": None,
-                                 "token_budget": None, "queued_input": None, "tool_use_summaries": None}))
+                                 "token_budget": None, "queued_input": None, "tool_use_summaries": None,
+                                 "abort": abort}))
     child.agent_type, child.description = kind, input.description
     run.children.append(child)
     if tool_use_id is not None:
