@@ -730,20 +730,31 @@ def _tool_use_context(params: QueryParams, run: QueryRun, attachments: Attachmen
     )
 
 
-def _sub_agent(params: QueryParams, run: QueryRun, input: AgentInput, kind: str) -> QueryRun:
+def _sub_agent(params: QueryParams, run: QueryRun, input: AgentInput, kind: str, *,
+               background: bool = False) -> QueryRun:
     """A child run for an ``Agent`` call (not started; kept in ``run.children``): the parent's fields but its own
     messages (the prompt), tools (``kind``'s, never ``Agent``), ``max_turns`` and trace; the same model client
     (another model's name if the call gave one), abort signal and ids. No fallback model, token budget, queued
-    input or tool-use summaries of its own (dreamloop's choice: a child's limits are smaller)."""
+    input or tool-use summaries of its own (dreamloop's choice: a child's limits are smaller).
+
+    ``background``: the child gets an abort signal of its own that the parent's fires (a Stop stops it), so the
+    run's ``BackgroundTasks`` can stop it alone (``TaskStop``, or the parent's run ending first)."""
     options = params.sub_agents
     assert options is not None
     allowed = options.types[kind]
     tools = [t for t in params.tools if t.name != AGENT_TOOL and (allowed is None or t.name in allowed)]
     model = params.model if input.model is None else params.model.with_name(options.models[input.model])
     fields = {name: getattr(params, name) for name in type(params).model_fields}
+    abort = params.abort
+    if background:
+        abort = AbortController()
+        params.abort.add_listener(abort.abort)
+        if params.abort.aborted:
+            abort.abort(params.abort.reason or "interrupted")
     child = query(QueryParams(**{**fields, "messages": input.prompt, "tools": tools, "model": model,
                                  "sub_agents": None, "max_turns": options.max_turns, "fallback_model": None,
-                                 "token_budget": None, "queued_input": None, "tool_use_summaries": None}))
+                                 "token_budget": None, "queued_input": None, "tool_use_summaries": None,
+                                 "abort": abort}))
     run.children.append(child)
     return child
 

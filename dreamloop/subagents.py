@@ -2,9 +2,15 @@
 
 The model calls ``Agent`` with a task; the call runs a nested ``query()`` with its own ``State``, its own
 (smaller) tool set and its own limits, through the same model client, and the child's final answer is the
-call's ``tool_result``. This is the synchronous form (``run_in_background`` off): the parent's tool call waits
-for the child, so the nested loop is plain to see. The background form is not in this build: such a call is an
-``is_error`` result saying so.
+call's ``tool_result``. Two forms:
+
+* synchronous (``run_in_background`` off): the parent's tool call waits for the child, so the nested loop is plain
+  to see;
+* background (``run_in_background: true``, with ``QueryParams.background_tasks`` on): the call's result says at once
+  that the sub-agent was launched, with its task id (``agent_1``...); the child runs beside the parent's loop in the
+  run's ``tasks.BackgroundTasks``, and when it ends its final answer reaches the parent as a task notification at
+  phase 5, once. The parent's run ends only once that notification is delivered (or at a Stop, which stops the
+  child: it ends in an abort's Terminal).
 
 The tool's name and input fields (``description``, ``prompt``, ``subagent_type``, ``model`` of four names,
 ``effort``, ``run_in_background``, ``isolation``; the first two required, no other field) are those of the
@@ -27,14 +33,22 @@ from .tools.base import BaseTool, ToolResult, ToolUseContext
 from .tools.permissions import Allow, PermissionDecision
 
 __all__ = ["AGENT_TOOL", "BACKGROUND_NOT_AVAILABLE", "AgentInput", "AgentTool", "SubAgents", "agent_input_problem",
-           "child_result", "final_answer"]
+           "child_result", "final_answer", "launched_text"]
 
 AGENT_TOOL = "Agent"
 """The tool's name (the same as the recorded one: see the module docstring)."""
 
-BACKGROUND_NOT_AVAILABLE = ("Error: background sub-agents are not available in this build: call Agent without "
-                            "run_in_background (the call then waits for the sub-agent's answer).")
-"""The result of an ``Agent`` call with ``run_in_background: true`` (dreamloop's words)."""
+BACKGROUND_NOT_AVAILABLE = ("Error: background sub-agents are off in this run (QueryParams.background_tasks): call "
+                            "Agent without run_in_background (the call then waits for the sub-agent's answer).")
+"""The result of an ``Agent`` call with ``run_in_background: true`` in a run without background work (dreamloop's
+words)."""
+
+
+def launched_text(task_id: str, description: str) -> str:
+    """The result of a background ``Agent`` call, at once (dreamloop's words): the sub-agent's id and that its
+    answer comes later."""
+    return (f"Sub-agent {task_id} ({description}) was launched in the background and is working on its task. "
+            f"Its answer will arrive as a notification when it ends; go on meanwhile.")
 
 
 class SubAgents(BaseModel):
@@ -72,7 +86,7 @@ class AgentInput(BaseModel):
     effort: Literal["low", "medium", "high", "xhigh", "max"] | None = Field(
         default=None, description="How hard the sub-agent should think (not available in dreamloop).")
     run_in_background: bool | None = Field(
-        default=None, description="Start the sub-agent and go on without waiting (not available in dreamloop).")
+        default=None, description="Start the sub-agent and go on without waiting: its answer arrives later.")
     isolation: Literal["worktree", "remote"] | None = Field(
         default=None, description="Where the sub-agent works apart from this workspace (not available in dreamloop).")
 
@@ -81,7 +95,8 @@ def agent_input_problem(input: AgentInput, options: SubAgents) -> str | None:
     """What is wrong with a call (an ``is_error`` result's text), or None: the child may start. Pure.
 
     A blank prompt, an unknown ``subagent_type`` or ``model`` (each named, with the names known), and the fields
-    this build does not take (``run_in_background``, ``effort``, ``isolation``) are refused before any request.
+    this build does not take (``effort``, ``isolation``) are refused before any request. (``run_in_background``
+    needs the run's background work: ``AgentTool.call`` checks that.)
     """
     if not input.prompt.strip():
         return "Error: Agent needs a prompt: the task for the sub-agent (it was blank)."
@@ -90,8 +105,6 @@ def agent_input_problem(input: AgentInput, options: SubAgents) -> str | None:
         return f"Error: unknown subagent_type {kind!r}; known: {', '.join(sorted(options.types))}."
     if input.model is not None and input.model not in options.models:
         return f"Error: unknown model {input.model!r} for a sub-agent; known: {', '.join(sorted(options.models))}."
-    if input.run_in_background:
-        return BACKGROUND_NOT_AVAILABLE
     for field in ("effort", "isolation"):
         if getattr(input, field) is not None:
             return f"Error: Agent's {field} is not available in this build: call Agent without it."
@@ -132,6 +145,10 @@ class AgentTool(BaseTool):
     The call yields progress ``{"sub_agent": "started", ...}`` and, once the child has its Terminal,
     ``{"sub_agent": "ended", "terminal": reason, "turn_count": n}`` (the parent's trace keeps both), then the
     result (``child_result``). A child that raises is an ``is_error`` result; the parent never crashes.
+
+    With ``run_in_background: true`` the call starts the child in ``context.background``, yields
+    ``{"sub_agent": "started", ..., "task_id": id, "background": True}`` and the result ``launched_text`` at once;
+    the child's answer (``child_result``'s text) comes back as its task notification.
     """
 
     name = AGENT_TOOL
@@ -156,10 +173,19 @@ class AgentTool(BaseTool):
         problem = agent_input_problem(input, self.options)
         if problem is None and context.sub_agent is None:
             problem = "Error: sub-agents are off in this loop (QueryParams.sub_agents)."
+        if problem is None and input.run_in_background and context.background is None:
+            problem = BACKGROUND_NOT_AVAILABLE
         if problem is not None:
             yield ToolResult(problem, is_error=True)
             return
         kind = input.subagent_type or self.options.default_type
+        if input.run_in_background:
+            run = context.sub_agent(input, kind, background=True)  # its own abort signal, linked to the parent's
+            task_id = context.background.start_agent(input.description, run, _ending)
+            yield {"sub_agent": "started", "description": input.description, "subagent_type": kind,
+                   "model": getattr(run.model, "model", None), "task_id": task_id, "background": True}
+            yield ToolResult(launched_text(task_id, input.description))
+            return
         run = context.sub_agent(input, kind)  # a QueryRun, not started
         yield {"sub_agent": "started", "description": input.description, "subagent_type": kind,
                "model": getattr(run.model, "model", None)}
@@ -173,3 +199,9 @@ class AgentTool(BaseTool):
         terminal = run.terminal
         yield {"sub_agent": "ended", "terminal": terminal.reason, "turn_count": terminal.turn_count}
         yield child_result(terminal, run.messages)
+
+
+def _ending(run: Any) -> tuple[bool, str]:
+    """A background child's ``(is_error, answer)`` once it has its Terminal: ``child_result``'s."""
+    result = child_result(run.terminal, run.messages)
+    return result.is_error, str(result.content)

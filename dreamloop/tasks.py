@@ -3,8 +3,10 @@
 ``BackgroundTasks`` is one run's registry (``ToolUseContext.background``, made when ``QueryParams.background_tasks``
 is on). ``start_command`` starts a Bash command with ``run_in_background`` and returns its id at once (``bash_1``,
 ``bash_2``…: fixed ids, no clock); ``output`` reads what a running command wrote so far (its tail, bounded);
-``stop`` ends one. Anything else that runs beside the loop (a sub-agent started in the background) reports its end
-with ``post(TaskNotification(...))``: the queue is the only way an ended task reaches the model. At phase 5 the loop
+``stop`` ends one. ``start_agent`` runs a sub-agent's run (an ``Agent`` call with ``run_in_background``) beside
+the loop and returns its id at once (``agent_1``, ``agent_2``…); when the child ends, its notification carries its
+final answer. Every ended task reports with ``post(TaskNotification(...))``: the queue is the only way an ended task
+reaches the model. At phase 5 the loop
 calls ``take_notifications()``: each ended task's notification, once, in the order the tasks ended, as one
 ``task_notification`` attachment each (``notification_attachment``). ``close()`` stops whatever still runs; the run's
 settle awaits it, so no background process outlives its run.
@@ -18,7 +20,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from .tools.process import CommandProcess
 
@@ -44,7 +46,10 @@ class TaskNotification:
     def text(self) -> str:
         """What the model reads (dreamloop's own words, as a ``<system-reminder>``)."""
         code = "" if self.exit_code is None else f", exit code {self.exit_code}"
-        tail = f"\nThe end of its output:\n{self.tail}" if self.tail else "\nIt wrote no output."
+        if self.kind == "agent":
+            tail = f"\nIts answer:\n{self.tail}" if self.tail else "\nIt gave no answer."
+        else:
+            tail = f"\nThe end of its output:\n{self.tail}" if self.tail else "\nIt wrote no output."
         return (f"<system-reminder>\nBackground task {self.task_id} ({self.kind}: {self.summary}) "
                 f"{self.status}{code}.{tail}\n</system-reminder>")
 
@@ -62,12 +67,26 @@ class _Command:
         self.watcher: asyncio.Task | None = None
 
 
+class _Agent:
+    def __init__(self, task_id: str, description: str, run: Any) -> None:
+        self.task_id, self.description, self.run = task_id, description, run
+        self.stopped = False
+        self.answer = ""
+        self.watcher: asyncio.Task | None = None
+
+
+AGENT_STOP_GRACE_S = 5.0
+"""Seconds a stopped background sub-agent has to reach its Terminal after its abort signal fired, before its task
+is cancelled (which also ends it in a Terminal; dreamloop's choice of figure)."""
+
+
 class BackgroundTasks:
     """One run's background commands and its queue of task notifications (see the module docstring)."""
 
     def __init__(self, *, limit: int = 30_000) -> None:
         self.limit = limit
         self._commands: dict[str, _Command] = {}
+        self._agents: dict[str, _Agent] = {}
         self._queue: list[TaskNotification] = []
         self._delivered: set[str] = set()
         self._count = 0
@@ -97,12 +116,53 @@ class BackgroundTasks:
                                    exit_code=None if entry.stopped else code,
                                    tail=entry.process.stdout.text()[-TAIL_CHARS:]))
 
+    # -- sub-agents ---------------------------------------------------------------------------------------------
+
+    def start_agent(self, description: str, run: Any, ending: Callable[[Any], tuple[bool, str]]) -> str:
+        """Run a sub-agent's ``run`` (a ``QueryRun``, not started, with an abort signal of its own) beside the loop;
+        its id (``agent_N``), at once. When the run has its Terminal, ``ending(run)`` says ``(is_error, answer)``
+        and the notification is posted: ``completed`` or ``failed``, or ``stopped`` after ``stop`` or ``close``
+        (whose Terminal is then an abort's). A run that raises is ``failed``, with the exception named."""
+        task_id = f"agent_{len(self._agents) + 1}"
+        entry = self._agents[task_id] = _Agent(task_id, description, run)
+        entry.watcher = asyncio.ensure_future(self._drive(entry, ending))
+        return task_id
+
+    async def _drive(self, entry: _Agent, ending: Callable[[Any], tuple[bool, str]]) -> None:
+        failed = False
+        try:
+            async for _event in entry.run:  # the child's own events stay in its run (run.trace, run.messages)
+                pass
+            failed, entry.answer = ending(entry.run)
+        except asyncio.CancelledError:  # close() ran out of patience: the run has its Terminal (aborted_*)
+            entry.stopped = True
+        except Exception as error:  # a child's bug: a failed task, never a crashed parent
+            failed, entry.answer = True, f"the sub-agent failed: {type(error).__name__}: {error}"
+        status = "stopped" if entry.stopped else ("failed" if failed else "completed")
+        self.post(TaskNotification(entry.task_id, "agent", status, entry.description,
+                                   tail=entry.answer[-TAIL_CHARS:]))
+
+    async def _stop_agent(self, entry: _Agent) -> None:
+        assert entry.watcher is not None
+        entry.stopped = True
+        entry.run.abort("stopped")
+        await asyncio.wait({entry.watcher}, timeout=AGENT_STOP_GRACE_S)
+        if not entry.watcher.done():
+            entry.watcher.cancel()
+        await asyncio.gather(entry.watcher, return_exceptions=True)
+
+    # -- any task ---------------------------------------------------------------------------------------------------
+
     def known(self, task_id: str) -> bool:
-        return task_id in self._commands
+        return task_id in self._commands or task_id in self._agents
 
     def output(self, task_id: str) -> tuple[str, str] | None:
-        """``(status, output so far)`` of a command, or None for an unknown id; ``status``: ``"running"`` or how
-        it ended."""
+        """``(status, output so far)`` of a task, or None for an unknown id; ``status``: ``"running"`` or how
+        it ended. A sub-agent's output is its answer once it has ended ('' before)."""
+        agent = self._agents.get(task_id)
+        if agent is not None:
+            running = agent.watcher is not None and not agent.watcher.done()
+            return ("running", "") if running else ("stopped" if agent.stopped else "ended", agent.answer)
         entry = self._commands.get(task_id)
         if entry is None:
             return None
@@ -112,7 +172,14 @@ class BackgroundTasks:
         return status, entry.process.stdout.text()
 
     async def stop(self, task_id: str) -> str | None:
-        """Stop a command (its group killed); what happened, or None for an unknown id."""
+        """Stop a task (a command's group killed, a sub-agent's abort signal fired); what happened, or None for an
+        unknown id."""
+        agent = self._agents.get(task_id)
+        if agent is not None:
+            if agent.watcher is None or agent.watcher.done():
+                return f"{task_id} had already ended"
+            await self._stop_agent(agent)
+            return f"{task_id} stopped"
         entry = self._commands.get(task_id)
         if entry is None:
             return None
@@ -140,31 +207,41 @@ class BackgroundTasks:
 
     async def wait_for_notification(self, timeout_s: float) -> None:
         """Wait until a notification is queued, at most ``timeout_s`` seconds; then every command still running
-        is stopped (its ``stopped`` notification queued), so the wait always ends with one (dreamloop's choice: the
-        run's ``tool_timeout_s`` bounds a background command the model waits for)."""
+        task is stopped (its ``stopped`` notification queued), so the wait always ends with one (dreamloop's choice:
+        the run's ``tool_timeout_s`` bounds a background task the model waits for)."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout_s
         while not self._queue and self.running():
-            watchers = {self._commands[t].watcher for t in self.running()}
+            watchers = {self._watcher(t) for t in self.running()}
             remaining = deadline - loop.time()
             if remaining <= 0:
                 await self.close()
                 break
             await asyncio.wait(watchers, timeout=remaining, return_when=asyncio.FIRST_COMPLETED)
 
+    def _watcher(self, task_id: str) -> asyncio.Task:
+        entry = self._commands.get(task_id) or self._agents[task_id]
+        assert entry.watcher is not None
+        return entry.watcher
+
     def running(self) -> list[str]:
-        """The ids of the commands still running."""
-        return [t for t, e in self._commands.items() if e.watcher is not None and not e.watcher.done()]
+        """The ids of the tasks still running: commands, then sub-agents, each in the order they started."""
+        entries: list[_Command | _Agent] = [*self._commands.values(), *self._agents.values()]
+        return [e.task_id for e in entries if e.watcher is not None and not e.watcher.done()]
 
     def pending(self) -> bool:
-        """True while a command still runs or a notification waits to be taken."""
+        """True while a task (a command or a sub-agent) still runs or a notification waits to be taken."""
         return bool(self._queue or self.running())
 
     async def close(self) -> None:
-        """Stop every command still running and wait until each is reaped (the run's settle awaits this)."""
+        """Stop every task still running and wait until each has ended: a command reaped, a sub-agent in its
+        Terminal (the run's settle awaits this)."""
         for task_id in self.running():
-            entry = self._commands[task_id]
-            entry.stopped = True
-            await entry.process.close(drain=False)
-        await asyncio.gather(*(e.watcher for e in self._commands.values() if e.watcher is not None),
-                             return_exceptions=True)
+            entry = self._commands.get(task_id)
+            if entry is not None:
+                entry.stopped = True
+                await entry.process.close(drain=False)
+        await asyncio.gather(*(self._stop_agent(a) for a in self._agents.values()
+                               if a.watcher is not None and not a.watcher.done()))
+        await asyncio.gather(*(e.watcher for e in [*self._commands.values(), *self._agents.values()]
+                               if e.watcher is not None), return_exceptions=True)

@@ -102,7 +102,7 @@ async def test_explore_gets_the_read_only_tools(offline):
     ({"prompt": "   "}, "Agent needs a prompt"),
     ({"subagent_type": "Planner"}, "unknown subagent_type 'Planner'; known: Explore, general-purpose"),
     ({"model": "fable"}, "unknown model 'fable' for a sub-agent; known: haiku, opus, sonnet"),
-    ({"run_in_background": True}, BACKGROUND_NOT_AVAILABLE),
+    ({"run_in_background": True}, BACKGROUND_NOT_AVAILABLE),  # background work off in this run
     ({"isolation": "worktree"}, "isolation is not available"),
     ({"effort": "high"}, "effort is not available"),
 ])
@@ -284,3 +284,120 @@ async def test_a_child_past_the_tool_time_limit_ends_in_a_terminal_and_the_call_
     [result] = results(run)
     assert result["is_error"] is True and "did not finish within 0.2 s" in result["content"]
     assert run.terminal.reason == "completed"
+
+
+# -- the background form (run_in_background: true, with background_tasks on) --------------------------------------
+
+def notifications(run):
+    return [m.attachment for m in run.messages if getattr(m, "type", None) == "attachment"
+            and m.attachment.get("type") == "task_notification"]
+
+
+def request_texts(body) -> str:
+    out = []
+    for message in body["messages"]:
+        content = message["content"]
+        if isinstance(content, str):
+            out.append(content)
+            continue
+        for block in content:
+            if block.get("type") == "text":
+                out.append(block["text"])
+            elif block.get("type") == "tool_result":
+                inner = block.get("content")
+                out.append(inner if isinstance(inner, str) else " ".join(b.get("text", "") for b in inner or []))
+    return "\n".join(out)
+
+
+def bodies_of(model):
+    return [r.body for r in model.api.requests if r.path.endswith("/v1/messages")]
+
+
+async def test_a_background_call_answers_at_once_and_the_childs_answer_arrives_as_one_notification(offline):
+    script = S.by_prompt([S.reply(agent(run_in_background=True)), S.reply("Launched; waiting."),
+                          S.reply("The child found 3.")],
+                         {"child: count the files": [S.reply("There are 3 files.", tokens_per_second=200)]})
+    model = offline(script)
+    run = query(QueryParams(messages="how many files?", model=model, sub_agents=True, background_tasks=True,
+                            deps=QueryDeps(uuid=counting_uuids())))
+    events = await asyncio.wait_for(drain(run), 10)
+    assert run.terminal.reason == "completed"
+    [child] = run.children
+    assert child.terminal.reason == "completed"
+    [result] = results(run)
+    assert "agent_1" in result["content"] and "launched" in result["content"] and not result.get("is_error")
+    assert "3 files" not in result["content"]  # the answer is not the call's result
+    [note] = notifications(run)
+    assert note["task_id"] == "agent_1" and note["kind"] == "agent" and note["status"] == "completed"
+    parent = [b for b in bodies_of(model) if request_texts(b).startswith("how many")]
+    assert len(parent) == 3  # the call, the launched result, the notification in a request of its own
+    assert "There are 3 files." not in request_texts(parent[1])
+    assert request_texts(parent[2]).count("Background task agent_1") == 1
+    assert "There are 3 files." in request_texts(parent[2])
+    marks = [e.data for e in events if e.type == "progress" and "sub_agent" in e.data]
+    assert marks[0]["background"] is True and marks[0]["task_id"] == "agent_1"
+
+
+async def test_the_run_waits_for_a_background_child_that_outlives_the_parents_answer(offline):
+    """The parent answers while the child still streams: the run does not end until the child's notification
+    is delivered (the completion wait watches background agents, not only commands)."""
+    script = S.by_prompt([S.reply(agent(run_in_background=True)), S.reply("meanwhile"), S.reply("got it")],
+                         {"child:": [S.reply("slow answer " * 10, tokens_per_second=60)]})
+    model = offline(script)
+    run = query(QueryParams(messages="go", model=model, sub_agents=True, background_tasks=True))
+    await asyncio.wait_for(drain(run), 20)
+    assert run.terminal.reason == "completed" and run.terminal.turn_count == 3
+    assert [n["status"] for n in notifications(run)] == ["completed"]
+    assert "slow answer" in request_texts(bodies_of(model)[-1])
+
+
+async def test_a_failing_background_child_is_a_failed_notification_and_the_parent_goes_on(offline):
+    script = S.by_prompt([S.reply(agent(run_in_background=True)), S.reply("waiting"), S.reply("it failed")],
+                         {"child:": [S.http_error(401, message="bad key")]})
+    run = query(QueryParams(messages="go", model=offline(script), sub_agents=True, background_tasks=True))
+    await asyncio.wait_for(drain(run), 10)
+    [note] = notifications(run)
+    assert note["status"] == "failed" and "ended api_error" in note["text"]
+    assert run.terminal.reason == "completed" and run.children[0].terminal.reason == "api_error"
+
+
+async def test_a_stop_while_a_background_child_runs_ends_it_in_a_terminal(offline):
+    box = {}
+
+    def policy(body, index):
+        first = body["messages"][0]["content"]
+        first = first if isinstance(first, str) else first[-1].get("text", "")
+        if first.startswith("child:"):
+            box["params"].abort.abort("stop pressed")
+            return S.reply("never seen", tokens_per_second=20)
+        if len(body["messages"]) == 1:
+            return S.reply(agent(run_in_background=True))
+        return S.reply("waiting for it")
+
+    params = QueryParams(messages="go", model=offline(policy), sub_agents=True, background_tasks=True)
+    box["params"] = params
+    run = query(params)
+    await asyncio.wait_for(drain(run), 10)
+    [child] = run.children
+    assert child.done and child.terminal.reason.startswith("aborted")
+    assert run.terminal.reason.startswith("aborted")
+    assert notifications(run) == []  # a Stop delivers nothing more
+
+
+async def test_task_stop_stops_a_background_child_alone(offline):
+    from dreamloop.tools.background import TaskOutputTool, TaskStopTool
+    script = S.by_prompt([S.reply(agent(run_in_background=True)),
+                          S.reply(S.tool_use("TaskOutput", {"task_id": "agent_1"}, id="T2"),
+                                  S.tool_use("TaskStop", {"task_id": "agent_1"}, id="T3")),
+                          S.reply("stopped it"), S.reply("noted")],
+                         {"child:": [S.reply("a very slow answer " * 40, tokens_per_second=20)]})
+    model = offline(script)
+    run = query(QueryParams(messages="go", model=model, tools=[TaskOutputTool(), TaskStopTool()], sub_agents=True,
+                            background_tasks=True))
+    await asyncio.wait_for(drain(run), 20)
+    assert run.terminal.reason == "completed"
+    [child] = run.children
+    assert child.terminal.reason == "aborted_streaming"
+    contents = [r["content"] for r in results(run)]
+    assert "Task agent_1: running" in contents[1] and contents[2] == "agent_1 stopped"
+    assert [n["status"] for n in notifications(run)] == ["stopped"]

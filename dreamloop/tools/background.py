@@ -2,7 +2,8 @@
 (``TaskStop``).
 
 A Bash call with ``run_in_background`` starts its command in the run's ``tasks.BackgroundTasks``
-(``ToolUseContext.background``) and returns a task id; these two take that id (``task_id``). An unknown id, or
+(``ToolUseContext.background``) and returns a task id, as a background ``Agent`` call does for its sub-agent
+(``agent_1``...); these two take that id (``task_id``). An unknown id, or
 background commands off, is an ``is_error`` result naming the id. The names and the field are dreamloop's choice,
 after the tools Claude Code sessions called on background work (``TaskOutput``, the session fixture 06, an earlier
 version); Claude Code 2.1.332 offered neither in the requests recorded so far (its ``Bash`` takes
@@ -24,12 +25,12 @@ __all__ = ["TaskOutputTool", "TaskStopTool", "TaskInput"]
 
 class TaskInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    task_id: str = Field(min_length=1, description="The id a background Bash call returned (bash_1, ...).")
+    task_id: str = Field(min_length=1, description="The id a background Bash or Agent call returned (bash_1, agent_1, ...).")
 
 
 def _unknown(task_id: str, context: ToolUseContext) -> ToolResult:
     if context.background is None:
-        return ToolResult(f"No background task {task_id}: background commands are off in this run.", is_error=True)
+        return ToolResult(f"No background task {task_id}: background work is off in this run.", is_error=True)
     return ToolResult(f"No background task {task_id} in this run.", is_error=True)
 
 
