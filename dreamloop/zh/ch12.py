@@ -100,6 +100,7 @@ TEXTS = {
         "dreamloop 的 Agent：字段相同：{same}；类型相同：{types}",
     "recorded Bash takes run_in_background: {flag}; TaskOutput or TaskStop offered: {offered}":
         "录制的 Bash 接受 run_in_background：{flag}；提供了 TaskOutput 或 TaskStop：{offered}",
+    "requests: {parent} of the parent's, {child} of the child's": "请求：父循环的 {parent} 次，子智能体的 {child} 次",
     "on in chapter 12: {switches}": "第 12 章打开的开关：{switches}",
     "on in dreamloop run, of these two: {switches}": "这两个开关里，dreamloop run 打开的：{switches}",
     # the untouched exercises
