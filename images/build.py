@@ -8,6 +8,8 @@
   Markdown cells (JupyterLab renders them) and for GitHub.
 * ``loop.zh.svg`` / ``read-sequence.zh.svg``: the two figures in Chinese, for
   the Chinese edition (``notebooks/zh/``), in the source texts' own words.
+* ``nested-loop.svg`` / ``nested-loop.zh.svg``: chapter 12's loop inside the loop, an ``Agent`` call
+  running a child ``query()`` against the same model, drawn as the Read sequence is.
 
 Pure Python, deterministic: running it twice gives the same bytes.
 """
@@ -44,13 +46,44 @@ STEPS_ZH = [
 """The same sequence in the words of the source text's own diagram (four-step-loop)."""
 
 
-def read_sequence_svg(lanes: list[tuple[str, int]] = LANES, steps: list[tuple[int, int, str, bool]] = STEPS) -> str:
-    """The two-request sequence of one Read, as SVG (``lanes`` / ``steps``: the labels, English by default)."""
+NESTED_LANES = [("Parent loop: query()", 120), ("Model (one offline API)", 400), ("Agent: a child query()", 640)]
+NESTED_STEPS = [
+    (0, 1, "parent request 1: the prompt, tools with Agent", False),
+    (1, 0, "tool_use(Agent, prompt = the task)", True),
+    (0, 2, "run Agent: a new State, its own tools (no Agent)", False),
+    (2, 1, "child request 1: the task, its only message", False),
+    (1, 2, "tool_use(Glob): the child's own turn", True),
+    (2, 1, "child request 2: + that tool_use and its tool_result", False),
+    (1, 2, "the child's answer; its Terminal: completed", True),
+    (2, 0, "tool_result = the child's final answer", True),
+    (0, 1, "parent request 2: + tool_use(Agent) and its tool_result", False),
+    (1, 0, "the parent's answer", True),
+]
+"""Chapter 12's figure: one ``Agent`` call, the child's requests between the parent's two."""
+NESTED_LANES_ZH = [("父循环：query()", 120), ("模型（同一个离线 API）", 400), ("Agent：子 query()", 640)]
+NESTED_STEPS_ZH = [
+    (0, 1, "父循环第一次请求：提示词，工具里有 Agent", False),
+    (1, 0, "tool_use(Agent, prompt = 任务)", True),
+    (0, 2, "执行 Agent：新的 State，自己的工具（没有 Agent）", False),
+    (2, 1, "子代理第一次请求：任务是它唯一的消息", False),
+    (1, 2, "tool_use(Glob)：子代理自己的一轮", True),
+    (2, 1, "子代理第二次请求：追加这个 tool_use 和它的 tool_result", False),
+    (1, 2, "子代理的回答；它的终止原因：completed", True),
+    (2, 0, "tool_result = 子代理的最终回答", True),
+    (0, 1, "父循环第二次请求：追加 tool_use(Agent) 和它的 tool_result", False),
+    (1, 0, "父循环的回答", True),
+]
+
+
+def read_sequence_svg(lanes: list[tuple[str, int]] = LANES, steps: list[tuple[int, int, str, bool]] = STEPS,
+                      label: str = "Two requests around one Read tool call") -> str:
+    """The two-request sequence of one Read, as SVG (``lanes`` / ``steps``: the labels, English by default;
+    ``label``: the figure's accessible name). Chapter 12's nested loop is drawn with it too."""
     LANES, STEPS = lanes, steps  # noqa: N806 - the drawing below reads them under these names
     height = 70 + 52 * len(STEPS)
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="760" height="{height}" viewBox="0 0 760 {height}" '
-        'role="img" aria-label="Two requests around one Read tool call">',
+        f'role="img" aria-label="{escape(label)}">',
         '<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" '
         'orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#5a6478"/></marker></defs>',
         f'<rect width="760" height="{height}" fill="white"/>',
@@ -104,6 +137,9 @@ def main() -> None:
         "loop.svg": loop_flowchart_svg(),
         "read-sequence.svg": read_sequence_svg(),
         "read-sequence.zh.svg": read_sequence_svg(LANES_ZH, STEPS_ZH),
+        "nested-loop.svg": read_sequence_svg(NESTED_LANES, NESTED_STEPS,
+                                             "An Agent call runs a child loop against the same model"),
+        "nested-loop.zh.svg": read_sequence_svg(NESTED_LANES_ZH, NESTED_STEPS_ZH, "一次 Agent 调用在同一个模型上运行子循环"),
         "loop.mmd": LOOP_MMD,
         "read-sequence.mmd": SEQUENCE_MMD,
     }

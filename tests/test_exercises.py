@@ -438,6 +438,8 @@ STUBS = {
     ex.check_switches_by: stub("the switches explained by this chapter"),
     ex.check_predict: stub("Claude Code's (requests, ending) on this scenario"),
     ex.check_reminders_added: stub("one count per request: the reminders it added"),
+    ex.check_whose: stub("'parent' or the prompt of the sub-agent that sent it, per request"),
+    ex.check_notified_at: stub("the number of the first request that carries the notification, or None"),
 }
 
 
@@ -1286,6 +1288,50 @@ def reminders_by_length(requests):
     return counts
 
 
+def whose_by_content(requests, prompts):
+    """Chapter 12: a request that holds a prompt anywhere is that sub-agent's (the parent's later request holds
+    the call's input too)."""
+    return [next((p for p in prompts if p in json.dumps(body)), "parent") for body in requests]
+
+
+def whose_by_last_message(requests, prompts):
+    out = []
+    for body in requests:
+        content = body["messages"][-1]["content"]
+        text = content if isinstance(content, str) else (content[-1].get("text") or "")
+        out.append(next((p for p in prompts if text == p), "parent"))
+    return out
+
+
+def whose_first_prompt(requests, prompts):
+    """Every request that is not the parent's is the first sub-agent's (fails when two run side by side)."""
+    return [prompts[0] if who != "parent" else who for who in SOLVED["check_whose"](requests, prompts)]
+
+
+def notified_by_id(requests, task_id):
+    """The first request that names the id at all: the background call's own result names it at once."""
+    return next((n for n, body in enumerate(requests, start=1) if task_id in json.dumps(body)), None)
+
+
+def notified_last(requests, task_id):
+    found = [n for n, body in enumerate(requests, start=1) if f"Background task {task_id} " in json.dumps(body)]
+    return found[-1] if found else None
+
+
+def notified_from_zero(requests, task_id):
+    found = SOLVED["check_notified_at"](requests, task_id)
+    return None if found is None else found - 1
+
+
+def notified_in_results_only(requests, task_id):
+    for number, body in enumerate(requests, start=1):
+        for message in body["messages"]:
+            for block in message["content"] if isinstance(message["content"], list) else []:
+                if block.get("type") == "tool_result" and f"Background task {task_id}" in json.dumps(block):
+                    return number
+    return None
+
+
 CASES = [
     (ex.check_hello_script, SOLVED["check_hello_script"], [
         ([dl.reply("Hello!")], "not 'Hello, loop!'"),
@@ -1587,6 +1633,19 @@ CASES = [
         (reminders_by_length, "a message that changed is new"),
         (lambda requests: reminders_added(requests)[1:], "the first request included"),
     ]),
+    (ex.check_whose, SOLVED["check_whose"], [
+        (whose_by_content, "a prompt somewhere in a request does not make it the sub-agent's"),
+        (whose_by_last_message, "what every request of one conversation shares is its first message"),
+        (whose_first_prompt, "their requests interleave"),
+        (lambda requests, prompts: ["parent"] * (len(requests) - 1), "one entry per request"),
+    ]),
+    (ex.check_notified_at, SOLVED["check_notified_at"], [
+        (notified_by_id, "in the Bash call's own result"),
+        (notified_last, "every later request carries it again"),
+        (notified_from_zero, "requests count from 1"),
+        (notified_in_results_only, "look at every text block, not only the tool_results"),
+        (lambda requests, task_id: 1, "is too early"),
+    ]),
 ]
 
 GIVEAWAYS = {
@@ -1631,6 +1690,8 @@ GIVEAWAYS = {
     ex.check_settings_hook: ["grep -q 'git push'", ">&2; exit 2", '"matcher": "Bash"'],
     ex.check_predict: ['(4, "api_error")', '(3, "completed")', '(3, "api_error")', '(4, "completed")'],
     ex.check_reminders_added: ['k != "cache"', "messages[shared:]", "shared += 1"],
+    ex.check_whose: ["first_text(body) == prompt", '"parent") for body in requests', 'content[-1]["text"]'],
+    ex.check_notified_at: ["enumerate(requests, start=1)", "if carries(body, task_id)", 'f"Background task {task_id} "'],
 }
 
 

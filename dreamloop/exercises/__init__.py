@@ -12,7 +12,7 @@ Each check is held against at least three plausible wrong answers in
 Checks are plain calls, also for ``async def`` answers: code that needs the
 model runs against the offline API on a fresh event loop in a worker thread
 (a notebook's own loop is already running). Each chapter's checks live in their own module (``ch00`` ...
-``ch11``; a letter-suffixed chapter's are its chapter's: 07b's in ``ch07``, 08b's in ``ch08``, 10b's in ``ch10``);
+``ch12``; a letter-suffixed chapter's are its chapter's: 07b's in ``ch07``, 08b's in ``ch08``, 10b's in ``ch10``);
 the shared checking helpers in ``_checking``. This package knows nothing about
 notebooks or widgets.
 
@@ -37,6 +37,7 @@ from .ch08 import check_budget_continue, check_cut_recovery, check_withdrawn
 from .ch09 import check_switches_by, check_trigger, check_where_decided
 from .ch10 import check_interrupted, check_model_calls, check_resume_answers
 from .ch11 import check_predict, check_reminders_added
+from .ch12 import check_notified_at, check_whose
 
 __all__ = [
     "check_answer_tool_uses",
@@ -57,6 +58,7 @@ __all__ = [
     "check_model_calls",
     "check_next_attachments",
     "check_next_state",
+    "check_notified_at",
     "check_no_recursive_rm",
     "check_ordering_rule",
     "check_partition",
@@ -73,6 +75,7 @@ __all__ = [
     "check_tool_script",
     "check_trigger",
     "check_where_decided",
+    "check_whose",
     "check_withdrawn",
     "language",
 ]

@@ -233,6 +233,8 @@ _STUB_MESSAGES = frozenset({
     N_("count the main thread's model calls"),
     N_("Claude Code's (requests, ending) on this scenario"),
     N_("one count per request: the reminders it added"),
+    N_("'parent' or the prompt of the sub-agent that sent it, per request"),
+    N_("the number of the first request that carries the notification, or None"),
 })
 """The messages of the untouched exercises' ``raise NotImplementedError(...)``, as the chapters write them: a
 check shows such a message in the learner's language (the chapter's code is the same in both editions)."""

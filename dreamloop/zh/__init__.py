@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from importlib import import_module
 
-PARTS = ("checking", "ch00", "ch01", "ch02", "ch03", "ch04", "ch05", "ch06", "ch07", "ch08", "ch09", "ch10", "ch11", "widgets")
+PARTS = ("checking", "ch00", "ch01", "ch02", "ch03", "ch04", "ch05", "ch06", "ch07", "ch08", "ch09", "ch10", "ch11", "ch12", "widgets")
 """The catalogue's modules, in the book's order."""
 
 
