@@ -2,7 +2,7 @@
 
 The sessions come from the property-based test's generator
 (``tests/test_loop_properties.py``: scripts with every fault kind, corrupt
-and future-shaped streams, aborts, blank prompts, the feature switches); each
+and future-shaped streams, aborts, input queued at random points, blank prompts, the feature switches); each
 runs through ``QueryEngine`` against the offline API and is checked against
 every invariant. Unlike the test, nothing stops at the first failure: it
 counts. Goal: 0 violations of each invariant in 10,000 sessions.
@@ -80,6 +80,8 @@ def soak(n: int, random_seed: int) -> int:
         counts["requests"] += sum(1 for r in outcome.api.requests if r.path.endswith("/v1/messages"))
         counts["aborts"] += outcome.aborted
         counts["blank prompts"] += len(outcome.blank)
+        counts["queued texts"] += len(outcome.queued)
+        counts["queued texts left"] += len(outcome.engine.queue) if outcome.engine else 0
         unknown = sum(isinstance(b, UnknownContentBlock) for m in (outcome.engine.messages if outcome.engine else [])
                       if m.type == "assistant" for b in m.message.content)
         counts["unknown blocks"] += unknown
@@ -104,6 +106,8 @@ def soak(n: int, random_seed: int) -> int:
     print(f"requests      {counts['requests']}")
     print(f"aborts        {counts['aborts']}")
     print(f"blank prompts {counts['blank prompts']} (refused before sending)")
+    print(f"queued        {counts['queued texts']} texts typed into the queue (at events, between prompts), "
+          f"{counts['queued texts left']} still queued when their session ended")
     print(f"non-streamed  {counts['non-streamed']} requests (the streaming fallback's)")
     print(f"unknown blocks {counts['unknown blocks']} kept in histories, in {counts['sessions with unknown blocks']} "
           "sessions (types the SDK does not know)")

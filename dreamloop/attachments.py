@@ -12,7 +12,10 @@ is phase 5's one call; it returns, in order:
 * ``changed_file``: a file the model read (Read) that changed on disk since,
   not by the loop's own Edit or Write (a change by Bash counts: a notice says what changed, not who);
   its changed lines, within the turn's budget (``file_notices.py``; ``changed_files``);
-* ``queued_command``: input typed while the loop ran (``QueryParams.queued_input``).
+* ``queued_command``: input typed while the loop ran (``QueryParams.queued_input``), all of it at once and kept
+  in the history before the first is yielded, so a Stop never leaves a text both drained and unsent.
+  (Input a Stop left queued goes in front of the next prompt: ``QueryEngine.submit_message``.)
+  ``queued_input_sent(trace)`` says where each queued text went.
 
 ``nested_memory(tool, input)`` is the tool calls' ``result_note``: the first Read, Edit or
 Write of a file in a folder below the workspace root that has memory files puts them inside
@@ -29,7 +32,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Literal, NamedTuple
 
 from .context.environment import date_reminder, environment_block, environment_facts
 from .context.memory import (MemoryFile, memory_reminder, nested_memory_files, nested_memory_text, read_memory_files,
@@ -38,7 +41,7 @@ from .context.system_prompt import Preamble
 from .file_notices import Change, notices
 from .messages import AttachmentMessage, SystemMessage
 
-__all__ = ["MAX_KEPT_CHARS", "Attachments", "changed_file_text"]
+__all__ = ["MAX_KEPT_CHARS", "Attachments", "QueuedSent", "changed_file_text", "queued_input_sent"]
 
 MAX_KEPT_CHARS = 256 * 1024
 """The longest text of a file read that is kept to diff a later change against (dreamloop's choice); a longer
@@ -257,3 +260,38 @@ def _shown(path: Path, workspace: Path | None) -> str:
         except ValueError:
             pass
     return str(path)
+
+
+class QueuedSent(NamedTuple):
+    """Where one queued text went (``queued_input_sent``).
+
+    ``prompt``: the text as typed; ``uuid``: its ``queued_command`` attachment; ``via``: ``"phase 5"`` (drained
+    after a tool turn, a member of checkpoint ``added_at``'s ``attachments``) or ``"before the prompt"`` (left
+    queued by an earlier ending, put in front of this run's prompt: an event of checkpoint 0); ``checkpoint``:
+    the index of the first checkpoint whose ``messages_for_query`` (its request) holds it, or None when the run
+    ended before another request (it is in the history: the next prompt's request carries it).
+    """
+
+    prompt: str
+    uuid: str
+    via: Literal["phase 5", "before the prompt"]
+    added_at: int
+    checkpoint: int | None
+
+
+def queued_input_sent(trace: Any) -> list[QueuedSent]:
+    """Each ``queued_command`` attachment a run's ``Trace`` recorded, in the order it was added, with the request
+    (checkpoint) that carried it. Pure; reads a live or loaded trace."""
+    out: list[QueuedSent] = []
+    for point in trace.checkpoints:
+        phase5 = set(point.attachments)
+        events = [e["uuid"] for e in point.events if e.get("type") == "attachment" and "uuid" in e]
+        for uuid in dict.fromkeys([*events, *point.attachments]):
+            message = trace.messages.get(uuid)
+            if message is None or getattr(message, "attachment", {}).get("type") != "queued_command":
+                continue
+            sent = next((p.index for p in trace.checkpoints[point.index:] if uuid in set(p.messages_for_query)),
+                        None)
+            out.append(QueuedSent(str(message.attachment.get("prompt", "")), uuid,
+                                  "phase 5" if uuid in phase5 else "before the prompt", point.index, sent))
+    return out

@@ -168,10 +168,18 @@ class QueryEngine:
                 self._locked = False
 
     def enqueue(self, text: str) -> None:
-        """Queue user input typed while the loop runs (sent with the next request)."""
+        """Queue user input typed while the loop runs (``self.queue``, a ``list[str]`` in the order typed).
+
+        It reaches the model no later than with the next prompt: drained at the run's next phase 5 (after the
+        tool results), or, if the run ends ``completed`` first, as the next prompt; if the run ends any other
+        way (a Stop, ``max_turns``, an error), it stays queued and goes in front of the next prompt
+        (``submit_message``). Each text is sent once: it is either in ``self.messages`` or in ``self.queue``.
+        """
         self.queue.append(text)
 
     def _drain_queue(self) -> list[AttachmentMessage]:
+        """Take every queued text at once, as ``queued_command`` attachments in the order typed (one synchronous
+        step: no abort or await can land between emptying the queue and making the messages)."""
         queued, self.queue = self.queue, []
         deps = self.defaults.get("deps")
         make = (lambda **kw: AttachmentMessage(uuid=deps.uuid(), **kw)) if deps else AttachmentMessage
@@ -198,7 +206,16 @@ class QueryEngine:
         Input queued (``enqueue``) during the run is drained at phase 5 when tools ran. If the run
         ends ``completed`` with input still queued (the model answered without a tool call), that
         input (several entries joined by blank lines) is the next prompt: a next run starts at once,
-        its events follow, and ``last_run`` is that run. After any other ending it stays queued.
+        its events follow, and ``last_run`` is that run. After any other ending (a Stop, ``max_turns``,
+        an error) it stays queued, and the next ``submit_message`` puts it in front of its prompt: once
+        the prompt hooks let the prompt through, each queued text becomes a ``queued_command`` attachment,
+        in the order typed, then comes the prompt, so the first request of that run carries them all, queued
+        input first. They are in ``self.messages`` and the transcript before the first is yielded (as events
+        ahead of the run's own) and recorded in the run's trace as events of checkpoint 0
+        (``dreamloop.attachments.queued_input_sent`` says where each queued text went). A blocked prompt
+        leaves them queued. Queued first, then the prompt, because that is the order the person typed
+        them, and the prompt may build on them (dreamloop's own choice: no scenario shows what Claude Code
+        2.1.332 does with input left queued by a Stop).
         """
         settings = {**self.defaults, **overrides}
         # A blank prompt is refused here, unrecorded (the check takes no id, so ids stay as they were).
@@ -229,13 +246,16 @@ class QueryEngine:
                     yield message
                 return
             said = check.messages
-        self.messages.extend([user_message(prompt, uuid=uuid()), *said])
+        left = self._drain_queue()  # input a Stop (or another ending) left queued goes in front of the prompt
+        self.messages.extend([*left, user_message(prompt, uuid=uuid()), *said])
         self._save()
-        for message in said:
+        for message in [*left, *said]:
             yield message
         params = QueryParams(**{**settings, "messages": self.messages, "queued_input": self._drain_queue})
         run = self.last_run = query(params, trace=trace)
         run.on_child = partial(self._save_child, run)
+        for message in left:  # the trace shows where it went: events of checkpoint 0, whose request carries it
+            run.trace.add_event(0.0, message)
         try:
             async for event in run:
                 if finished_call(event) or len(run.messages) != len(self.messages):

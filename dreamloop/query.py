@@ -659,8 +659,10 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
             # -- 5. attachments, max_turns, next State ------------------------------
             # Changed memory files and files read (if on), queued input; then this batch's summary starts
             # (if on) and rides in the next State until the next iteration yields it.
-            for attachment in attachments.after_tools(it.tool_uses(), it.results):
-                yield run.note(it.add(attachment))
+            # All of them are kept before the first is yielded: a Stop, or a caller that closes the run at one of
+            # these yields, leaves each queued text in the history, never drained and dropped.
+            for attachment in [run.note(it.add(a)) for a in attachments.after_tools(it.tool_uses(), it.results)]:
+                yield attachment
             for attachment in _task_notifications(context.background, deps.uuid):
                 yield run.note(it.add(attachment))
             it.pending_summary = start_summary(params.tool_use_summaries, run.model, it.tool_uses(), it.results)

@@ -6,7 +6,8 @@ input; tools that run, raise, hang, are slow or say nothing), every ``Fault``
 kind, raw SSE streams that are corrupt or shaped like a later API version, content blocks of
 types the SDK does not know (alone, beside text and tool_use, in a response cut by max_tokens; streamed or
 the streaming fallback's non-streamed answer),
-aborts at random event indices, blank and non-blank prompts, and the feature
+aborts at random event indices, input queued (``QueryEngine.enqueue``) at random events and between prompts,
+blank and non-blank prompts, and the feature
 switches in ``SWITCHES`` (the recovery branches, a fallback model and a token
 budget among them). Each session runs through ``QueryEngine`` against
 the offline API; ``check`` then lists what broke, by invariant (``INVARIANTS``).
@@ -200,6 +201,9 @@ INVARIANTS = (
     "no_background_process_outlives_its_run",  # after each run's Terminal no background command it started is alive
     "every_notification_delivered_once",  # a run gives each background task's notification at most once; a
                                           # completed run gives one for every command it started
+    "every_queued_input_sent_once_in_order",  # each text enqueued is in the history once or still queued (never
+                                              # both, never neither); it reaches a request no later than the first
+                                              # one after the next prompt; first sent in the order typed
 )  # fmt: skip
 
 TOOL_TIMEOUT_S = 0.1  # the "hang" tool is stopped by the loop's tool time limit
@@ -571,6 +575,8 @@ class Session:
     (``"request"``, ``"request:compact"``) or the k-th run of a hook event (``"hook:stop"``, ``"hook:pre_compact"``),
     or None. ``copied_line``: after the session, a copy of
     its transcript with that record (modulo their number) written twice must resume to the same history.
+    ``queued_at``: where a text is typed into the queue (``QueryEngine.enqueue``), in order: ``("event", k)`` at
+    the k-th event of the session (counted as ``"any"`` is), ``("prompt", i)`` just before prompt i is submitted.
     """
 
     script: list[Any]
@@ -578,6 +584,18 @@ class Session:
     abort_at: tuple[str, int] | None
     switches: dict[str, Any]
     copied_line: int | None = None
+    queued_at: tuple[tuple[str, int], ...] = ()
+
+
+def queue_points() -> st.SearchStrategy[tuple[tuple[str, int], ...]]:
+    """Where a session types into the queue: mostly nowhere; else up to four points, at events or before prompts."""
+    point = st.one_of(st.tuples(st.just("event"), st.integers(0, 60)), st.tuples(st.just("prompt"), st.integers(0, 2)))
+    return st.one_of(st.just(()), st.lists(point, min_size=1, max_size=4).map(tuple))
+
+
+def queued_text(number: int) -> str:
+    """The ``number``-th text a session queues (a token no script, tool or summary writes)."""
+    return f"<queued {number}>"
 
 
 @st.composite
@@ -648,7 +666,7 @@ def sessions(draw: Any) -> Session:
     abort_at = draw(abort_points())
     script, switches = _reaching(draw, counter, script, draw(st.fixed_dictionaries(SWITCHES)), abort_at)
     return Session(script=script, prompts=prompts, abort_at=abort_at, switches=switches,
-                   copied_line=draw(st.none() | st.integers(0, 40)))
+                   copied_line=draw(st.none() | st.integers(0, 40)), queued_at=draw(queue_points()))
 
 
 # ---------------------------------------------------------------------------
@@ -675,6 +693,9 @@ class Outcome:
     left: list[list[str]] = field(default_factory=list)  # per run: the tasks still running after its Terminal
     pids_left: list[list[int]] = field(default_factory=list)  # per run: its background commands still alive
     cut_short: bool = False  # asyncio.run around the session raised, or did not return
+    queued: list[tuple[str, int, int]] = field(default_factory=list)  # per enqueue: (text, requests made before
+    # it, the number of the next prompt)
+    submits: list[int] = field(default_factory=list)  # per prompt submitted: requests made before it
 
 
 def _script_policy(script: list[Any], on_request: Any = None) -> Any:
@@ -744,10 +765,21 @@ async def run_session(session: Session, workdir: Path) -> Outcome:
         tool_timeout_s=TOOL_TIMEOUT_S, deps=QueryDeps(uuid=counting_uuids()), **switches)
     seen: Counter[str] = Counter()
     baseline = asyncio.all_tasks()
-    for prompt in session.prompts:
+
+    def enqueue(next_prompt: int) -> None:
+        text = queued_text(len(outcome.queued) + 1)
+        outcome.queued.append((text, len(model.api.requests), next_prompt))
+        engine.enqueue(text)
+
+    for number, prompt in enumerate(session.prompts):
+        for _ in range(session.queued_at.count(("prompt", number))):
+            enqueue(number)
         sent_before, kept_before = len(model.api.requests), list(engine.messages)
+        outcome.submits.append(sent_before)
         try:
             async for event in engine.submit_message(prompt):
+                for _ in range(session.queued_at.count(("event", seen["any"]))):
+                    enqueue(number + 1)
                 for kind in ("any", event.type, *([f"system:{event.subtype}"] if event.type == "system" else [])):
                     running = engine.last_run  # None, or done, while prompt hooks run: nothing to stop yet
                     if (kind, seen[kind]) == session.abort_at and running is not None and not running.done:
@@ -862,6 +894,7 @@ def check(outcome: Outcome) -> list[tuple[str, str]]:
             found.append(("no_background_process_outlives_its_run", f"run {number}: pids {pids} alive"))
     for number, run in enumerate(outcome.runs):
         found += [("every_notification_delivered_once", f"run {number}: {p}") for p in _notified(run)]
+    found += [("every_queued_input_sent_once_in_order", p) for p in _queued_once_in_order(outcome)]
     for number, left in enumerate(outcome.left):
         if left:
             found.append(("nothing_outlives_a_run", f"run {number}: {len(left)} task(s) left: {'; '.join(left)}"))
@@ -872,6 +905,44 @@ def check(outcome: Outcome) -> list[tuple[str, str]]:
         found += [("trace_prints_the_same", f"run {number}: {p}") for p in _prints(trace, outcome.transcript)]
     found += [("blocks_round_trip", p) for p in _round_trips(outcome)]
     return found
+
+
+def _queued_once_in_order(outcome: Outcome) -> list[str]:
+    """``every_queued_input_sent_once_in_order``: each text enqueued is in the history once (a ``queued_command``
+    attachment, or inside a prompt the engine made of the queue) or still in ``engine.queue``, never both, never
+    neither (a prompt a hook blocked is erased, so a session with a block may lose one); it is in a request no
+    later than the first one made after the next prompt was submitted; texts are first sent in the order typed."""
+    engine = outcome.engine
+    if engine is None or not outcome.queued:
+        return []
+    problems = []
+    blocked = any(m.type == "system" and m.subtype == "user_prompt_blocked" for m in engine.messages)
+    bodies = [json.dumps(r.body["messages"], ensure_ascii=False) if r.path.endswith("/v1/messages") and r.body
+              else "" for r in outcome.api.requests]
+    asked = {r.index for r in outcome.api.requests if r.path.endswith("/v1/messages") and r.body
+             and not is_compaction_request(r.body)}  # a compaction's request summarises the head only
+    first: list[tuple[int, int] | None] = []
+    for text, requests_before, next_prompt in outcome.queued:
+        held = sum(1 for m in engine.messages if m.type == "attachment" and m.attachment.get("type") == "queued_command"
+                   and m.attachment.get("prompt") == text)
+        held += sum(1 for m in engine.messages if m.type == "user" and not m.is_meta
+                    and isinstance(m.message.get("content"), str) and text in m.message["content"])
+        queued = engine.queue.count(text)
+        if held + queued != 1 and not (blocked and held + queued == 0):
+            problems.append(f"{text}: {held} in the history, {queued} still queued")
+        sent = next(((index, body.index(json.dumps(text)[1:-1])) for index, body in enumerate(bodies)
+                     if index >= requests_before and json.dumps(text)[1:-1] in body), None)
+        first.append(sent)
+        if queued:
+            continue
+        due = next((index for index in range(outcome.submits[next_prompt], len(bodies)) if index in asked), None) \
+            if next_prompt < len(outcome.submits) else None  # the first request for an answer after that prompt
+        if held and due is not None and (sent is None or sent[0] > due):
+            problems.append(f"{text}: not in request {due}, the first after the next prompt (first sent: {sent})")
+    order = [at for at in first if at is not None]
+    if order != sorted(order):
+        problems.append(f"queued texts first sent out of order: {order}")
+    return problems
 
 
 def _children_ended(run: Any) -> list[str]:
@@ -1180,7 +1251,8 @@ def describe(session: Session) -> str:
     items = [f"RawTurn({item.source})" if isinstance(item, RawTurn) else
              f"Turn({json.dumps(item.content)}, stop={item.stop_reason!r}, fault={item.fault and item.fault.kind})"
              for item in session.script]
-    return (f"prompts={session.prompts} abort_at={session.abort_at} switches={session.switches}\n  "
+    return (f"prompts={session.prompts} abort_at={session.abort_at} queued_at={session.queued_at} "
+            f"switches={session.switches}\n  "
             + "\n  ".join(items))
 
 

@@ -286,6 +286,10 @@ def message_html(message: Any, names: Mapping[str, str], *, max_chars: int = MAX
         note = f' <span class="dl-dim">{esc(" · ".join(f"{k}={v}" for k, v in said.items()))}</span>' if said else ""
         body = _pre(str(message.attachment["text"]), max_chars=max_chars)
         return _frame(label, "attachment", body, note=note, extra="dl-dashed dl-tint-attachment")
+    if kind == "attachment" and message.attachment.get("type") == "queued_command":  # what the person typed
+        note = f' <span class="dl-dim">{esc(tr("origin: queued input"))}</span>'
+        body = _pre(str(message.attachment.get("prompt", "")), max_chars=max_chars)
+        return _frame(label, "attachment", body, note=note, extra="dl-dashed dl-tint-attachment")
     if kind == "attachment":
         body = _pre(pretty_json(message.attachment), max_chars=max_chars)
         return _frame(label, "attachment", body, extra="dl-dashed dl-tint-attachment")

@@ -141,6 +141,7 @@ TEXTS = {
     "tool running": "工具运行",
     "is_error / interrupted": "is_error / 中断",
     # StateInspector: what a context stage wrote (chapter 06)
+    "origin: queued input": "来源：排队的输入",
     "{stage} wrote this: unfold the {count} original message": "{stage} 写下了这一条：展开那 {count} 条原始消息",
     "{stage} wrote this: unfold the {count} original messages": "{stage} 写下了这一条：展开那 {count} 条原始消息",
     "… {count} more": "… 还有 {count} 条",
