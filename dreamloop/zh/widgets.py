@@ -245,4 +245,13 @@ TEXTS = {
     # the run printer (render.py): its one sentence; its field names stay as they are
     "({kind}: a block type this version does not know, kept as received)":
         "（{kind}：这个版本不认识的块类型，按收到的原样保留）",
+    # the inspector's attachment origins (widgets/inspector.py, attachment_origin)
+    "memory file {path}": "记忆文件 {path}",
+    "changed file {path}": "变了的文件 {path}",
+    "queued input": "排队的输入",
+    "hook {event} ({name})": "hook {event}（{name}）",
+    "hook {event}": "hook {event}",
+    "background task {task}": "后台任务 {task}",
+    "the loop (max_turns)": "循环本身（max_turns）",
+    "from: {origin}": "来自：{origin}",
 }
