@@ -1,4 +1,4 @@
-"""Chinese for chapter 03's checks (``dreamloop/exercises/ch03.py``)."""
+"""Chinese for the checks of chapters 03 and 03b (``dreamloop/exercises/ch03.py``), and what chapter 03b's cells print."""
 
 TEXTS = {
     "a Read, then the answer": "一次 Read，然后回答",
