@@ -149,3 +149,46 @@ async def test_max_turns_shows_the_attachment_and_terminal(offline):
     assert "reason=<b>max_turns</b>" in inspector.header.value
     attachments = inspector.panes["attachments"].value
     assert "attachment · max_turns_reached" in attachments and "dl-tint-attachment" in attachments
+
+
+async def test_each_attachment_is_labelled_with_where_it_came_from(offline, tmp_path):
+    """Phase 5's attachments in the attachments pane: a changed memory file by its path, a changed file by its
+    name, queued input as such (issue 33 item 11); the text (``origins()``) and the pane say the same."""
+    from dreamloop import AttachmentMessage
+    from dreamloop.tools import builtin_tools
+    (tmp_path / "config.py").write_text("value = 1\n")
+    (tmp_path / "CLAUDE.md").write_text("Answer in one sentence.\n")
+
+    def policy(body, index):
+        if index == 0:
+            return S.reply("Reading.", S.tool_use("Read", {"file_path": "config.py"}))
+        if index == 1:
+            (tmp_path / "config.py").write_text("value = 2\n")
+            (tmp_path / "CLAUDE.md").write_text("Answer in two sentences.\n")
+            return S.reply("Again.", S.tool_use("Glob", {"pattern": "*.md"}))
+        return S.reply("Done.")
+
+    typed = iter([[], [AttachmentMessage(attachment={"type": "queued_command", "prompt": "and then?"})]])
+    run = query(QueryParams(messages="value?", model=offline(policy), tools=builtin_tools(), workspace=tmp_path,
+                            permission_mode="bypass", memory_files=True, changed_files=True,
+                            queued_input=lambda: next(typed, [])))
+    async for _ in run:
+        pass
+    inspector = StateInspector(run, index=1)
+    assert inspector.origins() == ["[0] attachment · memory_changed <- memory file CLAUDE.md",
+                                   "[1] attachment · changed_file <- changed file config.py",
+                                   "[2] attachment · queued_command <- queued input"]
+    pane = inspector.panes["attachments"].value
+    assert pane.count("from: ") == 3 and "from: changed file config.py" in pane
+    inspector.slider.value = 0
+    assert inspector.origins() == []  # turn 1 attached nothing
+    assert "from: " not in inspector.panes["attachments"].value
+
+
+def test_attachment_origin_names_hooks_tasks_and_the_loop():
+    from dreamloop.widgets.inspector import attachment_origin
+    assert attachment_origin({"type": "hook_blocking_error", "hookEvent": "PreToolUse", "hookName": "guard"}) == \
+        "hook PreToolUse (guard)"
+    assert attachment_origin({"type": "task_notification", "task_id": "b1"}) == "background task b1"
+    assert attachment_origin({"type": "max_turns_reached", "max_turns": 1}) == "the loop (max_turns)"
+    assert attachment_origin({"type": "something_new"}) is None

@@ -1,4 +1,5 @@
-"""Chapter 03: queryLoop(): the exercise checks."""
+"""Chapters 03 and 03b: the exercise checks (``check_last_answer``, ``check_next_state`` and ``check_max_turns``,
+chapter 03 queryLoop(); ``check_memory_files`` and ``check_next_attachments``, chapter 03b between turns)."""
 
 from __future__ import annotations
 

@@ -13,23 +13,27 @@ file that records requests, as Claude Code 2.1.332's did in
 ``max_tokens_always``) shows that request above ``messages_for_query``: its
 fields, system prompt, tools and where ``cache_control`` went. Only the visible
 checkpoint is rendered; each message's HTML is cached by uuid. It reads traces
-(live or loaded) and knows nothing about how the loop fills them.
+(live or loaded) and knows nothing about how the loop fills them. In the
+``attachments`` pane each attachment is labelled with where it came from
+(``attachment_origin``: a memory file's path, a changed file, queued input, a
+hook, a background task, the loop itself); ``origins()`` says the same as text.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 
 import ipywidgets as W
 
 from ..language import N_, tr
 from ..trace import Checkpoint, Trace
-from .html import badge, esc, message_html, pane, pretty_json, preview, terminal_html, tool_names
+from .html import badge, esc, message_html, message_kind, pane, pretty_json, preview, terminal_html, tool_names
 from .meter import STAGE_COLORS
 from .static import StaticHTML
 
-__all__ = ["PANES", "StateInspector"]
+__all__ = ["PANES", "StateInspector", "attachment_origin"]
 
 PANES = ("messages", "messages_for_query", "assistant_messages", "tool_results", "attachments")
 """The panes, in tab order; each is one ``ipywidgets.HTML`` in ``StateInspector.panes``."""
@@ -48,6 +52,29 @@ PANE_HEIGHT = 420
 """A pane's height cap in CSS pixels: a longer history scrolls inside it, so the slider stays in view above
 what it moves (inline style: it holds in the stored snapshot too)."""
 _SCROLL = f"max-height:{PANE_HEIGHT}px;overflow-y:auto"
+
+
+def attachment_origin(attachment: Mapping[str, Any]) -> str | None:
+    """Where an attachment (``AttachmentMessage.attachment``) came from, in the current language: ``memory file
+    CLAUDE.md`` (``memory_changed``: its path as shown), ``changed file config.py`` (``changed_file``), ``queued
+    input`` (``queued_command``), ``hook PreToolUse (audit)`` (a ``hook_*`` record), ``background task b1``
+    (``task_notification``), ``the loop (max_turns)`` (``max_turns_reached``); None for a kind not listed.
+    The labels are dreamloop's words."""
+    kind = str(attachment.get("type", ""))
+    if kind == "memory_changed":
+        return tr("memory file {path}", path=attachment.get("name") or attachment.get("path", "?"))
+    if kind == "changed_file":
+        return tr("changed file {path}", path=attachment.get("name") or attachment.get("path", "?"))
+    if kind == "queued_command":
+        return tr("queued input")
+    if kind.startswith("hook_"):
+        event, name = attachment.get("hookEvent") or "?", attachment.get("hookName")
+        return tr("hook {event} ({name})", event=event, name=name) if name else tr("hook {event}", event=event)
+    if kind == "task_notification":
+        return tr("background task {task}", task=attachment.get("task_id", "?"))
+    if kind == "max_turns_reached":
+        return tr("the loop (max_turns)")
+    return None
 
 
 class StateInspector(StaticHTML, W.VBox):
@@ -111,6 +138,21 @@ class StateInspector(StaticHTML, W.VBox):
         """``(stage, original uuids)`` if a context stage wrote the message ``uuid``, else None."""
         self._index_names()
         return self._replaced.get(uuid)
+
+    def origins(self) -> list[str]:
+        """The shown checkpoint's ``attachments`` pane as text, one line per message: ``[0] attachment ·
+        changed_file <- changed file config.py`` (its kind, then where it came from; a message that is not an
+        attachment, or of a kind ``attachment_origin`` does not know, has its kind only)."""
+        point = self.checkpoint
+        if point is None:
+            return []
+        lines = []
+        for position, uuid in enumerate(point.attachments):
+            message = self.trace.messages[uuid]
+            label = message_kind(message)
+            origin = attachment_origin(message.attachment) if message.type == "attachment" else None
+            lines.append(f"[{position}] {label}" + (f" <- {origin}" if origin else ""))
+        return lines
 
     def refresh(self) -> None:
         """Re-read the trace (new checkpoints of a live run); a slider at the end follows the end."""
@@ -233,6 +275,10 @@ class StateInspector(StaticHTML, W.VBox):
             written = self._replaced.get(uuid) if marks else None
             if written is not None:
                 mark += _stage_badge(written[0])
+            if name == "attachments":
+                origin = self._origin(uuid)
+                if origin is not None:
+                    mark += badge(tr("from: {origin}", origin=origin), "attachment")
             body = self._message(uuid) + (self._unfold(*written) if written is not None else "")
             gone = self._withdrawn.get(uuid)
             if gone is not None:
@@ -243,6 +289,10 @@ class StateInspector(StaticHTML, W.VBox):
             parts.append(f'<div class="{"dl-new" if fresh else "dl-item"}"><div class="dl-pos">{mark}[{position}]'
                          f"</div>{body}</div>")
         return pane(f'{head}<div class="dl-scroll" style="{_SCROLL}">{"".join(parts)}</div>')
+
+    def _origin(self, uuid: str) -> str | None:
+        message = self.trace.messages[uuid]
+        return attachment_origin(message.attachment) if message.type == "attachment" else None
 
     def _unfold(self, stage: str, originals: list[str], limit: int = 20) -> str:
         """The messages a stage's message stands for, folded away under a ``<details>``."""

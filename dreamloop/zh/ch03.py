@@ -1,4 +1,4 @@
-"""Chinese for chapter 03's checks (``dreamloop/exercises/ch03.py``)."""
+"""Chinese for the checks of chapters 03 and 03b (``dreamloop/exercises/ch03.py``), and what chapter 03b's cells print."""
 
 TEXTS = {
     "a Read, then the answer": "一次 Read，然后回答",
@@ -128,4 +128,22 @@ TEXTS = {
     "{count} more belong": "还缺 {count} 项",
     "the right ones, in another order": "项目对了，但顺序不同",
     "one of them twice": "其中有一项出现了两次",
+    # what chapter 03b's own cells print (notebooks/03b_between_turns.ipynb, through tr)
+    "leading reminder": "开头的提醒块",
+    "inside a tool_result": "在 tool_result 里",
+    "message {number}": "第 {number} 条消息",
+    "request {number}": "第 {number} 次请求",
+    "request 1, its first user message:": "第 1 次请求的第一条用户消息：",
+    "request 3, its last user message:": "第 3 次请求的最后一条用户消息：",
+    "yielded:": "产出的：",
+    "config.py now:": "config.py 现在是：",
+    "files named:": "点了名的文件：",
+    "| with their changed lines:": "| 附上改动行的：",
+    "| characters in all:": "| 共计字符：",
+    "(budget {budget:,})": "（预算 {budget:,}）",
+    "the last one:": "最后一条：",
+    "with no budget:": "没有预算时：",
+    "characters": "个字符",
+    "the run took under a second:": "这次运行用时不到一秒：",
+    "notices:": "通知：",
 }

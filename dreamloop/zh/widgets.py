@@ -248,4 +248,13 @@ TEXTS = {
         "（{kind}：这个版本不认识的块类型，按收到的原样保留）",
     # the run printer's shortened result (render.py _preview)
     '… ({count} more lines)': '…（还有 {count} 行）',
+    # the inspector's attachment origins (widgets/inspector.py, attachment_origin)
+    "memory file {path}": "记忆文件 {path}",
+    "changed file {path}": "变了的文件 {path}",
+    "queued input": "排队的输入",
+    "hook {event} ({name})": "hook {event}（{name}）",
+    "hook {event}": "hook {event}",
+    "background task {task}": "后台任务 {task}",
+    "the loop (max_turns)": "循环本身（max_turns）",
+    "from: {origin}": "来自：{origin}",
 }
