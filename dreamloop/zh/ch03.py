@@ -136,7 +136,6 @@ TEXTS = {
     "request 1, its first user message:": "第 1 次请求的第一条用户消息：",
     "request 3, its last user message:": "第 3 次请求的最后一条用户消息：",
     "yielded:": "产出的：",
-    "config.py now:": "config.py 现在是：",
     "files named:": "点了名的文件：",
     "| with their changed lines:": "| 附上改动行的：",
     "| characters in all:": "| 共计字符：",
