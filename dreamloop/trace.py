@@ -10,7 +10,7 @@ recovery rewrote them, and (imported from a session file that records
 them) the request as sent. Messages are stored once and referred to by uuid, and a
 checkpoint's history shares its uuids with the checkpoint before (``SharedList``),
 in memory and on disk, so a trace grows linearly with the session. Saved as
-JSONL (version 8; versions 1 to 7 still load). The widgets read traces; this
+JSONL (version 9; versions 1 to 8 still load). The widgets read traces; this
 module knows nothing about rendering.
 """
 
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -32,7 +32,7 @@ __all__ = ["COUNTERS", "TRACE_VERSION", "Checkpoint", "SharedList", "Trace"]
 
 _MESSAGE = TypeAdapter(LoopMessage)
 
-TRACE_VERSION = 8
+TRACE_VERSION = 9
 """The JSONL format's version: 2 added ``Checkpoint.stop_hook_active``; 3 the header's ``source`` and
 ``Checkpoint.notes`` (a trace imported from a session file, chapter 10b); 4 the header's ``switches`` (which
 feature switches were on); 5 ``Checkpoint.context`` (what the context pipeline did); 6
@@ -40,7 +40,8 @@ feature switches were on); 5 ``Checkpoint.context`` (what the context pipeline d
 ``state_messages``, ``messages_for_query`` and ``next_messages`` as deltas, ``{"of", "keep", "add"}``: the
 first ``keep`` uuids of a list the reader already has (``_DELTA_BASES``), then ``add`` (before, every
 checkpoint repeated the whole history: 335 MB at 2,000 turns); 8 ``Checkpoint.request`` (the request a session
-file recorded for the call). Versions 1 to 7 still load (the fields they lack empty)."""
+file recorded for the call); 9 ``child`` lines, the sub-agent runs (``Trace.children``). Versions 1 to 8 still
+load (the fields they lack empty)."""
 
 COUNTERS = ("max_output_tokens_recovery_count", "max_output_tokens_override", "has_attempted_reactive_compact",
             "stop_hook_blocks", "token_budget_tracking")
@@ -183,7 +184,8 @@ class Trace:
     says which feature switches were on (``QueryParams.switches()``; empty for a
     trace the loop did not record, or saved before version 4). ``trace.children``: the trace of each sub-agent
     run, by the id of the ``Agent`` call that started it (the loop's children, an imported session's side
-    chains, a resumed session's: ``QueryEngine.children``); ``save`` does not write them.
+    chains, a resumed session's: ``QueryEngine.children``); ``save`` writes them (version 9) and ``load`` reads
+    them back.
     """
 
     def __init__(self) -> None:
@@ -192,7 +194,7 @@ class Trace:
         self.messages: dict[str, Any] = {}
         self.checkpoints: list[Checkpoint] = []
         self.terminal: Terminal | None = None
-        self.children: dict[str, Trace] = {}  # a sub-agent's trace by the parent's Agent call id (not saved)
+        self.children: dict[str, Trace] = {}  # a sub-agent's trace by the parent's Agent call id
         self._events: list[dict[str, Any]] = []
         self._seen: list[tuple[tuple[Any, ...], SharedList]] = []  # the last sequences and their uuids
         self._shared: SharedList | None = None  # the last list share() gave
@@ -308,25 +310,30 @@ class Trace:
     # -- JSONL ------------------------------------------------------------
 
     def save(self, path: str | Path) -> Path:
-        """Write the trace as JSONL: a header, one line per message, per checkpoint."""
+        """Write the trace as JSONL: a header, one line per message, per checkpoint, then one line per sub-agent
+        run (``children``: ``{"kind": "child", "tool_use_id", "records"}``, the child's own lines as a list)."""
         path = Path(path)
         with path.open("w", encoding="utf-8") as out:
-            header: dict[str, Any] = {"kind": "trace", "version": TRACE_VERSION, "switches": self.switches}
-            if self.source is not None:
-                header["source"] = self.source
-            if self.switches:
-                header["switches"] = self.switches
-            out.write(json.dumps(header) + "\n")
-            for message in self.messages.values():
-                out.write(json.dumps({"kind": "message", "message": message.model_dump(mode="json")}) + "\n")
-            previous = None
-            for point in self.checkpoints:
-                record = point.model_dump(mode="json")
-                for name, value in _deltas(point, previous):
-                    record[name] = value
-                out.write(json.dumps({"kind": "checkpoint", "checkpoint": record}) + "\n")
-                previous = point
+            for record in self._records():
+                out.write(json.dumps(record) + "\n")
         return path
+
+    def _records(self) -> Iterator[dict[str, Any]]:
+        header: dict[str, Any] = {"kind": "trace", "version": TRACE_VERSION, "switches": self.switches}
+        if self.source is not None:
+            header["source"] = self.source
+        yield header
+        for message in self.messages.values():
+            yield {"kind": "message", "message": message.model_dump(mode="json")}
+        previous = None
+        for point in self.checkpoints:
+            record = point.model_dump(mode="json")
+            for name, value in _deltas(point, previous):
+                record[name] = value
+            yield {"kind": "checkpoint", "checkpoint": record}
+            previous = point
+        for tool_use_id, child in self.children.items():
+            yield {"kind": "child", "tool_use_id": tool_use_id, "records": list(child._records())}
 
     @classmethod
     def load(cls, path: str | Path) -> "Trace":
@@ -353,7 +360,7 @@ class Trace:
         for number, record in records:
             try:
                 trace._load_record(record)
-            except (ValidationError, ValueError, KeyError) as error:
+            except (ValidationError, ValueError, KeyError, TypeError) as error:
                 raise ValueError(f"{path}, line {number}: {_why(error)}") from None
         return trace
 
@@ -378,8 +385,23 @@ class Trace:
                 raise ValueError(f"checkpoint {point.index} refers to message {missing}, which the trace does not hold")
             self.checkpoints.append(point)
             self.terminal = point.terminal or self.terminal
+        elif kind == "child" and isinstance(record.get("tool_use_id"), str) and isinstance(record.get("records"), list):
+            child, inner_records = Trace(), record["records"]
+            if inner_records and isinstance(inner_records[0], dict) and inner_records[0].get("kind") == "trace":
+                child.switches = dict(inner_records[0].get("switches") or {})
+                child.source = inner_records[0].get("source")
+            for index, inner in enumerate(inner_records):
+                if index == 0 and isinstance(inner, dict) and inner.get("kind") == "trace":
+                    continue
+                try:
+                    child._load_record(inner if isinstance(inner, dict) else {"kind": type(inner).__name__})
+                except (ValidationError, ValueError, KeyError, TypeError) as error:
+                    raise ValueError(f"sub-agent run of {record['tool_use_id']}, its record {index}: "
+                                     f"{_why(error)}") from None
+            self.children[record["tool_use_id"]] = child
         else:
-            raise ValueError(f"a record of unknown kind {kind!r} (expected 'message' or 'checkpoint')")
+            raise ValueError(f"a record of unknown kind {kind!r} (expected 'message', 'checkpoint' or 'child' with "
+                             "'tool_use_id' and 'records')")
 
 
 _DELTA_FIELDS = ("state_messages", "messages_for_query", "next_messages")

@@ -23,6 +23,7 @@ from dreamloop.engine import QueryEngine
 from dreamloop.errors import FileFormatError, TranscriptError, TranscriptWarning
 from dreamloop.subagents import agent_id
 from dreamloop.tools import builtin_tools
+from dreamloop.trace import Trace
 from dreamloop.transcript import SESSION_ENDED, side_chain_path
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -192,3 +193,21 @@ async def test_import_claude_code_reads_dreamloops_own_session_with_its_children
     assert main(["import-claude-code", str(path)]) == 0
     out = capsys.readouterr().out
     assert "│ user: child: count the files" in out and "│ assistant: There are 3 files." in out
+
+
+async def test_a_saved_trace_keeps_its_children_and_replay_prints_them(offline, tmp_path, capsys):
+    e = engine(offline(script()), tmp_path / "session.jsonl")
+    await run(e)
+    trace = e.last_run.trace
+    [call_id] = trace.children
+    saved = trace.save(tmp_path / "trace.jsonl")
+    again = Trace.load(saved)
+    child, back = trace.children[call_id], again.children[call_id]
+    assert list(again.children) == [call_id] and len(back.checkpoints) == len(child.checkpoints) == 2
+    assert [m.type for m in back.resolve(back.checkpoints[-1].messages_after)] == \
+        [m.type for m in child.resolve(child.checkpoints[-1].messages_after)]
+    assert back.terminal.reason == "completed"
+    assert main(["replay", str(saved)]) == 0
+    out = capsys.readouterr().out
+    assert out.index("sub-agent of Agent call") < out.index("│ assistant: There are 3 files.") < \
+        out.index("tool_result Agent")

@@ -85,6 +85,12 @@ CORRUPTIONS = {
     "a newer version": (lambda rows: corrupt(rows, 1, '{"kind": "trace", "version": 99}'),
                         f"trace version 99; this dreamloop reads version {TRACE_VERSION}"),
     "no header": (lambda rows: rows[1:], "line 1: not a dreamloop trace"),
+    "a child without its records": (lambda rows: [*rows, '{"kind": "child", "tool_use_id": "T9"}'],
+                                    "line 10: a record of unknown kind 'child'"),
+    "a child with an invalid message": (
+        lambda rows: [*rows, '{"kind": "child", "tool_use_id": "T9", "records": [{"kind": "message", '
+                      '"message": {"type": "user"}}]}'],
+        "line 10: sub-agent run of T9, its record 0: not valid: user.message: Field required"),
 }
 
 
