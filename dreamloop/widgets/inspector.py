@@ -17,6 +17,9 @@ checkpoint is rendered; each message's HTML is cached by uuid. It reads traces
 ``attachments`` pane each attachment is labelled with where it came from
 (``attachment_origin``: a memory file's path, a changed file, queued input, a
 hook, a background task, the loop itself); ``origins()`` says the same as text.
+A checkpoint whose response holds an ``Agent`` call that started a sub-agent run (``Trace.children``) offers
+that child: ``open_child`` shows its trace in a nested StateInspector in place of the parent's panes, with a
+button back; a child the parent's Stop ended says it was stopped (dreamloop's words).
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from .html import badge, esc, message_html, message_kind, pane, pretty_json, pre
 from .meter import STAGE_COLORS
 from .static import StaticHTML
 
-__all__ = ["PANES", "StateInspector", "attachment_origin"]
+__all__ = ["PANES", "StateInspector", "agent_calls", "attachment_origin", "child_label"]
 
 PANES = ("messages", "messages_for_query", "assistant_messages", "tool_results", "attachments")
 """The panes, in tab order; each is one ``ipywidgets.HTML`` in ``StateInspector.panes``."""
@@ -77,6 +80,43 @@ def attachment_origin(attachment: Mapping[str, Any]) -> str | None:
     return None
 
 
+AGENT_TOOL_NAME = "Agent"
+"""The sub-agent tool's name, as Claude Code 2.1.332's requests name it (``dreamloop.subagents``)."""
+
+
+def agent_calls(trace: Trace, point: Checkpoint) -> list[tuple[str, str]]:
+    """The ``Agent`` calls of ``point``'s response(s) whose child run ``trace.children`` holds, in order:
+    ``(tool_use id, label)``, the label ``Agent · count files · completed, 2 turns`` (the call's
+    ``description``, then how the child ended: its Terminal, ``stopped (aborted_streaming): the parent's Stop
+    ended it`` for an ``aborted_*`` one, or ``started, no end recorded`` while (or if) it has none). A call
+    without a child (a bad call, a trace saved before version 9) is left out."""
+    calls = []
+    for uuid in point.assistant_messages:
+        message = trace.messages.get(uuid)
+        if message is None or message.type != "assistant":
+            continue
+        for block in message.message.content:
+            if block.type != "tool_use" or block.name != AGENT_TOOL_NAME or block.id not in trace.children:
+                continue
+            description = (block.input or {}).get("description") if isinstance(block.input, dict) else None
+            calls.append((block.id, child_label(description or block.id, trace.children[block.id])))
+    return calls
+
+
+def child_label(description: str, child: Trace) -> str:
+    """``Agent · {description} · {how the child ended}`` (the ending as ``agent_calls`` words it)."""
+    return f"{AGENT_TOOL_NAME} · {description} · {_child_ending(child)}"
+
+
+def _child_ending(child: Trace) -> str:
+    terminal = child.checkpoints[-1].terminal if child.checkpoints else None
+    if terminal is None:
+        return tr("started, no end recorded")
+    if terminal.reason.startswith("aborted_"):
+        return tr("stopped ({reason}): the parent's Stop ended it", reason=terminal.reason)
+    return tr("{reason}, {count} turns", reason=terminal.reason, count=terminal.turn_count)
+
+
 class StateInspector(StaticHTML, W.VBox):
     """Step through a run's checkpoints: ``StateInspector(trace)``; ``display(inspector)``.
 
@@ -92,6 +132,11 @@ class StateInspector(StaticHTML, W.VBox):
       ``HTML`` each. Messages new since the previous checkpoint are marked ``new``;
       in ``messages_for_query`` a message a context stage wrote is marked with
       the stage's name (``replaced_by(uuid)``) and unfolds to the originals.
+
+    * ``child_picker``: ``Dropdown`` of the shown checkpoint's ``Agent`` calls that started a child run
+      (``agent_calls``), ``open_button`` opens the chosen one (``open_child``); ``child``: the nested
+      StateInspector while one is open (None otherwise), ``back_button`` returns to this trace
+      (``close_child``).
 
     ``refresh()`` re-reads a trace that is still being filled. ``max_messages``
     caps the messages drawn per pane (the latest are kept; None: all).
@@ -114,7 +159,17 @@ class StateInspector(StaticHTML, W.VBox):
         self.header = W.HTML()
         self.panes: dict[str, W.HTML] = {name: W.HTML() for name in PANES}
         self.tabs = W.Tab(children=[self.panes[name] for name in PANES], titles=PANES)
-        super().__init__(children=[self.slider, self.header, self.tabs])
+        self.child: StateInspector | None = None
+        self._child_id: str | None = None
+        self.child_picker = W.Dropdown(options=[], description=tr("sub-agent"), layout=W.Layout(width="420px"))
+        self.open_button = W.Button(description=tr("open the child run"), icon="level-down")
+        self.back_button = W.Button(description=tr("back to the parent run"), icon="level-up")
+        self.crumb = W.HTML()
+        self.calls = W.HBox([self.child_picker, self.open_button])
+        self.open_button.on_click(lambda _button: self.open_child())
+        self.back_button.on_click(lambda _button: self.close_child())
+        self._own = [self.slider, self.header, self.calls, self.tabs]
+        super().__init__(children=self._own)
         self.add_class("dreamloop-inspector")
         self._sync_slider()
         self.slider.value = min(max(index, 0), self.slider.max)
@@ -154,6 +209,33 @@ class StateInspector(StaticHTML, W.VBox):
             lines.append(f"[{position}] {label}" + (f" <- {origin}" if origin else ""))
         return lines
 
+    def agent_calls(self) -> list[tuple[str, str]]:
+        """The shown checkpoint's ``Agent`` calls that started a child run (``agent_calls``): ``(id, label)``."""
+        point = self.checkpoint
+        return agent_calls(self.trace, point) if point is not None else []
+
+    def open_child(self, tool_use_id: str | None = None) -> "StateInspector":
+        """Show the child run of the ``Agent`` call ``tool_use_id`` (default: the one ``child_picker`` names) in
+        a nested StateInspector, in place of this one's parts, and return it. KeyError naming the id if the
+        trace holds no child run for it."""
+        tool_use_id = tool_use_id if tool_use_id is not None else self.child_picker.value
+        if tool_use_id is None or tool_use_id not in self.trace.children:
+            raise KeyError(f"no sub-agent run for the Agent call {tool_use_id!r} in this trace "
+                           f"(known: {', '.join(self.trace.children) or 'none'})")
+        self.child = StateInspector(self.trace.children[tool_use_id], max_messages=self.max_messages)
+        self._child_id = tool_use_id
+        label = dict(agent_calls(self.trace, self.checkpoint)).get(tool_use_id, tool_use_id) \
+            if self.checkpoint is not None else tool_use_id
+        self.crumb.value = pane(esc(tr("the child run of the call {call} (checkpoint {index} of the parent)",
+                                       call=label, index=self.slider.value)))
+        self.children = [W.HBox([self.back_button, self.crumb]), self.child]
+        return self.child
+
+    def close_child(self) -> None:
+        """Back to this trace's own parts (the checkpoint the slider was at)."""
+        self.child, self._child_id = None, None
+        self.children = self._own
+
     def refresh(self) -> None:
         """Re-read the trace (new checkpoints of a live run); a slider at the end follows the end."""
         at_end = self.slider.value == self.slider.max
@@ -168,6 +250,7 @@ class StateInspector(StaticHTML, W.VBox):
         self._index_names()
         point = self.checkpoint
         if point is None:
+            self.child_picker.options, self.calls.layout.display = [], "none"
             self.header.value = pane(esc(tr("No checkpoint yet: the first is taken after turn 1's tools ran "
                                             "(or when the loop ends).")))
             for widget in self.panes.values():
@@ -175,6 +258,12 @@ class StateInspector(StaticHTML, W.VBox):
             return
         previous = self.trace.checkpoints[point.index - 1] if point.index > 0 else None
         self.header.value = self._header(point, previous)
+        calls = agent_calls(self.trace, point)
+        self.child_picker.options = [(label, call) for call, label in calls]
+        if calls and self.child_picker.value is None:
+            self.child_picker.value = calls[0][0]  # options set again after an empty list leave no value
+        self.child_picker.disabled = self.open_button.disabled = not calls
+        self.calls.layout.display = None if calls else "none"
         seen_state = set(previous.state_messages) if previous else None
         seen_query = set(previous.messages_for_query) if previous else None
         self.panes["messages"].value = self._pane("messages", point.state_messages, seen_state)
@@ -193,10 +282,16 @@ class StateInspector(StaticHTML, W.VBox):
             self.panes[name].value = self._pane(name, getattr(point, name), None)
 
     def __repr__(self) -> str:
-        return f"StateInspector(checkpoints={len(self.trace.checkpoints)})"
+        own = f"checkpoints={len(self.trace.checkpoints)}"
+        if self.child is not None:
+            return f"StateInspector({own}, child={self._child_id}: {self.child!r})"
+        return f"StateInspector({own})"
 
     def static_html(self) -> str:
-        """Every checkpoint as a table row, then the shown one's header and panes (for a stored notebook)."""
+        """Every checkpoint as a table row, then the shown one's header, its ``Agent`` calls that started a child
+        and panes (for a stored notebook); while a child is open, which call's child it is, then the child's."""
+        if self.child is not None:
+            return self.crumb.value + self.child.static_html()
         points = self.trace.checkpoints
         if not points:
             return self.header.value
@@ -219,7 +314,11 @@ class StateInspector(StaticHTML, W.VBox):
         table = (f'<div style="max-height:{PANE_HEIGHT // 2}px;overflow-y:auto">'
                  f'<table style="border-collapse:collapse;font-size:12px;margin:4px 0">{"".join(rows)}</table></div>')
         panes = "".join(f'<div style="margin-top:8px">{self.panes[name].value}</div>' for name in PANES)
-        return table + self.header.value + f'<div style="max-height:{PANE_HEIGHT + 60}px;overflow-y:auto">{panes}</div>'
+        calls = "".join(f"<li>{esc(label)}</li>" for _call, label in self.agent_calls())
+        if calls:
+            calls = (f'<div class="dl-small">{esc(tr("sub-agent runs started here (open_child shows one):"))}'
+                     f'<ul style="margin:0">{calls}</ul></div>')
+        return table + self.header.value + calls + f'<div style="max-height:{PANE_HEIGHT + 60}px;overflow-y:auto">{panes}</div>'
 
 
     # -- parts --------------------------------------------------------------

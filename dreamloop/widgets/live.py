@@ -5,7 +5,8 @@ call from started to done with the hooks that ran on it, the current phase lit o
 turn_count and transition (a recovery named as it happens: "escalating max_tokens to 64,000",
 "resuming 2/3", "falling back to M"), what a tombstone withdrew struck out, the Terminal at the end,
 and a Stop button that
-fires the run's abort signal. It follows the events a ``QueryRun`` yields
+fires the run's abort signal. An ``Agent`` call's child run (``run.trace.children``) can be opened from the
+view, while it runs or after, in a StateInspector below the transcript (``open_child``). It follows the events a ``QueryRun`` yields
 and knows nothing about how the loop produces them. No ``Output`` widget,
 no ``clear_output``, no display updates: every part is a widget value.
 """
@@ -33,6 +34,7 @@ from .html import (
     tool_names,
     tool_result_html,
 )
+from .inspector import StateInspector, child_label
 from .kernel import warn_if_old_kernel
 from .static import StaticHTML
 
@@ -207,11 +209,20 @@ class LiveView(StaticHTML, W.VBox):
         self.run: Any = None
         self._reset()
         self.stop_button.on_click(self._clicked)
+        self.child: StateInspector | None = None
+        self.child_picker = W.Dropdown(options=[], description=tr("sub-agent"), layout=W.Layout(width="420px"))
+        self.open_button = W.Button(description=tr("open the child run"), icon="level-down")
+        self.back_button = W.Button(description=tr("back to the parent run"), icon="level-up")
+        self.child_box = W.VBox([])
+        self.calls = W.HBox([self.child_picker, self.open_button], layout=W.Layout(display="none"))
+        self.open_button.on_click(lambda _button: self.open_child())
+        self.back_button.on_click(lambda _button: self.close_child())
         self.diagram.layout = W.Layout(flex=f"0 1 {DIAGRAM_WIDTH}px", max_width="100%")
         right = W.VBox([self.transcript, self.stream], layout=W.Layout(flex="1 1 320px", min_width="320px"))
         super().__init__(children=[
             W.HBox([self.stop_button, self.status], layout=W.Layout(align_items="center")),
             W.HBox([self.diagram, right], layout=W.Layout(flex_flow="row wrap")),
+            self.calls, self.child_box,
         ])
         self.add_class("dreamloop-live")
 
@@ -233,13 +244,53 @@ class LiveView(StaticHTML, W.VBox):
             pass
         return run.terminal
 
+    def open_child(self, tool_use_id: str | None = None) -> StateInspector:
+        """Show the child run of the followed run's ``Agent`` call ``tool_use_id`` (default: the one
+        ``child_picker`` names) in a StateInspector below the transcript (a live child: ``refresh()`` re-reads
+        it), and return it. KeyError naming the id if the run started no child for it."""
+        children = self.run.trace.children if self.run is not None else {}
+        tool_use_id = tool_use_id if tool_use_id is not None else self.child_picker.value
+        if tool_use_id is None or tool_use_id not in children:
+            raise KeyError(f"no sub-agent run for the Agent call {tool_use_id!r} in this run "
+                           f"(known: {', '.join(children) or 'none'})")
+        self.child = StateInspector(children[tool_use_id])
+        self.child_box.children = [self.back_button, self.child]
+        return self.child
+
+    def close_child(self) -> None:
+        """Close the child run's inspector."""
+        self.child = None
+        self.child_box.children = []
+
     def __repr__(self) -> str:
         return "LiveView()"
 
     def static_html(self) -> str:
-        """The status line, the flowchart as lit and the transcript, as the view shows them now."""
+        """The status line, the flowchart as lit and the transcript, as the view shows them now; the child runs
+        the run started, and the open one's inspector."""
+        calls = "".join(f"<li>{esc(label)}</li>" for label, _call in self.child_picker.options)
+        calls = (f'<div class="dl-small">{esc(tr("sub-agent runs started here (open_child shows one):"))}'
+                 f'<ul style="margin:0">{calls}</ul></div>') if calls else ""
+        child = self.child.static_html() if self.child is not None else ""
         return (self.status.value + '<div style="display:flex;flex-wrap:wrap;gap:8px;align-items:flex-start">'
-                f'{self.diagram.value}<div style="flex:1 1 320px;min-width:320px">{self.transcript.value}</div></div>')
+                f'{self.diagram.value}<div style="flex:1 1 320px;min-width:320px">{self.transcript.value}</div></div>'
+                + calls + child)
+
+    def _sync_children(self, run: Any, *, force: bool = False) -> None:
+        """The picker lists the run's child runs (rebuilt when one starts, a call's results arrive, the run ends)."""
+        trace = getattr(run, "trace", None)
+        children = getattr(trace, "children", None) or {}
+        if not force and len(children) == len(self.child_picker.options):
+            return
+        options = []
+        for call, child in children.items():
+            given = self._inputs.get(call)
+            description = given.get("description") if isinstance(given, dict) else None
+            options.append((child_label(description or call, child), call))
+        self.child_picker.options = options
+        if options and self.child_picker.value is None:
+            self.child_picker.value = options[0][1]  # options set again after an empty list leave no value
+        self.calls.layout.display = None if options else "none"
 
     # -- the run's life -------------------------------------------------------
 
@@ -257,6 +308,9 @@ class LiveView(StaticHTML, W.VBox):
         self.phase, self.also, self.phases, self.terminal = None, frozenset(), [], None
         self.transcript.value = self.stream.value = ""
         self.diagram.value = _diagram(None)
+        if hasattr(self, "child_picker"):
+            self.close_child()
+            self.child_picker.options, self.calls.layout.display = [], "none"
 
     def _begin(self, run: Any, abort: Callable[[str], Any] | None) -> None:
         self._reset()
@@ -283,6 +337,7 @@ class LiveView(StaticHTML, W.VBox):
                     "aborted_tools": ["check"], "hook_stopped": ["check"]}.get(self.terminal.reason, [])
             self._light(*path, "terminal")
         self._render_transcript()
+        self._sync_children(run, force=True)
         if self.terminal is None and error is not None:
             self.status.value = self._status_html(tr("ended with {error}", error=type(error).__name__))
         else:
@@ -309,6 +364,7 @@ class LiveView(StaticHTML, W.VBox):
 
     def _on_event(self, run: Any, event: Any) -> None:
         kind = event.type
+        self._sync_children(run, force=kind == "user" and bool(getattr(event, "source_tool_use_ids", None)))
         if kind == "stream_event":
             self._on_stream(event.event)
         elif kind == "stream_request_start":

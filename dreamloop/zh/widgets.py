@@ -50,6 +50,15 @@ TEXTS = {
     # StateInspector
     "checkpoint": "检查点",
     "checkpoint {index} (numbered 0 to {last})": "检查点 {index}（编号 0 至 {last}）",
+    "sub-agent": "子智能体",
+    "open the child run": "打开子运行",
+    "back to the parent run": "回到父运行",
+    "started, no end recorded": "已开始，没有记录结束",
+    "stopped ({reason}): the parent's Stop ended it": "已停止（{reason}）：父运行的 Stop 结束了它",
+    "{reason}, {count} turns": "{reason}，{count} 轮",
+    "the child run of the call {call} (checkpoint {index} of the parent)":
+        "调用 {call} 的子运行（父运行的检查点 {index}）",
+    "sub-agent runs started here (open_child shows one):": "这里启动的子智能体运行（open_child 打开其中一个）：",
     "State.messages as the iteration began": "本次迭代开始时的 State.messages",
     "what phase 2 (the context pipeline) handed to the model call": "阶段 2（压缩管线）交给模型调用的消息",
     "phase 3: the model's response(s) this turn": "阶段 3：本轮模型的响应",
