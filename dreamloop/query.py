@@ -736,7 +736,7 @@ def _tool_use_context(params: QueryParams, run: QueryRun, attachments: Attachmen
         result_note=attachments.nested_memory if params.memory_files else None,
         file_state=None if params.file_state is None else FileState(
             edit_after_change=params.file_state.edit_after_change),  # one record per run
-        background=BackgroundTasks(limit=30_000) if params.background_tasks else None,
+        background=BackgroundTasks() if params.background_tasks else None,
     )
 
 

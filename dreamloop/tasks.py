@@ -24,10 +24,14 @@ from typing import Any, Callable, Mapping
 
 from .tools.process import CommandProcess
 
-__all__ = ["BackgroundTasks", "TAIL_CHARS", "TaskNotification", "notification_attachment"]
+__all__ = ["BackgroundTasks", "KEPT_OUTPUT_CHARS", "TAIL_CHARS", "TaskNotification", "notification_attachment"]
 
 TAIL_CHARS = 2_000
 """The most of a command's output a notification carries: its last characters (dreamloop's choice)."""
+
+KEPT_OUTPUT_CHARS = 30_000
+"""Characters of a background command's output kept while it runs (its last ones; ``TaskOutput`` reads them):
+``BackgroundTasks(limit=...)``'s default, dreamloop's choice of figure."""
 
 
 @dataclass(frozen=True)
@@ -83,7 +87,7 @@ is cancelled (which also ends it in a Terminal; dreamloop's choice of figure).""
 class BackgroundTasks:
     """One run's background commands and its queue of task notifications (see the module docstring)."""
 
-    def __init__(self, *, limit: int = 30_000) -> None:
+    def __init__(self, *, limit: int = KEPT_OUTPUT_CHARS) -> None:
         self.limit = limit
         self._commands: dict[str, _Command] = {}
         self._agents: dict[str, _Agent] = {}

@@ -31,6 +31,7 @@ from typing import Any
 import ipywidgets as W
 
 from ..language import N_, tr
+from ..subagents import AGENT_TOOL
 from ..trace import Checkpoint, Trace
 from .html import badge, esc, message_html, message_kind, pane, pretty_json, preview, terminal_html, tool_names
 from .meter import STAGE_COLORS
@@ -80,10 +81,6 @@ def attachment_origin(attachment: Mapping[str, Any]) -> str | None:
     return None
 
 
-AGENT_TOOL_NAME = "Agent"
-"""The sub-agent tool's name, as Claude Code 2.1.332's requests name it (``dreamloop.subagents``)."""
-
-
 def agent_calls(trace: Trace, point: Checkpoint) -> list[tuple[str, str]]:
     """The ``Agent`` calls of ``point``'s response(s) whose child run ``trace.children`` holds, in order:
     ``(tool_use id, label)``, the label ``Agent · count files · completed, 2 turns`` (the call's
@@ -96,7 +93,7 @@ def agent_calls(trace: Trace, point: Checkpoint) -> list[tuple[str, str]]:
         if message is None or message.type != "assistant":
             continue
         for block in message.message.content:
-            if block.type != "tool_use" or block.name != AGENT_TOOL_NAME or block.id not in trace.children:
+            if block.type != "tool_use" or block.name != AGENT_TOOL or block.id not in trace.children:
                 continue
             description = (block.input or {}).get("description") if isinstance(block.input, dict) else None
             calls.append((block.id, child_label(description or block.id, trace.children[block.id])))
@@ -105,7 +102,7 @@ def agent_calls(trace: Trace, point: Checkpoint) -> list[tuple[str, str]]:
 
 def child_label(description: str, child: Trace) -> str:
     """``Agent · {description} · {how the child ended}`` (the ending as ``agent_calls`` words it)."""
-    return f"{AGENT_TOOL_NAME} · {description} · {_child_ending(child)}"
+    return f"{AGENT_TOOL} · {description} · {_child_ending(child)}"
 
 
 def _child_ending(child: Trace) -> str:

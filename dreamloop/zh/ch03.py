@@ -130,6 +130,9 @@ TEXTS = {
     "one of them twice": "其中有一项出现了两次",
     # what chapter 03b's own cells print (notebooks/03b_between_turns.ipynb, through tr)
     "leading reminder": "开头的提醒块",
+    "after the Stop:": "停止之后：",
+    "request of checkpoint": "带上它的请求：检查点",
+    "still queued:": "仍在排队：",
     "inside a tool_result": "在 tool_result 里",
     "message {number}": "第 {number} 条消息",
     "request {number}": "第 {number} 次请求",
