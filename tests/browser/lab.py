@@ -583,6 +583,17 @@ def in_every_language(text: str) -> list[str]:
     return [text] + [catalogue(code)[text] for code in LANGUAGES if code != "en"]
 
 
+def says_checkpoint(header: str, index: int) -> bool:
+    """Whether a State inspector's header names checkpoint ``index``, in any language the kit has.
+
+    Built from the inspector's own catalogue key (``dreamloop/widgets/inspector.py``), never a copy of its
+    words, so a reworded header cannot leave a chapter's check waiting for words it no longer says
+    (tests/test_widgets_api.py holds this against a real header).
+    """
+    key = "checkpoint {index} (numbered 0 to {last})"
+    return any(text.split("{last}")[0].format(index=index) in header for text in in_every_language(key))
+
+
 def find_notebook(number: str) -> Path:
     """``notebooks/NN_*.ipynb`` for chapter ``number`` ("03", or "zh/03" for another edition's folder)."""
     folder, _, nn = number.rpartition("/")

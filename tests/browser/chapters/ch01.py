@@ -6,7 +6,7 @@ inspector at the end of section 5 shows the run's two checkpoints.
 
 from __future__ import annotations
 
-from lab import Chapter, fail, shoot
+from lab import Chapter, fail, says_checkpoint, shoot
 
 SCREENSHOTS = ("read-figure.png",)
 
@@ -21,7 +21,7 @@ def check(ch: Chapter) -> None:
         shoot(page, figure.element_handle(timeout=budget.ms(3)), ch.out / "read-figure.png", budget)
         page.wait_for_function("() => window.__dl.inspectors().length > 0", timeout=budget.ms(10))
         header = page.evaluate("() => window.__dl.inspectorParts(window.__dl.inspectors()[0]).header")
-        if "checkpoint 0 (numbered 0 to 1)" not in header:
+        if not says_checkpoint(header, 0) or "numbered 0 to 1)" not in header:
             fail("the Read figure and the State inspector", f"the inspector's header is {header[:160]!r}; "
                  "expected checkpoint 0 (numbered 0 to 1): two turns")
         report.note(f"figure {size[0]}x{size[1]} px; inspector: {header[:40]!r}")

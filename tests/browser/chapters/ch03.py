@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from lab import Chapter, fail, longest_prefix, mermaid_blocks, press_stop, shoot, wait_until
+from lab import Chapter, fail, longest_prefix, mermaid_blocks, press_stop, says_checkpoint, shoot, wait_until
 
 SCREENSHOTS = ("state-inspector.png", "live-view.png", "lab.png", "mermaid.png")
 
@@ -95,9 +95,9 @@ def check(ch: Chapter) -> None:
             fail("slider moves to the next checkpoint",
                  f"the messages pane of checkpoint {target} lacks {missing!r} (messages new there: "
                  f"{expected['kinds']}); pane text: {pane[:300]!r}")
-        if f"checkpoint {target} / " not in after["header"]:
-            fail("slider moves to the next checkpoint", f"header {after['header'][:200]!r} does not say "
-                                                        f"'checkpoint {target} / '")
+        if not says_checkpoint(after["header"], target):
+            fail("slider moves to the next checkpoint", f"header {after['header'][:200]!r} does not name "
+                                                        f"checkpoint {target}")
         report.note(f"readout {'%d→' % value if start != value else ''}{start}→{target}; "
                     f"new in the pane: {', '.join(repr(snip[:22]) for snip in expected['snippets'][:3])}")
         shoot(page, root_el, out / "state-inspector.png", budget)
