@@ -1316,7 +1316,7 @@ CLAIMS: list = [
     chapter("03b_between_turns", "c03-p5-design", "The conversation-loop text names the attachments and the summary",
             "《对话循环》给出了这几种附件和摘要", "conv.phase5", "conv.summary"),
     chapter("03b_between_turns", "c03-p5-design", "as observed by the `dreamloop compare` scenario `memory_file`, opened",
-            "据 `dreamloop compare` 场景 `memory_file` 的观察", "memory_file.cc.context", "plain_answer.cc.context",
+            "在 `dreamloop compare` 的场景 `memory_file` 中观察到", "memory_file.cc.context", "plain_answer.cc.context",
             "files_changed_between_turns.cc", "files_changed_between_turns.texts", "recording.extra_requests"),
     chapter("03b_between_turns", "c03b-10", "With a line `@docs/style.md` in the workspace's CLAUDE.md",
             "在场景 `memory_file_imports` 中观察到", "memory_file_imports.cc"),
@@ -1932,7 +1932,7 @@ CLAIMS: list = [
     document("notebooks/zh/README.md", "| [00 · 准备工作与导览]", "four.path", "conv.claude_code"),
     document("notebooks/zh/README.md", "| [10b · Claude Code 自己的会话文件", "sessions.versions"),
     document("notebooks/zh/README.md", "| [11 · 真实的循环]", "recording.anatomies"),
-    document("notebooks/zh/README.md", "每章有且只有一张对照表：两篇原文怎么说", "four.files", "conv.function_names"),
+    document("notebooks/zh/README.md", "对照表每章有且只有一张：两篇原文怎么说", "four.files", "conv.function_names"),
 
     # -- after issues 31, 32, 35, 36, 37, 38 and 39: the README
     document("README.md", "Two sets of switches have a name", "recording.verdicts", "one_tool.match",
