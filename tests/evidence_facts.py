@@ -1407,7 +1407,7 @@ CLAIMS: list = [
             "dreamloop 为此有一条规则", "neither.sibling", "neither.sibling_en", "bash_fails_parallel.cc",
             "bash_fails_serial.cc"),
     chapter("05_streaming_tools", "9156dc0e", "as observed by the `dreamloop compare` scenarios `bash_fails_parallel`",
-            "而 Claude Code 2.1.332（见 `dreamloop compare` 的场景", "bash_fails_parallel.definition",
+            "在 `dreamloop compare` 的场景 `bash_fails_parallel` 和 `bash_fails_serial` 中观察到", "bash_fails_parallel.definition",
             "bash_fails_parallel.cc", "bash_fails_serial.script", "bash_fails_serial.cc"),
     chapter("05_streaming_tools", "ad3b4e9b", "Each point of the chapter, with what the two texts say",
             "本章的每个要点：两篇原文怎么说", "four.dreamcoder", "conv.function_names"),
@@ -1433,7 +1433,7 @@ CLAIMS: list = [
     chapter("05_streaming_tools", "ad3b4e9b", "| the executor's other parts |", "| 执行器的其他部分 |",
             "four.remaining_results"),
     chapter("05_streaming_tools", "7e7f046b", "Claude Code 2.1.332 was not seen doing it",
-            "没有观察到 Claude Code 2.1.332 这样做", "bash_fails_parallel.cc", "bash_fails_serial.cc"),
+            "中没有观察到 Claude Code 2.1.332 这样做", "bash_fails_parallel.cc", "bash_fails_serial.cc"),
     # -- 06 the context pipeline
     zh_only("06_context_pipeline", "8580c7ad", "《对话循环》把这称为“压缩管线”", "conv.pipeline_name"),
     chapter("06_context_pipeline", "ab4339df", "dreamloop's defaults put autocompact at 83.5 %",
