@@ -30,6 +30,7 @@ from pydantic import ValidationError
 
 from .claude_code_requests import REQUEST_TYPES, RecordedRequest, content_hash, recorded_requests, request_summary
 from .errors import FileFormatError
+from .language import N_, tr_formatted
 from .jsonl import read_jsonl
 from .fake_api.validation import validate_request
 from .messages import (AssistantMessage, SystemMessage, UserMessage, normalize_messages_for_api, tool_result_block,
@@ -37,8 +38,72 @@ from .messages import (AssistantMessage, SystemMessage, UserMessage, normalize_m
 from .state import Continue, Terminal
 from .trace import Checkpoint, SharedList, Trace
 
-__all__ = ["NOT_IN_THE_FILE", "REQUESTS_IN_THE_FILE", "SYNTHESIZED_RESULT", "Branch", "ClaudeCodeSession",
-           "import_claude_code", "read_session"]
+__all__ = ["NOT_IN_THE_FILE", "NOTES", "REQUESTS_IN_THE_FILE", "SYNTHESIZED_RESULT", "Branch", "ClaudeCodeSession",
+           "import_claude_code", "read_session", "tr_note"]
+
+NOTES: dict[str, str] = {
+    "goes_on": N_("the file goes on with {count} user record(s) and no model call: {text}"),
+    "unanswered": N_("then request {id} (line {line}, {count} messages) was sent and got no response: {ending}"),
+    "sidechain": N_("{tool} call {id}: its subagent's conversation is sidechain branch {tip} in this file "
+                    "({count} model calls; open it with branch={branch})"),
+    "side_file": N_("{tool} call {id}: its subagent's conversation is its side chain {path} ({count} model calls), "
+                    "nested under the call: trace.children[{key}]"),
+    "own_file": N_("{tool} call {id}: its subagent's conversation is in its own file, agent-{agent}.jsonl"),
+    "error_went_on": N_("Claude Code wrote a synthetic API-error message here ({error}) and went on with the same "
+                        "prompt"),
+    "interrupted_next": N_("the tools had finished: the person interrupted the next request while it was "
+                           "streaming, before any of its response was written (so that call has no checkpoint)"),
+    "max_turns": N_("Claude Code's max_turns_reached record: turn {turn} was not started (Terminal max_turns)"),
+    "error_ended": N_("the run ended here with Claude Code's synthetic API-error message: {error} "
+                      "(Terminal {reason})"),
+    "resumed": N_("Claude Code asked the model to resume (a message it wrote itself, of the same prompt, e.g. "
+                  "after a stream cut): the next checkpoint goes on with this run, at the same turn (none of the "
+                  "source's transition reasons names this)"),
+    "interrupted": N_("the person interrupted here: {marker}"),
+    "continues": N_("the next call continues the same prompt: {detail}"),
+    "file_ends": N_("the file ends after this call's tool results: the run was still going, or Claude Code "
+                    "stopped, when the file was last written (no Terminal)"),
+    "call_line": N_("model call {number}: {model}, message {id}, {count} record(s) in the file (line {line})"),
+    "call_lines": N_("model call {number}: {model}, message {id}, {count} record(s) in the file "
+                     "(lines {first}–{last})"),
+    "usage": N_("usage: input {total} tokens ({new} new, {read} cache read, {written} cache write), "
+                "output {output}"),
+    "compacted": N_("after {count} compaction(s): messages_for_query starts at the compaction boundary"),
+    "thinking_hidden": N_("{count} thinking block(s) with a signature only: the text was not kept "
+                          "(thinking hidden)"),
+    "dropped": N_("{count} content block(s) of type {kind} left out (not an API block the SDK knows)"),
+    "rejected": N_("{tool} call {id} was rejected by the person at the permission prompt"),
+    "synthesized": N_("synthesized is_error tool_result for {ids}: the file holds no result for it "
+                      "(interrupted or crashed)"),
+    "ui_only": N_("UI-only records around this call, not sent to the model: {listed}"),
+    "invalid": N_("the real API would have rejected this exchange: {rejection}"),
+    "rendered": N_("attachment records rendered into the next request as <system-reminder> text "
+                   "(sent to the model): {listed}"),
+    "unsure": N_("attachment records around this call (Claude Code renders some into the next request as "
+                 "reminder text; this file does not record which): {listed}"),
+    "request_digest_ok": N_("the request as sent is recorded (api-request {id}, line {line}): {model}, max_tokens "
+                            "{max_tokens}, system prompt {blocks} block(s) ({chars} chars), {tools} tool(s), "
+                            "{messages} message(s) with {reminders} <system-reminder> block(s), cache_control at "
+                            "{cache_control}; its digest matches the recorded one"),
+    "request_digest_bad": N_("the request as sent is recorded (api-request {id}, line {line}): {model}, max_tokens "
+                             "{max_tokens}, system prompt {blocks} block(s) ({chars} chars), {tools} tool(s), "
+                             "{messages} message(s) with {reminders} <system-reminder> block(s), cache_control at "
+                             "{cache_control}; its digest does NOT match the recorded one"),
+    "request_no_digest": N_("the request as sent is recorded (api-request {id}, line {line}): {model}, max_tokens "
+                            "{max_tokens}, system prompt {blocks} block(s) ({chars} chars), {tools} tool(s), "
+                            "{messages} message(s) with {reminders} <system-reminder> block(s), cache_control at "
+                            "{cache_control}; no digest recorded"),
+    "missing": N_("{count} message(s) of that request are not in the file: {ids}"),
+}
+"""The templates of the ``notes`` an imported checkpoint carries (English, kept in the trace): each note is
+``NOTES[kind].format(...)``. ``tr_note(note)`` shows one in the current language."""
+
+
+def tr_note(note: str) -> str:
+    """``note`` (one of a checkpoint's ``notes``, made from ``NOTES``) in the current language (``language.tr``);
+    a note made elsewhere is returned as it is."""
+    return tr_formatted(note, NOTES.values())
+
 
 NOT_IN_THE_FILE = (
     "This session file records no requests (files of Claude Code 1.0.17 to 2.1.114 were read; 2.1.332 "
@@ -650,8 +715,8 @@ class _Rebuild:
         if trace.checkpoints:
             typed = [m for m in self.slots[-1].after if isinstance(m, UserMessage) and not _is_interrupt(m)]
             if typed:
-                trace.checkpoints[-1].notes.append(f"the file goes on with {len(typed)} user record(s) and no model "
-                                                   f"call: {_shorten(_text_of(typed[0].message['content']), 60)}")
+                trace.checkpoints[-1].notes.append(NOTES["goes_on"].format(
+                    count=len(typed), text=_shorten(_text_of(typed[0].message['content']), 60)))
         return trace
 
     def _sent(self, slot: _Slot, conversation: list[Any]) -> tuple[RecordedRequest | None, list[Any] | None]:
@@ -699,8 +764,8 @@ class _Rebuild:
             if request.answered or base is None:
                 continue
             ending = base.terminal.error if base.terminal is not None and base.terminal.error else "no response"
-            base.notes.append(f"then request {request.id[:8]} (line {request.line}, {len(request.messages)} "
-                              f"messages) was sent and got no response: {_shorten(ending, 120)}")
+            base.notes.append(NOTES["unanswered"].format(id=request.id[:8], line=request.line,
+                                                         count=len(request.messages), ending=_shorten(ending, 120)))
 
     def _subagents(self, trace: Trace, point: Checkpoint, slot: _Slot) -> None:
         """Say where the conversation of each Task/Agent call's subagent is, and nest it under the call
@@ -714,21 +779,19 @@ class _Rebuild:
             found = roots.get(prompt.strip())
             agent = self.agents.get(call.id) or beside.get(call.id)
             if found is not None:
-                point.notes.append(f"{call.name} call {call.id}: its subagent's conversation is sidechain branch "
-                                  f"{found.tip[:8]} in this file ({found.model_calls} model calls; "
-                                  f"open it with branch={found.tip[:8]!r})")
+                point.notes.append(NOTES["sidechain"].format(tool=call.name, id=call.id, tip=found.tip[:8],
+                                                            count=found.model_calls, branch=repr(found.tip[:8])))
                 trace.children[call.id] = self.session.trace(found.tip)
             elif agent is not None:
                 path = self.session.side_chain_file(agent)
                 if path.exists():
                     child = read_session(path).trace()
                     trace.children[call.id] = child
-                    point.notes.append(f"{call.name} call {call.id}: its subagent's conversation is its side chain "
-                                      f"{path.parent.parent.name}/subagents/{path.name} ({len(child.checkpoints)} "
-                                      f"model calls), nested under the call: trace.children[{call.id!r}]")
+                    point.notes.append(NOTES["side_file"].format(
+                        tool=call.name, id=call.id, path=f"{path.parent.parent.name}/subagents/{path.name}",
+                        count=len(child.checkpoints), key=repr(call.id)))
                 else:
-                    point.notes.append(f"{call.name} call {call.id}: its subagent's conversation is in its own "
-                                      f"file, agent-{agent}.jsonl")
+                    point.notes.append(NOTES["own_file"].format(tool=call.name, id=call.id, agent=agent))
 
 
 def _runs(trace: Trace, slots: list[_Slot], endings: dict[str, _Record] | None = None,
@@ -762,8 +825,7 @@ def _runs(trace: Trace, slots: list[_Slot], endings: dict[str, _Record] | None =
         typed = any(isinstance(m, UserMessage) and not m.is_meta and not _is_interrupt(m)
                     and not m.source_tool_use_ids for m in slot.after)
         if ending is not None and not last and not typed:  # the same prompt goes on: not its end
-            point.notes.append(f"Claude Code wrote a synthetic API-error message here ({_shorten(ending[1], 80)}) "
-                              "and went on with the same prompt")
+            point.notes.append(NOTES["error_went_on"].format(error=_shorten(ending[1], 80)))
             ending = None
         same = False
         if not interrupted and ending is None and not slot.tool_uses and not last:
@@ -777,25 +839,20 @@ def _runs(trace: Trace, slots: list[_Slot], endings: dict[str, _Record] | None =
             point.terminal = Terminal(reason="aborted_tools", turn_count=point.turn_count)
         elif slot.tool_uses and interrupted:  # the calls had finished: the next request was streaming
             point.terminal = Terminal(reason="aborted_streaming", turn_count=point.turn_count + 1)
-            point.notes.append("the tools had finished: the person interrupted the next request while it was "
-                              "streaming, before any of its response was written (so that call has no checkpoint)")
+            point.notes.append(NOTES["interrupted_next"])
         elif interrupted:
             point.terminal = Terminal(reason="aborted_streaming", turn_count=point.turn_count)
         elif slot.max_turns and slot.tool_uses:  # Claude Code refused the next turn (--max-turns)
             turn = slot.max_turns if slot.max_turns > 0 else point.turn_count + 1
             point.terminal = Terminal(reason="max_turns", turn_count=turn)
-            point.notes.append(f"Claude Code's max_turns_reached record: turn {turn} was not started "
-                               "(Terminal max_turns)")
+            point.notes.append(NOTES["max_turns"].format(turn=turn))
         elif ending is not None:  # after tool results, the refused request was the next turn's
             reason, error = ending
             point.terminal = Terminal(reason=reason, turn_count=point.turn_count + (1 if slot.tool_uses else 0),
                                      error=error)
-            point.notes.append(f"the run ended here with Claude Code's synthetic API-error message: "
-                              f"{_shorten(error, 100)} (Terminal {reason})")
+            point.notes.append(NOTES["error_ended"].format(error=_shorten(error, 100), reason=reason))
         elif same:
-            point.notes.append("Claude Code asked the model to resume (a message it wrote itself, of the same "
-                              "prompt, e.g. after a stream cut): the next checkpoint goes on with this run, "
-                              "at the same turn (none of the source's transition reasons names this)")
+            point.notes.append(NOTES["resumed"])
         elif not slot.tool_uses and following is None:
             point.terminal = Terminal(reason="completed", turn_count=point.turn_count)
         elif slot.tool_uses:
@@ -806,12 +863,11 @@ def _runs(trace: Trace, slots: list[_Slot], endings: dict[str, _Record] | None =
         else:
             point.attachments = [trace.add_message(m) for m in slot.after]
         if interrupted:
-            point.notes.append(f"the person interrupted here: {_shorten(_marker_text(markers[0]), 70)}")
+            point.notes.append(NOTES["interrupted"].format(marker=_shorten(_marker_text(markers[0]), 70)))
         if following is not None and not same and following.reason != "next_turn":
-            point.notes.append(f"the next call continues the same prompt: {following.detail}")
+            point.notes.append(NOTES["continues"].format(detail=following.detail))
         if last and point.terminal is None:
-            point.notes.append("the file ends after this call's tool results: the run was still going, "
-                              "or Claude Code stopped, when the file was last written (no Terminal)")
+            point.notes.append(NOTES["file_ends"])
 
 
 def _link(trace: Trace) -> None:
@@ -1094,33 +1150,33 @@ def _describe(point: Checkpoint, slot: _Slot, epoch: int, rejection: str | None,
     lines = slot.lines
     usage = message.usage
     cached = (usage.cache_read_input_tokens or 0) + (usage.cache_creation_input_tokens or 0)
-    shown = f"line {lines[0]}" if len(lines) == 1 else f"lines {lines[0]}–{lines[-1]}"
-    point.notes.append(f"model call {point.index + 1}: {message.model}, message {slot.message.get('id')}, "
-                       f"{len(lines)} record(s) in the file ({shown})")
-    point.notes.append(f"usage: input {usage.input_tokens + cached} tokens ({usage.input_tokens} new, "
-                      f"{usage.cache_read_input_tokens or 0} cache read, {usage.cache_creation_input_tokens or 0} "
-                      f"cache write), output {usage.output_tokens}")
+    call = {"number": point.index + 1, "model": message.model, "id": slot.message.get("id"), "count": len(lines)}
+    point.notes.append(NOTES["call_line"].format(**call, line=lines[0]) if len(lines) == 1 else
+                       NOTES["call_lines"].format(**call, first=lines[0], last=lines[-1]))
+    point.notes.append(NOTES["usage"].format(total=usage.input_tokens + cached, new=usage.input_tokens,
+                                             read=usage.cache_read_input_tokens or 0,
+                                             written=usage.cache_creation_input_tokens or 0,
+                                             output=usage.output_tokens))
     if epoch:
-        point.notes.append(f"after {epoch} compaction(s): messages_for_query starts at the compaction boundary")
+        point.notes.append(NOTES["compacted"].format(count=epoch))
     hidden = sum(1 for b in message.content if b.type == "thinking" and not b.thinking)
     if hidden:
-        point.notes.append(f"{hidden} thinking block(s) with a signature only: the text was not kept (thinking hidden)")
+        point.notes.append(NOTES["thinking_hidden"].format(count=hidden))
     for kind, count in slot.dropped.items():
-        point.notes.append(f"{count} content block(s) of type {kind!r} left out (not an API block the SDK knows)")
+        point.notes.append(NOTES["dropped"].format(count=count, kind=repr(kind)))
     names = {b.id: b.name for b in slot.tool_uses}
     for result in _result_blocks(slot.results):
         if result.get("is_error") and _text_of(result.get("content")).startswith(_REJECTED):
-            point.notes.append(f"{names.get(result.get('tool_use_id'), '?')} call {result.get('tool_use_id')} was "
-                              "rejected by the person at the permission prompt")
+            point.notes.append(NOTES["rejected"].format(tool=names.get(result.get("tool_use_id"), "?"),
+                                                        id=result.get("tool_use_id")))
     if slot.synthesized:
-        point.notes.append(f"synthesized is_error tool_result for {', '.join(slot.synthesized)}: "
-                          "the file holds no result for it (interrupted or crashed)")
+        point.notes.append(NOTES["synthesized"].format(ids=", ".join(slot.synthesized)))
     counts = (preamble or Counter()) + slot.bookkeeping
     if counts:
         listed = ", ".join(f"{n}× {label}" for label, n in sorted(counts.items()))
-        point.notes.append(f"UI-only records around this call, not sent to the model: {listed}")
+        point.notes.append(NOTES["ui_only"].format(listed=listed))
     if rejection:
-        point.notes.append(f"the real API would have rejected this exchange: {rejection}")
+        point.notes.append(NOTES["invalid"].format(rejection=rejection))
 
 
 def _describe_sent(point: Checkpoint, slot: _Slot, request: RecordedRequest | None, preamble: _Slot | None) -> None:
@@ -1129,28 +1185,23 @@ def _describe_sent(point: Checkpoint, slot: _Slot, request: RecordedRequest | No
     unsure = (preamble.unsure if preamble else Counter()) + slot.unsure
     listed = lambda counts: ", ".join(f"{n}× {label}" for label, n in sorted(counts.items()))  # noqa: E731
     if rendered:
-        point.notes.append(f"attachment records rendered into the next request as <system-reminder> text "
-                          f"(sent to the model): {listed(rendered)}")
+        point.notes.append(NOTES["rendered"].format(listed=listed(rendered)))
     if unsure:
-        point.notes.append(f"attachment records around this call (Claude Code renders some into the next request as "
-                          f"reminder text; this file does not record which): {listed(unsure)}")
+        point.notes.append(NOTES["unsure"].format(listed=listed(unsure)))
     if request is None:
         return
     summary = request_summary(request)
     params = summary["params"]
     system = summary["system"]
     reminders = summary["reminders"]
-    digest = {True: "its digest matches the recorded one", False: "its digest does NOT match the recorded one",
-              None: "no digest recorded"}[request.digest_ok]
-    point.notes.append(
-        f"the request as sent is recorded (api-request {request.id[:8]}, line {request.line}): "
-        f"{params.get('model', '?')}, max_tokens {params.get('max_tokens', '?')}, system prompt "
-        f"{len(system)} block(s) ({' + '.join(f'{n:,}' for n in system) or '0'} chars), "
-        f"{len(summary['tools'])} tool(s), {summary['messages']} message(s) with {reminders} <system-reminder> "
-        f"block(s), cache_control at {', '.join(summary['cache_control']) or 'none'}; {digest}")
+    kind = {True: "request_digest_ok", False: "request_digest_bad", None: "request_no_digest"}[request.digest_ok]
+    point.notes.append(NOTES[kind].format(
+        id=request.id[:8], line=request.line, model=params.get("model", "?"), max_tokens=params.get("max_tokens", "?"),
+        blocks=len(system), chars=" + ".join(f"{n:,}" for n in system) or "0", tools=len(summary["tools"]),
+        messages=summary["messages"], reminders=reminders, cache_control=", ".join(summary["cache_control"]) or "none"))
     if request.missing:
-        point.notes.append(f"{len(request.missing)} message(s) of that request are not in the file: "
-                          f"{', '.join(m[:12] for m in request.missing)}")
+        point.notes.append(NOTES["missing"].format(count=len(request.missing),
+                                                   ids=", ".join(m[:12] for m in request.missing)))
 
 
 def _result_blocks(messages: Iterable[UserMessage]) -> list[dict[str, Any]]:

@@ -1316,7 +1316,7 @@ CLAIMS: list = [
     chapter("03b_between_turns", "c03-p5-design", "The conversation-loop text names the attachments and the summary",
             "《对话循环》给出了这几种附件和摘要", "conv.phase5", "conv.summary"),
     chapter("03b_between_turns", "c03-p5-design", "as observed by the `dreamloop compare` scenario `memory_file`, opened",
-            "据 `dreamloop compare` 场景 `memory_file` 的观察", "memory_file.cc.context", "plain_answer.cc.context",
+            "在 `dreamloop compare` 的场景 `memory_file` 中观察到", "memory_file.cc.context", "plain_answer.cc.context",
             "files_changed_between_turns.cc", "files_changed_between_turns.texts", "recording.extra_requests"),
     chapter("03b_between_turns", "c03b-10", "With a line `@docs/style.md` in the workspace's CLAUDE.md",
             "在场景 `memory_file_imports` 中观察到", "memory_file_imports.cc"),
@@ -1407,7 +1407,7 @@ CLAIMS: list = [
             "dreamloop 为此有一条规则", "neither.sibling", "neither.sibling_en", "bash_fails_parallel.cc",
             "bash_fails_serial.cc"),
     chapter("05_streaming_tools", "9156dc0e", "as observed by the `dreamloop compare` scenarios `bash_fails_parallel`",
-            "而 Claude Code 2.1.332（见 `dreamloop compare` 的场景", "bash_fails_parallel.definition",
+            "在 `dreamloop compare` 的场景 `bash_fails_parallel` 和 `bash_fails_serial` 中观察到", "bash_fails_parallel.definition",
             "bash_fails_parallel.cc", "bash_fails_serial.script", "bash_fails_serial.cc"),
     chapter("05_streaming_tools", "ad3b4e9b", "Each point of the chapter, with what the two texts say",
             "本章的每个要点：两篇原文怎么说", "four.dreamcoder", "conv.function_names"),
@@ -1433,7 +1433,7 @@ CLAIMS: list = [
     chapter("05_streaming_tools", "ad3b4e9b", "| the executor's other parts |", "| 执行器的其他部分 |",
             "four.remaining_results"),
     chapter("05_streaming_tools", "7e7f046b", "Claude Code 2.1.332 was not seen doing it",
-            "没有观察到 Claude Code 2.1.332 这样做", "bash_fails_parallel.cc", "bash_fails_serial.cc"),
+            "中没有观察到 Claude Code 2.1.332 这样做", "bash_fails_parallel.cc", "bash_fails_serial.cc"),
     # -- 06 the context pipeline
     zh_only("06_context_pipeline", "8580c7ad", "《对话循环》把这称为“压缩管线”", "conv.pipeline_name"),
     chapter("06_context_pipeline", "ab4339df", "dreamloop's defaults put autocompact at 83.5 %",
@@ -1932,7 +1932,7 @@ CLAIMS: list = [
     document("notebooks/zh/README.md", "| [00 · 准备工作与导览]", "four.path", "conv.claude_code"),
     document("notebooks/zh/README.md", "| [10b · Claude Code 自己的会话文件", "sessions.versions"),
     document("notebooks/zh/README.md", "| [11 · 真实的循环]", "recording.anatomies"),
-    document("notebooks/zh/README.md", "每章有且只有一张对照表：两篇原文怎么说", "four.files", "conv.function_names"),
+    document("notebooks/zh/README.md", "对照表每章有且只有一张：两篇原文怎么说", "four.files", "conv.function_names"),
 
     # -- after issues 31, 32, 35, 36, 37, 38 and 39: the README
     document("README.md", "Two sets of switches have a name", "recording.verdicts", "one_tool.match",

@@ -142,3 +142,44 @@ def test_a_missing_text_is_shown_in_english_and_remembered():
         L.language("en")
     assert ("zh", "a text no catalogue has {x}") in L.missing()
     L._missing.discard(("zh", "a text no catalogue has {x}"))
+
+
+def test_a_text_made_from_a_template_is_shown_from_its_template():
+    """``tr_formatted``: the template whose words match the whole text gives the values, its translation shows them."""
+    from dreamloop.claude_code import NOTES
+    from dreamloop.tools.permissions import ASK_REASONS
+
+    reasons = list(ASK_REASONS.values())
+    assert L.tr_formatted("Edit wants to change config.py", reasons) == "Edit wants to change config.py"  # English
+    try:
+        L.language("zh")
+        assert L.tr_formatted("Edit wants to change config.py", reasons) == "Edit 要修改 config.py"
+        assert L.tr_formatted("Bash wants to run: rm -f a; ls", reasons) == "Bash 要运行：rm -f a; ls"
+        assert L.tr_formatted("Edit would change config.py", reasons) == "Edit would change config.py"
+        assert L.tr_formatted("Deleting files is not allowed.", reasons) == "Deleting files is not allowed."
+        note = NOTES["call_lines"].format(number=3, model="m", id="msg_1", count=2, first=5, last=6)
+        assert L.tr_formatted(note, NOTES.values()) == "第 3 次模型调用：m，消息 msg_1，在文件里占 2 条记录（第 5–6 行）"
+        assert L.tr_formatted("one 1 and 2 and 1", ["one {a} and {b} and {a}"]) == "one 1 and 2 and 1"  # not in zh
+    finally:
+        L.language("en")
+    assert ("zh", "one {a} and {b} and {a}") in L.missing()
+    L._missing.discard(("zh", "one {a} and {b} and {a}"))
+    assert not [m for m in L.missing() if "wants to" in m[1] or "model call" in m[1]]
+
+
+def test_every_template_made_text_reads_back():
+    """Each built-in reason and note template, filled with values, is found again by ``tr_formatted``."""
+    from dreamloop.claude_code import NOTES
+    from dreamloop.tools.permissions import ASK_REASONS
+    from string import Formatter
+
+    catalogue = zh.texts()
+    for templates in (ASK_REASONS.values(), NOTES.values()):
+        for template in templates:
+            fields = {name: f"<{name}>" for _, name, _, _ in Formatter().parse(template) if name}
+            try:
+                L.language("zh")
+                shown = L.tr_formatted(template.format(**fields), templates)
+            finally:
+                L.language("en")
+            assert shown == catalogue[template].format(**fields), template

@@ -109,6 +109,36 @@ async def test_the_ask_prompt_follows_the_setting(lang, monkeypatch):
     assert "no answer within" in decision.reason  # what the model reads stays English
     assert said(lang, "no answer within 0.05 s: denied", "0.05 秒内没有回答：已拒绝", prompt.status.value)
     assert said(lang, "Allow <b", "允许 <b", prompt.question.value)
+    assert "Bash wants to run a command" in prompt.question.value  # a reason no built-in template made: as it is
+
+
+async def test_the_ask_prompt_shows_a_tool_reason_in_the_setting(lang, offline, monkeypatch, tmp_path):
+    """A built-in tool's own ``Ask`` reason is shown in the chapter's language; the Deny the model reads stays
+    English."""
+    monkeypatch.setenv("DREAMLOOP_AUTO_ANSWER", "deny")
+    prompt = AskPrompt()
+    run = query(QueryParams(messages="change value", tools=builtin_tools(), workspace=tmp_path, ask=prompt,
+                            model=offline([S.reply("Editing.", S.tool_use("Write", {"file_path": "a.txt",
+                                                                                        "content": "x"}, id="toolu_1")),
+                                             S.reply("Done.")])))
+    async for _ in run:
+        pass
+    assert said(lang, "Write wants to change a.txt", "Write 要修改 a.txt", prompt.question.value)
+    result = run.trace.resolve(run.trace.checkpoints[-1].messages_for_query)[-1].message["content"][0]
+    assert result["is_error"] and "Permission to use Write was denied" in result["content"]
+
+
+def test_the_inspector_shows_a_session_file_notes_in_the_setting(lang):
+    from pathlib import Path
+
+    from dreamloop.claude_code import import_claude_code
+
+    folder = Path(__file__).parent / "fixtures" / "claude-code-sessions"
+    trace = import_claude_code(next(folder.glob("04_*.jsonl")))
+    assert any(note.startswith("model call 1: ") for note in trace.checkpoints[0].notes)  # the trace keeps English
+    inspector = StateInspector(trace, index=0)
+    assert said(lang, "model call 1: ", "第 1 次模型调用：", inspector.header.value)
+    assert said(lang, "usage: input ", "用量：输入 ", inspector.header.value)
 
 
 def test_the_flowchart_follows_the_setting(lang):

@@ -20,7 +20,8 @@ from pydantic import BaseModel
 
 from ..abort import AbortController
 from ..messages import new_uuid
-from .permissions import PERMISSION_MODES, Allow, Ask, AskUser, CanUseTool, PermissionDecision, PermissionMode
+from .permissions import (ASK_REASONS, PERMISSION_MODES, Allow, Ask, AskUser, CanUseTool, PermissionDecision,
+                          PermissionMode)
 
 __all__ = [
     "BaseTool",
@@ -197,7 +198,7 @@ class BaseTool:
         """The tool's own permission default : read-only allows, else ask."""
         if self.is_read_only(input):
             return Allow()
-        return Ask(f"{self.name} wants to run with {input.model_dump(exclude_unset=True)}")
+        return Ask(ASK_REASONS["input"].format(tool=self.name, input=input.model_dump(exclude_unset=True)))
 
     async def call(self, input: Any, context: ToolUseContext) -> AsyncIterator[dict[str, Any] | ToolResult]:
         """Run the call: yield progress dicts, then one ``ToolResult``."""

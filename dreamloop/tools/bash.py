@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .base import BaseTool, ToolResult, ToolUseContext
 from .environment import command_environment
-from .permissions import Allow, Ask, PermissionDecision, has_shell_syntax
+from .permissions import ASK_REASONS, Allow, Ask, PermissionDecision, has_shell_syntax
 from .process import run_command
 from .workspace import resolve_in_workspace, workspace_root
 
@@ -128,7 +128,7 @@ class BashTool(BaseTool):
         """Allow an allowlisted read-only command whose arguments stay in the workspace; else ask."""
         if self.is_read_only(input) and _arguments_inside(input.command, context):
             return Allow()
-        return Ask(f"Bash wants to run: {input.command}")
+        return Ask(ASK_REASONS["command"].format(command=input.command))
 
     async def call(self, input: BashInput, context: ToolUseContext) -> AsyncIterator[ToolResult]:
         try:

@@ -48,7 +48,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from .base import BaseTool, ToolResult, ToolUseContext, cap_output
 from .file_state import refusal_text
 from .patterns import check_pattern, finds_every_matching_line
-from .permissions import Allow, Ask, Deny, PermissionDecision
+from .permissions import ASK_REASONS, Allow, Ask, Deny, PermissionDecision
 from .workspace import display_path, open_in_workspace, resolve_in_workspace, workspace_root
 
 __all__ = [
@@ -245,7 +245,7 @@ class _EditingTool(_FileTool):
             return Deny(str(exc))  # never ask a person to approve a write outside the workspace
         if context.permission_mode == "accept-edits":
             return Allow()
-        return Ask(f"{self.name} wants to change {display_path(root, path)}")
+        return Ask(ASK_REASONS["change"].format(tool=self.name, path=display_path(root, path)))
 
 
 # ---------------------------------------------------------------------------

@@ -16,7 +16,10 @@ from typing import Any, Awaitable, Callable, Literal, Optional, Protocol, Union
 
 from pydantic import BaseModel
 
+from ..language import N_
+
 __all__ = [
+    "ASK_REASONS",
     "Allow",
     "Ask",
     "AskUser",
@@ -78,6 +81,18 @@ class Ask:
 
     reason: str
     behavior: Literal["ask"] = field(default="ask", init=False)
+
+
+ASK_REASONS: dict[str, str] = {
+    "change": N_("{tool} wants to change {path}"),  # Write, Edit: tools/files.py
+    "command": N_("Bash wants to run: {command}"),  # tools/bash.py
+    "input": N_("{tool} wants to run with {input}"),  # BaseTool's default
+}
+"""The templates of the built-in tools' ``Ask`` reasons: ``Ask(ASK_REASONS["change"].format(tool=..., path=...))``.
+
+The reason stays English (with nobody to ask it goes to the model inside the ``Deny``); a widget shows it to a
+person in the chapter's language with ``language.tr_formatted(reason, ASK_REASONS.values())``.
+"""
 
 
 PermissionDecision = Union[Allow, Deny, Ask]

@@ -16,8 +16,8 @@ from typing import Any, Literal
 
 import ipywidgets as W
 
-from ..language import tr
-from ..tools.permissions import Allow, Deny
+from ..language import tr, tr_formatted
+from ..tools.permissions import ASK_REASONS, Allow, Deny
 from .html import badge, esc, pane, pretty_json
 from .kernel import warn_if_old_kernel
 from .static import StaticHTML
@@ -145,7 +145,7 @@ class AskPrompt(StaticHTML, W.VBox):
 def _question_html(name: str, input: dict[str, Any], reason: str) -> str:
     question = esc(tr("Allow {tool}?", tool="\0")).replace("\0", f'<b class="dl-mono">{esc(name)}</b>')
     return pane(f'<div class="dl-m dl-m-system">{badge(tr("permission"), "system", filled=True)}'
-                f'{question} <span class="dl-dim">{esc(reason)}</span>'
+                f'{question} <span class="dl-dim">{esc(tr_formatted(reason, ASK_REASONS.values()))}</span>'
                 f'<pre class="dl-pre">{esc(pretty_json(input))}</pre></div>')
 
 

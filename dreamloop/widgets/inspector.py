@@ -30,6 +30,7 @@ from typing import Any
 
 import ipywidgets as W
 
+from ..claude_code import tr_note
 from ..language import N_, tr
 from ..subagents import AGENT_TOOL
 from ..trace import Checkpoint, Trace
@@ -447,7 +448,7 @@ class StateInspector(StaticHTML, W.VBox):
         elif point.index == total - 1:
             lines.append(f'<span class="dl-dim">{esc(tr("the run is still going (refresh() to re-read)"))}</span>')
         if point.notes:
-            items = "".join(f"<li>{esc(note)}</li>" for note in point.notes)
+            items = "".join(f"<li>{esc(tr_note(note))}</li>" for note in point.notes)
             lines.append(f'<span class="dl-small">{esc(tr("notes:"))}</span>'
                          f'<ul class="dl-small" style="margin:0">{items}</ul>')
         return pane('<div style="line-height:1.7">' + "<br>".join(lines) + "</div>")

@@ -128,6 +128,19 @@ TEXTS = {
     "{count} more belong": "还缺 {count} 项",
     "the right ones, in another order": "项目对了，但顺序不同",
     "one of them twice": "其中有一项出现了两次",
+    # what chapter 03's own cells print (notebooks/03_query_loop.ipynb, through tr); "终止原因：" and "转换原因："
+    # have the same width, so the two lists line up as the English ones do
+    "answers {ids}": "回应 {ids}",
+    "checkpoint {index}: turn_count={turn_count} transition={began:9} | messages_for_query={query} "
+    "assistant_messages={assistant} tool_results={results} | then {ended}":
+        "检查点 {index}：turn_count={turn_count} transition={began:9} | messages_for_query={query} "
+        "assistant_messages={assistant} tool_results={results} | 之后 {ended}",
+    "Terminal turn_count: {terminal} | the last State's turn_count: {state}":
+        "Terminal 的 turn_count：{terminal} | 最后一个 State 的 turn_count：{state}",
+    "Terminal reasons:   {reasons}": "终止原因：{reasons}",
+    "transition reasons: {reasons}": "转换原因：{reasons}",
+    "{reason} at turn_count {turn}": "{reason}，此时 turn_count 为 {turn}",
+    "phases lit:": "依次亮起的阶段：",
     # what chapter 03b's own cells print (notebooks/03b_between_turns.ipynb, through tr)
     "leading reminder": "开头的提醒块",
     "after the Stop:": "停止之后：",

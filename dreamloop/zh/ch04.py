@@ -98,4 +98,9 @@ TEXTS = {
     # labels to 22 characters, so both Chinese labels have 8 (they line up)
     'finished in the order:': '工具完成的顺序：',
     'sent to the model as:': '发给模型的顺序：',
+    # the built-in tools' Ask reasons (dreamloop/tools/permissions.py ASK_REASONS), as the AskPrompt shows them;
+    # the reason itself stays English (with nobody to ask, it goes to the model)
+    "{tool} wants to change {path}": "{tool} 要修改 {path}",
+    "Bash wants to run: {command}": "Bash 要运行：{command}",
+    "{tool} wants to run with {input}": "{tool} 要以 {input} 为输入运行",
 }

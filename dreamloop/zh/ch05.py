@@ -66,7 +66,7 @@ TEXTS = {
     'tool_uses are the response\'s ToolUseBlock objects (as in response.content), not the dicts the chapter built by hand: read use.id and use.name, not use["id"]. results holds dicts.':
         'tool_uses 是响应里的 ToolUseBlock 对象（和 response.content 里的一样），不是本章手工构造的字典：读 use.id 和 use.name，不要写 use["id"]。results 里放的是字典。',
     # what the chapter's own cells print (notebooks/05_streaming_tools.ipynb, through tr)
-    "switch {name}: {summary}": "开关 {name}：{summary}",
+    "switch {name}: {summary}": "开关{name}着：{summary}",
     "the turn went on {seconds:.1f} s after the stream ended": "流结束之后，这一轮又持续了 {seconds:.1f} 秒",
     "the same history, as the API receives it:": "API 收到的历史相同：",
     "the same second request:": "第二次请求相同：",

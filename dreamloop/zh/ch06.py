@@ -85,6 +85,15 @@ TEXTS = {
     'walk back from the end counting the messages the model is sent (user and assistant messages, and an attachment it reads, such as a queued prompt; not system notices) until keep_recent are counted; if the message there is a tool_result message, move back to the assistant message that made the call, so the pair stays together in the tail; if nothing the model is sent is left before the cut, there is nothing to summarise.':
         '从末尾往回走，数会发给模型的消息（用户消息和助手消息，以及模型会读到的附件，比如排队的提示；系统通知不算），直到数满 keep_recent 条；如果那里是一条 tool_result 消息，就退回到发出这次调用的助手消息，让这一对留在尾部；如果切点之前已没有任何会发给模型的消息，就没有可摘要的内容。',
     # what the chapter's own cells print (notebooks/06_context_pipeline.ipynb, through tr)
+    # (padded by display width: each number starts in the column the English puts it in)
+    "estimate of the request body:    {tokens}": "请求体的估算：                   {tokens}",
+    "usage.input_tokens in the reply: {tokens}": "回复里的 usage.input_tokens：    {tokens}",
+    "{reason:15} cache read {read:6,}, written {written:6,}, prefix broken {broke} times":
+        "{reason:15} 缓存读取 {read:6,}，写入 {written:6,}，前缀被打断 {broke} 次",
+    "in batches:     {cache}": "分批清除：{cache}",
+    "every turn:     {cache}": "每轮清除：{cache}",
+    "the summarising request: system = {system} · tools: {tools} · script item {item}":
+        "写摘要的请求：system = {system} · tools：{tools} · 脚本第 {item} 项",
     "input tokens per request:": "每次请求的输入 token 数：",
     "the whole history: {tokens} tokens in {count} messages": "整段历史：{count} 条消息，共 {tokens} 个 token",
     "one tool-result message:": "一条工具结果消息：",

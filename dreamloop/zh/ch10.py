@@ -141,6 +141,85 @@ TEXTS = {
     "a subagent's response can be written in several records too: leave its records out, rather than taking "
     "their number off.":
         "子智能体的响应同样可能分成几条记录写下：把这些记录排除掉，而不是减去它们的条数。",
+    # the notes of an imported session's checkpoints (dreamloop/claude_code.py NOTES), shown through tr_note
+    "the file goes on with {count} user record(s) and no model call: {text}":
+        "文件在这之后还有 {count} 条用户记录，但没有模型调用：{text}",
+    "then request {id} (line {line}, {count} messages) was sent and got no response: {ending}":
+        "之后发出了请求 {id}（第 {line} 行，{count} 条消息），没有得到响应：{ending}",
+    "{tool} call {id}: its subagent's conversation is sidechain branch {tip} in this file "
+    "({count} model calls; open it with branch={branch})":
+        "{tool} 调用 {id}：它的子智能体的对话是本文件里的旁支分支 {tip}（{count} 次模型调用；"
+        "用 branch={branch} 打开）",
+    "{tool} call {id}: its subagent's conversation is its side chain {path} ({count} model calls), "
+    "nested under the call: trace.children[{key}]":
+        "{tool} 调用 {id}：它的子智能体的对话在旁支文件 {path} 里（{count} 次模型调用），"
+        "嵌套在这个调用之下：trace.children[{key}]",
+    "{tool} call {id}: its subagent's conversation is in its own file, agent-{agent}.jsonl":
+        "{tool} 调用 {id}：它的子智能体的对话在单独的文件 agent-{agent}.jsonl 里",
+    "Claude Code wrote a synthetic API-error message here ({error}) and went on with the same prompt":
+        "Claude Code 在这里写下了一条合成的 API 错误消息（{error}），然后接着处理同一条提示词",
+    "the tools had finished: the person interrupted the next request while it was streaming, before any of its "
+    "response was written (so that call has no checkpoint)":
+        "工具已经执行完：用户在下一次请求流式输出时中断了它，当时响应还一个字都没有写下（所以那次调用没有检查点）",
+    "Claude Code's max_turns_reached record: turn {turn} was not started (Terminal max_turns)":
+        "Claude Code 的 max_turns_reached 记录：第 {turn} 轮没有开始（Terminal max_turns）",
+    "the run ended here with Claude Code's synthetic API-error message: {error} (Terminal {reason})":
+        "运行在这里结束，Claude Code 写下了一条合成的 API 错误消息：{error}（Terminal {reason}）",
+    "Claude Code asked the model to resume (a message it wrote itself, of the same prompt, e.g. after a stream "
+    "cut): the next checkpoint goes on with this run, at the same turn (none of the source's transition reasons "
+    "names this)":
+        "Claude Code 让模型接着往下写（一条它自己写的消息，属于同一条提示词，例如在流被截断之后）："
+        "下一个检查点继续这次运行，仍在同一轮（原文的转换原因里没有一个对应这种情况）",
+    "the person interrupted here: {marker}": "用户在这里中断：{marker}",
+    "the next call continues the same prompt: {detail}": "下一次调用接着处理同一条提示词：{detail}",
+    "the file ends after this call's tool results: the run was still going, or Claude Code stopped, when the "
+    "file was last written (no Terminal)":
+        "文件在这次调用的工具结果之后就结束了：最后一次写入文件时，运行还没有结束，或者 Claude Code 停了下来（没有 Terminal）",
+    "model call {number}: {model}, message {id}, {count} record(s) in the file (line {line})":
+        "第 {number} 次模型调用：{model}，消息 {id}，在文件里占 {count} 条记录（第 {line} 行）",
+    "model call {number}: {model}, message {id}, {count} record(s) in the file (lines {first}–{last})":
+        "第 {number} 次模型调用：{model}，消息 {id}，在文件里占 {count} 条记录（第 {first}–{last} 行）",
+    "usage: input {total} tokens ({new} new, {read} cache read, {written} cache write), output {output}":
+        "用量：输入 {total} 个 token（新增 {new}，缓存读取 {read}，缓存写入 {written}），输出 {output}",
+    "after {count} compaction(s): messages_for_query starts at the compaction boundary":
+        "经过 {count} 次压缩：messages_for_query 从压缩边界开始",
+    "{count} thinking block(s) with a signature only: the text was not kept (thinking hidden)":
+        "{count} 个只有签名的 thinking 块：文本没有保留（思考内容被隐藏）",
+    "{count} content block(s) of type {kind} left out (not an API block the SDK knows)":
+        "略去了 {count} 个类型为 {kind} 的内容块（不是 SDK 认识的 API 块）",
+    "{tool} call {id} was rejected by the person at the permission prompt":
+        "{tool} 调用 {id} 在权限询问时被用户拒绝",
+    "synthesized is_error tool_result for {ids}: the file holds no result for it (interrupted or crashed)":
+        "为 {ids} 合成了 is_error 的 tool_result：文件里没有它的结果（被中断或崩溃）",
+    "UI-only records around this call, not sent to the model: {listed}":
+        "这次调用前后只供界面使用、没有发给模型的记录：{listed}",
+    "the real API would have rejected this exchange: {rejection}":
+        "真实的 API 会拒绝这次往返：{rejection}",
+    "attachment records rendered into the next request as <system-reminder> text (sent to the model): {listed}":
+        "渲染成 <system-reminder> 文本写进下一次请求的附件记录（发给了模型）：{listed}",
+    "attachment records around this call (Claude Code renders some into the next request as reminder text; this "
+    "file does not record which): {listed}":
+        "这次调用前后的附件记录（Claude Code 会把其中一些渲染成提醒文本写进下一次请求；这个文件没有记下是哪些）：{listed}",
+    "the request as sent is recorded (api-request {id}, line {line}): {model}, max_tokens {max_tokens}, system "
+    "prompt {blocks} block(s) ({chars} chars), {tools} tool(s), {messages} message(s) with {reminders} "
+    "<system-reminder> block(s), cache_control at {cache_control}; its digest matches the recorded one":
+        "发出的请求原样记录在案（api-request {id}，第 {line} 行）：{model}，max_tokens {max_tokens}，"
+        "系统提示词 {blocks} 个块（{chars} 个字符），{tools} 个工具，{messages} 条消息，含 {reminders} 个提醒块，"
+        "cache_control 位于 {cache_control}；digest 与记录的相符",
+    "the request as sent is recorded (api-request {id}, line {line}): {model}, max_tokens {max_tokens}, system "
+    "prompt {blocks} block(s) ({chars} chars), {tools} tool(s), {messages} message(s) with {reminders} "
+    "<system-reminder> block(s), cache_control at {cache_control}; its digest does NOT match the recorded one":
+        "发出的请求原样记录在案（api-request {id}，第 {line} 行）：{model}，max_tokens {max_tokens}，"
+        "系统提示词 {blocks} 个块（{chars} 个字符），{tools} 个工具，{messages} 条消息，含 {reminders} 个提醒块，"
+        "cache_control 位于 {cache_control}；digest 与记录的并不相符",
+    "the request as sent is recorded (api-request {id}, line {line}): {model}, max_tokens {max_tokens}, system "
+    "prompt {blocks} block(s) ({chars} chars), {tools} tool(s), {messages} message(s) with {reminders} "
+    "<system-reminder> block(s), cache_control at {cache_control}; no digest recorded":
+        "发出的请求原样记录在案（api-request {id}，第 {line} 行）：{model}，max_tokens {max_tokens}，"
+        "系统提示词 {blocks} 个块（{chars} 个字符），{tools} 个工具，{messages} 条消息，含 {reminders} 个提醒块，"
+        "cache_control 位于 {cache_control}；没有记录 digest",
+    "{count} message(s) of that request are not in the file: {ids}":
+        "那次请求里有 {count} 条消息不在文件中：{ids}",
     # what the chapter's own cells print (notebooks/10_sessions.ipynb, through tr)
     "requests: {count} | the last one sent {messages} messages: both prompts and everything between":
         "请求：{count} 次 | 最后一次发送了 {messages} 条消息：两个提示词和它们之间的一切",
