@@ -144,7 +144,7 @@ def side_anatomy(run: Any, log: list[Any], scenario: Scenario) -> dict[str, Any]
     ``retries``, ``markers`` and ``workspace`` (as ``SideRun`` has them), ``requests`` (each an anatomy with its
     ``shape``). ``run``: the ``SideRun``; ``log``: the ``ReceivedRequest``s its ``log=`` collected."""
     shapes, _ = request_shapes(log, model=scenario.model, fallback_model=scenario.fallback_model,
-                               markers=scenario.markers)
+                               markers=scenario.markers, children=scenario.children)
     ending: Ending = run.ending
     return {"version": run.version, "ending": {"reason": ending.reason, "turns": ending.turns},
             "probes": run.probes, "retries": run.retries, "markers": list(run.markers),
