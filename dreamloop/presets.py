@@ -142,6 +142,7 @@ def texts_fields() -> dict[str, Any]:
       a summary made after each batch); ``file_state`` off (neither text names it); no ``fallback_model`` and no
       ``token_budget`` (each needs a value).
     * ``background_tasks``: on (the conversation-loop text's attachments carry task notifications).
+    * ``sub_agents``: off (neither text names a sub-agent).
     """
     return {
         "streaming_tool_execution": True,
@@ -161,6 +162,7 @@ def texts_fields() -> dict[str, Any]:
         "fallback_model": None,
         "token_budget": None,
         "background_tasks": True,
+        "sub_agents": None,
     }
 
 

@@ -22,7 +22,9 @@ The MATCH rule (``differences``; dreamloop's choice, written down in
 ``docs/compare.md``):
 
 * the same number of requests reach the model (``/v1/messages``; the probe
-  request of Claude Code 2.1.332, below, ``opus_probe``, is skipped and reported);
+  request of Claude Code 2.1.332, below, ``opus_probe``, is skipped and reported), counted per conversation
+  where the scenario has sub-agents (``Scenario.children``: a child's requests are shaped and compared apart
+  from its parent's, each against the same child's on the other side);
 * request by request: the same HTTP status, streamed or not, the same
   absolute ``max_tokens``, the same model role (``main``, ``fallback`` or
   ``other``), the same added messages as roles and block kinds, the same
