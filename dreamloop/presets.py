@@ -92,7 +92,7 @@ def observed_fields() -> dict[str, Any]:
       its own once the run has waited for it (Claude Code 2.1.332 in ``background_command_ends_before_next_request``,
       ``background_command_ends_later``).
     * ``sub_agents``: on, ``SubAgents(background_by_default=True)``: the ``Agent`` tool is offered (Claude Code
-      2.1.332 offered it in every scenario's requests, ``sub_agent_call``), and a call without ``run_in_background``
+      2.1.332 offered it, ``sub_agent_call``), and a call without ``run_in_background``
       runs its child in the background, its answer arriving as a notification (as 2.1.332 ran it in
       ``sub_agent_call`` and ``two_sub_agents``). The child's tools are dreamloop's (its parent's but ``Agent``:
       2.1.332's child was offered 8 tools, ``Agent`` among them, against its parent's 12, ``sub_agent_call``).
