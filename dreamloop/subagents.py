@@ -6,7 +6,8 @@ call's ``tool_result``. Two forms:
 
 * synchronous (``run_in_background`` off): the parent's tool call waits for the child, so the nested loop is plain
   to see;
-* background (``run_in_background: true``, with ``QueryParams.background_tasks`` on): the call's result says at once
+* background (``run_in_background: true``, or none given with ``SubAgents.background_by_default``, with
+  ``QueryParams.background_tasks`` on): the call's result says at once
   that the sub-agent was launched, with its task id (``agent_1``...); the child runs beside the parent's loop in the
   run's ``tasks.BackgroundTasks``, and when it ends its final answer reaches the parent as a task notification at
   phase 5, once. The parent's run ends only once that notification is delivered (or at a Stop, which stops the
