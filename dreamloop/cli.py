@@ -213,6 +213,10 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--no-background-tasks", dest="background_tasks", action="store_const", const=False,
                      help="Bash refuses run_in_background (default: the command runs in the background and the "
                           "model is told once when it ends)")
+    run.add_argument("--no-sub-agents", dest="sub_agents", action="store_const", const=False,
+                     help="offer no Agent tool (default: Agent is offered, and a call without run_in_background runs "
+                          "its sub-agent in the background, its answer arriving as a notification, as Claude Code "
+                          "2.1.332 was seen to do)")
     run.add_argument("--changed-files", action="store_const", const=True,
                      help="tell the model when a file it read, or a CLAUDE.md, changes on disk during the run "
                           "(default: off, as Claude Code 2.1.332 was seen to do within one run)")
@@ -387,7 +391,7 @@ def _prepare_run(args: argparse.Namespace) -> tuple[Any, argparse.Namespace, Any
     flags = {name: getattr(args, name) for name in (
         "streaming_tool_execution", "sibling_rule", "results_as_finished", "max_tokens", "fallback_model",
         "token_budget", "environment", "memory_files", "file_state", "changed_files", "tool_use_summaries",
-        "observed_output_limits", "background_tasks")}
+        "observed_output_limits", "background_tasks", "sub_agents")}
     if args.system_prompt is not None or args.append_system_prompt is not None:
         flags["system_prompt"] = run_system_prompt(args.system_prompt, args.append_system_prompt)
     params = observed_loop(

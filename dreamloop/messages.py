@@ -31,6 +31,7 @@ from pydantic import (
 )
 
 __all__ = [
+    "LAST_TOOL_RESULT",
     "AnyLoopMessage",
     "AssistantMessage",
     "AttachmentMessage",
@@ -428,6 +429,31 @@ def _attachment_text(attachment: dict[str, Any]) -> str | None:
     return str(attachment.get("text", ""))
 
 
+LAST_TOOL_RESULT = "last_tool_result"
+"""An attachment's ``placement`` that sends its text inside the last ``tool_result`` of the results message it
+follows (a background task's notification at phase 5, where Claude Code 2.1.332 put it:
+``background_command_ends_before_next_request``); with no results message before it, it is a text block as any."""
+
+
+def _into_last_result(out: list[dict[str, Any]], text: str) -> bool:
+    """Append ``text`` to the content of the last ``tool_result`` of ``out``'s last message, if it is a user message
+    holding one (a copy of the block: the history is never changed); whether it did."""
+    if not out or out[-1]["role"] != "user":
+        return False
+    content = out[-1]["content"]
+    where = next((i for i in range(len(content) - 1, -1, -1) if content[i].get("type") == "tool_result"), None)
+    if where is None:
+        return False
+    block = dict(content[where])
+    inner = block.get("content", "")
+    if isinstance(inner, list):
+        block["content"] = [*inner, {"type": "text", "text": text}]
+    else:
+        block["content"] = f"{inner}\n\n{text}" if str(inner) else text
+    out[-1]["content"] = [*content[:where], block, *content[where + 1:]]
+    return True
+
+
 def withdrawn(messages: Any) -> set[str]:
     """The uuids the ``TombstoneMessage``s among ``messages`` withdraw (empty if there is none)."""
     return {m.target_uuid for m in messages if type(m) is TombstoneMessage}
@@ -437,7 +463,8 @@ def normalize_messages_for_api(messages: list[Any]) -> list[MessageParam]:
     """The request's ``messages`` array from loop messages (``normalizeMessagesForAPI()``).
 
     Keeps user and assistant messages; turns API-visible attachments
-    (``queued_command``, ``edited_file``, ``hook_additional_context``) into user text; drops system,
+    (``queued_command``, ``edited_file``, ``hook_additional_context``) into user text (one placed
+    ``LAST_TOOL_RESULT`` inside the last ``tool_result`` before it); drops system,
     progress, tombstone, tool-use-summary and UI-only attachments, and every message a tombstone
     among ``messages`` withdraws; drops empty
     text blocks; sends a ``tool_use`` whose input was not a JSON object with
@@ -465,6 +492,8 @@ def normalize_messages_for_api(messages: list[Any]) -> list[MessageParam]:
         elif isinstance(message, AttachmentMessage):
             text = _attachment_text(message.attachment)
             blocks = [{"type": "text", "text": text}] if text and text.strip() else []
+            if blocks and message.attachment.get("placement") == LAST_TOOL_RESULT and _into_last_result(out, text):
+                continue
         else:
             continue  # UI only
         if not blocks:

@@ -26,6 +26,7 @@ from .hooks import Hooks
 from .language import N_
 from .query import QueryParams
 from .recovery import RecoveryOptions
+from .subagents import SubAgents
 from .tools.file_state import FileState
 
 __all__ = ["OBSERVED_LOOP", "TEXTS_LOOP", "observed_fields", "observed_loop", "observed_recovery", "texts_fields",
@@ -86,7 +87,15 @@ def observed_fields() -> dict[str, Any]:
       ``--token-budget``).
     * ``background_tasks``: on (the ``Bash`` tool of the requests Claude Code 2.1.332 sent in
       ``prompt_too_long_after_tools`` takes ``run_in_background``); ``TaskOutput`` and ``TaskStop`` are not among
-      ``dreamloop run``'s tools, as none of those requests offered them (dreamloop's choice).
+      ``dreamloop run``'s tools, as none of those requests offered them (dreamloop's choice). A command that ends
+      before the next request is told of inside that request's last tool_result, one that ends later in a message of
+      its own once the run has waited for it (Claude Code 2.1.332 in ``background_command_ends_before_next_request``,
+      ``background_command_ends_later``).
+    * ``sub_agents``: on, ``SubAgents(background_by_default=True)``: the ``Agent`` tool is offered (Claude Code
+      2.1.332 offered it, ``sub_agent_call``), and a call without ``run_in_background``
+      runs its child in the background, its answer arriving as a notification (as 2.1.332 ran it in
+      ``sub_agent_call`` and ``two_sub_agents``). The child's tools are dreamloop's (its parent's but ``Agent``:
+      2.1.332's child was offered 8 tools, ``Agent`` among them, against its parent's 12, ``sub_agent_call``).
     """
     return {
         "streaming_tool_execution": True,
@@ -106,6 +115,7 @@ def observed_fields() -> dict[str, Any]:
         "fallback_model": None,
         "token_budget": None,
         "background_tasks": True,
+        "sub_agents": SubAgents(background_by_default=True),
     }
 
 
@@ -132,6 +142,7 @@ def texts_fields() -> dict[str, Any]:
       a summary made after each batch); ``file_state`` off (neither text names it); no ``fallback_model`` and no
       ``token_budget`` (each needs a value).
     * ``background_tasks``: on (the conversation-loop text's attachments carry task notifications).
+    * ``sub_agents``: off (neither text names a sub-agent).
     """
     return {
         "streaming_tool_execution": True,
@@ -151,6 +162,7 @@ def texts_fields() -> dict[str, Any]:
         "fallback_model": None,
         "token_budget": None,
         "background_tasks": True,
+        "sub_agents": None,
     }
 
 

@@ -663,7 +663,7 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
             # these yields, leaves each queued text in the history, never drained and dropped.
             for attachment in [run.note(it.add(a)) for a in attachments.after_tools(it.tool_uses(), it.results)]:
                 yield attachment
-            for attachment in _task_notifications(context.background, deps.uuid):
+            for attachment in _task_notifications(context.background, deps.uuid, in_last_result=True):
                 yield run.note(it.add(attachment))
             it.pending_summary = start_summary(params.tool_use_summaries, run.model, it.tool_uses(), it.results)
             if it.pending_summary is not None:
@@ -991,11 +991,13 @@ async def _stop_checks(params: QueryParams, run: QueryRun, it: _Iteration) -> As
     it.terminal = Terminal(reason="completed", turn_count=state.turn_count)
 
 
-def _task_notifications(background: BackgroundTasks | None, uuid: Callable[[], str]) -> list[AttachmentMessage]:
-    """Phase 5's ``task_notification`` attachments: each background task that ended since the last, once."""
+def _task_notifications(background: BackgroundTasks | None, uuid: Callable[[], str], *,
+                        in_last_result: bool = False) -> list[AttachmentMessage]:
+    """Phase 5's ``task_notification`` attachments: each background task that ended since the last, once
+    (``in_last_result``: after the tools, sent inside their last result, ``tasks.notification_attachment``)."""
     if background is None:
         return []
-    return [AttachmentMessage(uuid=uuid(), attachment=notification_attachment(n))
+    return [AttachmentMessage(uuid=uuid(), attachment=notification_attachment(n, in_last_result=in_last_result))
             for n in background.take_notifications()]
 
 

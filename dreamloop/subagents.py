@@ -6,7 +6,8 @@ call's ``tool_result``. Two forms:
 
 * synchronous (``run_in_background`` off): the parent's tool call waits for the child, so the nested loop is plain
   to see;
-* background (``run_in_background: true``, with ``QueryParams.background_tasks`` on): the call's result says at once
+* background (``run_in_background: true``, or none given with ``SubAgents.background_by_default``, with
+  ``QueryParams.background_tasks`` on): the call's result says at once
   that the sub-agent was launched, with its task id (``agent_1``...); the child runs beside the parent's loop in the
   run's ``tasks.BackgroundTasks``, and when it ends its final answer reaches the parent as a task notification at
   phase 5, once. The parent's run ends only once that notification is delivered (or at a Stop, which stops the
@@ -34,7 +35,7 @@ from .tools.base import BaseTool, ToolResult, ToolUseContext
 from .tools.permissions import Allow, PermissionDecision
 
 __all__ = ["AGENT_TOOL", "BACKGROUND_NOT_AVAILABLE", "AgentInput", "AgentTool", "SubAgents", "agent_id",
-           "agent_input_problem", "child_result", "final_answer", "launched_text"]
+           "agent_input_problem", "child_result", "final_answer", "launched_text", "runs_in_background"]
 
 AGENT_TOOL = "Agent"
 """The tool's name (the same as the recorded one: see the module docstring)."""
@@ -64,6 +65,11 @@ class SubAgents(BaseModel):
       parent's client (dreamloop's choice of models); a name of the input with no model here is refused by name.
       None of them given: the parent's model.
     * ``max_turns``: the child's own limit (its Terminal is ``max_turns`` past it, reported as an error).
+    * ``background_by_default``: a call that does not give ``run_in_background`` runs in the background when the
+      run has background work (``QueryParams.background_tasks``), as Claude Code 2.1.332 ran one (``sub_agent_call``:
+      the call's result said at once that the sub-agent was launched, its answer came as a notification); off (the
+      default, the synchronous form the chapter draws first), such a call waits for the child. A call's own
+      ``run_in_background`` always decides.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -73,6 +79,7 @@ class SubAgents(BaseModel):
     models: dict[str, str] = Field(default_factory=lambda: {
         "sonnet": "claude-sonnet-4-5", "opus": "claude-opus-5-5", "haiku": "claude-haiku-4-5"})
     max_turns: int = Field(default=20, ge=1)
+    background_by_default: bool = False
 
 
 class AgentInput(BaseModel):
@@ -121,6 +128,14 @@ def agent_input_problem(input: AgentInput, options: SubAgents) -> str | None:
     return None
 
 
+def runs_in_background(input: AgentInput, options: SubAgents, background_on: bool) -> bool:
+    """Whether a call runs its child in the background: its own ``run_in_background`` when it gives one, else
+    ``options.background_by_default`` where the run has background work (``background_on``). Pure."""
+    if input.run_in_background is not None:
+        return input.run_in_background
+    return options.background_by_default and background_on
+
+
 def final_answer(messages: list[Any]) -> str:
     """The text of the child's last assistant message ('' if it gave none)."""
     for message in reversed(messages):
@@ -156,7 +171,8 @@ class AgentTool(BaseTool):
     ``{"sub_agent": "ended", "terminal": reason, "turn_count": n}`` (the parent's trace keeps both), then the
     result (``child_result``). A child that raises is an ``is_error`` result; the parent never crashes.
 
-    With ``run_in_background: true`` the call starts the child in ``context.background``, yields
+    With ``run_in_background: true`` (or none given, with ``SubAgents.background_by_default``: ``runs_in_background``)
+    the call starts the child in ``context.background``, yields
     ``{"sub_agent": "started", ..., "task_id": id, "background": True}`` and the result ``launched_text`` at once;
     the child's answer (``child_result``'s text) comes back as its task notification.
     """
@@ -189,7 +205,7 @@ class AgentTool(BaseTool):
             yield ToolResult(problem, is_error=True)
             return
         kind = input.subagent_type or self.options.default_type
-        if input.run_in_background:
+        if runs_in_background(input, self.options, context.background is not None):
             run = context.sub_agent(input, kind, context.tool_use_id, background=True)  # its own abort signal, linked to the parent's
             task_id = context.background.start_agent(input.description, run, _ending)
             yield {"sub_agent": "started", "description": input.description, "subagent_type": kind,

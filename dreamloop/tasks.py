@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from .messages import LAST_TOOL_RESULT
 from .tools.process import CommandProcess
 
 __all__ = ["BackgroundTasks", "KEPT_OUTPUT_CHARS", "TAIL_CHARS", "TaskNotification", "notification_attachment"]
@@ -38,7 +39,8 @@ KEPT_OUTPUT_CHARS = 30_000
 class TaskNotification:
     """One ended task: ``task_id``, ``kind`` (``"command"``, or ``"agent"`` for a sub-agent), ``status``
     (``"completed"``, ``"failed"``, ``"stopped"``), ``exit_code`` (a command's; None otherwise) and ``tail`` (the
-    end of its output, at most ``TAIL_CHARS``), ``summary`` (what it was: the command, or the sub-agent's task)."""
+    end of its output, at most ``TAIL_CHARS``), ``summary`` (what it was: the Bash call's description, else the command;
+    the sub-agent's task's description)."""
 
     task_id: str
     kind: str
@@ -58,15 +60,22 @@ class TaskNotification:
                 f"{self.status}{code}.{tail}\n</system-reminder>")
 
 
-def notification_attachment(notification: TaskNotification) -> dict[str, Any]:
-    """The ``task_notification`` attachment dict for one notification (``AttachmentMessage.attachment``)."""
+def notification_attachment(notification: TaskNotification, *, in_last_result: bool = False) -> dict[str, Any]:
+    """The ``task_notification`` attachment dict for one notification (``AttachmentMessage.attachment``).
+    ``in_last_result``: it follows a results message at phase 5 and is sent inside that message's last
+    ``tool_result`` (``placement``: ``messages.LAST_TOOL_RESULT``), as Claude Code 2.1.332 sent a notification of a
+    command that had ended before the next request (``background_command_ends_before_next_request``); else it is a
+    reminder of its own (a run waiting for its background work: ``background_command_ends_later``)."""
+    placement = {"placement": LAST_TOOL_RESULT} if in_last_result else {}
     return {"type": "task_notification", "task_id": notification.task_id, "kind": notification.kind,
-            "status": notification.status, "exit_code": notification.exit_code, "text": notification.text()}
+            "status": notification.status, "exit_code": notification.exit_code, "text": notification.text(),
+            **placement}
 
 
 class _Command:
-    def __init__(self, task_id: str, command: str, process: CommandProcess) -> None:
+    def __init__(self, task_id: str, command: str, process: CommandProcess, description: str | None = None) -> None:
         self.task_id, self.command, self.process = task_id, command, process
+        self.description = description
         self.stopped = False
         self.watcher: asyncio.Task | None = None
 
@@ -97,13 +106,14 @@ class BackgroundTasks:
 
     # -- commands -------------------------------------------------------------------------------------------------
 
-    async def start_command(self, command: str, *, cwd: str | Path, env: Mapping[str, str]) -> str:
-        """Start ``command`` (``bash -c``, its own process group); its id, at once. Raises ``OSError`` if it
-        cannot start."""
+    async def start_command(self, command: str, *, cwd: str | Path, env: Mapping[str, str],
+                            description: str | None = None) -> str:
+        """Start ``command`` (``bash -c``, its own process group); its id, at once. ``description``: the Bash call's,
+        what its notification names (the command when none is given). Raises ``OSError`` if it cannot start."""
         self._count += 1
         task_id = f"bash_{self._count}"
         process = await CommandProcess.start(command, cwd=cwd, env=env, limit=self.limit, tail=True)
-        entry = self._commands[task_id] = _Command(task_id, command, process)
+        entry = self._commands[task_id] = _Command(task_id, command, process, description)
         entry.watcher = asyncio.ensure_future(self._watch(entry))
         return task_id
 
@@ -116,7 +126,7 @@ class BackgroundTasks:
     def _end(self, entry: _Command) -> None:
         code = entry.process.returncode
         status = "stopped" if entry.stopped else ("completed" if code == 0 else "failed")
-        self.post(TaskNotification(entry.task_id, "command", status, entry.command,
+        self.post(TaskNotification(entry.task_id, "command", status, entry.description or entry.command,
                                    exit_code=None if entry.stopped else code,
                                    tail=entry.process.stdout.text()[-TAIL_CHARS:]))
 

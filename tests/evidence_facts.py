@@ -515,14 +515,16 @@ FACTS: dict = {
                                  lambda r: r.conformance["claude_code"], "2.1.332"),
     "recording.verdicts": Derived(("prompt_too_long_after_tools", "disconnect_after_tool_use", "tool_use_without_block",
                                    "empty_text_block", "edit_after_change_then_write"),
-                                  "50 of 55 scenarios MATCH; the five that differ are labelled with chapters 04, 06, "
-                                  "08b and 09",
-                                  verdicts, {"match": 50, "of": 55, "differ": {
+                                  "52 of 59 scenarios MATCH; the seven that differ are labelled with chapters 04, 06, "
+                                  "08b, 09 and 12",
+                                  verdicts, {"match": 52, "of": 59, "differ": {
                                       "prompt_too_long_after_tools": "06_context_pipeline",
                                       "disconnect_after_tool_use": "08b_fallbacks",
                                       "tool_use_without_block": "09_every_ending",
                                       "empty_text_block": "09_every_ending",
-                                      "edit_after_change_then_write": "04_tools"}}),
+                                      "edit_after_change_then_write": "04_tools",
+                                      "sub_agent_call": "12_the_loop_inside_the_loop",
+                                      "two_sub_agents": "12_the_loop_inside_the_loop"}}),
     "recording.anatomies": Derived(("max_tokens_once", "stream_error_inside_tool_use", "tool_use_without_block"),
                                    "the request anatomies hold chapter 11's scenarios, both sides",
                                    lambda r: sorted(k for k, v in r.anatomy["scenarios"].items()
@@ -993,12 +995,12 @@ FACTS: dict = {
                                      "anatomy.request[*].shape.cache_control": [["system", "messages[0]"],
                                                                                ["system", "messages[2]"]]}),
     "one_tool.dl_anatomy": Observed("one_tool", DL,
-                                    "dreamloop run: six fields, 32000, two system blocks (422, 134), six "
+                                    "dreamloop run: six fields, 32000, two system blocks (422, 134), seven "
                                     "tools, one leading reminder; cache_control on the newest message too", {
                                         "anatomy.request[1].fields|len": 6, "anatomy.request[*].max_tokens": [32000,
                                                                                                             32000],
                                         "anatomy.request[1].system[*].length": [422, 134],
-                                        "anatomy.request[1].tools.count": 6, "anatomy.request[1].shape.context": 1,
+                                        "anatomy.request[1].tools.count": 7, "anatomy.request[1].shape.context": 1,
                                         "anatomy.request[*].shape.cache_control": [["system", "messages[0]"],
                                                                                   ["system", "messages[2]"]]}),
     "one_tool.match": Observed("one_tool", DL, "the row is a MATCH", {"match": True}),
@@ -1090,12 +1092,62 @@ FACTS: dict = {
                                                            order_free(r, "results_in_finishing_order")],
                                                 [True, ["toolu_fake_0002", "toolu_fake_0003", "toolu_fake_0001"],
                                                  [False]]),
+    "sub_agent_call.cc": Observed("sub_agent_call", CC, "the Agent call answered in request 2 without the child's "
+                                  "answer, which reached the parent as a reminder of request 3 (a message of two "
+                                  "reminders); the child's two requests, its first opening with 6 context reminders "
+                                  "and offering 8 tools, Agent among them, against the parent's 8 and 12; completed", {
+                                      "requests": 3, "request[2].results": ["toolu_agent_1"],
+                                      "request[3].added": "assistant[text] user[reminder×2]",
+                                      "child.CHILDTASK-1.requests": 2,
+                                      "contexts": {"main": 8, "CHILDTASK-1": 6}, "tools": {"main": 12, "CHILDTASK-1": 8},
+                                      "agent_offered": {"main": True, "CHILDTASK-1": True},
+                                      "texts": {"CHILD-ONE-SAYS value is 1.": "request 3 reminder"},
+                                      "ending": "completed"}),
+    "sub_agent_call.dl": Observed("sub_agent_call", DL, "dreamloop run: the child's two requests offer 6 tools without "
+                                  "Agent, the parent's 7 with it; the child's answer a reminder of request 3, alone", {
+                                      "requests": 3, "child.CHILDTASK-1.requests": 2,
+                                      "tools": {"main": 7, "CHILDTASK-1": 6},
+                                      "agent_offered": {"main": True, "CHILDTASK-1": False},
+                                      "request[3].added": "assistant[text] user[reminder]",
+                                      "texts": {"CHILD-ONE-SAYS value is 1.": "request 3 reminder"}}),
+    "sub_agent_call.differ": Observed("sub_agent_call", CC, "DIFFERs only on request 3's added reminder, labelled "
+                                      "with chapter 12", {
+                                          "match": False, "deliberate": "12_the_loop_inside_the_loop",
+                                          "differences": ["request 3: added assistant[text] user[reminder×2] vs "
+                                                          "assistant[text] user[reminder]"]}),
+    "two_sub_agents.cc": Observed("two_sub_agents", CC, "both Agent calls answered in request 2; the first child's "
+                                  "answer in request 3 (two reminders), the second's in request 4 (one), after the "
+                                  "parent had answered; each child two requests; completed", {
+                                      "requests": 4, "request[2].results": ["toolu_agent_1", "toolu_agent_2"],
+                                      "request[3].added": "assistant[text] user[reminder×2]",
+                                      "request[4].added": "assistant[text] user[reminder]",
+                                      "child.CHILDTASK-1.requests": 2, "child.CHILDTASK-2.requests": 2,
+                                      "texts": {"CHILD-ONE-SAYS value is 1.": "request 3 reminder",
+                                                "CHILD-TWO-SAYS greet says hello.": "request 4 reminder"},
+                                      "ending": "completed"}),
+    "two_sub_agents.differ": Observed("two_sub_agents", CC, "DIFFERs only on request 3's added reminder, labelled "
+                                      "with chapter 12", {
+                                          "match": False, "deliberate": "12_the_loop_inside_the_loop",
+                                          "differences": ["request 3: added assistant[text] user[reminder×2] vs "
+                                                          "assistant[text] user[reminder]"]}),
+    "background_command_ends_before_next_request.cc": Observed(
+        "background_command_ends_before_next_request", CC, "the notification naming the call's description inside "
+        "the last (only) tool_result of request 3, no text block beside it; MATCH", {
+            "requests": 3, "request[3].added": "assistant[text, tool_use] user[tool_result]",
+            "request[3].results": ["toolu_fake_0002"],
+            "texts": {"a quick background job": "request 3 reminder inside result toolu_fake_0002"},
+            "match": True}),
+    "background_command_ends_later.cc": Observed(
+        "background_command_ends_later", CC, "after the model's answer, the notification naming the call's "
+        "description as a reminder of its own in request 3; MATCH", {
+            "requests": 3, "request[3].added": "assistant[text] user[reminder]",
+            "texts": {"a slow background job": "request 3 reminder"}, "match": True}),
     "result_reminders": Derived(("one_tool", "hook_pre_tool_use_deny", "results_in_finishing_order"), "every request "
-                                "of Claude Code's that carried tool_results, in every scenario (53), held the "
+                                "of Claude Code's that carried tool_results, in every scenario (58), held the "
                                 "79-character reminder (the same hash) inside its last result (in an order-free "
                                 "scenario, whose line lists it without its result, inside one of them)",
-                                result_reminders, {"requests with results": 53,
-                                                   "the reminder inside the last result": 53}),
+                                result_reminders, {"requests with results": 58,
+                                                   "the reminder inside the last result": 58}),
     "hook_pre_tool_use_deny.cc": Observed("hook_pre_tool_use_deny", CC, "the denied Edit's result is_error, the "
                                           "reminder inside it too", {"request[3].results": ["toolu_fake_0002:error"],
                                                                      "request[3].inside": [
@@ -1224,8 +1276,8 @@ CLAIMS: list = [
              "stream_error_before_block.cc", "stream_error_before_block.match"),
     document("README.md", "`dreamloop compare` runs Claude Code itself (2.1.332 is pinned", "recording.version",
              "recording.library"),
-    document("README.md", "Held against Claude Code 2.1.332, dreamloop matches in 50 of", "recording.verdicts",
-             "edit_after_change_then_write.cc"),
+    document("README.md", "Held against Claude Code 2.1.332, dreamloop matches in 52 of", "recording.verdicts",
+             "edit_after_change_then_write.cc", "sub_agent_call.differ", "two_sub_agents.differ"),
     document("README.md", "Files up to version 2.1.114 hold neither the system prompt",
              "sessions.older_hold_no_request"),
     document("README.md", "Claude Code 2.1.332 records the requests of the conversation as sent", "session09.run",
@@ -1754,8 +1806,8 @@ CLAIMS: list = [
             "这一行在一个细节上仍是 DIFFER", "tool_use_without_block.cc", "tool_use_without_block.differ"),
     chapter("11_the_real_loop", "c11-28", "The whole table, from the recording", "完整的表，来自录制的结果",
             "max_tokens_always.cc", "disconnect_inside_tool_use.requests", "http_529.cc", "http_529_fallback.requests"),
-    chapter("11_the_real_loop", "c11-30", "The five DIFFERs are labelled", "五个 DIFFER 都有标签",
-            "recording.verdicts", "edit_after_change_then_write.cc"),
+    chapter("11_the_real_loop", "c11-30", "The seven DIFFERs are labelled", "七个 DIFFER 都有标签",
+            "recording.verdicts", "edit_after_change_then_write.cc", "sub_agent_call.differ", "two_sub_agents.differ"),
     chapter("11_the_real_loop", "c11-30", "The loop now follows the observation", "现在循环跟随观察", "conv.escalate",
             "four.model_error"),
     chapter("11_the_real_loop", "c11-30", "**Exercise 1: predict the other loop.**", "写出 `predict(name)`",
@@ -1786,6 +1838,20 @@ CLAIMS: list = [
     chapter("11_the_real_loop", "c11-34", "After an error event inside a `tool_use` (`stream_error_inside_tool_use`)",
             "3. 在 `tool_use` 中途出现错误事件后", "stream_error_inside_tool_use.cc"),
     # -- docstrings of the package
+    document("dreamloop/compare/shapes.py", "A reminder's length and short hash",
+             "background_command_ends_before_next_request.cc", "nested_memory_file.cc"),
+    document("dreamloop/messages.py", "An attachment's `placement` that sends",
+             "background_command_ends_before_next_request.cc"),
+    document("dreamloop/presets.py", "A command that ends before the next request is told of",
+             "background_command_ends_before_next_request.cc", "background_command_ends_later.cc"),
+    document("dreamloop/presets.py", "the `Agent` tool is offered (Claude Code", "sub_agent_call.cc",
+             "sub_agent_call.dl", "two_sub_agents.cc"),
+    document("dreamloop/subagents.py", "a call that does not give `run_in_background` runs in the background",
+             "sub_agent_call.cc"),
+    document("dreamloop/tasks.py", "it follows a results message at phase 5",
+             "background_command_ends_before_next_request.cc", "background_command_ends_later.cc"),
+    document("dreamloop/tools/bash.py", "the call's, which its notification names",
+             "background_command_ends_before_next_request.cc"),
     document("dreamloop/__init__.py", "(`queryLoop()` of both texts)", "four.dreamcoder", "conv.function_names"),
     document("dreamloop/subagents.py", "The tool's name and input fields", "session10.agent_tool"),
     document("dreamloop/subagents.py", "The form of the `agentId` Claude Code 2.1.332 wrote", "session12.sidechain"),
@@ -2015,7 +2081,34 @@ CLAIMS: list = [
             "给模型提供 `Agent` 工具", "session10.agent_tool"),
     chapter("12_the_loop_inside_the_loop", "c12-18", "Claude Code 2.1.332's session file",
             "Claude Code 2.1.332 的会话文件", "session10.run"),
-    chapter("12_the_loop_inside_the_loop", "c12-26", "| task notifications |", "| 任务通知 |", "conv.task_notifications"),
+    chapter("12_the_loop_inside_the_loop", "c12-26", "| task notifications |", "| 任务通知 |", "conv.task_notifications",
+            "background_command_ends_before_next_request.cc", "background_command_ends_later.cc"),
+    chapter("12_the_loop_inside_the_loop", "c12-26", "| an `Agent` call without `run_in_background` |",
+            "| 不给 `run_in_background` 的 `Agent` 调用 |", "sub_agent_call.cc", "sub_agent_call.dl"),
+    chapter("12_the_loop_inside_the_loop", "c12-26", "| several `Agent` calls in one response |",
+            "| 一个响应里的几个 `Agent` 调用 |", "two_sub_agents.cc", "two_sub_agents.differ"),
+    chapter("12_the_loop_inside_the_loop", "12-which-loop", "`dreamloop run` turns both on, and there an `Agent` call",
+            "`dreamloop run` 两个都打开", "sub_agent_call.cc", "sub_agent_call.dl"),
+    chapter("12_the_loop_inside_the_loop", "c12-14", "A notification taken after the",
+            "工具运行之后取到的任务通知放在下一次请求", "background_command_ends_before_next_request.cc"),
+    chapter("12_the_loop_inside_the_loop", "c12-16", "Claude Code 2.1.332 did the same in",
+            "在场景 `background_command_ends_later` 中观察到", "background_command_ends_later.cc"),
+    chapter("12_the_loop_inside_the_loop", "c12-17a", "`SubAgents(background_by_default=True)` runs a call",
+            "`SubAgents(background_by_default=True)` 让不给", "sub_agent_call.cc", "sub_agent_call.dl"),
+    chapter("12_the_loop_inside_the_loop", "c12-19a", "Four `dreamloop compare` scenarios (chapter 11)",
+            "四个 `dreamloop compare` 场景", "sub_agent_call.cc", "two_sub_agents.cc",
+            "background_command_ends_before_next_request.cc", "background_command_ends_later.cc"),
+    chapter("12_the_loop_inside_the_loop", "c12-19a", "* In `sub_agent_call`, Claude Code 2.1.332 ran an",
+            "把一个不给 `run_in_background` 的 `Agent` 调用放在后台运行", "sub_agent_call.cc"),
+    chapter("12_the_loop_inside_the_loop", "c12-19a", "the child's first request of Claude Code 2.1.332 opened",
+            "的子智能体的第一次请求在提示词前面", "sub_agent_call.cc", "sub_agent_call.dl"),
+    chapter("12_the_loop_inside_the_loop", "c12-19a", "* In `two_sub_agents`, each child's answer",
+            "在场景 `two_sub_agents` 中观察到，Claude Code 2.1.332 的每个子智能体", "two_sub_agents.cc"),
+    chapter("12_the_loop_inside_the_loop", "c12-19a", "put a reminder of its own before the first",
+            "在第一条任务通知前面放了一个它自己的提醒块", "sub_agent_call.differ", "two_sub_agents.differ"),
+    chapter("12_the_loop_inside_the_loop", "c12-19a", "* In `background_command_ends_before_next_request`, the notification",
+            "Claude Code 2.1.332 把一个在前台命令运行期间结束的命令", "background_command_ends_before_next_request.cc",
+            "background_command_ends_later.cc"),
     chapter("12_the_loop_inside_the_loop", "c12-26", "| the `Agent` tool's input |", "| `Agent` 工具的输入 |",
             "session10.agent_tool"),
     chapter("12_the_loop_inside_the_loop", "c12-26", "| background commands |", "| 后台命令 |",

@@ -289,6 +289,26 @@ _LINE = re.compile(r"^(?P<status>\d+)(?:/(?P<error>\S+))? (?P<way>stream|no-stre
                    r"(?P<model>\S+) \+(?P<rest>.*)$")
 _TEXTS = re.compile(r"""(?P<said>'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*") (?P<where>.*?)(?:; (?=['"])|$)""")
 _COUNTED = re.compile(r"^(?P<name>[\w.-]+): (?P<lines>\d+) lines?$")
+_CHILD_LINE = re.compile(r"^(?P<key>[A-Z][\w-]*): (?P<line>\d.*)$")
+_CONVERSATION = re.compile(r"(?P<key>[\w-]+) (?P<n>\d+)(?P<agent> with Agent)?(?:, |$)")
+
+
+def parse_conversations(lines: list[str]) -> dict[str, Any]:
+    """A sub-agent scenario's lines (``Scenario.children``) as ``child`` ({key: {"requests": n, "request": [...]}},
+    each request ``parse_line``'s), ``tools`` ({``main`` or key: how many tools its first request offered}),
+    ``agent_offered`` ({... : whether ``Agent`` was among them}) and ``contexts`` ({...: its leading reminders});
+    empty mappings for a scenario without sub-agents."""
+    child: dict[str, Any] = {}
+    for match in filter(None, map(_CHILD_LINE.match, lines)):
+        entry = child.setdefault(match["key"], {"requests": 0, "request": []})
+        entry["request"].append(parse_line(match["line"]))
+        entry["requests"] += 1
+    tools = next((line.removeprefix("tools: ") for line in lines if line.startswith("tools: ")), "")
+    contexts = next((line.removeprefix("context: ") for line in lines if line.startswith("context: ")), "")
+    return {"child": child,
+            "tools": {m["key"]: int(m["n"]) for m in _CONVERSATION.finditer(tools)},
+            "agent_offered": {m["key"]: bool(m["agent"]) for m in _CONVERSATION.finditer(tools)},
+            "contexts": {m["key"]: int(m["n"]) for m in _CONVERSATION.finditer(contexts)}}
 
 
 def parse_line(line: str) -> dict[str, Any]:
@@ -350,7 +370,8 @@ class Recordings:
         ``workspace`` (``config.py changed``, ``unchanged``), ``counts`` (lines of each counted file),
         ``ending``, ``turns`` (``num_turns`` / ``turn_count``), ``probes``, ``context`` (Claude Code: the leading
         reminders of its first message), ``match``, ``deliberate`` (the chapter of a labelled difference),
-        ``differences``; and ``anatomy`` (``request[n]`` with ``max_tokens``,
+        ``differences``, ``child``, ``tools``, ``agent_offered``, ``contexts`` (a sub-agent scenario's
+        conversations: ``parse_conversations``); and ``anatomy`` (``request[n]`` with ``max_tokens``,
         ``fields``, ``system``, ``tools``, ``messages``, ``shape``) where the anatomy file holds the
         scenario."""
         recorded = self.conformance["scenarios"].get(scenario)
@@ -374,6 +395,7 @@ class Recordings:
             "turns": recorded.get(f"{side}_turns"), "match": recorded["match"],
             "deliberate": (recorded.get("deliberate") or {}).get("chapter"),
             "differences": recorded.get("differences", []),
+            **parse_conversations(lines),
         }
         if side == CC:
             view["context"] = recorded.get("claude_code_context")

@@ -156,3 +156,24 @@ def test_a_notification_is_posted_once_per_task():
     assert tasks.take_notifications() == [note]
     tasks.post(note)
     assert tasks.take_notifications() == [] and not tasks.pending()
+
+
+async def test_where_a_notification_goes_follows_claude_code(offline, tmp_path):
+    """A command that ended while tools ran: inside the next request's last tool_result, naming the call's description
+    (Claude Code 2.1.332 in background_command_ends_before_next_request); one that ends after the model answered: a
+    reminder of its own (background_command_ends_later). The attachment stays an attachment in the history."""
+    quick = S.tool_use("Bash", {"command": "echo hi", "description": "a quick job", "run_in_background": True}, id="T1")
+    model = offline([S.reply(quick), S.reply(S.tool_use("Bash", {"command": "sleep 0.5"}, id="T2")),
+                     S.reply(bash("sleep 0.3", "T3")), S.reply("waiting"), S.reply("done")])
+    run = query(params(model, tmp_path))
+    await drain(run)
+    sent = requests_of(model)
+    assert len(sent) == 5 and len(notifications(run)) == 2
+    last = sent[2]["messages"][-1]
+    assert [b["type"] for b in last["content"]] == ["tool_result"]  # no text block beside the result
+    (result,) = last["content"]
+    inner = result["content"] if isinstance(result["content"], str) else " ".join(b["text"] for b in result["content"])
+    assert result["tool_use_id"] == "T2" and "Background task bash_1 (command: a quick job) completed" in inner
+    own = sent[4]["messages"][-1]
+    assert own["role"] == "user" and "Background task bash_2 (command: sleep 0.3)" in own["content"][-1]["text"]
+    assert all("tool_result" != b["type"] for b in own["content"])

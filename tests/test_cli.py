@@ -395,3 +395,16 @@ def test_every_readme_run_example_is_safe():
     assert runs
     for line in runs:
         assert "--workspace" in line, line
+
+
+def test_run_offers_agent_unless_no_sub_agents(sample, capsys, live_env):
+    """`dreamloop run` offers Agent, a call without run_in_background in the background (the observed preset:
+    sub_agent_call); --no-sub-agents offers none, like the other --no- flags."""
+    with live_env([S.reply("value is 1."), S.reply("value is 1.")]) as server:
+        status, result, _ = run_json(capsys, "hi", "--live", "--model", "claude-scripted-1", "--workspace", str(sample))
+        _, off, _ = run_json(capsys, "hi", "--live", "--model", "claude-scripted-1", "--workspace", str(sample),
+                             "--no-sub-agents")
+        tools = [[t["name"] for t in r.body["tools"]] for r in server.api.requests if r.path.endswith("/v1/messages")]
+    assert status == 0 and result["switches"]["sub_agents"]["background_by_default"] is True
+    assert off["switches"]["sub_agents"] is False
+    assert "Agent" in tools[0] and "Agent" not in tools[1] and len(tools[0]) == len(tools[1]) + 1

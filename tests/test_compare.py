@@ -373,3 +373,60 @@ def test_the_pinned_version_is_written_once():
     assert re.findall(r'^CLAUDE_CODE_VERSION = "([^"]*)"', sides, re.M) == [CLAUDE_CODE_VERSION]
     assert (REPO / "conformance" / expectations_name()).is_file()
     assert (REPO / "conformance" / expectations_name(kind="requests")).is_file()
+
+
+# -- sub-agents: a child's requests are a conversation of their own (issue 34 item 4) -------------------------
+
+CHILD_PROMPT = {"type": "text", "text": "CHILDTASK-1: read the file"}
+
+
+def child_and_parent_log():
+    """A parent's two requests with a child's two between them, as the server receives them in some order."""
+    api = FakeMessagesAPI([reply("ok")] * 4)
+    call = {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_agent_1", "name": "Agent", "input": {}}]}
+    read = {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_r", "name": "Read", "input": {}}]}
+    tools = [{"name": name, "description": "x", "input_schema": {"type": "object"}} for name in ("Agent", "Read")]
+    post(api, {"model": MODEL, "max_tokens": 10, "tools": tools, "messages": [user(REMINDER, REMINDER, PROMPT)]})
+    post(api, {"model": MODEL, "max_tokens": 10, "tools": tools[1:], "messages": [user(REMINDER, CHILD_PROMPT)]})
+    post(api, {"model": MODEL, "max_tokens": 10, "tools": tools, "messages": [
+        user(REMINDER, REMINDER, PROMPT), call, user({"type": "tool_result", "tool_use_id": "toolu_agent_1",
+                                                      "content": "launched"})]})
+    post(api, {"model": MODEL, "max_tokens": 10, "tools": tools[1:], "messages": [
+        user(REMINDER, CHILD_PROMPT), read, user({"type": "tool_result", "tool_use_id": "toolu_r", "content": "x"})]})
+    return api
+
+
+def test_a_childs_requests_are_shaped_apart_from_its_parents():
+    api = child_and_parent_log()
+    mixed, _ = request_shapes(api.requests, model=MODEL)  # without the key: one conversation, shapes that mislead
+    assert [str(a) for a in mixed[1].added] == ["user[reminder, text]"]
+    shapes, _ = request_shapes(api.requests, model=MODEL, children=("CHILDTASK-1",))
+    assert [s.conversation for s in shapes] == ["", "", "CHILDTASK-1", "CHILDTASK-1"]
+    assert [s.context for s in shapes] == [2, 0, 1, 0]
+    assert [str(a) for a in shapes[1].added] == ["assistant[tool_use]", "user[tool_result]"]
+    assert [str(a) for a in shapes[3].added] == ["assistant[tool_use]", "user[tool_result]"]
+    assert [(s.tools, s.offers_agent) for s in shapes] == [(2, True), (2, True), (1, False), (1, False)]
+    lines = outcome(SideRun("x", "0", shapes, Ending("completed")))
+    assert lines[2].startswith("CHILDTASK-1: 200 no-stream max_tokens=10 main +user[text]")
+    assert lines[4:6] == ["tools: main 2 with Agent, CHILDTASK-1 1", "context: main 2, CHILDTASK-1 1"]
+    alone = SideRun("x", "0", shapes[:2], Ending("completed"))
+    assert differences(SideRun("x", "0", shapes, Ending("completed")), alone) == ["CHILDTASK-1 requests: 2 vs 0"]
+    changed = [*shapes[:3], replace(shapes[3], status=529)]
+    assert differences(SideRun("x", "0", shapes, Ending("completed")), SideRun("x", "0", changed, Ending("completed"))) \
+        == ["CHILDTASK-1 request 2: status 200 vs 529"]
+
+
+def test_a_notifications_run_names_are_emptied_before_hashing():
+    from dreamloop.compare.shapes import reminder_digest
+
+    one = "<system-reminder>\n<task-id>bjiwvhrcb</task-id>\n<output-file>/tmp/a/x.output</output-file>\n</system-reminder>"
+    two = "<system-reminder>\n<task-id>zq</task-id>\n<output-file>/tmp/bb/yy.output</output-file>\n</system-reminder>"
+    assert reminder_digest(one) == reminder_digest(two)
+    assert reminder_digest(one) != reminder_digest(one.replace("task-id>", "task-name>"))
+
+
+def test_the_sub_agent_scenarios_name_their_children_and_the_stop_is_not_one():
+    for name, keys in (("sub_agent_call", ("CHILDTASK-1",)), ("two_sub_agents", ("CHILDTASK-1", "CHILDTASK-2"))):
+        assert scenario(name).children == keys
+    assert not any("stop" in s.name and "sub_agent" in s.name for s in SCENARIOS)
+    assert "Stop while a sub-agent runs" in (REPO / "docs" / "compare.md").read_text(encoding="utf-8")

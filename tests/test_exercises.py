@@ -1332,6 +1332,17 @@ def notified_in_results_only(requests, task_id):
     return None
 
 
+def notified_in_text_blocks_only(requests, task_id):
+    """The text blocks alone: a notification taken after the tools is inside the last tool_result (Claude Code
+    2.1.332's place in background_command_ends_before_next_request, which dreamloop follows)."""
+    for number, body in enumerate(requests, start=1):
+        for message in body["messages"]:
+            for block in message["content"] if isinstance(message["content"], list) else []:
+                if block.get("type") == "text" and f"Background task {task_id} " in block["text"]:
+                    return number
+    return None
+
+
 CASES = [
     (ex.check_hello_script, SOLVED["check_hello_script"], [
         ([dl.reply("Hello!")], "not 'Hello, loop!'"),
@@ -1643,7 +1654,8 @@ CASES = [
         (notified_by_id, "in the Bash call's own result"),
         (notified_last, "every later request carries it again"),
         (notified_from_zero, "requests count from 1"),
-        (notified_in_results_only, "look at every text block, not only the tool_results"),
+        (notified_in_results_only, "look at every text, a text block's and the text inside each tool_result"),
+        (notified_in_text_blocks_only, "look at every text, a text block's and the text inside each tool_result"),
         (lambda requests, task_id: 1, "is too early"),
     ]),
 ]

@@ -98,7 +98,8 @@ def test_the_presets_differ_where_the_design_note_says():
     assert sorted(texts) == sorted(seen)
     differ = {name for name in seen if name != "hooks" and texts[name] != seen[name]}
     assert differ == {"recovery", "max_tokens", "observed_output_limits", "system_prompt", "changed_files",
-                      "tool_use_summaries", "file_state"}
+                      "tool_use_summaries", "file_state", "sub_agents"}
+    assert texts["sub_agents"] is None and seen["sub_agents"].background_by_default
     recovery = {name for name in type(seen["recovery"]).model_fields
                 if getattr(texts["recovery"], name) != getattr(seen["recovery"], name)}
     assert recovery == {"max_output_tokens_escalate", "max_tokens_exhausted", "malformed_tool_use_retries"}

@@ -401,3 +401,35 @@ async def test_task_stop_stops_a_background_child_alone(offline):
     contents = [r["content"] for r in results(run)]
     assert "Task agent_1: running" in contents[1] and contents[2] == "agent_1 stopped"
     assert [n["status"] for n in notifications(run)] == ["stopped"]
+
+
+@pytest.mark.parametrize("background_field, default, expected", [
+    (None, True, "background"),  # as Claude Code 2.1.332 ran it (sub_agent_call)
+    (None, False, "waits"),
+    (False, True, "waits"),     # the call's own field decides
+    (True, False, "background"),
+])
+async def test_a_call_without_run_in_background_follows_the_default(offline, tmp_path, background_field, default,
+                                                                   expected):
+    from dreamloop.subagents import SubAgents
+
+    call = {"description": "look", "prompt": "CHILD: look"}
+    if background_field is not None:
+        call["run_in_background"] = background_field
+    model = offline(S.by_prompt([S.reply(S.tool_use("Agent", call, id="A1")), S.reply("ok"), S.reply("ok again")],
+                                {"CHILD": [S.reply("seen")]}))
+    run = query(QueryParams(messages="go", model=model, workspace=tmp_path, background_tasks=True,
+                            sub_agents=SubAgents(background_by_default=default)))
+    async for _ in run:
+        pass
+    result = run.messages[2].message["content"][0]["content"]
+    if expected == "background":
+        assert "launched in the background" in result and run.terminal.turn_count == 3
+    else:
+        assert result == "seen" and run.terminal.turn_count == 2
+
+
+def test_the_observed_loop_offers_agent_in_the_background():
+    from dreamloop.presets import observed_fields, texts_fields
+
+    assert observed_fields()["sub_agents"].background_by_default and texts_fields()["sub_agents"] is None

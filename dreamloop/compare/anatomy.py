@@ -144,7 +144,7 @@ def side_anatomy(run: Any, log: list[Any], scenario: Scenario) -> dict[str, Any]
     ``retries``, ``markers`` and ``workspace`` (as ``SideRun`` has them), ``requests`` (each an anatomy with its
     ``shape``). ``run``: the ``SideRun``; ``log``: the ``ReceivedRequest``s its ``log=`` collected."""
     shapes, _ = request_shapes(log, model=scenario.model, fallback_model=scenario.fallback_model,
-                               markers=scenario.markers)
+                               markers=scenario.markers, children=scenario.children)
     ending: Ending = run.ending
     return {"version": run.version, "ending": {"reason": ending.reason, "turns": ending.turns},
             "probes": run.probes, "retries": run.retries, "markers": list(run.markers),
@@ -153,23 +153,31 @@ def side_anatomy(run: Any, log: list[Any], scenario: Scenario) -> dict[str, Any]
                          zip(anatomies(log, model=scenario.model, fallback_model=scenario.fallback_model), shapes)]}
 
 
-def record_anatomies(path: Path, names: Sequence[str] = ANATOMY_SCENARIOS, *, claude: str,
+def record_anatomies(path: Path, names: Sequence[str] = ANATOMY_SCENARIOS, *, claude: str | None,
                      timeout: float = 90.0) -> dict[str, Any]:
     """Run each scenario in ``names`` on both sides and write their anatomies to ``path`` (shapes only);
-    returns what was written. Needs ``claude`` (``make conformance`` installs the pinned version)."""
+    returns what was written. Needs ``claude`` (``make conformance`` installs the pinned version); None: only
+    dreamloop's side runs, and Claude Code's is kept as ``path`` holds it (dreamloop changed, Claude Code did not;
+    ``ValueError`` naming a scenario the file lacks)."""
     from .scenarios import scenario
     from .sides import claude_code_version, run_claude_code, run_dreamloop
 
-    version = claude_code_version(claude)
+    kept = load_anatomies(path) if claude is None else None
+    version = kept["claude_code"] if kept is not None else claude_code_version(claude)
     scenarios: dict[str, Any] = {}
     for name in names:
         each = scenario(name)
-        theirs: list[Any] = []
         ours: list[Any] = []
-        run_theirs, _ = run_claude_code(each, claude, version=version, timeout=timeout, log=theirs)
+        if kept is not None:
+            if name not in kept["scenarios"]:
+                raise ValueError(f"{path}: no recorded Claude Code side of {name} to keep (record it with --claude)")
+            recorded = kept["scenarios"][name]["claude_code"]
+        else:
+            theirs: list[Any] = []
+            run_theirs, _ = run_claude_code(each, claude, version=version, timeout=timeout, log=theirs)
+            recorded = side_anatomy(run_theirs, theirs, each)
         run_ours, _ = run_dreamloop(each, timeout=timeout, log=ours)
-        scenarios[name] = {"about": each.about, "claude_code": side_anatomy(run_theirs, theirs, each),
-                           "dreamloop": side_anatomy(run_ours, ours, each)}
+        scenarios[name] = {"about": each.about, "claude_code": recorded, "dreamloop": side_anatomy(run_ours, ours, each)}
     data = {"claude_code": version,
             "about": "Each request of chapter 11's scenarios, both sides, as shapes: fields, block kinds and "
                      "lengths, where cache_control sits; Anthropic's text only as a length and a hash. Recorded "
@@ -208,10 +216,12 @@ if __name__ == "__main__":  # python -m dreamloop.compare.anatomy --record FILE 
     parser = argparse.ArgumentParser(prog="python -m dreamloop.compare.anatomy", description=__doc__)
     parser.add_argument("--record", type=Path, required=True, metavar="FILE")
     parser.add_argument("--claude", metavar="PATH")
+    parser.add_argument("--dreamloop-only", action="store_true",
+                        help="run dreamloop's side alone and keep Claude Code's as FILE holds it")
     parser.add_argument("scenarios", nargs="*", default=list(ANATOMY_SCENARIOS))
     args = parser.parse_args()
-    found = find_claude(args.claude)
-    if found is None:
-        parser.error("Claude Code is needed to record (make conformance installs it)")
+    found = None if args.dreamloop_only else find_claude(args.claude)
+    if found is None and not args.dreamloop_only:
+        parser.error("Claude Code is needed to record (make conformance installs it), or give --dreamloop-only")
     record_anatomies(args.record, args.scenarios or ANATOMY_SCENARIOS, claude=found)
     print(f"recorded {len(args.scenarios or ANATOMY_SCENARIOS)} scenario(s) to {args.record}")

@@ -75,18 +75,39 @@ def outcome(run: SideRun, *, order_free: bool = False) -> list[str]:
     (one line): status (``/error_type`` when an error was sent), streamed or not, the absolute ``max_tokens``,
     the model's role, the messages added, the tool_result ids (``:error`` for ``is_error``), and the
     reminders inside those results as ``length#hash`` (``shapes.reminder_digest``) after the id they were in.
-    ``order_free``: ids sorted, and the reminders listed without ids (which result is last depends on timing)."""
+    ``order_free``: ids sorted, and the reminders listed without ids (which result is last depends on timing).
+
+    A sub-agent's requests (``Scenario.children``) follow the run's own, each line opening with the sub-agent's key
+    (``CHILDTASK: 200 stream ...``), and two lines follow them: ``tools: main 7 with Agent, CHILDTASK 6`` (the tools
+    each conversation's first request offered) and ``context: main 1, CHILDTASK 1`` (its leading reminders)."""
     probes = [f"probe: {run.probes} skipped"] if run.probes else []
+    conversations = _conversation_lines(run)
     texts = ["texts: " + "; ".join(f"{said!r} {where}" for said, where in run.arrivals())] if run.markers else []
     workspace = [f"workspace: {workspace_line(run.workspace)}"] if run.workspace is not None else []
     counted = [f"{name}: {counted_lines(lines)}" for name, lines in sorted(run.counted.items())]
-    return (probes + [_request_line(r, order_free) for r in run.requests] + texts + workspace + counted
-            + [f"ending: {run.ending.reason}"])
+    return (probes + [_request_line(r, order_free) for r in run.requests] + conversations + texts + workspace
+            + counted + [f"ending: {run.ending.reason}"])
+
+
+def _conversation_lines(run: SideRun) -> list[str]:
+    """With a sub-agent's requests among the run's: how many tools each conversation's first request offered
+    (and whether ``Agent`` was one) and how many leading reminders it opened with (its context). Recorded, not
+    part of the MATCH rule (the tool sets and the context are each side's own)."""
+    firsts: dict[str, RequestShape] = {}
+    for shape in run.requests:
+        firsts.setdefault(shape.conversation, shape)
+    if len(firsts) < 2 and "" in firsts:
+        return []
+    names = {key: key or "main" for key in firsts}
+    tools = ", ".join(f"{names[k]} {s.tools}{' with Agent' if s.offers_agent else ''}" for k, s in firsts.items())
+    context = ", ".join(f"{names[k]} {s.context}" for k, s in firsts.items())
+    return [f"tools: {tools}", f"context: {context}"]
 
 
 def _request_line(shape: RequestShape, order_free: bool) -> str:
     results = sorted(shape.tool_results) if order_free else list(shape.tool_results)
-    status = f"{shape.status}" + (f"/{shape.error}" if shape.error else "")
+    status = (f"{shape.conversation}: " if shape.conversation else "") + f"{shape.status}" + (
+        f"/{shape.error}" if shape.error else "")
     added = " ".join(str(a) for a in shape.added) or "nothing"
     line = (f"{status} {'stream' if shape.streamed else 'no-stream'} max_tokens={shape.max_tokens} "
             f"{shape.model} +{added}")

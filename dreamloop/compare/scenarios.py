@@ -12,6 +12,10 @@ environment for Claude Code. ``SCENARIOS`` holds them in the order
 
 Every script here is dreamloop's own. In a hook command, ``{scratch}`` is a
 folder of the run (outside the workspace) and ``{workspace}`` the workspace.
+
+Not a scenario: a Stop while a sub-agent runs (issue 34). ``claude -p`` has no Stop to give it (no input arrives
+while it runs), and a SIGINT ends the process without a ``result`` line, so no ending could be compared;
+``docs/compare.md`` says so where it lists what the library leaves out.
 """
 
 from __future__ import annotations
@@ -21,8 +25,8 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from dreamloop.fake_api.sse import message_events
-from dreamloop.scripts import (Fault, Script, Turn, http_error, max_tokens_cut, prompt_too_long, reply,
-                               text, thinking, tool_use)
+from dreamloop.scripts import (Fault, Script, Turn, by_prompt, http_error, max_tokens_cut, prompt_too_long,
+                               reply, text, thinking, tool_use)
 
 __all__ = ["DEFAULT_MODEL", "FALLBACK_MODEL", "OPUS_MODEL", "SCENARIOS", "Scenario", "scenario"]
 
@@ -50,7 +54,10 @@ class Scenario:
     a set), ``markers`` (texts of the scenario's own, in its files, hooks or script: where each first reached
     the model on the user's side is recorded and compared, ``shapes.RequestShape.texts``; a hook's reason, a
     file's changed content), ``counts`` (workspace files whose lines are counted when the run ends: a
-    command that appends a line each time it runs shows how often it ran; an outcome line each)."""
+    command that appends a line each time it runs shows how often it ran; an outcome line each), ``children``
+    (texts of the scenario's own, one in each sub-agent's prompt: a request whose first user message holds one is
+    that sub-agent's, shaped apart from the run's own requests, ``shapes.request_shapes``, as the script's
+    ``scripts.by_prompt`` answers it apart)."""
 
     name: str
     about: str
@@ -67,6 +74,7 @@ class Scenario:
     order_free: bool = False
     markers: tuple[str, ...] = ()
     counts: tuple[str, ...] = ()
+    children: tuple[str, ...] = ()
 
     def settings(self, workspace: str, scratch: str) -> dict[str, Any] | None:
         """The settings file both sides get (``--settings``), or None: ``hooks`` with paths filled in."""
@@ -433,6 +441,64 @@ def _unknown_block(ws: str) -> Script:
     return [reply("Reading.", FUTURE_BLOCK, _read(ws)), reply("value is 1.")]
 
 
+CHILD_ONE, CHILD_TWO = "CHILDTASK-1", "CHILDTASK-2"
+"""The texts that open the sub-agents' prompts in the sub-agent scenarios (``Scenario.children``)."""
+ANSWER_ONE, ANSWER_TWO = "CHILD-ONE-SAYS value is 1.", "CHILD-TWO-SAYS greet says hello."
+"""The sub-agents' final answers (markers: where does a child's answer reach its parent?)."""
+
+
+def _agent(key: str, number: int) -> dict[str, Any]:
+    """An ``Agent`` call with no ``run_in_background`` (the field left to the loop's default), the task opening with
+    ``key``; a fixed id, since the children's calls and the parent's interleave in timing."""
+    return tool_use("Agent", {"description": f"read a file ({number})", "prompt": f"{key}: read the file and say "
+                              "what it holds", "subagent_type": "general-purpose"}, id=f"toolu_agent_{number}")
+
+
+def _child(ws: str, name: str, key: str, answer: str, tokens_per_second: float) -> list[Turn]:
+    """A sub-agent's turns: a Read of ``name`` (its text paced, so the parent's next request goes first), then its
+    answer."""
+    read = tool_use("Read", {"file_path": f"{ws}/{name}"}, id=f"toolu_{key.lower().replace('-', '_')}_read")
+    return [Turn(content=[text(LONG_TEXT), read], tokens_per_second=tokens_per_second), reply(answer)]
+
+
+def _sub_agent_call(ws: str) -> Script:
+    """The parent calls ``Agent`` once, says it waits, and answers again once the child's answer has come."""
+    main = [reply("Asking a sub-agent.", _agent(CHILD_ONE, 1)), reply("The sub-agent is reading it."),
+            reply("value is 1.")]
+    return by_prompt(main, {CHILD_ONE: _child(ws, "config.py", CHILD_ONE, ANSWER_ONE, 20)})
+
+
+def _two_sub_agents(ws: str) -> Script:
+    """Two ``Agent`` calls in one response; the second child's text is paced slower (about 4 s), so the first has
+    answered and been answered before it ends."""
+    main = [reply("Asking two sub-agents.", _agent(CHILD_ONE, 1), _agent(CHILD_TWO, 2)),
+            reply("Both are reading."), reply("One has answered."), reply("Both have answered.")]
+    return by_prompt(main, {CHILD_ONE: _child(ws, "config.py", CHILD_ONE, ANSWER_ONE, 20),
+                            CHILD_TWO: _child(ws, "greeter.py", CHILD_TWO, ANSWER_TWO, 4)})
+
+
+QUICK_JOB, SLOW_JOB = "a quick background job", "a slow background job"
+"""The descriptions of the background commands (markers: does the notification name the call?)."""
+
+
+def _background(command: str, description: str) -> dict[str, Any]:
+    return tool_use("Bash", {"command": command, "description": description, "run_in_background": True})
+
+
+def _background_ends_before(ws: str) -> Script:
+    """A background command that ends at once, then a command in the foreground that waits two seconds: the
+    background one has ended before the next request."""
+    return [reply("Starting it.", _background("echo started", QUICK_JOB)),
+            reply("Waiting.", tool_use("Bash", {"command": "sleep 2", "description": "wait two seconds"})),
+            reply("It has ended.")]
+
+
+def _background_ends_later(ws: str) -> Script:
+    """A background command that takes three seconds; the model answers at once and again once told it ended."""
+    return [reply("Starting it.", _background("sleep 3; echo done", SLOW_JOB)), reply("It is running."),
+            reply("It has ended.")]
+
+
 def _hook(event: str, command: str, matcher: str | None = None) -> dict[str, Any]:
     entry: dict[str, Any] = {"hooks": [{"type": "command", "command": command}]}
     if matcher is not None:
@@ -559,6 +625,17 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario("usage_past_the_window", "the model reports 990,000 input tokens after a tool call (usage only)",
              ASK, _usage_past_the_window),
     Scenario("image_rejected", "HTTP 400 'Could not process image' on the first request", ASK, _image_rejected),
+    Scenario("sub_agent_call", "an Agent call (run_in_background not given): the child reads a file and answers",
+             "ask a sub-agent what config.py says", _sub_agent_call, markers=(ANSWER_ONE,), children=(CHILD_ONE,)),
+    Scenario("two_sub_agents", "two Agent calls in one response; the second child ends about 4 s after the first",
+             "ask two sub-agents what config.py and greeter.py say", _two_sub_agents,
+             markers=(ANSWER_ONE, ANSWER_TWO), children=(CHILD_ONE, CHILD_TWO)),
+    Scenario("background_command_ends_before_next_request", "a Bash call with run_in_background ends while a "
+             "foreground command waits 2 s", "run the job in the background", _background_ends_before,
+             allow=("Bash",), markers=(QUICK_JOB,)),
+    Scenario("background_command_ends_later", "a Bash call with run_in_background (3 s) ends after the model "
+             "has answered", "run the job in the background", _background_ends_later, allow=("Bash",),
+             markers=(SLOW_JOB,)),
 )
 
 

@@ -22,7 +22,9 @@ The MATCH rule (``differences``; dreamloop's choice, written down in
 ``docs/compare.md``):
 
 * the same number of requests reach the model (``/v1/messages``; the probe
-  request of Claude Code 2.1.332, below, ``opus_probe``, is skipped and reported);
+  request of Claude Code 2.1.332, below, ``opus_probe``, is skipped and reported), counted per conversation
+  where the scenario has sub-agents (``Scenario.children``: a child's requests are shaped and compared apart
+  from its parent's, each against the same child's on the other side);
 * request by request: the same HTTP status, streamed or not, the same
   absolute ``max_tokens``, the same model role (``main``, ``fallback`` or
   ``other``), the same added messages as roles and block kinds, the same
@@ -61,12 +63,13 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Sequence
 
 __all__ = ["Added", "Ending", "RequestShape", "SideRun", "block_kind", "differences", "is_probe",
-           "reminder_digest", "request_shapes", "workspace_line"]
+           "reminder_digest", "request_labels", "request_shapes", "workspace_line"]
 
 REMINDER_OPEN = "<system-reminder>"
 _REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.DOTALL)
 _NUMBERS = re.compile(r"[0-9]+")
 _ROOTS = re.compile(r"(?:/[^\s/()'\"]+)+?/(workspace|home|scratch)(?=[/\s)'\"]|$)")
+_RUN_NAMES = re.compile(r"<(task-id|output-file)>[^<]*</\1>")
 
 
 @dataclass(frozen=True)
@@ -101,7 +104,9 @@ class RequestShape:
     scenario's own texts found in what this request added on the user's side
     (``place``: ``context``, ``text``, ``reminder``, ``result ID`` or ``reminder inside
     result ID``); ``fields``: the body's top-level keys; ``cache_control``: where
-    the markers sit, as ``"system"``, ``"tools"`` or ``"messages[i]"``.
+    the markers sit, as ``"system"``, ``"tools"`` or ``"messages[i]"``; ``conversation``: ``""`` for the run's own
+    conversation, else the key of the sub-agent's it belongs to (``Scenario.children``); ``tools``: how many tools the
+    request offered, ``offers_agent``: whether ``Agent`` was among them.
     """
 
     status: int
@@ -117,6 +122,9 @@ class RequestShape:
     texts: tuple[tuple[str, str], ...] = ()
     fields: tuple[str, ...] = ()
     cache_control: tuple[str, ...] = ()
+    conversation: str = ""
+    tools: int = 0
+    offers_agent: bool = False
 
     def summary(self) -> str:
         """One line: ``200 stream max=32000(=) main +user[text] results[toolu_1 ok]``."""
@@ -124,6 +132,8 @@ class RequestShape:
         way = "stream" if self.streamed else "no-stream"
         added = " ".join(str(a) for a in self.added) or "(nothing new)"
         parts = [status, way, f"max={self.max_tokens}({self.max_tokens_change})", self.model, "+" + added]
+        if self.conversation:
+            parts.insert(0, f"[{self.conversation}]")
         if self.tool_results:
             parts.append("results[" + " ".join(f"{i}{' ERR' if e else ''}" for i, e in self.tool_results) + "]")
         if self.result_reminders:
@@ -175,14 +185,15 @@ class SideRun:
 
     def arrivals(self) -> list[tuple[str, str]]:
         """Each of ``markers`` with where it first reached the model: ``request N PLACE`` (places joined
-        by ``, `` when it came in several at once; ``RequestShape.texts``), or ``never``."""
+        by ``, `` when it came in several at once; ``RequestShape.texts``; ``KEY request N PLACE`` in a sub-agent's
+        conversation, ``request_labels``), or ``never``. The run's own conversation is looked at first."""
         found: list[tuple[str, str]] = []
         for marker in self.markers:
             where = "never"
-            for number, shape in enumerate(self.requests, start=1):
+            for label, shape in zip(request_labels(self.requests), self.requests):
                 places = [place for said, place in shape.texts if said == marker]
                 if places:
-                    where = f"request {number} {', '.join(places)}"
+                    where = f"{label} {', '.join(places)}"
                     break
             found.append((marker, where))
         return found
@@ -214,6 +225,17 @@ class SideRun:
                    counted=dict(data.get("counted", {})))
 
 
+def request_labels(shapes: Sequence[RequestShape]) -> list[str]:
+    """Each shape's name in difference and outcome lines: ``request N`` counted from 1 within its conversation, with
+    the conversation's key first for a sub-agent's (``CHILDTASK request 2``)."""
+    seen: dict[str, int] = {}
+    labels: list[str] = []
+    for shape in shapes:
+        seen[shape.conversation] = seen.get(shape.conversation, 0) + 1
+        labels.append(f"{shape.conversation + ' ' if shape.conversation else ''}request {seen[shape.conversation]}")
+    return labels
+
+
 def _listed(value: Any) -> list[Any]:
     """A list field of recorded data; an older file's count (an int) or nothing reads as none."""
     return list(value) if isinstance(value, (list, tuple)) else []
@@ -239,8 +261,10 @@ def reminder_digest(text: str) -> tuple[int, str]:
     first (each run of digits read as ``0``; dreamloop's choice, so that a reminder whose figures move with
     the size of the request reads the same in every run), and a side's folder (``.../workspace``,
     ``.../home``, ``.../scratch``) read as ``<workspace>`` and so on, so a path in a reminder (a nested
-    memory file's, ``nested_memory_file``) reads the same from any temporary folder)."""
-    blanked = _NUMBERS.sub("0", _ROOTS.sub(r"<\1>", text))
+    memory file's, ``nested_memory_file``) reads the same from any temporary folder, and what a ``<task-id>`` or
+    ``<output-file>`` element holds is emptied, since a background task's name and file differ in every run, as in
+    Claude Code 2.1.332's notification in ``background_command_ends_before_next_request``)."""
+    blanked = _NUMBERS.sub("0", _ROOTS.sub(r"<\1>", _RUN_NAMES.sub(r"<\1></\1>", text)))
     return len(blanked), hashlib.sha256(blanked.encode("utf-8")).hexdigest()[:8]
 
 
@@ -288,22 +312,49 @@ def is_probe(request: Any) -> bool:
 
 
 def request_shapes(requests: Iterable[Any], *, model: str, fallback_model: str | None = None,
-                   markers: Sequence[str] = ()) -> tuple[list[RequestShape], int]:
+                   markers: Sequence[str] = (), children: Sequence[str] = ()) -> tuple[list[RequestShape], int]:
     """The shapes of the ``/v1/messages`` requests in ``requests`` (``ReceivedRequest``s, in arrival
     order), and how many probe requests were skipped. ``model`` / ``fallback_model``: the scenario's
     names, so a request's model reads ``main`` or ``fallback``; ``markers``: the scenario's own texts to
-    look for (``RequestShape.texts``)."""
-    shapes: list[RequestShape] = []
+    look for (``RequestShape.texts``).
+
+    ``children``: the keys that tell a sub-agent's requests from the run's own (``Scenario.children``): a request
+    whose first user message holds a key belongs to that sub-agent's conversation, as ``scripts.by_prompt`` tells
+    them apart. Each conversation is shaped on its own (what a request added is against the previous request of
+    the same conversation; its first request's leading reminders are its context), and the shapes come grouped:
+    the run's own conversation first, then each key's in the order of ``children``, each in arrival order (how
+    the two interleave depends on timing, dreamloop's choice to leave it out)."""
+    grouped: dict[str, list[Any]] = {"": [], **{key: [] for key in children}}
     probes = 0
-    previous: list[str] | None = None
-    previous_messages: list[dict[str, Any]] = []
-    first_max: int | None = None
     for request in requests:
         if request.method != "POST" or not request.path.endswith("/v1/messages"):
             continue
         if is_probe(request):
             probes += 1
             continue
+        grouped[_conversation(request.body or {}, children)].append(request)
+    shapes: list[RequestShape] = []
+    for key, members in grouped.items():
+        shapes.extend(_conversation_shapes(members, key, model=model, fallback_model=fallback_model, markers=markers))
+    return shapes, probes
+
+
+def _conversation(body: dict[str, Any], children: Sequence[str]) -> str:
+    """The key of the sub-agent whose request ``body`` is (its first user message holds the key), or ``""``."""
+    messages = [m for m in body.get("messages", []) if isinstance(m, dict)]
+    if not messages or not children:
+        return ""
+    first = "\n".join(str(b.get("text", "")) if isinstance(b, dict) else str(b) for b in _blocks(messages[0]))
+    return next((key for key in children if key in first), "")
+
+
+def _conversation_shapes(requests: Sequence[Any], conversation: str, *, model: str, fallback_model: str | None,
+                         markers: Sequence[str]) -> list[RequestShape]:
+    shapes: list[RequestShape] = []
+    previous: list[str] | None = None
+    previous_messages: list[dict[str, Any]] = []
+    first_max: int | None = None
+    for request in requests:
         body = request.body or {}
         messages = [m for m in body.get("messages", []) if isinstance(m, dict)]
         keys = [_message_key(m) for m in messages]
@@ -321,6 +372,7 @@ def request_shapes(requests: Iterable[Any], *, model: str, fallback_model: str |
         max_tokens = body.get("max_tokens") if isinstance(body.get("max_tokens"), int) else None
         if first_max is None:
             first_max = max_tokens
+        tools = [t for t in body.get("tools", []) or [] if isinstance(t, dict)]
         shapes.append(RequestShape(
             status=request.status,
             error=(request.error or {}).get("type"),
@@ -337,9 +389,12 @@ def request_shapes(requests: Iterable[Any], *, model: str, fallback_model: str |
             texts=tuple(_places(markers, lead, added_messages)),
             fields=tuple(sorted(body)),
             cache_control=tuple(_cache_control(body)),
+            conversation=conversation,
+            tools=len(tools),
+            offers_agent=any(t.get("name") == "Agent" for t in tools),
         ))
         previous, previous_messages = keys, messages
-    return shapes, probes
+    return shapes
 
 
 def _blocks(message: dict[str, Any]) -> list[Any]:
@@ -436,15 +491,20 @@ def differences(left: SideRun, right: SideRun, *, order_free: bool = False) -> l
     """What differs between two sides' runs under the MATCH rule (empty: MATCH).
 
     ``order_free``: compare each request's tool_result ids as a set (their order depends on
-    which parallel call finished first). Each difference is one line naming the request (from 1),
+    which parallel call finished first). A sub-agent's requests (``RequestShape.conversation``) are compared with
+    the same sub-agent's on the other side. Each difference is one line naming the request (from 1; a sub-agent's
+    with its key first, ``request_labels``),
     the text (``text 'config.py is frozen': request 3 result toolu_fake_0002 vs never``), the workspace
     or the ending. A side whose workspace was not looked at (None) is not compared on it.
     """
     found: list[str] = []
-    if len(left.requests) != len(right.requests):
-        found.append(f"requests: {len(left.requests)} vs {len(right.requests)}")
-    for number, (a, b) in enumerate(zip(left.requests, right.requests), start=1):
-        found.extend(f"request {number}: {what}" for what in _request_differences(a, b, order_free))
+    for key in dict.fromkeys([s.conversation for s in left.requests + right.requests]):
+        theirs = [s for s in left.requests if s.conversation == key]
+        ours = [s for s in right.requests if s.conversation == key]
+        if len(theirs) != len(ours):
+            found.append(f"{key + ' ' if key else ''}requests: {len(theirs)} vs {len(ours)}")
+        for label, a, b in zip(request_labels(theirs), theirs, ours):
+            found.extend(f"{label}: {what}" for what in _request_differences(a, b, order_free))
     for (said, theirs), (_, ours) in zip(left.arrivals(), right.arrivals()):
         if theirs != ours:
             found.append(f"text {said!r}: {theirs} vs {ours}")

@@ -213,7 +213,7 @@ def _run(scenario: Scenario, side: str, version: str, args: list[str], env: dict
     if log is not None:
         log.extend(requests)
     shapes, probes = request_shapes(requests, model=scenario.model, fallback_model=scenario.fallback_model,
-                                    markers=scenario.markers)
+                                    markers=scenario.markers, children=scenario.children)
     ending = Ending("timeout") if notes else Ending("no_result")
     tail = stderr.decode("utf-8", "replace").strip().splitlines()[-3:]
     if process.returncode not in (0, None) and tail:

@@ -210,8 +210,8 @@ def check_notified_at(fn: Any) -> bool:
     notification of the background task ``task_id``, or None if none does, on four runs the chapter does not
     show."""
     hint = tr("a background call's own result names its task id at once, when the command starts; the "
-              "notification comes later, once, as a text of its own that says the task ended, and every later "
-              "request resends it.")
+              "notification comes later, once, as a text that says the task ended (inside the last tool_result "
+              "when the task ended while tools ran, else a reminder of its own), and every later request resends it.")
     todo = tr("return the number of the first request that carries the task's notification, or None")
 
     def body() -> str:
@@ -232,8 +232,8 @@ def check_notified_at(fn: Any) -> bool:
             if got is None:
                 raise _Fail(tr("on {run}, for {task}: you found no request carrying its notification.",
                                run=tr(label), task=task_id),
-                            tr("the notification is a text of its own in the messages a request sends (look at "
-                               "every text block, not only the tool_results), and requests count from 1."))
+                            tr("the notification is a text in the messages a request sends (look at every text, "
+                               "a text block's and the text inside each tool_result), and requests count from 1."))
             if got < want:
                 raise _Fail(tr("on {run}, for {task}: request {got} is too early.", run=tr(label), task=task_id,
                                got=got), _early_hint(requests, task_id, got))

@@ -140,7 +140,7 @@ class BashTool(BaseTool):
         env = {**command_environment(context.secrets, pass_credentials=self.pass_credentials),
                "PAGER": "cat", "GIT_PAGER": "cat"}
         if input.run_in_background:
-            yield await _start_in_background(input.command, root, env, context)
+            yield await _start_in_background(input.command, root, env, context, input.description)
             return
         done = await run_command(input.command, cwd=root, env=env, timeout_s=timeout_s,
                                  limit=context.max_output_chars)  # stdin closed; stderr interleaved with stdout
@@ -155,14 +155,17 @@ class BashTool(BaseTool):
             yield ToolResult(output)
 
 
-async def _start_in_background(command: str, root: Any, env: dict[str, str], context: ToolUseContext) -> ToolResult:
+async def _start_in_background(command: str, root: Any, env: dict[str, str], context: ToolUseContext,
+                                description: str | None = None) -> ToolResult:
     """Bash with ``run_in_background``: the command starts in the run's ``BackgroundTasks``; the result is its id,
-    at once (dreamloop's words). Off (``context.background`` None): an ``is_error`` result saying so."""
+    at once (dreamloop's words). Off (``context.background`` None): an ``is_error`` result saying so.
+    ``description``: the call's, which its notification names (as Claude Code 2.1.332's named the call's
+    description: ``background_command_ends_before_next_request``)."""
     if context.background is None:
         return ToolResult("Background commands are off in this run (QueryParams.background_tasks): "
                           "run the command without run_in_background.", is_error=True)
     try:
-        task_id = await context.background.start_command(command, cwd=root, env=env)
+        task_id = await context.background.start_command(command, cwd=root, env=env, description=description)
     except OSError as exc:
         return ToolResult(f"The command could not start: {exc}", is_error=True)
     return ToolResult(f"Command running in the background with task id {task_id}. "

@@ -35,9 +35,10 @@ TEXTS = {
         "按每次请求的对话开头的那条提示词去对应。",
     # exercise 2: notified at
     "a background call's own result names its task id at once, when the command starts; the notification comes "
-    "later, once, as a text of its own that says the task ended, and every later request resends it.":
-        "后台调用自己的结果在命令启动时就立即给出任务 id；任务通知晚些才来，只来一次，是一段单独的文字，"
-        "说任务已经结束；之后的每次请求都会重发它。",
+    "later, once, as a text that says the task ended (inside the last tool_result when the task ended while tools "
+    "ran, else a reminder of its own), and every later request resends it.":
+        "后台调用自己的结果在命令启动时就立即给出任务 id；任务通知晚些才来，只来一次，是一段说任务已经结束的文字"
+        "（任务在工具运行期间结束时，它在最后一个 tool_result 里面，否则是一个单独的提醒）；之后的每次请求都会重发它。",
     "return the number of the first request that carries the task's notification, or None":
         "返回第一次带着这个任务的任务通知的请求的编号，或者 None",
     "the run where the command ends during another call": "命令在另一个调用进行时结束的那次运行",
@@ -51,9 +52,9 @@ TEXTS = {
     "a task the run never started has no notification: say None.": "运行从没启动过的任务没有任务通知：返回 None。",
     "on {run}, for {task}: you found no request carrying its notification.":
         "在{run}上，对 {task}：你没有找到带着它的任务通知的请求。",
-    "the notification is a text of its own in the messages a request sends (look at every text block, not only "
-    "the tool_results), and requests count from 1.":
-        "任务通知是请求所发消息里一段单独的文字（每个 text 块都要看，不只看 tool_result），而且请求从 1 开始数。",
+    "the notification is a text in the messages a request sends (look at every text, a text block's and the text "
+    "inside each tool_result), and requests count from 1.":
+        "任务通知是请求所发消息里的一段文字（每段文字都要看：text 块里的，以及每个 tool_result 里面的），而且请求从 1 开始数。",
     "on {run}, for {task}: request {got} is too early.": "在{run}上，对 {task}：第 {got} 次请求太早了。",
     "on {run}, for {task}: request {got} is too late.": "在{run}上，对 {task}：第 {got} 次请求太晚了。",
     "once delivered, a notification stays in the conversation, so every later request carries it again: the task "
