@@ -167,6 +167,14 @@ TEXTS = {
     "the model reports 990,000 input tokens after a tool call (usage only)":
         "一次工具调用之后，模型报告 990,000 个输入 token（只有 usage 里的数字）",
     "HTTP 400 'Could not process image' on the first request": "第一次请求得到 HTTP 400 'Could not process image'",
+    "an Agent call (run_in_background not given): the child reads a file and answers":
+        "一个 Agent 调用（没有给出 run_in_background）：子智能体读一个文件，然后回答",
+    "two Agent calls in one response; the second child ends about 4 s after the first":
+        "一个回答里有两个 Agent 调用；第二个子智能体比第一个晚大约 4 秒结束",
+    "a Bash call with run_in_background ends while a foreground command waits 2 s":
+        "一个带 run_in_background 的 Bash 调用在一个前台命令等待 2 秒期间结束",
+    "a Bash call with run_in_background (3 s) ends after the model has answered":
+        "一个带 run_in_background 的 Bash 调用（3 秒）在模型回答之后才结束",
     "a Read of config.py; a person adds a line to it (the old text kept); an Edit of it":
         "一次 Read config.py；有人往里加了一行（原来的文字还在）；然后对它做 Edit",
     "a Read of config.py; a person adds a line; an Edit, then a Write of it":
