@@ -283,6 +283,8 @@ def message_html(message: Any, names: Mapping[str, str], *, max_chars: int = MAX
         return _hook_html(message.attachment, label, max_chars)
     if kind == "attachment" and "text" in message.attachment:  # phase 5's notices: what the model reads
         said = {k: v for k, v in message.attachment.items() if k not in ("type", "text")}
+        if "name" in said:  # the file as the notice names it (workspace-relative); the full path stays in the trace
+            said.pop("path", None)
         note = f' <span class="dl-dim">{esc(" · ".join(f"{k}={v}" for k, v in said.items()))}</span>' if said else ""
         body = _pre(str(message.attachment["text"]), max_chars=max_chars)
         return _frame(label, "attachment", body, note=note, extra="dl-dashed dl-tint-attachment")
