@@ -31,11 +31,14 @@ from typing import Any, AsyncIterator, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .language import N_
+from .tasks import STOPPED_AFTER_WAIT, STOPPED_AT_END, STOPPED_BY_TASK_STOP
 from .tools.base import BaseTool, ToolResult, ToolUseContext
 from .tools.permissions import Allow, PermissionDecision
 
 __all__ = ["AGENT_TOOL", "BACKGROUND_NOT_AVAILABLE", "AgentInput", "AgentTool", "SubAgents", "agent_id",
-           "agent_input_problem", "child_result", "final_answer", "launched_text", "runs_in_background"]
+           "STOP_NOTES", "agent_input_problem", "child_result", "final_answer", "launched_text", "note_stop",
+           "runs_in_background", "stop_note"]
 
 AGENT_TOOL = "Agent"
 """The tool's name (the same as the recorded one: see the module docstring)."""
@@ -146,6 +149,35 @@ def final_answer(messages: list[Any]) -> str:
     return ""
 
 
+STOP_NOTES: dict[str, str] = {
+    STOPPED_BY_TASK_STOP: N_("stopped by a TaskStop call"),
+    STOPPED_AT_END: N_("stopped because the parent's run ended"),
+    STOPPED_AFTER_WAIT: N_("stopped when the parent's wait for its notification ran out"),
+    "": N_("stopped when the parent was stopped ({reason})"),
+}
+"""The note a stopped child's trace keeps, by the abort reason it was stopped with (``tasks.STOPPED_*``); any
+other reason is the parent's own (its Stop button, Ctrl-C, a failed transcript write), under ``""``. The notes stay
+English in the trace; a widget shows them with ``language.tr_formatted(note, STOP_NOTES.values())``."""
+
+
+def stop_note(terminal_reason: str, abort_reason: str | None) -> str | None:
+    """Who stopped a child, for its trace: ``STOP_NOTES``' words for ``abort_reason``, or None when the child
+    did not end in an abort's Terminal (``aborted_streaming``, ``aborted_tools``)."""
+    if not terminal_reason.startswith("aborted_"):
+        return None
+    reason = abort_reason or "interrupted"
+    return STOP_NOTES[reason] if reason in STOP_NOTES else STOP_NOTES[""].format(reason=reason)
+
+
+def note_stop(run: Any) -> None:
+    """Put ``stop_note`` on the last checkpoint of a finished child ``run`` (a ``QueryRun``), once; the saved trace
+    keeps it (``Checkpoint.notes``), so a replay or an inspector says who stopped the child."""
+    note = stop_note(run.terminal.reason, run.params.abort.reason)
+    points = run.trace.checkpoints
+    if note is not None and points and note not in points[-1].notes:
+        points[-1].notes.append(note)
+
+
 def child_result(terminal: Any, messages: list[Any]) -> ToolResult:
     """The ``tool_result`` of a finished child: its final answer if it ended ``completed``, else an ``is_error``
     result naming its Terminal (and its last words, if any)."""
@@ -223,11 +255,14 @@ class AgentTool(BaseTool):
             yield ToolResult(f"Error: the sub-agent failed: {type(error).__name__}: {error}", is_error=True)
             return
         terminal = run.terminal
+        note_stop(run)
         yield {"sub_agent": "ended", "terminal": terminal.reason, "turn_count": terminal.turn_count}
         yield child_result(terminal, run.messages)
 
 
 def _ending(run: Any) -> tuple[bool, str]:
-    """A background child's ``(is_error, answer)`` once it has its Terminal: ``child_result``'s."""
+    """A background child's ``(is_error, answer)`` once it has its Terminal: ``child_result``'s (and who stopped
+    it, on its trace: ``note_stop``)."""
+    note_stop(run)
     result = child_result(run.terminal, run.messages)
     return result.is_error, str(result.content)

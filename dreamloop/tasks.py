@@ -25,7 +25,8 @@ from typing import Any, Callable, Mapping
 from .messages import LAST_TOOL_RESULT
 from .tools.process import CommandProcess
 
-__all__ = ["BackgroundTasks", "KEPT_OUTPUT_CHARS", "TAIL_CHARS", "TaskNotification", "notification_attachment"]
+__all__ = ["BackgroundTasks", "KEPT_OUTPUT_CHARS", "STOPPED_AFTER_WAIT", "STOPPED_AT_END", "STOPPED_BY_TASK_STOP",
+           "TAIL_CHARS", "TaskNotification", "notification_attachment"]
 
 TAIL_CHARS = 2_000
 """The most of a command's output a notification carries: its last characters (dreamloop's choice)."""
@@ -86,6 +87,14 @@ class _Agent:
         self.stopped = False
         self.answer = ""
         self.watcher: asyncio.Task | None = None
+
+
+STOPPED_BY_TASK_STOP = "TaskStop"
+"""The abort reason of a background sub-agent stopped by a ``TaskStop`` call."""
+STOPPED_AT_END = "the parent's run ended"
+"""The abort reason of a background sub-agent still running when its parent's run ends (``close()``)."""
+STOPPED_AFTER_WAIT = "the wait for its notification ran out"
+"""The abort reason of a background sub-agent stopped when the model's wait for a notification ran out."""
 
 
 AGENT_STOP_GRACE_S = 5.0
@@ -156,10 +165,10 @@ class BackgroundTasks:
         self.post(TaskNotification(entry.task_id, "agent", status, entry.description,
                                    tail=entry.answer[-TAIL_CHARS:]))
 
-    async def _stop_agent(self, entry: _Agent) -> None:
+    async def _stop_agent(self, entry: _Agent, why: str) -> None:
         assert entry.watcher is not None
         entry.stopped = True
-        entry.run.abort("stopped")
+        entry.run.abort(why)  # the child's trace says who stopped it (subagents.note_stop)
         await asyncio.wait({entry.watcher}, timeout=AGENT_STOP_GRACE_S)
         if not entry.watcher.done():
             entry.watcher.cancel()
@@ -192,7 +201,7 @@ class BackgroundTasks:
         if agent is not None:
             if agent.watcher is None or agent.watcher.done():
                 return f"{task_id} had already ended"
-            await self._stop_agent(agent)
+            await self._stop_agent(agent, STOPPED_BY_TASK_STOP)
             return f"{task_id} stopped"
         entry = self._commands.get(task_id)
         if entry is None:
@@ -229,7 +238,7 @@ class BackgroundTasks:
             watchers = {self._watcher(t) for t in self.running()}
             remaining = deadline - loop.time()
             if remaining <= 0:
-                await self.close()
+                await self.close(STOPPED_AFTER_WAIT)
                 break
             await asyncio.wait(watchers, timeout=remaining, return_when=asyncio.FIRST_COMPLETED)
 
@@ -247,15 +256,16 @@ class BackgroundTasks:
         """True while a task (a command or a sub-agent) still runs or a notification waits to be taken."""
         return bool(self._queue or self.running())
 
-    async def close(self) -> None:
+    async def close(self, why: str = STOPPED_AT_END) -> None:
         """Stop every task still running and wait until each has ended: a command reaped, a sub-agent in its
-        Terminal (the run's settle awaits this)."""
+        Terminal (the run's settle awaits this). ``why``: the abort reason a sub-agent is stopped with
+        (``STOPPED_AT_END``, or ``STOPPED_AFTER_WAIT`` when the wait for a notification ran out)."""
         for task_id in self.running():
             entry = self._commands.get(task_id)
             if entry is not None:
                 entry.stopped = True
                 await entry.process.close(drain=False)
-        await asyncio.gather(*(self._stop_agent(a) for a in self._agents.values()
+        await asyncio.gather(*(self._stop_agent(a, why) for a in self._agents.values()
                                if a.watcher is not None and not a.watcher.done()))
         await asyncio.gather(*(e.watcher for e in [*self._commands.values(), *self._agents.values()]
                                if e.watcher is not None), return_exceptions=True)

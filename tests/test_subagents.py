@@ -382,6 +382,7 @@ async def test_a_stop_while_a_background_child_runs_ends_it_in_a_terminal(offlin
     assert child.done and child.terminal.reason.startswith("aborted")
     assert run.terminal.reason.startswith("aborted")
     assert notifications(run) == []  # a Stop delivers nothing more
+    assert stop_notes(child) == ["stopped when the parent was stopped (stop pressed)"]
 
 
 async def test_task_stop_stops_a_background_child_alone(offline):
@@ -401,6 +402,7 @@ async def test_task_stop_stops_a_background_child_alone(offline):
     contents = [r["content"] for r in results(run)]
     assert "Task agent_1: running" in contents[1] and contents[2] == "agent_1 stopped"
     assert [n["status"] for n in notifications(run)] == ["stopped"]
+    assert stop_notes(child) == ["stopped by a TaskStop call"]
 
 
 @pytest.mark.parametrize("background_field, default, expected", [
@@ -433,3 +435,71 @@ def test_the_observed_loop_offers_agent_in_the_background():
     from dreamloop.presets import observed_fields, texts_fields
 
     assert observed_fields()["sub_agents"].background_by_default and texts_fields()["sub_agents"] is None
+
+
+# -- who stopped a child, in its trace; what a child starts ends with it ---------------------------------------
+
+
+def stop_notes(child):
+    return [n for n in child.trace.checkpoints[-1].notes if n.startswith("stopped ")]
+
+
+async def test_a_background_child_still_running_when_the_parent_ends_says_so_in_its_trace(offline, tmp_path):
+    """The parent reaches max_turns while its background child streams: the child is stopped, its trace says the
+    parent's run ended (not a Stop), and the saved trace keeps the note."""
+    from dreamloop.trace import Trace
+
+    script = S.by_prompt([S.reply(agent(run_in_background=True)), S.reply("never asked")],
+                         {"child:": [S.reply("a very slow answer " * 40, tokens_per_second=20)]})
+    run = query(QueryParams(messages="go", model=offline(script), sub_agents=True, background_tasks=True,
+                            max_turns=1))
+    await asyncio.wait_for(drain(run), 20)
+    [child] = run.children
+    assert run.terminal.reason == "max_turns" and child.terminal.reason.startswith("aborted_")
+    assert stop_notes(child) == ["stopped because the parent's run ended"]
+    run.trace.save(tmp_path / "t.jsonl")
+    [loaded] = Trace.load(tmp_path / "t.jsonl").children.values()
+    assert loaded.checkpoints[-1].notes[-1] == "stopped because the parent's run ended"
+
+
+async def test_a_completed_child_has_no_stop_note(offline):
+    run = query(QueryParams(messages="how many?", model=offline(S.by_prompt(
+        [S.reply(agent()), S.reply("3")], {"child:": [S.reply("3 files")]})), sub_agents=True))
+    await drain(run)
+    [child] = run.children
+    assert child.terminal.reason == "completed" and stop_notes(child) == []
+
+
+async def test_a_child_s_background_command_ends_with_the_child(offline, tmp_path):
+    """A child starts a background command and then ends (its max_turns): the command's process is gone when the
+    child has its Terminal, before the parent goes on; the parent's run has no task of the child's left."""
+    pidfile = tmp_path / "pid"
+    seen = {}
+
+    def policy(body, index):
+        first = body["messages"][0]["content"]
+        first = first if isinstance(first, str) else first[-1].get("text", "")
+        if first.startswith("child:"):
+            return S.reply(S.tool_use("Bash", {"command": f"echo $$ > {pidfile}; sleep 30",
+                                               "run_in_background": True}, id="B1"))
+        if len(body["messages"]) == 1:
+            return S.reply(agent())
+        seen["alive"] = pidfile.exists() and _alive(int(pidfile.read_text()))  # the parent's next request
+        return S.reply("the helper stopped")
+
+    from dreamloop.tools.bash import BashTool
+    run = query(QueryParams(messages="go", model=offline(policy), tools=[BashTool()], workspace=tmp_path,
+                            permission_mode="bypass", sub_agents=SubAgents(max_turns=1), background_tasks=True))
+    await asyncio.wait_for(drain(run), 20)
+    [child] = run.children
+    assert child.terminal.reason == "max_turns" and run.terminal.reason == "completed"
+    assert pidfile.exists() and seen == {"alive": False}
+
+
+def _alive(pid: int) -> bool:
+    import os
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True

@@ -87,7 +87,8 @@ async def test_a_child_the_parent_s_stop_ended_says_it_was_stopped(offline):
     assert child.terminal.reason.startswith("aborted_") and run.terminal.reason == "aborted_tools"
     point = run.trace.checkpoints[-1]
     [(call, label)] = agent_calls(run.trace, point)
-    assert call == "A1" and label == f"Agent · count files · stopped ({child.terminal.reason}): the parent's Stop ended it"
+    assert call == "A1" and label == (f"Agent · count files · stopped ({child.terminal.reason}): "
+                                       "stopped when the parent was stopped (stop pressed)")
     nested = StateInspector(run.trace, index=point.index).open_child()
     assert nested.trace.checkpoints[-1].terminal.reason == child.terminal.reason
 

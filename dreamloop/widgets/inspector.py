@@ -31,8 +31,8 @@ from typing import Any
 import ipywidgets as W
 
 from ..claude_code import tr_note
-from ..language import N_, tr
-from ..subagents import AGENT_TOOL
+from ..language import N_, tr, tr_formatted
+from ..subagents import AGENT_TOOL, STOP_NOTES
 from ..trace import Checkpoint, Trace
 from .html import badge, esc, message_html, message_kind, pane, pretty_json, preview, terminal_html, tool_names
 from .meter import STAGE_COLORS
@@ -111,7 +111,11 @@ def _child_ending(child: Trace) -> str:
     if terminal is None:
         return tr("started, no end recorded")
     if terminal.reason.startswith("aborted_"):
-        return tr("stopped ({reason}): the parent's Stop ended it", reason=terminal.reason)
+        note = next((n for n in child.checkpoints[-1].notes if n.startswith("stopped ")), None)
+        if note is None:  # a trace saved before children's stops were noted
+            return tr("stopped ({reason})", reason=terminal.reason)
+        return tr("stopped ({reason}): {note}", reason=terminal.reason,
+                  note=tr_formatted(note, STOP_NOTES.values()))
     return tr("{reason}, {count} turns", reason=terminal.reason, count=terminal.turn_count)
 
 
@@ -448,7 +452,7 @@ class StateInspector(StaticHTML, W.VBox):
         elif point.index == total - 1:
             lines.append(f'<span class="dl-dim">{esc(tr("the run is still going (refresh() to re-read)"))}</span>')
         if point.notes:
-            items = "".join(f"<li>{esc(tr_note(note))}</li>" for note in point.notes)
+            items = "".join(f"<li>{esc(tr_formatted(tr_note(note), STOP_NOTES.values()))}</li>" for note in point.notes)
             lines.append(f'<span class="dl-small">{esc(tr("notes:"))}</span>'
                          f'<ul class="dl-small" style="margin:0">{items}</ul>')
         return pane('<div style="line-height:1.7">' + "<br>".join(lines) + "</div>")

@@ -54,7 +54,12 @@ TEXTS = {
     "open the child run": "打开子运行",
     "back to the parent run": "回到父运行",
     "started, no end recorded": "已开始，没有记录结束",
-    "stopped ({reason}): the parent's Stop ended it": "已停止（{reason}）：父运行的 Stop 结束了它",
+    "stopped ({reason})": "已停止（{reason}）",
+    "stopped ({reason}): {note}": "已停止（{reason}）：{note}",
+    "stopped by a TaskStop call": "被一次 TaskStop 调用停止",
+    "stopped because the parent's run ended": "因父运行结束而停止",
+    "stopped when the parent's wait for its notification ran out": "父运行等待它的任务通知超时，因而停止",
+    "stopped when the parent was stopped ({reason})": "父运行被停止时随之停止（{reason}）",
     "{reason}, {count} turns": "{reason}，{count} 轮",
     "the child run of the call {call} (checkpoint {index} of the parent)":
         "调用 {call} 的子运行（父运行的检查点 {index}）",
