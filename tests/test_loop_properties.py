@@ -840,9 +840,10 @@ def _notified(run: Any) -> list[str]:
            and m.attachment.get("type") == "task_notification"]
     found = [f"{task_id} notified {ids.count(task_id)} times" for task_id in sorted(set(ids)) if ids.count(task_id) > 1]
     background = run.iteration.state.tool_use_context.background if run.iteration is not None else None
-    started = background._count if background is not None else 0
+    # every task it started: commands and background sub-agents (Agent with run_in_background), each notified once
+    started = background._count + len(background._agents) if background is not None else 0
     if run.terminal.reason == "completed" and len(set(ids)) != started:
-        found.append(f"a completed run started {started} background command(s) and notified {len(set(ids))}")
+        found.append(f"a completed run started {started} background task(s) and notified {len(set(ids))}")
     return found
 
 
