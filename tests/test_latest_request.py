@@ -176,3 +176,24 @@ async def test_queued_input_is_the_latest_request(offline, tmp_path):
     [event async for event in after]
     assert after.terminal.reason == "completed"
     assert after_summary(loop_bodies(nxt)[0])[0] == "and keep the dates as they are"
+
+
+async def test_a_resumed_transcript_puts_the_request_back_after_the_summary(offline, tmp_path):
+    """On disk the request sits where it was typed, before the boundary; read back, it follows the summary."""
+    from dreamloop.engine import load_transcript
+
+    policy = reader(LONG_SESSION[:12], summary=SUMMARY)
+    engine = QueryEngine(transcript=tmp_path / "session.jsonl", model=offline(policy, context_window=20_000),
+                         tools=[read], workspace=tmp_path, deps=QueryDeps(uuid=counting_uuids()),
+                         context=ContextOptions(autocompact=Autocompact(threshold=2000, keep_recent=4)))
+    async for _ in engine.submit_message(REQUEST):
+        pass
+    saved = load_transcript(tmp_path / "session.jsonl")
+    view = messages_after_compact_boundary(saved)
+    assert view[1].uuid == view[0].metadata["summary_uuid"]
+    assert view[2].type == "user" and view[2].message["content"] == REQUEST
+    assert [m.uuid for m in view[2:2 + len(view[0].metadata["kept"])]] == view[0].metadata["kept"]
+    later = offline([S.reply("Still here.")])
+    resumed = dl.query(dl.QueryParams(messages=[*view, user_message("go on", uuid="next")], model=later))
+    [event async for event in resumed]
+    assert resumed.terminal.reason == "completed" and after_summary(loop_bodies(later)[0])[0] == REQUEST
