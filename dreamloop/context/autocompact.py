@@ -195,7 +195,8 @@ def is_person_request(message: Any) -> bool:
     """True for a message holding the person's own text: a prompt (a user message that is not ``is_meta`` and
     carries no ``tool_result``, with some text), or queued input (a ``queued_command`` attachment)."""
     if isinstance(message, AttachmentMessage):
-        return message.attachment.get("type") == "queued_command" and bool(str(message.attachment.get("prompt", "")).strip())
+        said = message.attachment
+        return said.get("type") == "queued_command" and bool(str(said.get("prompt", "")).strip())
     if not isinstance(message, UserMessage) or message.is_meta or is_tool_result_message(message):
         return False
     content = message.message.get("content")
