@@ -151,10 +151,12 @@ class Attachments:
                 continue
             said = "changed" if before is not None else "appeared"
             body = file.text.rstrip("\n") if file.text is not None else f"(not included: {file.problem})"
-            out.append(self._attach("memory_changed", file.path, said, f"The memory file {_shown(file.path, self.workspace)} {said} during "
+            out.append(self._attach("memory_changed", file.path, said, f"The memory file "
+                                    f"{_shown(file.path, self.workspace)} {said} during "
                                     f"the run. Its instructions now read:\n{body}"))
         for path in known:  # sent at the start, gone now
-            out.append(self._attach("memory_changed", path, "removed", f"The memory file {_shown(path, self.workspace)} was removed during "
+            out.append(self._attach("memory_changed", path, "removed", f"The memory file "
+                                    f"{_shown(path, self.workspace)} was removed during "
                                     "the run; its instructions no longer apply."))
         self.memory = now
         return out

@@ -37,6 +37,8 @@ from .autocompact import (
     compact_conversation,
     compaction_cut,
     is_compaction_request,
+    is_person_request,
+    latest_request,
     messages_after_compact_boundary,
 )
 from .blocking import is_at_blocking_limit
@@ -96,6 +98,8 @@ __all__ = [
     "find_folds",
     "is_at_blocking_limit",
     "is_compaction_request",
+    "is_person_request",
+    "latest_request",
     "messages_after_compact_boundary",
     "microcompact_messages",
     "prepare_context",

@@ -6,7 +6,9 @@ what comes back becomes one user message. The cut is moved to a
 ``tool_use``/``tool_result`` pair boundary, so no kept result loses its call
 and the summariser's input never ends on an unanswered call (field case F8).
 A ``compact_boundary`` ``SystemMessage`` records the compaction; the new
-context is ``[boundary, summary, *tail]``. ``messages_after_compact_boundary``
+context is ``[boundary, summary, *tail]``, or ``[boundary, summary, request, *tail]`` when the person's newest
+request (``latest_request``) was in the head: it is kept word for word after the summary, so the model can
+tell what it was asked last (dreamloop's choice, which neither text describes). ``messages_after_compact_boundary``
 is where every later request starts (the four-step-loop text's 压缩边界之后的消息):
 the transcript keeps everything before the boundary, the model never sees it
 again. ``compact_conversation`` is the one entry point, for the autocompact
@@ -44,6 +46,8 @@ __all__ = [
     "compaction_cut",
     "is_compact_boundary",
     "is_compaction_request",
+    "is_person_request",
+    "latest_request",
     "messages_after_compact_boundary",
     "pre_compact_result",
 ]
@@ -184,6 +188,37 @@ def compaction_cut(messages: list[Any], keep_recent: int) -> int:
 
 
 # ---------------------------------------------------------------------------
+# The latest request
+
+
+def is_person_request(message: Any) -> bool:
+    """True for a message holding the person's own text: a prompt (a user message that is not ``is_meta`` and
+    carries no ``tool_result``, with some text), or queued input (a ``queued_command`` attachment)."""
+    if isinstance(message, AttachmentMessage):
+        said = message.attachment
+        return said.get("type") == "queued_command" and bool(str(said.get("prompt", "")).strip())
+    if not isinstance(message, UserMessage) or message.is_meta or is_tool_result_message(message):
+        return False
+    content = message.message.get("content")
+    if isinstance(content, str):
+        return bool(content.strip())
+    return any(isinstance(b, dict) and b.get("type") == "text" and str(b.get("text", "")).strip()
+               for b in content or [])
+
+
+def latest_request(head: list[Any], tail: list[Any]) -> Any | None:
+    """The person's newest request, when it is in ``head`` (the part a compaction summarises); else None.
+
+    Newest over ``[*head, *tail]`` by position (``is_person_request``); None when it is in ``tail`` (kept as it
+    is anyway) or there is none. Pure; O(len). ``compact_conversation`` keeps what it returns word for word
+    right after the summary (dreamloop's choice: neither text says what becomes of the person's last words).
+    """
+    if any(is_person_request(m) for m in tail):
+        return None
+    return next((m for m in reversed(head) if is_person_request(m)), None)
+
+
+# ---------------------------------------------------------------------------
 # compact_conversation()
 
 
@@ -191,7 +226,8 @@ def compaction_cut(messages: list[Any], keep_recent: int) -> int:
 class Compaction:
     """A finished compaction.
 
-    * ``messages``: the new context, ``[boundary, summary, *tail]`` (the next ``messages_for_query``).
+    * ``messages``: the new context, ``[boundary, summary, *tail]`` (the next ``messages_for_query``), or
+      ``[boundary, summary, request, *tail]`` when the person's latest request was kept (``request``).
     * ``boundary``: the ``compact_boundary`` ``SystemMessage`` (``metadata``: ``trigger``,
       ``pre_tokens``, ``tokens_before``, ``tokens_after``, ``summary_uuid``, ``kept``, ``replaced``).
     * ``summary``: the ``is_meta`` user message holding the model's summary.
@@ -199,6 +235,8 @@ class Compaction:
     * ``tokens_before`` / ``tokens_after``: the request's size before and after (estimates).
     * ``usage``: the summarising response's ``usage`` (dict).
     * ``hook_messages``: what the ``pre_compact`` hooks said (UI only), to yield before the boundary.
+    * ``request``: the person's latest request, from the head, kept word for word after the summary (its uuid
+      first in ``metadata["kept"]``); None when it was in the tail, there was none, or the switch was off.
     """
 
     messages: list[Any]
@@ -210,6 +248,7 @@ class Compaction:
     tokens_after: int
     usage: dict[str, Any] = field(default_factory=dict)
     hook_messages: tuple[Any, ...] = ()
+    request: Any = None
 
 
 async def compact_conversation(
@@ -225,6 +264,7 @@ async def compact_conversation(
     count: Callable[[list[Any]], int] | None = None,
     origins: Mapping[str, tuple[str, ...]] | None = None,
     opening: Any = None,
+    keep_latest_request: bool = True,
 ) -> Compaction:
     """Summarise the head of ``messages`` with ``model``; keep the newest ``keep_recent``.
 
@@ -242,6 +282,8 @@ async def compact_conversation(
     ``opening``: the meta user message the run's requests open with (stage 5's
     user context: memory files, the date), or None; the summarising request
     opens with it too, so it shares the conversation's prefix (and its cache).
+    ``keep_latest_request``: when the person's newest request (``latest_request``) is in the head, it is
+    also kept as it is, right after the summary (dreamloop's choice; False: only the summary's paraphrase).
 
     Raises ``CompactionFailed`` when there is nothing to summarise, the
     request fails (an SDK error, an incomplete or malformed stream) or the
@@ -276,11 +318,13 @@ async def compact_conversation(
     if not text:
         raise CompactionFailed("the model answered the summarising request without any text")
     summary = user_message(SUMMARY_PREFIX + text, is_meta=True, uuid=uuid())
+    request = latest_request(head, tail) if keep_latest_request else None
+    new = [summary, *([request] if request is not None else []), *tail]
     count = count or TokenCounter().count
     before = count(messages)
-    after = count([summary, *tail])
+    after = count(new)
     origins = origins or {}
-    kept = [original for m in tail for original in origins.get(m.uuid, (m.uuid,))]
+    kept = [original for m in new[1:] for original in origins.get(m.uuid, (m.uuid,))]
     usage = answer.usage.model_dump(mode="json", exclude_none=True) if answer is not None else {}
     boundary = SystemMessage(
         uuid=uuid(), subtype="compact_boundary", level="info",
@@ -290,4 +334,4 @@ async def compact_conversation(
                   "tokens_after": after, "summary_uuid": summary.uuid, "kept": kept,
                   "replaced": {summary.uuid: [m.uuid for m in head]}, "usage": usage},
     )
-    return Compaction([boundary, summary, *tail], boundary, summary, head, tail, before, after, usage)
+    return Compaction([boundary, *new], boundary, summary, head, tail, before, after, usage, request=request)

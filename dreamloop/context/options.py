@@ -167,6 +167,10 @@ class ContextOptions(BaseModel):
       block and the last message block of every request.
     * ``count_tokens``: ``"estimate"`` (``dreamloop.tokens``, incremental) or
       ``"api"`` (ask ``/v1/messages/count_tokens`` before the heavy stages decide).
+    * ``keep_latest_request``: after any compaction (autocompact, the reactive one), the person's newest
+      request, when it was summarised, is kept word for word right after the summary
+      (``autocompact.latest_request``); False: only the summary's paraphrase of it remains. On by default;
+      dreamloop's choice (neither text says what becomes of the person's last words).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -181,6 +185,7 @@ class ContextOptions(BaseModel):
     blocking_limit: BlockingLimit | None = None
     prompt_caching: bool = False
     count_tokens: Literal["estimate", "api"] = "estimate"
+    keep_latest_request: bool = True
 
     @field_validator(*STAGES, mode="before")
     @classmethod

@@ -192,6 +192,11 @@ class ContextPipeline:
         return self.options is not None
 
     @property
+    def _keep_latest_request(self) -> bool:
+        """``ContextOptions.keep_latest_request`` (on when the pipeline is off: a reactive compaction keeps it too)."""
+        return self.options.keep_latest_request if self.options is not None else True
+
+    @property
     def staged_folds(self) -> list[Fold]:
         """Folds staged and not committed yet (what ``collapse_drain_retry`` would commit)."""
         return list(self._memo.staged)
@@ -255,7 +260,7 @@ class ContextPipeline:
             messages_after_compact_boundary(messages), model=self.model, uuid=self.uuid, keep_recent=keep,
             max_tokens=settings.max_summary_tokens if settings else 2048, trigger="reactive",
             custom_instructions=said.instructions, abort=self.abort, count=self._request_tokens,
-            origins=self._origins, opening=self._user_context)
+            origins=self._origins, opening=self._user_context, keep_latest_request=self._keep_latest_request)
         self._reset_memo()
         self._refresh_after(done.boundary.uuid)
         return replace(done, hook_messages=said.messages)
@@ -421,7 +426,8 @@ class ContextPipeline:
             done = await compact_conversation(
                 run.history, model=self.model, uuid=self.uuid, keep_recent=compact.keep_recent,
                 max_tokens=compact.max_summary_tokens, trigger="auto", custom_instructions=said.instructions,
-                abort=self.abort, count=self._request_tokens, origins=self._origins, opening=self._user_context)
+                abort=self.abort, count=self._request_tokens, origins=self._origins, opening=self._user_context,
+                keep_latest_request=self._keep_latest_request)
         except CompactionFailed as failure:
             failures += 1
             run.say(self._compact_failed(str(failure), failures, compact.max_failures, run.tokens))

@@ -161,4 +161,6 @@ TEXTS = {
     "characters": "个字符",
     "the run took under a second:": "这次运行用时不到一秒：",
     "notices:": "通知：",
+    "the request after the compaction, its first message, block by block:": "压缩之后那次请求的第一条消息，逐块：",
+    "where the request is, word for word, in each request:": "这条请求一字不差地出现在每次请求的哪里：",
 }
