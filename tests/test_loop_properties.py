@@ -984,10 +984,10 @@ def _latest_request_kept(outcome: Outcome) -> list[str]:
             continue
         carried = next((r for r in requests[asked + 1:] if not is_compaction_request(r.body)
                         and any(said in _texts(m) for m in r.body["messages"])), None)
-        start = asked + 1
+        start = asked + 1  # the next boundary's summarising request comes after this one's (never after `carried`,
+        # which a later compaction that kept this summary in its tail may follow)
         if carried is None:
             continue  # the run ended before another request (an abort, a hook's stop)
-        start = requests.index(carried)
         if not any(wanted in _texts(m) for m in carried.body["messages"]):
             problems.append(f"request {carried.index}: after boundary {message.uuid} the latest request "
                             f"{wanted!r} is not sent word for word")
