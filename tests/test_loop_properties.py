@@ -36,9 +36,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from dreamloop.context import (STAGES, Autocompact, BlockingLimit, ContextCollapse, ContextOptions, Microcompact,
-                               Snip, SystemPromptAssembly, ToolResultBudget, is_compaction_request,
-                               is_person_request)
-from dreamloop.context.autocompact import is_compact_boundary
+                               Snip, SystemPromptAssembly, ToolResultBudget, is_compaction_request)
 from dreamloop.deps import QueryDeps, counting_uuids
 from dreamloop.endings import is_interrupted_note
 from dreamloop.engine import QueryEngine, load_transcript
@@ -206,8 +204,6 @@ INVARIANTS = (
     "every_queued_input_sent_once_in_order",  # each text enqueued is in the history once or still queued (never
                                               # both, never neither); it reaches a request no later than the first
                                               # one after the next prompt; first sent in the order typed
-    "latest_request_survives_compaction",  # after each compact boundary, the next request carries the person's
-                                           # newest text before it (a prompt or queued input) word for word
 )  # fmt: skip
 
 TOOL_TIMEOUT_S = 0.1  # the "hang" tool is stopped by the loop's tool time limit
@@ -900,7 +896,6 @@ def check(outcome: Outcome) -> list[tuple[str, str]]:
     for number, run in enumerate(outcome.runs):
         found += [("every_notification_delivered_once", f"run {number}: {p}") for p in _notified(run)]
     found += [("every_queued_input_sent_once_in_order", p) for p in _queued_once_in_order(outcome)]
-    found += [("latest_request_survives_compaction", p) for p in _latest_request_kept(outcome)]
     for number, left in enumerate(outcome.left):
         if left:
             found.append(("nothing_outlives_a_run", f"run {number}: {len(left)} task(s) left: {'; '.join(left)}"))
@@ -949,54 +944,6 @@ def _queued_once_in_order(outcome: Outcome) -> list[str]:
     if order != sorted(order):
         problems.append(f"queued texts first sent out of order: {order}")
     return problems
-
-
-def _person_text(message: Any) -> str:
-    """The text a person's request is sent as (``is_person_request``: a prompt, or a ``queued_command``)."""
-    if message.type == "attachment":
-        return str(message.attachment.get("prompt", ""))
-    content = message.message["content"]
-    return content if isinstance(content, str) else "\n".join(b.get("text", "") for b in content
-                                                              if b.get("type") == "text")
-
-
-def _latest_request_kept(outcome: Outcome) -> list[str]:
-    """``latest_request_survives_compaction``: for each compact boundary in the history (in order), the person's
-    newest request before it (``is_person_request``) is a text block of the first loop request, after the
-    compaction's summarising request, that carries the boundary's summary (the request the compaction was for)."""
-    engine = outcome.engine
-    if engine is None:
-        return []
-    requests = [r for r in outcome.api.requests if r.path.endswith("/v1/messages") and r.body]
-    problems, start = [], 0
-    for at, message in enumerate(engine.messages):
-        if not is_compact_boundary(message):
-            continue
-        summary = next((m for m in engine.messages[at:] if m.uuid == message.metadata.get("summary_uuid")), None)
-        latest = next((m for m in reversed(engine.messages[:at]) if is_person_request(m)), None)
-        if summary is None or latest is None:
-            continue
-        said, wanted = summary.message["content"], _person_text(latest)
-        asked = next((i for i in range(start, len(requests)) if is_compaction_request(requests[i].body)
-                      and requests[i].status == 200), None)
-        if asked is None:
-            problems.append(f"boundary {message.uuid}: no summarising request found")
-            continue
-        carried = next((r for r in requests[asked + 1:] if not is_compaction_request(r.body)
-                        and any(said in _texts(m) for m in r.body["messages"])), None)
-        start = asked + 1  # the next boundary's summarising request comes after this one's (never after `carried`,
-        # which a later compaction that kept this summary in its tail may follow)
-        if carried is None:
-            continue  # the run ended before another request (an abort, a hook's stop)
-        if not any(wanted in _texts(m) for m in carried.body["messages"]):
-            problems.append(f"request {carried.index}: after boundary {message.uuid} the latest request "
-                            f"{wanted!r} is not sent word for word")
-    return problems
-
-
-def _texts(message: dict[str, Any]) -> list[str]:
-    content = message["content"]
-    return [content] if isinstance(content, str) else [b.get("text", "") for b in content if b.get("type") == "text"]
 
 
 def _children_ended(run: Any) -> list[str]:
