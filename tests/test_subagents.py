@@ -479,9 +479,11 @@ async def test_a_child_s_background_command_ends_with_the_child(offline, tmp_pat
     def policy(body, index):
         first = body["messages"][0]["content"]
         first = first if isinstance(first, str) else first[-1].get("text", "")
-        if first.startswith("child:"):
+        if first.startswith("child:") and len(body["messages"]) == 1:
             return S.reply(S.tool_use("Bash", {"command": f"echo $$ > {pidfile}; sleep 30",
                                                "run_in_background": True}, id="B1"))
+        if first.startswith("child:"):  # a foreground wait, so the background command has started and noted its pid
+            return S.reply(S.tool_use("Bash", {"command": f"while [ ! -s {pidfile} ]; do sleep 0.05; done"}, id="B2"))
         if len(body["messages"]) == 1:
             return S.reply(agent())
         seen["alive"] = pidfile.exists() and _alive(int(pidfile.read_text()))  # the parent's next request
@@ -489,7 +491,7 @@ async def test_a_child_s_background_command_ends_with_the_child(offline, tmp_pat
 
     from dreamloop.tools.bash import BashTool
     run = query(QueryParams(messages="go", model=offline(policy), tools=[BashTool()], workspace=tmp_path,
-                            permission_mode="bypass", sub_agents=SubAgents(max_turns=1), background_tasks=True))
+                            permission_mode="bypass", sub_agents=SubAgents(max_turns=2), background_tasks=True))
     await asyncio.wait_for(drain(run), 20)
     [child] = run.children
     assert child.terminal.reason == "max_turns" and run.terminal.reason == "completed"
