@@ -151,14 +151,14 @@ class QueryParams(BaseModel):
     * ``memory_files`` (chapter 03b): the workspace's memory files (CLAUDE.md, CLAUDE.local.md, up to
       the repository root, and ``deps.home``'s ``.claude/CLAUDE.md``) open the first user message as a
       ``<system-reminder>`` (``context.memory``); a file that cannot be sent gets a notice.
-    * ``changed_files`` (chapter 03b): at phase 5, a ``changed_file`` attachment for a file the model
+    * ``changed_files`` (chapter 03c): at phase 5, a ``changed_file`` attachment for a file the model
       read that changed on disk since (not by the loop's own Edit or Write), and a ``memory_changed``
       one for a memory file that changed (``attachments.py``).
     * ``file_state`` (chapters 03b and 04): ``FileState`` (or True): Write and Edit refuse an existing file the model
       has not read, or that changed on disk since it last saw it, with an ``is_error`` result saying it must be
       read again; a new file may be written (``tools/file_state.py``). Each run keeps its own record (this
       value gives ``edit_after_change``).
-    * ``tool_use_summaries`` (chapter 03b): ``ToolUseSummaries`` (or True): after a batch of tools a
+    * ``tool_use_summaries`` (chapter 03c): ``ToolUseSummaries`` (or True): after a batch of tools a
       summary is started without holding up the next request, kept in ``State.pending_tool_use_summary``
       and yielded in the next iteration as a ``ToolUseSummaryMessage`` (``summaries.py``).
     * ``environment`` (chapter 06): an environment block after the system prompt (working directory,

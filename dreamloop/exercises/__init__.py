@@ -12,7 +12,7 @@ Each check is held against at least three plausible wrong answers in
 Checks are plain calls, also for ``async def`` answers: code that needs the
 model runs against the offline API on a fresh event loop in a worker thread
 (a notebook's own loop is already running). Each chapter's checks live in their own module (``ch00`` ...
-``ch12``; a letter-suffixed chapter's are its chapter's: 03b's in ``ch03``, 07b's in ``ch07``, 08b's in ``ch08``, 10b's in ``ch10``);
+``ch12``; a letter-suffixed chapter's are its chapter's: 03b's and 03c's in ``ch03``, 07b's in ``ch07``, 08b's in ``ch08``, 10b's in ``ch10``);
 the shared checking helpers in ``_checking``. This package knows nothing about
 notebooks or widgets.
 

@@ -1,5 +1,5 @@
-"""Chapters 03 and 03b: the exercise checks (``check_last_answer``, ``check_next_state`` and ``check_max_turns``,
-chapter 03 queryLoop(); ``check_memory_files`` and ``check_next_attachments``, chapter 03b between turns)."""
+"""Chapters 03, 03b and 03c: the exercise checks (``check_last_answer``, ``check_next_state`` and ``check_max_turns``,
+chapter 03 queryLoop(); ``check_memory_files`` and ``check_next_attachments``, chapters 03b and 03c between turns)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Chinese for the checks of chapters 03 and 03b (``dreamloop/exercises/ch03.py``), and what chapter 03b's cells print."""
+"""Chinese for the checks of chapters 03, 03b and 03c (``dreamloop/exercises/ch03.py``), and what chapters 03b and 03c's cells print."""
 
 TEXTS = {
     "a Read, then the answer": "一次 Read，然后回答",
@@ -141,7 +141,7 @@ TEXTS = {
     "transition reasons: {reasons}": "转换原因：{reasons}",
     "{reason} at turn_count {turn}": "{reason}，此时 turn_count 为 {turn}",
     "phases lit:": "依次亮起的阶段：",
-    # what chapter 03b's own cells print (notebooks/03b_between_turns.ipynb, through tr)
+    # what chapters 03b and 03c's own cells print (notebooks/03b_between_turns.ipynb, 03c_notices_and_queued_input.ipynb, through tr)
     "leading reminder": "开头的提醒块",
     "after the Stop:": "停止之后：",
     "request of checkpoint": "带上它的请求：检查点",
