@@ -186,8 +186,12 @@ def child_result(terminal: Any, messages: list[Any]) -> ToolResult:
         return ToolResult(answer or "(the sub-agent ended without an answer)")
     said = f": {terminal.error}" if terminal.error else ""
     last = f"\nIts last answer: {answer}" if answer else ""
-    return ToolResult(f"Error: the sub-agent ended {terminal.reason} at turn {terminal.turn_count}{said}.{last}",
-                      is_error=True)
+    if terminal.reason == "max_turns":  # its turn_count is the turn the loop refused to start
+        used = terminal.turn_count - 1
+        ended = f"ended max_turns: it used its {used} turn{'s' if used != 1 else ''} without a final answer"
+    else:
+        ended = f"ended {terminal.reason} at turn {terminal.turn_count}"
+    return ToolResult(f"Error: the sub-agent {ended}{said}.{last}", is_error=True)
 
 
 class AgentTool(BaseTool):

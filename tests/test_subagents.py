@@ -147,6 +147,9 @@ async def test_a_failing_child_is_an_error_result_and_the_parent_goes_on(offline
     assert child.terminal.reason == ending
     agent_result = next(r for r in results(run) if "sub-agent" in str(r.get("content")))
     assert agent_result["is_error"] is True and f"ended {ending}" in agent_result["content"]
+    if ending == "max_turns":  # the turns it had, not the turn the loop refused (Terminal.turn_count, 3 here)
+        assert "it used its 2 turns without a final answer" in agent_result["content"]
+        assert "turn 3" not in agent_result["content"]
     assert run.terminal.reason == "completed"
 
 
