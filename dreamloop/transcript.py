@@ -89,6 +89,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from .errors import FileFormatError, TranscriptBusy, TranscriptError, TranscriptWarning
 from .jsonl import TornLine, parse_record, read_jsonl, warn_torn
+from .language import N_, tr
 from .messages import AssistantMessage, LoopMessage, ProgressMessage, SystemMessage, UserMessage, new_uuid
 from .subagents import AGENT_TOOL, agent_id
 from .tools.orchestration import tool_results_message
@@ -336,23 +337,29 @@ class TranscriptReport:
         return tuple((line, why) for line, why in self.set_aside if line not in self.already_set_aside)
 
     def __str__(self) -> str:
+        """The report in the reader's language (``dreamloop.language``; English by default, as the CLI prints it)."""
         kinds = [m.type for m in self.messages]
-        shown = ", ".join(kinds if len(kinds) <= 8 else ["…", *kinds[-7:]]) or "none"
-        lines = [f"{self.path.name}: {self.records} records; {len(kinds)} loop messages: {shown}"]
+        shown = ", ".join(kinds if len(kinds) <= 8 else ["…", *kinds[-7:]]) or tr("none")
+        lines = [tr("{name}: {records} records; {count} loop messages: {shown}", name=self.path.name,
+                    records=self.records, count=len(kinds), shown=shown)]
         if self.dangling:
             calls = ", ".join(f"{block.id} ({block.name})" for block in self.dangling)
             saved = [block.id for block in self.dangling if block.id in self.saved_results]
-            lines.append(f"  tool_use without a results message: {calls}")
-            lines.append(f"  of those, finished and saved: {', '.join(saved) or 'none'}")
+            lines.append(tr("  tool_use without a results message: {calls}", calls=calls))
+            lines.append(tr("  of those, finished and saved: {saved}", saved=", ".join(saved) or tr("none")))
         if self.torn:
-            lines.append(f"  torn last line: line {self.torn.line}, {len(self.torn.data)} bytes")
+            lines.append(tr("  torn last line: line {line}, {size} bytes", line=self.torn.line,
+                            size=len(self.torn.data)))
         if self.unknown:
-            lines.append("  kept on disk, never sent: " + ", ".join(f"line {n} ({kind})" for n, kind in self.unknown))
+            lines.append(tr("  kept on disk, never sent: {lines}", lines=", ".join(
+                tr("line {number} ({why})", number=n, why=kind) for n, kind in self.unknown)))
         if self.set_aside:
-            lines.append("  skipped: " + ", ".join(f"line {n} ({why})" for n, why in self.set_aside))
-        for notice in self.repairs:
-            lines.append(f"  repaired by an earlier resume: {notice.content}")
-        lines.append(f"  a resume would: {_plan(self)}" if self.needs_repair else "  nothing to repair")
+            lines.append(tr("  skipped: {lines}", lines=", ".join(
+                tr("line {number} ({why})", number=n, why=why) for n, why in self.set_aside)))
+        for notice in self.repairs:  # the notice's text is kept in the transcript, in English
+            lines.append(tr("  repaired by an earlier resume: {notice}", notice=notice.content))
+        lines.append(tr("  a resume would: {plan}", plan=_plan(self, say=tr)) if self.needs_repair
+                     else tr("  nothing to repair"))
         return "\n".join(lines)
 
     __repr__ = __str__
@@ -506,27 +513,43 @@ def repair_messages(report: TranscriptReport, *, uuid: Callable[[], str] = new_u
     return repair
 
 
-def _plan(report: TranscriptReport, *, done: bool = False) -> str:
-    """What a repair of ``report`` does (``done``: did), in words."""
+def _plan(report: TranscriptReport, *, done: bool = False,
+          say: Callable[..., str] = lambda text, **fields: text.format(**fields)) -> str:
+    """What a repair of ``report`` does (``done``: did), in words; ``say`` fills each template (English, as the
+    repair notice kept in the transcript has it; ``tr`` for a report shown to a reader)."""
     def calls(blocks: list[Any]) -> str:
         return ", ".join(f"{block.id} ({block.name})" for block in blocks)
 
-    answer = "answered" if done else "answer"
     saved = [block for block in report.dangling if block.id in report.saved_results]
     lost = [block for block in report.dangling if block.id not in report.saved_results]
     steps = []
     if saved:
-        steps.append(f"{answer} {calls(saved)} with the results saved when {'it' if len(saved) == 1 else 'they'} "
-                     "finished")
+        steps.append(say(_SAVED[done, len(saved) == 1], calls=calls(saved)))
     if lost:
-        steps.append(f"{answer} {calls(lost)} with an is_error result (the session ended before "
-                     f"{'it' if len(lost) == 1 else 'they'} finished)")
+        steps.append(say(_LOST[done, len(lost) == 1], calls=calls(lost)))
     if report.torn:
-        steps.append(f"set aside a torn last line (line {report.torn.line}, {len(report.torn.data)} bytes)")
+        steps.append(say(N_("set aside a torn last line (line {line}, {size} bytes)"), line=report.torn.line,
+                         size=len(report.torn.data)))
     for why, lines in _grouped(report.new_set_aside).items():
-        steps.append(f"set aside line{'s' if len(lines) > 1 else ''} "
-                     f"{', '.join(map(str, lines))} ({why})")
-    return "; ".join(steps)
+        template = N_("set aside line {lines} ({why})") if len(lines) == 1 else N_("set aside lines {lines} ({why})")
+        steps.append(say(template,
+                         lines=", ".join(map(str, lines)), why=why))
+    return say("; ").join(steps)
+
+
+_SAVED = {  # (done, one call): the words for calls answered with their saved results (done: the kept notice's,
+    # English only)
+    (False, True): N_("answer {calls} with the results saved when it finished"),
+    (False, False): N_("answer {calls} with the results saved when they finished"),
+    (True, True): "answered {calls} with the results saved when it finished",
+    (True, False): "answered {calls} with the results saved when they finished",
+}
+_LOST = {  # (done, one call): the words for calls that never finished
+    (False, True): N_("answer {calls} with an is_error result (the session ended before it finished)"),
+    (False, False): N_("answer {calls} with an is_error result (the session ended before they finished)"),
+    (True, True): "answered {calls} with an is_error result (the session ended before it finished)",
+    (True, False): "answered {calls} with an is_error result (the session ended before they finished)",
+}
 
 
 def _grouped(set_aside: tuple[tuple[int, str], ...]) -> dict[str, list[int]]:

@@ -260,6 +260,28 @@ async def test_resume_repairs_once_and_says_so(offline, tmp_path):
     assert chain[4]["parentUuid"] == chain[3]["uuid"] and chain[5]["sessionId"] == chain[0]["sessionId"]
 
 
+async def test_the_report_is_in_the_reader_s_language_and_the_kept_notice_in_english(offline, tmp_path):
+    from dreamloop import language as L
+    path = await crash_image(offline, tmp_path, after_done=2)
+    try:
+        L.language("zh")
+        shown = str(inspect_transcript(path)).splitlines()
+        with pytest.warns(TranscriptWarning):
+            engine = resumed(path, offline([S.reply("Hello again.")]))
+        after = str(inspect_transcript(path)).splitlines()
+    finally:
+        L.language("en")
+    assert shown == [
+        "crashed.jsonl：4 条记录；2 条循环消息：user, assistant",
+        "  没有结果消息的 tool_use：T1 (Read), T2 (Read), T3 (Read)",
+        "  其中已完成并保存了结果的：T1, T3",
+        "  续接会话时会：用完成时保存的结果回应 T1 (Read), T3 (Read)；给 T2 (Read) 一个 is_error 结果（会话在它完成之前就结束了）",
+    ]
+    assert engine.repair.content.startswith("Resumed after the session ended mid-run; repaired the transcript: "
+                                            "answered T1 (Read), T3 (Read) with the results saved when they finished")
+    assert after[-2:] == [f"  之前一次续接会话时已修复：{engine.repair.content}", "  没有需要修复的"]
+
+
 async def test_an_abort_leaves_nothing_to_repair(offline, tmp_path):
     path = tmp_path / "s.jsonl"
     engine = engine_for(offline([THREE]), path)

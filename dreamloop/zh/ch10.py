@@ -258,4 +258,25 @@ TEXTS = {
     "{count} model calls in the subagent's own conversation; its first prompt:":
         '子智能体自己的对话里有 {count} 次模型调用；它的第一条提示词：',
     '{valid}/{count} exchanges valid, rejected: {rejected}': '{valid}/{count} 次往返有效，被拒绝的：{rejected}',
+    # inspect_transcript's report (dreamloop/transcript.py TranscriptReport.__str__); a repair notice kept in the
+    # transcript stays English
+    "{name}: {records} records; {count} loop messages: {shown}": "{name}：{records} 条记录；{count} 条循环消息：{shown}",
+    "  tool_use without a results message: {calls}": "  没有结果消息的 tool_use：{calls}",
+    "  of those, finished and saved: {saved}": "  其中已完成并保存了结果的：{saved}",
+    "  torn last line: line {line}, {size} bytes": "  被撕裂的最后一行：第 {line} 行，{size} 字节",
+    "  kept on disk, never sent: {lines}": "  留在磁盘上、从不发送的：{lines}",
+    "line {number} ({why})": "第 {number} 行（{why}）",
+    "  skipped: {lines}": "  跳过的：{lines}",
+    "  repaired by an earlier resume: {notice}": "  之前一次续接会话时已修复：{notice}",
+    "  a resume would: {plan}": "  续接会话时会：{plan}",
+    "  nothing to repair": "  没有需要修复的",
+    "answer {calls} with the results saved when it finished": "用完成时保存的结果回应 {calls}",
+    "answer {calls} with the results saved when they finished": "用完成时保存的结果回应 {calls}",
+    "answer {calls} with an is_error result (the session ended before it finished)":
+        "给 {calls} 一个 is_error 结果（会话在它完成之前就结束了）",
+    "answer {calls} with an is_error result (the session ended before they finished)":
+        "给 {calls} 一个 is_error 结果（会话在它们完成之前就结束了）",
+    "set aside a torn last line (line {line}, {size} bytes)": "把被撕裂的最后一行放到一边（第 {line} 行，{size} 字节）",
+    "set aside line {lines} ({why})": "把第 {lines} 行放到一边（{why}）",
+    "set aside lines {lines} ({why})": "把第 {lines} 行放到一边（{why}）",
 }
