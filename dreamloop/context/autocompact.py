@@ -207,14 +207,15 @@ def is_person_request(message: Any) -> bool:
                for b in content or [])
 
 
-def latest_request_index(messages: list[Any] | tuple[Any, ...]) -> int | None:
-    """Where the person's newest request is in ``messages``: the index of the last ``is_person_request``
-    message, or None when there is none.
+def latest_request_index(messages: list[Any] | tuple[Any, ...], start: int = 0) -> int | None:
+    """Where the person's newest request is in ``messages[start:]``: the index (in ``messages``) of the last
+    ``is_person_request`` message there, or None when there is none.
 
-    The message ``latest_request`` picks over the whole history, found from the end: pure; O(messages after
-    it). The snip stage leaves it whole, so a compaction keeps its text word for word (dreamloop's choice).
+    With ``start=0``, the message ``latest_request`` picks over the whole history, found from the end: pure;
+    O(messages after it). The snip stage leaves it whole, so a compaction keeps its text word for word
+    (dreamloop's choice).
     """
-    return next((i for i in range(len(messages) - 1, -1, -1) if is_person_request(messages[i])), None)
+    return next((i for i in range(len(messages) - 1, start - 1, -1) if is_person_request(messages[i])), None)
 
 
 def latest_request(head: list[Any], tail: list[Any]) -> Any | None:

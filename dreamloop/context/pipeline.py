@@ -91,6 +91,8 @@ class _Memo:
     last_role: str | None = None
     snip_from: int = 0
     snip_spared: int | None = None  # the request left whole behind ``snip_from``: trimmed once it is not the newest
+    request_from: int = 0  # the person's newest request in ``history[:request_from]`` is ``request_at`` (None: none)
+    request_at: int | None = None
     micro_from: int = 0
     collapse_from: int = 0
     staged: list[Fold] = field(default_factory=list)
@@ -493,7 +495,14 @@ class ContextPipeline:
         """The message snip leaves whole: the person's newest request (``latest_request_index``, the one a
         compaction keeps after its summary) while ``keep_latest_request`` is on; None when it is off (dreamloop's
         choice: the text kept word for word is the person's, not a trimmed one)."""
-        return latest_request_index(history) if self._keep_latest_request else None
+        if not self._keep_latest_request:
+            return None
+        memo = self._memo  # only what is new since the last look is read (a turn costs what is new)
+        found = latest_request_index(history, memo.request_from)
+        if found is not None or memo.request_from == 0:
+            memo.request_at = found
+        memo.request_from = len(history)
+        return memo.request_at
 
     async def _pre_compact(self, trigger: CompactTrigger, instructions: str | None) -> PreCompactResult:
         """The ``pre_compact`` hooks before a compaction, the one place they are asked: what they said (one shape,
@@ -540,7 +549,7 @@ class ContextPipeline:
         memo = self._memo
         memo.output, memo.total, memo.last_role, memo.staged = (), 0, None, []
         memo.snip_from = memo.micro_from = memo.collapse_from = 0
-        memo.snip_spared = None
+        memo.snip_spared, memo.request_from, memo.request_at = None, 0, None
         if keep is not None:
             self.counter.forget(m.uuid for m in keep)
             memo.total, memo.last_role = self.counter.extend(0, self._after_role, keep)
@@ -592,6 +601,7 @@ class ContextPipeline:
         first = result.first_changed or 0
         memo.snip_from = min(memo.snip_from, first)
         memo.micro_from = min(memo.micro_from, first)
+        memo.request_from, memo.request_at = 0, None  # messages moved: look for the latest request again
         memo.total, memo.last_role = self.counter.extend(0, self._after_role, result.messages)
         return result
 
