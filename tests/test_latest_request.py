@@ -8,6 +8,8 @@ goes to the offline API, which refuses a malformed one (roles, pairs, empty bloc
 
 from __future__ import annotations
 
+import json
+
 import dreamloop as dl
 from dreamloop import scripts as S
 from dreamloop.context import (
@@ -15,11 +17,13 @@ from dreamloop.context import (
     SUMMARY_PREFIX,
     Autocompact,
     ContextOptions,
+    Snip,
     compact_conversation,
     is_compaction_request,
     latest_request,
     messages_after_compact_boundary,
 )
+from dreamloop.context.snip import snip_text
 from dreamloop.deps import QueryDeps, counting_uuids
 from dreamloop.engine import QueryEngine
 from dreamloop.messages import user_message
@@ -197,3 +201,76 @@ async def test_a_resumed_transcript_puts_the_request_back_after_the_summary(offl
     resumed = dl.query(dl.QueryParams(messages=[*view, user_message("go on", uuid="next")], model=later))
     [event async for event in resumed]
     assert resumed.terminal.reason == "completed" and after_summary(loop_bodies(later)[0])[0] == REQUEST
+
+
+# ---------------------------------------------------------------------------
+# Snip leaves the latest request whole, so the compaction keeps the person's text, not a trimmed one
+
+LONG_REQUEST = " ".join(f"Step {n}: read the next file and note the value it gives, in the order given."
+                        for n in range(24))
+"""A prompt longer than ``SNIP.max_chars``."""
+SNIP = Snip(threshold=500, keep_recent=2, max_chars=600, keep_chars=150)
+
+
+def all_texts(body):
+    return [text for m in body["messages"] for text in texts(m)]
+
+
+async def snipped_run(offline, tmp_path, prompt=LONG_REQUEST, **options):
+    policy = reader(LONG_SESSION[:20], summary=SUMMARY)
+    model = offline(policy, context_window=20_000, keep_bodies=None)
+    context = ContextOptions(snip=SNIP, autocompact=Autocompact(threshold=2000, keep_recent=4), **options)
+    run = dl.query(dl.QueryParams(messages=prompt, model=model, tools=[read], workspace=tmp_path, context=context,
+                                  deps=QueryDeps(uuid=counting_uuids())))
+    events = [event async for event in run]
+    assert policy.compactions >= 1 and run.terminal.reason == "completed"
+    assert any(e.type == "system" and e.subtype == "snip" for e in events)  # snip ran with the prompt old
+    return model
+
+
+async def test_snip_leaves_the_latest_request_whole_so_the_compaction_keeps_it(offline, tmp_path):
+    assert len(LONG_REQUEST) > SNIP.max_chars
+    model = await snipped_run(offline, tmp_path)
+    assert after_summary(first_after_compaction(model))[0] == LONG_REQUEST
+    for body in loop_bodies(model):  # before the compaction too: never the trimmed text
+        assert snip_text(LONG_REQUEST, SNIP.keep_chars) not in all_texts(body)
+        assert all_texts(body).count(LONG_REQUEST) == 1
+
+
+async def test_the_switch_decides_off_snip_trims_the_request_as_before(offline, tmp_path):
+    trimmed = snip_text(LONG_REQUEST, SNIP.keep_chars)
+    off = await snipped_run(offline, tmp_path, keep_latest_request=False)
+    before = loop_bodies(off)[:loop_bodies(off).index(first_after_compaction(off))]
+    assert any(trimmed in all_texts(body) for body in before)
+    assert after_summary(first_after_compaction(off)) == []
+    on = await snipped_run(offline, tmp_path)  # the same run with the switch on: never trimmed
+    assert not any(trimmed in all_texts(body) for body in loop_bodies(on))
+
+
+OLDER_REQUEST = " ".join(f"First pass {n}: list the files and say how long each one is, shortest first."
+                         for n in range(20))
+"""A first prompt, also longer than ``SNIP.max_chars``; the second prompt (``LONG_REQUEST``) comes after it."""
+
+
+async def test_an_older_request_is_trimmed_the_newest_kept(offline, tmp_path):
+    """Two long prompts in one session: once the second arrives, snip trims the first (spared while it was the
+    newest); the compaction keeps the second word for word."""
+    policy = reader(LONG_SESSION[:20], summary=SUMMARY)
+    model = offline(policy, context_window=20_000, keep_bodies=None)
+    engine = QueryEngine(model=model, tools=[read], workspace=tmp_path, deps=QueryDeps(uuid=counting_uuids()),
+                         context=ContextOptions(snip=SNIP, autocompact=Autocompact(threshold=2000, keep_recent=4)))
+    typed = 0
+    async for event in engine.submit_message(OLDER_REQUEST):
+        if event.type == "system" and event.subtype == "snip" and not typed:  # snip has run past the first prompt
+            engine.enqueue(LONG_REQUEST)
+            typed = 1
+    assert typed and policy.compactions >= 1
+    trimmed = snip_text(OLDER_REQUEST, SNIP.keep_chars)
+    snipped = [all_texts(body) for body in loop_bodies(model)  # snip ran past the first prompt, the second not here
+               if "[snipped:" in json.dumps(body) and LONG_REQUEST not in all_texts(body)]
+    assert snipped and all(OLDER_REQUEST in said for said in snipped)  # whole while it was the newest
+    summarising = next(r.body for r in model.api.requests
+                       if r.path.endswith("/v1/messages") and r.status == 200 and is_compaction_request(r.body))
+    said = all_texts(summarising)
+    assert trimmed in said and OLDER_REQUEST not in said  # trimmed once a newer one came
+    assert after_summary(first_after_compaction(model))[0] == LONG_REQUEST

@@ -39,6 +39,7 @@ from .autocompact import (
     is_compaction_request,
     is_person_request,
     latest_request,
+    latest_request_index,
     messages_after_compact_boundary,
 )
 from .blocking import is_at_blocking_limit
@@ -100,6 +101,7 @@ __all__ = [
     "is_compaction_request",
     "is_person_request",
     "latest_request",
+    "latest_request_index",
     "messages_after_compact_boundary",
     "microcompact_messages",
     "prepare_context",

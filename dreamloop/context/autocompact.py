@@ -48,6 +48,7 @@ __all__ = [
     "is_compaction_request",
     "is_person_request",
     "latest_request",
+    "latest_request_index",
     "messages_after_compact_boundary",
     "pre_compact_result",
 ]
@@ -206,16 +207,26 @@ def is_person_request(message: Any) -> bool:
                for b in content or [])
 
 
+def latest_request_index(messages: list[Any] | tuple[Any, ...], start: int = 0) -> int | None:
+    """Where the person's newest request is in ``messages[start:]``: the index (in ``messages``) of the last
+    ``is_person_request`` message there, or None when there is none.
+
+    With ``start=0``, the message ``latest_request`` picks over the whole history, found from the end: pure;
+    O(messages after it). The snip stage leaves it whole, so a compaction keeps its text word for word
+    (dreamloop's choice).
+    """
+    return next((i for i in range(len(messages) - 1, start - 1, -1) if is_person_request(messages[i])), None)
+
+
 def latest_request(head: list[Any], tail: list[Any]) -> Any | None:
     """The person's newest request, when it is in ``head`` (the part a compaction summarises); else None.
 
-    Newest over ``[*head, *tail]`` by position (``is_person_request``); None when it is in ``tail`` (kept as it
-    is anyway) or there is none. Pure; O(len). ``compact_conversation`` keeps what it returns word for word
+    Newest over ``[*head, *tail]`` by position (``latest_request_index``); None when it is in ``tail`` (kept as
+    it is anyway) or there is none. Pure; O(len). ``compact_conversation`` keeps what it returns word for word
     right after the summary (dreamloop's choice: neither text says what becomes of the person's last words).
     """
-    if any(is_person_request(m) for m in tail):
-        return None
-    return next((m for m in reversed(head) if is_person_request(m)), None)
+    at = latest_request_index([*head, *tail])
+    return head[at] if at is not None and at < len(head) else None
 
 
 # ---------------------------------------------------------------------------

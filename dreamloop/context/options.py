@@ -169,7 +169,8 @@ class ContextOptions(BaseModel):
       ``"api"`` (ask ``/v1/messages/count_tokens`` before the heavy stages decide).
     * ``keep_latest_request``: after any compaction (autocompact, the reactive one), the person's newest
       request, when it was summarised, is kept word for word right after the summary
-      (``autocompact.latest_request``); False: only the summary's paraphrase of it remains. On by default;
+      (``autocompact.latest_request``), and snip leaves that message whole so the kept text is the person's;
+      False: only the summary's paraphrase of it remains, and snip trims it as any old text. On by default;
       dreamloop's choice (neither text says what becomes of the person's last words).
     """
 

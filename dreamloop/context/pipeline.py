@@ -31,7 +31,8 @@ from ..state import AutoCompactTracking, State, Terminal
 from ..tokens import TokenCounter, estimate_request_tokens
 from ..tools import tool_schemas
 from .autocompact import (CompactTrigger, PreCompact, PreCompactResult, _joined, compact_conversation,
-                          is_compact_boundary, messages_after_compact_boundary, pre_compact_result)
+                          is_compact_boundary, latest_request_index, messages_after_compact_boundary,
+                          pre_compact_result)
 from .blocking import blocking_message, is_at_blocking_limit
 from .budget import apply_tool_result_budget
 from .collapse import Fold, commit_folds, drain_collapses, find_folds, fold_savings, staged_collapses
@@ -89,6 +90,9 @@ class _Memo:
     total: int = 0
     last_role: str | None = None
     snip_from: int = 0
+    snip_spared: int | None = None  # the request left whole behind ``snip_from``: trimmed once it is not the newest
+    request_from: int = 0  # the person's newest request in ``history[:request_from]`` is ``request_at`` (None: none)
+    request_at: int | None = None
     micro_from: int = 0
     collapse_from: int = 0
     staged: list[Fold] = field(default_factory=list)
@@ -366,13 +370,19 @@ class ContextPipeline:
             self._applied(run, "tool_result_budget", result)
 
     async def _snip(self, run: _Pass) -> None:
-        """2. Over its threshold, old long contents are trimmed."""
+        """2. Over its threshold, old long contents are trimmed; the person's newest request stays whole
+        (``_spared_request``), and is trimmed once a newer one comes."""
         snip, memo = self.options.snip, self._memo
         if run.tokens <= (self.thresholds.snip or 0):
             return
+        spare = self._spared_request(run.history)
+        start = memo.snip_from
+        if memo.snip_spared is not None and memo.snip_spared != spare:  # no longer the newest: read it again
+            start = min(start, memo.snip_spared)
         result = snip_messages(run.history, keep_recent=snip.keep_recent, max_chars=snip.max_chars,
-                               keep_chars=snip.keep_chars, uuid=self.uuid, start=memo.snip_from)
+                               keep_chars=snip.keep_chars, uuid=self.uuid, start=start, spare=spare)
         memo.snip_from = max(len(run.history) - snip.keep_recent, memo.snip_from)
+        memo.snip_spared = spare if spare is not None and spare < memo.snip_from else None
         if result.changed:
             self._replace_in_place(run.history, result)
             self._applied(run, "snip", result)
@@ -481,6 +491,19 @@ class ContextPipeline:
         run.record.stages.append({"stage": stage, "before": before, "after": after})
         run.tokens = after
 
+    def _spared_request(self, history: Any) -> int | None:
+        """The message snip leaves whole: the person's newest request (``latest_request_index``, the one a
+        compaction keeps after its summary) while ``keep_latest_request`` is on; None when it is off (dreamloop's
+        choice: the text kept word for word is the person's, not a trimmed one)."""
+        if not self._keep_latest_request:
+            return None
+        memo = self._memo  # only what is new since the last look is read (a turn costs what is new)
+        found = latest_request_index(history, memo.request_from)
+        if found is not None or memo.request_from == 0:
+            memo.request_at = found
+        memo.request_from = len(history)
+        return memo.request_at
+
     async def _pre_compact(self, trigger: CompactTrigger, instructions: str | None) -> PreCompactResult:
         """The ``pre_compact`` hooks before a compaction, the one place they are asked: what they said (one shape,
         ``PreCompactResult``), their instructions joined after ``instructions`` (no hooks: just those)."""
@@ -526,6 +549,7 @@ class ContextPipeline:
         memo = self._memo
         memo.output, memo.total, memo.last_role, memo.staged = (), 0, None, []
         memo.snip_from = memo.micro_from = memo.collapse_from = 0
+        memo.snip_spared, memo.request_from, memo.request_at = None, 0, None
         if keep is not None:
             self.counter.forget(m.uuid for m in keep)
             memo.total, memo.last_role = self.counter.extend(0, self._after_role, keep)
@@ -577,6 +601,7 @@ class ContextPipeline:
         first = result.first_changed or 0
         memo.snip_from = min(memo.snip_from, first)
         memo.micro_from = min(memo.micro_from, first)
+        memo.request_from, memo.request_at = 0, None  # messages moved: look for the latest request again
         memo.total, memo.last_role = self.counter.extend(0, self._after_role, result.messages)
         return result
 

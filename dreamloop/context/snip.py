@@ -3,9 +3,12 @@
 The bluntest cut: a long text block or ``tool_result`` in a message older
 than the newest ``keep_recent`` keeps its first characters and a line saying
 how many were removed. ``thinking`` blocks (signed), ``tool_use`` inputs and
-text the loop wrote itself (``is_meta``: summaries, folds) are never touched.
-It knows nothing about when it should run (the pipeline asks it over the snip
-threshold).
+text the loop wrote itself (``is_meta``: summaries, folds) are never touched,
+nor the message the caller spares (``spare``: the pipeline passes the person's
+newest request, ``autocompact.latest_request_index``, when
+``ContextOptions.keep_latest_request`` is on, so a compaction keeps it word for
+word; dreamloop's choice, which neither text describes). It knows nothing
+about when it should run (the pipeline asks it over the snip threshold).
 """
 
 from __future__ import annotations
@@ -26,15 +29,20 @@ def snip_text(text: str, keep_chars: int) -> str:
 
 
 def snip_messages(messages: list[Any], *, keep_recent: int, max_chars: int, keep_chars: int,
-                  uuid: Callable[[], str], start: int = 0) -> StageResult:
+                  uuid: Callable[[], str], start: int = 0, spare: int | None = None) -> StageResult:
     """Trim every text block and text ``tool_result`` longer than ``max_chars`` in ``messages[start:-keep_recent]``.
 
+    ``spare``: the index of one message left as it is (None: none). The pipeline passes the person's newest
+    request (``latest_request_index``) when ``keep_latest_request`` is on, so the text a compaction keeps after
+    its summary is the person's, not a trimmed one (dreamloop's choice); older requests are trimmed.
     Returns a ``StageResult`` (changed messages copied with new uuids).
     A snipped text is shorter than ``max_chars``, so snipping twice changes nothing.
     """
     rewrite = Rewrite(messages, uuid)
     cut = 0
     for index in range(start, max(len(messages) - keep_recent, start)):
+        if index == spare:
+            continue
         message = messages[index]
         blocks, changed = _snipped_blocks(message, max_chars, keep_chars)
         if not changed:
