@@ -23,8 +23,9 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from test_loop_properties import INVARIANTS, describe, run_and_check, sessions  # noqa: E402
+from test_loop_properties import INVARIANTS, describe, keeps_latest_request, run_and_check, sessions  # noqa: E402
 
+from dreamloop.context.autocompact import is_compact_boundary  # noqa: E402
 from dreamloop.endings import is_interrupted_note  # noqa: E402
 from dreamloop.messages import UnknownContentBlock  # noqa: E402
 
@@ -55,6 +56,7 @@ def soak(n: int, random_seed: int) -> int:
     children: Counter[str] = Counter()  # sub-agent runs (Agent calls that started a child), by their Terminal
     attempts: Counter[str] = Counter()  # failed attempts: withdrawn (and with a started call), kept
     where: Counter[str] = Counter()  # aborts that fired, by point
+    triggers: Counter[str] = Counter()  # compact boundaries, by trigger
     examples: list[str] = []
 
     @seed(random_seed)
@@ -89,6 +91,15 @@ def soak(n: int, random_seed: int) -> int:
         counts["non-streamed"] += sum(1 for r in outcome.api.requests if r.path.endswith("/v1/messages")
                                       and r.body is not None and not r.body.get("stream"))
         reasons.update(t.reason for t in outcome.terminals if t is not None)
+        boundaries = [m for m in (outcome.engine.messages if outcome.engine else []) if is_compact_boundary(m)]
+        keep = keeps_latest_request(session.switches)
+        counts["compact boundaries"] += len(boundaries)
+        triggers.update(b.metadata.get("trigger") for b in boundaries)
+        counts["sessions compacted"] += bool(boundaries)
+        counts["sessions compacted, keep on"] += bool(boundaries) and keep
+        counts["sessions compacted, keep off"] += bool(boundaries) and not keep
+        built = {u for trace in outcome.traces for point in trace.checkpoints for u in point.messages_for_query}
+        counts["boundaries, keep on, a request built after"] += sum(keep and b.uuid in built for b in boundaries)
         children.update(child.terminal.reason if child.done else "(no Terminal)" for run in outcome.runs
                         for child in run.children)
         transitions.update(p.next_transition.reason for trace in outcome.traces for p in trace.checkpoints
@@ -111,6 +122,11 @@ def soak(n: int, random_seed: int) -> int:
     print(f"non-streamed  {counts['non-streamed']} requests (the streaming fallback's)")
     print(f"unknown blocks {counts['unknown blocks']} kept in histories, in {counts['sessions with unknown blocks']} "
           "sessions (types the SDK does not know)")
+    print(f"compactions   {counts['compact boundaries']} boundaries in {counts['sessions compacted']} sessions "
+          f"({counts['sessions compacted, keep on']} with keep_latest_request on, "
+          f"{counts['sessions compacted, keep off']} off); {counts['boundaries, keep on, a request built after']} "
+          "boundaries with the switch on and a request built after them (latest_request_survives_compaction); "
+          + ", ".join(f"{trigger} {k}" for trigger, k in triggers.most_common()))
     print("terminals     " + ", ".join(f"{reason} {k}" for reason, k in reasons.most_common()))
     print(f"sub-agents    {sum(children.values())} children: " + ", ".join(f"{reason} {k}" for reason, k in
                                                                   children.most_common()))
