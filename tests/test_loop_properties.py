@@ -668,6 +668,10 @@ PROMPTS = st.sampled_from(["go", "read notes.txt and probe it", "again", "go on"
                            "finish", "check", "", "   "])  # one in five blank
 
 
+LONG_PROMPT = "please probe the notes file carefully and then " * 4  # 188 characters: over Snip.max_chars (120)
+COMPACT_PROMPTS = st.one_of(*[PROMPTS] * 3, st.just(LONG_PROMPT.strip()))
+"""A compact session's prompts: one in four long enough for snip to trim, unless it is the latest request."""
+
 SUMMARY = "Primary request: probe and read notes.txt; pending: the next step."  # the same in every session
 SUMMARIES = st.lists(st.one_of(*[st.just(reply(SUMMARY))] * 4, st.builds(Turn, fault=FAULTS),
                                st.just(Turn(content=[{"type": "text", "text": " "}]))), max_size=3)
@@ -679,9 +683,10 @@ def compact_sessions(draw: Any) -> Session:
     """A session shaped for compaction (``latest_request_survives_compaction``), which plain draws reach about once
     in a hundred: autocompact on at once (threshold 1, one to three messages kept; the other stages drawn, a window
     the blocking limit lets through), one or two tool turns first (a head to summarise), then the rest drawn as
-    usual (``prompt_too_long`` among them, reactive compaction on one time in two), one to three prompts, input
-    queued at events and between prompts, ``keep_latest_request`` drawn (mostly on). Its summarising requests are
-    answered apart (``SUMMARIES``: a summary, a fault, a blank answer), so the tool turns reach the loop."""
+    usual (``prompt_too_long`` among them, reactive compaction on one time in two), one to three prompts (one in
+    four long enough for snip to trim), input queued at events and between prompts, ``keep_latest_request`` drawn
+    (mostly on). Its summarising requests are answered apart (``SUMMARIES``: a summary, a fault, a blank answer),
+    so the tool turns reach the loop."""
     counter = itertools.count(1)
     tools = [Turn(content=draw(st.lists(tool_use_blocks(counter), min_size=1, max_size=2)))
              for _ in range(draw(st.integers(1, 2)))]
@@ -696,7 +701,7 @@ def compact_sessions(draw: Any) -> Session:
     recovery = (switches.get("recovery") or draw(RECOVERY)).model_copy(
         update={"reactive_compact_retry": draw(st.booleans())})
     switches.update(context=context, recovery=recovery, max_turns=None)
-    return Session(script=[*tools, *rest], prompts=draw(st.lists(PROMPTS, min_size=1, max_size=3)),
+    return Session(script=[*tools, *rest], prompts=draw(st.lists(COMPACT_PROMPTS, min_size=1, max_size=3)),
                    abort_at=draw(abort_points()), switches=switches, queued_at=draw(queue_points()),
                    summaries=draw(SUMMARIES))
 
@@ -1443,10 +1448,6 @@ def test_the_invariant_is_vacuous_with_the_switch_off():
     assert any("is not kept" in p for p in _latest_request_kept(outcome))
 
 
-@pytest.mark.xfail(strict=True, reason="snip trims the person's latest request (a prompt over Snip.max_chars) "
-                   "before the compaction keeps it, so the kept copy is the trimmed one; another branch changes "
-                   "snip to leave it whole. When that lands this passes: drop this mark.")
 def test_a_long_prompt_that_snip_would_trim_is_carried_whole():
-    prompt = "please probe the notes file carefully and then " * 4
-    _, broken = run_and_check(_compacting_session(prompt.strip(), snip=True))
+    _, broken = run_and_check(_compacting_session(LONG_PROMPT.strip(), snip=True))
     assert not broken, broken
