@@ -214,6 +214,9 @@ class TurnPrinter:
             where = said.get("name") or said.get("path", "")  # in the workspace: its path there (same on any machine)
             head = f"  attachment {said.get('type')} {where} ({said.get('change', '')})"
             self.say(Text(head, style="blue"))
+        elif isinstance(message, AttachmentMessage) and message.attachment.get("type") == "queued_command":
+            prompt = message.attachment.get("prompt", "")  # what the person typed, quoted as one line
+            self.say(Text(f"  attachment queued_command {json.dumps(prompt, ensure_ascii=False)}", style="blue"))
         elif isinstance(message, AttachmentMessage):
             self.say(Text(f"  attachment {json.dumps(message.attachment)}", style="blue"))
         elif isinstance(message, ToolUseSummaryMessage):

@@ -124,6 +124,24 @@ def memory_files_every_parent(paths, workspace):
     return found
 
 
+def memory_files_farthest_git(paths, workspace):
+    """The reader's wrong answer: the root taken as the farthest folder with .git, not the nearest."""
+    parts = workspace.split("/")
+    folders = ["/".join(parts[:i]) for i in range(1, len(parts) + 1)]  # the top first
+    top = next((f for f in folders if f + "/.git/" in paths), workspace)
+    chain = folders[folders.index(top):]
+    found = ["home/.claude/CLAUDE.md"] if "home/.claude/CLAUDE.md" in paths else []
+    return found + [f"{f}/{n}" for f in chain for n in ("CLAUDE.md", "CLAUDE.local.md") if f"{f}/{n}" in paths]
+
+
+def memory_files_local_first(paths, workspace):
+    """The reader's wrong answer: CLAUDE.local.md before CLAUDE.md in each folder."""
+    found = memory_files(paths, workspace)
+    return sorted(found, key=lambda p: (found.index(p.rsplit("/", 1)[0] + "/CLAUDE.md")
+                                        if p.rsplit("/", 1)[0] + "/CLAUDE.md" in found else found.index(p),
+                                        not p.endswith(".local.md")))
+
+
 def memory_files_no_local(paths, workspace):
     return [p for p in memory_files(paths, workspace) if not p.endswith(".local.md")]
 
@@ -141,6 +159,14 @@ def next_attachments(read_before, calls, changed, queued):
 
 def next_attachments_every_change(read_before, calls, changed, queued):
     return [("changed_file", name) for name in changed] + [("queued_command", text) for text in queued]
+
+
+def next_attachments_write_not_seen(read_before, calls, changed, queued):
+    """The reader's wrong answer: a Write this turn does not count as the model's own change."""
+    seen_now = {name for tool, name in calls if tool != "Write"}
+    watched = list(dict.fromkeys(read_before))
+    notes = [("changed_file", name) for name in watched if name in changed and name not in seen_now]
+    return notes + [("queued_command", text) for text in queued]
 
 
 def next_attachments_unread_too(read_before, calls, changed, queued):
@@ -1423,12 +1449,15 @@ CASES = [
         (memory_files_every_parent, "only as far as the repository root"),
         (memory_files_no_local, "the private .local one"),
         (memory_files_no_user, "the user's own memory file"),
+        (memory_files_farthest_git, "the nearest folder up that holds .git"),
+        (memory_files_local_first, "the shared CLAUDE.md comes first"),
         (lambda paths, workspace: sorted(p for p in paths if p.endswith(".md")), "should not be there"),
     ]),
     (ex.check_next_attachments, SOLVED["check_next_attachments"], [
         (next_attachments_every_change, "a change the model has not seen"),
         (next_attachments_unread_too, "only files the model read earlier are watched"),
         (next_attachments_own_edits_too, "a change the model has not seen"),
+        (next_attachments_write_not_seen, "read, edited or wrote in this very turn"),
         (next_attachments_queue_first, "then the queued input"),
         (next_attachments_sorted, "the order"),
         (lambda r, c, ch, q: [("queued_command", t) for t in q], "every file read in an earlier turn"),

@@ -211,3 +211,28 @@ async def test_queued_input_left_by_a_stop_survives_in_the_transcript(offline, t
         pass
     saved = [json.dumps(m.attachment) for m in load_transcript(tmp_path / "t.jsonl") if m.type == "attachment"]
     assert saved == [json.dumps({"type": "queued_command", "prompt": text}) for text in QUEUED]
+
+
+
+async def test_queued_input_is_printed_as_what_was_typed_live_and_replayed(offline):
+    """The printed run shows a queued text as the person typed it (one quoted line, an escape as \\u001b), not the
+    attachment's JSON; a replayed trace prints the same."""
+    import io
+
+    from rich.console import Console
+
+    import dreamloop as dl
+    from dreamloop.render import print_run, print_trace
+
+    typed = "and the \x1b[31mold\x1b[0m value?"
+    queue = iter([[dl.AttachmentMessage(attachment={"type": "queued_command", "prompt": typed})]])
+    run = dl.query(dl.QueryParams(messages="go", model=offline([S.reply(S.tool_use("Read", {"path": "a"})),
+                                                                S.reply("done")]),
+                                  tools=[slow_read], queued_input=lambda: next(queue, []),
+                                  deps=QueryDeps(uuid=counting_uuids())))
+    live, replayed = io.StringIO(), io.StringIO()
+    await print_run(run, Console(file=live, width=100, color_system=None))
+    print_trace(run.trace, Console(file=replayed, width=100, color_system=None))
+    line = '  attachment queued_command "and the \\u001b[31mold\\u001b[0m value?"'
+    assert line in live.getvalue().splitlines() and line in replayed.getvalue().splitlines()
+    assert "\x1b" not in live.getvalue() and '{"type": "queued_command"' not in live.getvalue()

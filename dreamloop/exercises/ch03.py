@@ -256,6 +256,8 @@ _MEMORY_CASES: tuple[tuple[frozenset[str], str], ...] = (
     (frozenset({"work/CLAUDE.md", "work/app/CLAUDE.md", "work/app/main.py"}), "work/app"),
     (frozenset({"src/main.py"}), "src"),
     (frozenset({"home/.claude/CLAUDE.md", "w/CLAUDE.local.md", "w/.git/", "w/lib/CLAUDE.md"}), "w/lib"),
+    (frozenset({"home/.claude/CLAUDE.md", "mono/.git/", "mono/CLAUDE.md", "mono/pkg/.git/", "mono/pkg/CLAUDE.local.md",
+                "mono/pkg/CLAUDE.md", "mono/pkg/lib/CLAUDE.md"}), "mono/pkg/lib"),  # a repository inside one
 )
 """(files and folders of a small disk, the workspace): folders end with "/"; the home folder is "home"."""
 
@@ -280,9 +282,14 @@ def _memory_reference(paths: frozenset[str], workspace: str) -> list[str]:
         return [p.relative_to(root).as_posix() for p, _, _ in find_memory_files(root / workspace, root / "home")]
 
 
+def _folders(paths: list[str]) -> list[str]:
+    """The folder of each path, in order, a folder once (what the order across folders is)."""
+    return list(dict.fromkeys(p.rsplit("/", 1)[0] if "/" in p else "" for p in paths))
+
+
 def check_memory_files(fn: Any) -> Verdict:
     """Check ``fn(paths, workspace) -> list of paths``: the memory files a run sends, in the order it sends
-    them (``dreamloop.context.memory.find_memory_files``), on five small disks. ``paths`` is a set of
+    them (``dreamloop.context.memory.find_memory_files``), on six small disks. ``paths`` is a set of
     relative paths (a folder ends with ``/``), the home folder is ``home``, ``workspace`` a folder among them."""
     todo = tr("return the paths of the memory files (CLAUDE.md, CLAUDE.local.md) the run sends, in the order it "
               "sends them.")
@@ -300,12 +307,15 @@ def check_memory_files(fn: Any) -> Verdict:
             got = [p.rstrip("/") for p in got]
             if got == want:
                 continue
-            if sorted(got) == sorted(want):
+            if sorted(got) == sorted(want) and _folders(got) == _folders(want):
+                hint = tr("in each folder the shared CLAUDE.md comes first, then the private CLAUDE.local.md.")
+            elif sorted(got) == sorted(want):
                 hint = tr("the order is the order of authority: the farthest instructions first (the user's own), "
                           "then folder by folder towards the workspace, so the nearest come last.")
             elif any(p not in want for p in got) and not any(p.startswith("home/") for p in set(got) - set(want)):
-                hint = tr("the lookup goes up from the workspace only as far as the repository root (the folder "
-                          "with .git); outside a git repository only the workspace's own folder is read.")
+                hint = tr("the lookup goes up from the workspace only as far as the repository root (the nearest "
+                          "folder up that holds .git); outside a git repository only the workspace's own folder is "
+                          "read.")
             elif any(p.endswith("CLAUDE.local.md") for p in set(want) - set(got)):
                 hint = tr("each folder can hold two memory files: the shared one and the private .local one.")
             elif any(p.startswith("home/") for p in set(want) - set(got)):
@@ -313,7 +323,7 @@ def check_memory_files(fn: Any) -> Verdict:
             else:
                 hint = tr("in a git repository every folder from the root down to the workspace counts.")
             raise _Fail(tr("{call} = {got}: {difference}.", call=call, got=got, difference=_difference(got, want)), hint)
-        return tr("five disks, each with the memory files a run sends, in its order.")
+        return tr("six disks, each with the memory files a run sends, in its order.")
 
     return _verdict(tr("memory files"), body)
 
@@ -328,6 +338,7 @@ _ATTACH_CASES: tuple[tuple[tuple[str, ...], tuple[tuple[str, str], ...], tuple[s
     ((), (("Read", "a.py"),), ("c.py",), ()),
     (("b.py", "a.py"), (("Read", "c.py"),), ("a.py", "b.py"), ("stop after this",)),
     (("a.py",), (("Read", "b.py"), ("Edit", "b.py")), ("b.py",), ()),
+    (("a.py", "b.py"), (("Write", "a.py"),), ("a.py", "b.py"), ()),  # a Write is the model's own change too
 )
 """(read in earlier turns, this turn's calls, files someone else changed as this turn began, input queued)."""
 
@@ -343,6 +354,8 @@ async def _attachments_reference(read_before: tuple[str, ...], calls: tuple[tupl
     def call(tool: str, name: str) -> Any:
         if tool == "Edit":
             return S.tool_use("Edit", {"file_path": name, "old_string": "x = 1", "new_string": "x = 2"})
+        if tool == "Write":
+            return S.tool_use("Write", {"file_path": name, "content": "x = 3\n"})
         return S.tool_use("Read", {"file_path": name})
 
     with tempfile.TemporaryDirectory() as folder:
@@ -379,7 +392,7 @@ async def _attachments_reference(read_before: tuple[str, ...], calls: tuple[tupl
 def check_next_attachments(fn: Any) -> Verdict:
     """Check ``fn(read_before, calls, changed, queued) -> list of (type, what)``: what phase 5 attaches after a
     turn, with ``changed_files`` on: ``("changed_file", name)`` and ``("queued_command", text)``, in order.
-    Checked against the package's loop on six turns."""
+    Checked against the package's loop on seven turns."""
     todo = tr("return the list of (type, what) pairs phase 5 attaches after this turn: ('changed_file', file name) "
               "and ('queued_command', text), in the order the loop attaches them.")
 
@@ -405,8 +418,8 @@ def check_next_attachments(fn: Any) -> Verdict:
                 hint = tr("the order: first the files, in the order the model first read them, then the queued "
                           "input, in the order it was typed.")
             elif noticed & mine:
-                hint = tr("a notice is for a change the model has not seen: a file it read or edited in this very "
-                          "turn needs none (its own edit, or a read that already shows the change).")
+                hint = tr("a notice is for a change the model has not seen: a file it read, edited or wrote in this "
+                          "very turn needs none (its own change, or a read that already shows the change).")
             elif noticed - set(read_before):
                 hint = tr("only files the model read earlier are watched: a change to any other file is not the "
                           "model's concern.")
@@ -414,6 +427,6 @@ def check_next_attachments(fn: Any) -> Verdict:
                 hint = tr("every file read in an earlier turn and changed by someone else since gets a notice, and "
                           "queued input follows the notices.")
             raise _Fail(tr("{call} = {got}: {difference}.", call=call, got=got, difference=_difference(got, want)), hint)
-        return tr("six turns, each with the attachments phase 5 added, in its order.")
+        return tr("seven turns, each with the attachments phase 5 added, in its order.")
 
     return _verdict(tr("next attachments"), body)

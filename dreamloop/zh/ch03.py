@@ -93,16 +93,18 @@ TEXTS = {
     "the order is the order of authority: the farthest instructions first (the user's own), then folder by folder "
     "towards the workspace, so the nearest come last.":
         "顺序就是权威的顺序：最远的说明在前（用户自己的），然后逐个文件夹走向工作区，最近的放在最后。",
-    "the lookup goes up from the workspace only as far as the repository root (the folder with .git); outside a git "
-    "repository only the workspace's own folder is read.":
-        "查找从工作区往上，只到仓库根目录（有 .git 的文件夹）为止；不在 git 仓库里时只读工作区自己的文件夹。",
+    "the lookup goes up from the workspace only as far as the repository root (the nearest folder up that holds "
+    ".git); outside a git repository only the workspace's own folder is read.":
+        "查找从工作区往上，只到仓库根目录（往上最近的、含有 .git 的文件夹）为止；不在 git 仓库里时只读工作区自己的文件夹。",
+    "in each folder the shared CLAUDE.md comes first, then the private CLAUDE.local.md.":
+        "每个文件夹里，先是共享的 CLAUDE.md，再是私人的 CLAUDE.local.md。",
     "each folder can hold two memory files: the shared one and the private .local one.":
         "每个文件夹可以有两个记忆文件：共享的那个和私人的 .local 那个。",
     "the user's own memory file (in the home folder's .claude) counts too.":
         "用户自己的记忆文件（主目录的 .claude 里）也算。",
     "in a git repository every folder from the root down to the workspace counts.":
         "在 git 仓库里，从根目录到工作区之间的每个文件夹都算。",
-    "five disks, each with the memory files a run sends, in its order.": "五块磁盘，每块都给出了一次运行发送的记忆文件，顺序也对。",
+    "six disks, each with the memory files a run sends, in its order.": "六块磁盘，每块都给出了一次运行发送的记忆文件，顺序也对。",
     "next attachments": "下一批附件",
     "return the list of (type, what) pairs phase 5 attaches after this turn: ('changed_file', file name) and "
     "('queued_command', text), in the order the loop attaches them.":
@@ -114,16 +116,16 @@ TEXTS = {
     "the order: first the files, in the order the model first read them, then the queued input, in the order it was "
     "typed.":
         "顺序：先是文件，按模型第一次读它们的顺序；然后是排队的输入，按输入的顺序。",
-    "a notice is for a change the model has not seen: a file it read or edited in this very turn needs none (its own "
-    "edit, or a read that already shows the change).":
-        "通知是给模型没看到的变化的：这一轮里它读过或改过的文件不需要通知（那是它自己的修改，或者读到的已经是新内容）。",
+    "a notice is for a change the model has not seen: a file it read, edited or wrote in this very turn needs none "
+    "(its own change, or a read that already shows the change).":
+        "通知是给模型没看到的变化的：这一轮里它读过、改过或写过的文件不需要通知（那是它自己的修改，或者读到的已经是新内容）。",
     "only files the model read earlier are watched: a change to any other file is not the model's concern.":
         "只有模型之前读过的文件才被关注：其他文件的变化与模型无关。",
     "every file read in an earlier turn and changed by someone else since gets a notice, and queued input follows "
     "the notices.":
         "之前某一轮读过、之后被别人改过的每个文件都会得到一条通知，排队的输入跟在通知后面。",
     "{call} = {got}: {difference}.": "{call} = {got}：{difference}。",
-    "six turns, each with the attachments phase 5 added, in its order.": "六轮，每一轮都给出了阶段 5 加上的附件，顺序也对。",
+    "seven turns, each with the attachments phase 5 added, in its order.": "七轮，每一轮都给出了阶段 5 加上的附件，顺序也对。",
     "{count} of them should not be there": "其中 {count} 项不该出现",
     "{count} more belong": "还缺 {count} 项",
     "the right ones, in another order": "项目对了，但顺序不同",
@@ -148,6 +150,7 @@ TEXTS = {
     "still queued:": "仍在排队：",
     "inside a tool_result": "在 tool_result 里",
     "message {number}": "第 {number} 条消息",
+    "message {number}, block {block}": "第 {number} 条消息的第 {block} 块",
     "request {number}": "第 {number} 次请求",
     "request 1, its first user message:": "第 1 次请求的第一条用户消息：",
     "request 3, its last user message:": "第 3 次请求的最后一条用户消息：",
