@@ -394,7 +394,11 @@ class QueryRun:
         return await self._events.__anext__()
 
     async def aclose(self) -> None:
+        """Stop the run where it stands; it has its Terminal after (``CANCELLED``'s for the phase it was in, as for a
+        cancelled task; a run never iterated: ``aborted_streaming`` at turn 1, before any request)."""
         await self._events.aclose()
+        if self._terminal is None and self.iteration is None:  # never started: nothing ran, nothing to close
+            self._terminal = Terminal(reason="aborted_streaming", turn_count=1)
 
     def __repr__(self) -> str:
         end = self._terminal.reason if self._terminal else "running"
@@ -676,8 +680,8 @@ async def _query_loop(params: QueryParams, run: QueryRun) -> AsyncIterator[Any]:
                 it.terminal = Terminal(reason="max_turns", turn_count=state.turn_count + 1)
                 break
             it = next_state(run, it, Continue(reason="next_turn"))
-    except (asyncio.CancelledError, HookError) as error:  # a cancelled task, a Python hook's bug: the phase it
-        run.end(*it.raised(error, deps.uuid))             # left decides the Terminal; then it propagates
+    except (asyncio.CancelledError, GeneratorExit, HookError) as error:  # a cancelled task, a caller's aclose(), a
+        run.end(*it.raised(error, deps.uuid))  # Python hook's bug: the phase it left decides the Terminal; it propagates
         raise
     assert it.terminal is not None
     run.end(it.terminal)

@@ -249,15 +249,18 @@ class AgentTool(BaseTool):
             yield ToolResult(launched_text(task_id, input.description))
             return
         run = context.sub_agent(input, kind, context.tool_use_id)  # a QueryRun, not started
-        yield {"sub_agent": "started", "description": input.description, "subagent_type": kind,
-               "model": getattr(run.model, "model", None)}
         try:
+            yield {"sub_agent": "started", "description": input.description, "subagent_type": kind,
+                   "model": getattr(run.model, "model", None)}
             async for _event in run:  # the child's own events stay in its run (run.trace, run.messages)
                 pass
         except Exception as error:  # a child's bug: an is_error result, never a crashed parent
             yield {"sub_agent": "ended", "terminal": run.terminal.reason if run.done else None, "error": str(error)}
             yield ToolResult(f"Error: the sub-agent failed: {type(error).__name__}: {error}", is_error=True)
             return
+        finally:
+            if not run.done:  # the call was closed (the parent's Stop) before its child ran, or while it ran
+                await run.aclose()
         terminal = run.terminal
         note_stop(run)
         yield {"sub_agent": "ended", "terminal": terminal.reason, "turn_count": terminal.turn_count}

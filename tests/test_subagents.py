@@ -508,3 +508,31 @@ def _alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return True
+
+
+async def test_a_stop_at_the_calls_start_leaves_no_child_without_its_terminal(offline):
+    """The soak's instance (10,000 sessions, 6 found): the parent's Stop lands on the Agent call's "started" progress,
+    before the child's first step; the call is closed there, and the child, never iterated, had no Terminal. Now the
+    call's end closes it (``QueryRun.aclose``): a child never run ends ``aborted_streaming`` at turn 1, no request."""
+    model = offline(S.by_prompt([S.reply(agent()), S.reply("never")], {"child:": [S.reply("never either")]}))
+    run = query(QueryParams(messages="go", model=model, tools=builtin_tools(), sub_agents=True,
+                            workspace=Path(__file__).parent))
+    async for event in run:
+        if event.type == "progress" and event.data.get("sub_agent") == "started":
+            run.abort()
+    [child] = run.children
+    assert run.terminal.reason == "aborted_tools"
+    assert child.done and child.terminal.reason == "aborted_streaming"
+    assert [r for r in model.api.requests if r.path.endswith("/v1/messages")][1:] == []  # the child sent none
+
+
+async def test_a_run_closed_by_its_caller_has_its_terminal(offline):
+    """Siblings: a run its caller closes (``aclose``) mid-stream, or before it ever started, still ends in a
+    Terminal, as a cancelled task's does."""
+    started = query(QueryParams(messages="go", model=offline([S.reply("a long answer")])))
+    await started.__anext__()
+    await started.aclose()
+    never = query(QueryParams(messages="go", model=offline([S.reply("hi")])))
+    await never.aclose()
+    assert started.done and started.terminal.reason.startswith("aborted_")
+    assert never.done and (never.terminal.reason, never.terminal.turn_count) == ("aborted_streaming", 1)
