@@ -459,7 +459,8 @@ def query(params: QueryParams, *, trace: Trace | None = None) -> QueryRun:
     ``prompt_too_long``, ``image_error``) with a valid transcript; a bad tool
     input becomes an ``is_error`` tool_result. Cancelling the task that
     iterates the run closes the transcript, sets ``run.terminal`` and
-    re-raises ``CancelledError``.
+    re-raises ``CancelledError``; ``run.aclose()`` ends it the same way (a run
+    never iterated: ``aborted_streaming`` at turn 1).
     """
     return QueryRun(params, trace)
 
