@@ -1,4 +1,5 @@
-"""Chinese for the checks of chapters 03, 03b and 03c (``dreamloop/exercises/ch03.py``), and what chapters 03b and 03c's cells print."""
+"""Chinese for the checks of chapters 03, 03b and 03c (``dreamloop/exercises/ch03.py``), what chapters 03b and
+03c's cells print, and the places ``dreamloop/desk.py`` names."""
 
 TEXTS = {
     "a Read, then the answer": "一次 Read，然后回答",
@@ -149,7 +150,6 @@ TEXTS = {
     "request of checkpoint": "带上它的请求：检查点",
     "still queued:": "仍在排队：",
     "inside a tool_result": "在 tool_result 里",
-    "message {number}": "第 {number} 条消息",
     "message {number}, block {block}": "第 {number} 条消息的第 {block} 块",
     "request {number}": "第 {number} 次请求",
     "request 1, its first user message:": "第 1 次请求的第一条用户消息：",
