@@ -118,3 +118,21 @@ def test_a_killed_kernel_leaves_no_workspace_behind(tmpdir_env, tmp_path):
         client.stop_channels()
         manager.shutdown_kernel(now=True)
 
+
+
+def test_no_chapter_makes_a_temporary_folder_of_its_own():
+    """A chapter's folders come from scratch_dir() (or dreamloop.desk.place()): tempfile's stay behind after a run.
+
+    Chapters 03b, 03c and 06 once made theirs with tempfile.mkdtemp, one more folder in /tmp per run, never removed.
+    """
+    import json
+    from pathlib import Path
+
+    notebooks = Path(__file__).resolve().parent.parent / "notebooks"
+    chapters = sorted(notebooks.rglob("[01][0-9]*_*.ipynb"))
+    assert len(chapters) >= 4 * 18
+    found = [f"{path.relative_to(notebooks)} cell {number}"
+             for path in chapters
+             for number, cell in enumerate(json.loads(path.read_text(encoding="utf-8"))["cells"], start=1)
+             if cell["cell_type"] == "code" and "tempfile" in "".join(cell["source"])]
+    assert not found, f"use dreamloop.scratch.scratch_dir() instead of tempfile in: {found}"
