@@ -1344,6 +1344,19 @@ def notified_last(requests, task_id):
     return found[-1] if found else None
 
 
+def notified_in_any_message(requests, task_id):
+    """The chapter's carries() on every request: also finds the words in the model's own text (an assistant
+    message that names the task before it ends)."""
+    def texts(body):
+        for message in body["messages"]:
+            content = message["content"]
+            for block in [{"type": "text", "text": content}] if isinstance(content, str) else content:
+                inner = block.get("content") if block.get("type") == "tool_result" else block.get("text")
+                yield from [inner or ""] if not isinstance(inner, list) else [b.get("text", "") for b in inner]
+    return next((n for n, body in enumerate(requests, start=1)
+                 if any(f"Background task {task_id} " in text for text in texts(body))), None)
+
+
 def notified_from_zero(requests, task_id):
     found = SOLVED["check_notified_at"](requests, task_id)
     return None if found is None else found - 1
@@ -1683,6 +1696,7 @@ CASES = [
         (notified_by_id, "in the Bash call's own result"),
         (notified_last, "every later request carries it again"),
         (notified_from_zero, "requests count from 1"),
+        (notified_in_any_message, "the words are the model's own"),
         (notified_in_results_only, "look at every text, a text block's and the text inside each tool_result"),
         (notified_in_text_blocks_only, "look at every text, a text block's and the text inside each tool_result"),
         (lambda requests, task_id: 1, "is too early"),
@@ -1732,7 +1746,8 @@ GIVEAWAYS = {
     ex.check_predict: ['(4, "api_error")', '(3, "completed")', '(3, "api_error")', '(4, "completed")'],
     ex.check_reminders_added: ['k != "cache"', "messages[shared:]", "shared += 1"],
     ex.check_whose: ["first_text(body) == prompt", '"parent") for body in requests', 'content[-1]["text"]'],
-    ex.check_notified_at: ["enumerate(requests, start=1)", "if carries(body, task_id)", 'f"Background task {task_id} "'],
+    ex.check_notified_at: ["enumerate(requests, start=1)", "if carries(body, task_id)", 'f"Background task {task_id} "',
+                           'message["role"] != "user"', '["role"] == "user"'],
 }
 
 

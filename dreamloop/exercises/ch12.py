@@ -3,9 +3,10 @@
 Both checks run the loop themselves on the offline API, on scripts the chapter does not show, and hand the
 learner's function the request bodies the offline server received (``model.api.requests``), in the order it
 received them. The answer key reads the same bodies: who sent a request is how its conversation begins (a
-sub-agent's first user message is its prompt), and a task's notification is the first request whose messages
-carry its ``Background task <id> `` text. A check never prints the answer: it names the run and the request that
-is wrong and in which direction.
+sub-agent's first user message is its prompt), and a task's notification is the first request whose user
+messages carry its ``Background task <id> `` text (the loop tells the model in a user message; the model's own
+words may name the task too, and are not a notification). A check never prints the answer: it names the run and
+the request that is wrong and in which direction.
 """
 
 from __future__ import annotations
@@ -46,10 +47,13 @@ def whose(requests: list[dict[str, Any]], prompts: list[str]) -> list[str]:
     return [next((p for p in prompts if first_text(body) == p), PARENT) for body in requests]
 
 
-def _texts(body: dict[str, Any]) -> list[str]:
-    """Every text of a request's messages: strings, text blocks, and the texts inside tool_results."""
+def _texts(body: dict[str, Any], role: str | None = None) -> list[str]:
+    """Every text of a request's messages (only ``role``'s, if given): strings, text blocks, and the texts inside
+    tool_results."""
     out: list[str] = []
     for message in body.get("messages") or []:
+        if role is not None and message.get("role") != role:
+            continue
         content = message.get("content")
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
         for block in blocks:
@@ -65,9 +69,11 @@ def _texts(body: dict[str, Any]) -> list[str]:
 
 
 def notified_at(requests: list[dict[str, Any]], task_id: str) -> int | None:
-    """The number (from 1) of the first request that carries ``task_id``'s notification, or None."""
+    """The number (from 1) of the first request that carries ``task_id``'s notification in a user message, or
+    None."""
     mark = f"Background task {task_id} "
-    return next((n for n, body in enumerate(requests, start=1) if any(mark in t for t in _texts(body))), None)
+    return next((n for n, body in enumerate(requests, start=1) if any(mark in t for t in _texts(body, "user"))),
+                None)
 
 
 # ---------------------------------------------------------------------------
@@ -132,6 +138,11 @@ _BACKGROUND_RUNS = (
       S.reply(_bash("sleep 0.8", "toolu_b3", background=False)), S.reply(_bash("echo more", "toolu_b4",
                                                                                  background=False)),
       S.reply("Both ended.")]),
+    (N_("the run where the model names the task before it ends"), "bash_1",
+     [S.reply(_bash("sleep 1.5; echo built", "toolu_b1")),
+      S.reply("Background task bash_1 is building; meanwhile a quick look.",
+              _bash("echo a", "toolu_b2", background=False)),
+      S.reply(_bash("sleep 2.5", "toolu_b3", background=False)), S.reply("Built.")]),
     (N_("the run with one command, asked about a task it never started"), "bash_7",
      [S.reply(_bash("echo only", "toolu_b1")), S.reply(_bash("sleep 0.4", "toolu_b2", background=False)),
       S.reply("Done.")]),
@@ -207,7 +218,7 @@ def _whose_hint(said: str, sender: str, request: dict[str, Any]) -> str:
 
 def check_notified_at(fn: Any) -> bool:
     """Check ``fn(requests, task_id) -> int | None``: the number (from 1) of the first request that carries the
-    notification of the background task ``task_id``, or None if none does, on four runs the chapter does not
+    notification of the background task ``task_id``, or None if none does, on five runs the chapter does not
     show."""
     hint = tr("a background call's own result names its task id at once, when the command starts; the "
               "notification comes later, once, as a text that says the task ended (inside the last tool_result "
@@ -248,6 +259,12 @@ def check_notified_at(fn: Any) -> bool:
 
 
 def _early_hint(requests: list[dict[str, Any]], task_id: str, got: int) -> str:
+    mark = f"Background task {task_id} "
+    said = requests[got - 1] if 1 <= got <= len(requests) else {}
+    if any(mark in t for t in _texts(said, "assistant")) and not any(mark in t for t in _texts(said, "user")):
+        return tr("in that request the words are the model's own (an assistant message names the task); the "
+                  "notification is what the loop tells the model, in a user message: inside a tool_result or a "
+                  "reminder of its own.")
     named = next((n for n, body in enumerate(requests, start=1) if any(task_id in t for t in _texts(body))), None)
     if got == named:
         return tr("that request names the task id, but in the Bash call's own result, sent when the command "

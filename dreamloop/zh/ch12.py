@@ -44,7 +44,12 @@ TEXTS = {
     "the run where the command ends during another call": "命令在另一个调用进行时结束的那次运行",
     "the run where the model waits for the command": "模型等着命令结束的那次运行",
     "the run with two commands": "有两个命令的那次运行",
+    "the run where the model names the task before it ends": "模型在任务结束前就提到它的那次运行",
     "the run with one command, asked about a task it never started": "只有一个命令、却问它从没启动过的任务的那次运行",
+    "in that request the words are the model's own (an assistant message names the task); the notification is "
+    "what the loop tells the model, in a user message: inside a tool_result or a reminder of its own.":
+        "那次请求里的这段话是模型自己说的（是一条助手消息提到了这个任务）；任务通知是循环告诉模型的，"
+        "在一条用户消息里：在 tool_result 里面，或者是一个单独的提醒。",
     "on {run} it returned {got}; expected a request number (an int) or None.":
         "在{run}上，它返回了 {got}；应当是一个请求编号（int）或者 None。",
     "on {run}, for {task}: no request carries that task's notification, but you said {got}.":
